@@ -1,0 +1,111 @@
+# SPDX-License-Identifier: MIT
+# Workforce build. `make` builds build/workforce; `make run` and `make test` first install what
+# is missing (Debian packages with apt, npm tools from package-lock.json).
+#
+#   make / make all     build/workforce (gcc, -O2, warnings as errors)
+#   make run            build, create a test key, print it with a curl line, serve
+#   make test           every suite: unit, http (release + ASan/UBSan), openapi, fuzz-replay
+#   make check          clang-format and the banned-function grep
+#   make fuzz           libFuzzer campaigns (clang), FUZZ_SECONDS each (default 60)
+#   make bench          benchmarks against a reference measured in the same run
+#   make SANITIZER=address|undefined|thread   a sanitized build in build/san-<name>/
+
+CC ?= cc
+ifeq ($(origin CC),default)
+CC := gcc
+endif
+PKGS := libmicrohttpd jansson sqlite3 libcrypto
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wpointer-arith \
+        -Wcast-qual -Wformat=2 -Wvla -Wimplicit-fallthrough
+CFLAGS_BASE := -std=c17 -D_GNU_SOURCE -g $(WARN) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
+
+OUT ?= build
+OPT ?= -O2
+SAN_FLAGS ?=
+ifneq ($(SANITIZER),)
+OUT := build/san-$(SANITIZER)
+SAN_FLAGS := -fsanitize=$(SANITIZER) -fno-omit-frame-pointer
+endif
+
+SRC := $(shell find src -name '*.c' | sort)
+LIB_SRC := $(filter-out src/main.c,$(SRC))
+GEN := $(OUT)/gen/migrations.c $(OUT)/gen/openapi.c
+OBJ := $(patsubst src/%.c,$(OUT)/obj/%.o,$(LIB_SRC)) $(OUT)/obj/gen/migrations.o \
+       $(OUT)/obj/gen/openapi.o
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BIN := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRC))
+FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_REPLAY := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz-replay/%,$(FUZZ_SRC))
+
+ALL_CFLAGS = $(CFLAGS_BASE) $(OPT) $(SAN_FLAGS) $(CFLAGS)
+ALL_LDFLAGS = $(SAN_FLAGS) $(LDFLAGS)
+
+.PHONY: all deps run test unit check fuzz fuzz-replay bench clean generated
+all: $(OUT)/workforce
+
+$(OUT)/workforce: $(OUT)/obj/main.o $(OUT)/libworkforce.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+$(OUT)/libworkforce.a: $(OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+$(OUT)/obj/%.o: src/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(OUT)/obj/gen/%.o: $(OUT)/gen/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) $(OPT) -Wno-overlength-strings -c -o $@ $<
+
+$(OUT)/gen/migrations.c: $(sort $(wildcard src/store/sql/*.sql)) tools/embed.py
+	@mkdir -p $(dir $@)
+	python3 tools/embed.py --array store_sqlite_migrations $(sort $(wildcard src/store/sql/*.sql)) > $@.tmp && mv $@.tmp $@
+
+$(OUT)/gen/openapi.c: docs/openapi.json tools/embed.py
+	@mkdir -p $(dir $@)
+	python3 tools/embed.py --blob api_openapi_json docs/openapi.json > $@.tmp && mv $@.tmp $@
+
+# ---- Tests ----
+$(OUT)/tests/%: tests/unit/%.c tests/unit/t.h $(OUT)/libworkforce.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Wno-missing-prototypes -o $@ $< $(OUT)/libworkforce.a $(ALL_LDFLAGS) $(LIBS)
+
+unit: $(UNIT_BIN)
+
+$(OUT)/fuzz-replay/%: tests/fuzz/%.c tests/fuzz/replay.c $(OUT)/libworkforce.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Wno-missing-prototypes -o $@ $< tests/fuzz/replay.c $(OUT)/libworkforce.a $(ALL_LDFLAGS) $(LIBS)
+
+fuzz-replay: $(FUZZ_REPLAY)
+
+deps:
+	@sh tools/deps.sh
+
+run: deps
+	@$(MAKE) --no-print-directory all
+	@sh tools/run.sh
+
+test: deps
+	@$(MAKE) --no-print-directory all unit fuzz-replay
+	@$(MAKE) --no-print-directory SANITIZER=address,undefined CC=clang OPT=-O1 all unit fuzz-replay
+	@sh tools/test.sh
+
+check:
+	@sh tools/check.sh
+
+FUZZ_SECONDS ?= 60
+fuzz:
+	@sh tools/fuzz.sh $(FUZZ_SECONDS)
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	@sh bench/run.sh
+
+generated:
+	python3 tools/gen_openapi.py
+
+clean:
+	rm -rf build
+
+-include $(shell find $(OUT)/obj -name '*.d' 2>/dev/null)

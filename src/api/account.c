@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * account.c: GET /v1/account (contract §3): the organization, its balance, the calling key
+ * (id, mode, last 4 characters, scopes; never the secret) and the limits that apply to it.
+ */
+#include "api.h"
+
+#include "../core/config.h"
+
+#include <string.h>
+
+/* GET /v1/account */
+int api_account_get(struct router_req *r, struct err *e)
+{
+    json_t *o = jo_object(), *key = jo_object(), *scopes = json_array(), *limits = jo_object();
+    const char *s = r->key.scopes;
+    (void)e;
+
+    jo_str(o, "id", r->org.id);
+    jo_str(o, "name", r->org.slug);
+    jo_str(o, "tier", config_tier_name((enum config_tier)r->org.tier));
+    jo_int(o, "credits_remaining", r->org.credits);
+    jo_str(key, "id", r->key.id);
+    jo_str(key, "mode", r->key.mode == STORE_TEST ? "test" : "live");
+    jo_str(key, "last4", r->key.last4);
+    while (*s) {
+        size_t n = strcspn(s, ",");
+        json_array_append_new(scopes, json_stringn(s, n));
+        s += n;
+        if (*s)
+            s++;
+    }
+    jo_set(key, "scopes", scopes);
+    jo_set(o, "key", key);
+    jo_int(limits, "requests_per_minute", r->limits.per_minute);
+    jo_int(limits, "burst", r->limits.burst);
+    jo_int(limits, "concurrent", r->limits.concurrent);
+    jo_set(o, "rate_limits", limits);
+    router_respond(r, o);
+    return 0;
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * api: the handlers of the route table, one file per resource, and errors.c, the only place
+ * where a struct err becomes a status and an error body.
+ */
+#ifndef WORKFORCE_API_H
+#define WORKFORCE_API_H
+
+#include "../router/router.h"
+
+/* errors.c */
+void api_error_respond(struct router_req *r, const struct err *e);
+unsigned api_error_status(const char *code); /* 500 for unknown codes */
+
+/* employees.c */
+int api_employees_list(struct router_req *r, struct err *e);
+int api_employees_get(struct router_req *r, struct err *e);
+int api_employees_stats(struct router_req *r, struct err *e);
+int api_employees_create(struct router_req *r, struct err *e);
+int api_employees_update(struct router_req *r, struct err *e);
+
+/* account.c */
+int api_account_get(struct router_req *r, struct err *e);
+
+/* ops.c */
+int api_healthz(struct router_req *r, struct err *e);
+int api_readyz(struct router_req *r, struct err *e);
+int api_metrics(struct router_req *r, struct err *e);
+int api_openapi(struct router_req *r, struct err *e);
+int api_docs_error(struct router_req *r, struct err *e);
+
+/* catalog.c: the employees every new organization starts with. */
+extern const struct store_employee api_catalog[];
+extern const size_t api_catalog_count;
+
+#endif

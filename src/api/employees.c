@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * employees.c: GET /v1/employees (keyset by name then id, with total), GET /v1/employees/{id}
+ * (detail with stats), GET /v1/employees/{id}/stats, and the operator extensions POST and PATCH
+ * /v1/employees. List items carry exactly the reference's seven fields; the detail adds
+ * description, stats and created_at and nothing else (instructions and model are write-only:
+ * they configure the reply engine and are not part of the reference's object).
+ */
+#include "api.h"
+
+#include "../core/clock.h"
+#include "../core/id.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DAY_MS 86400000LL
+#define HOUR_MS 3600000LL
+
+static const char *const categories[] = {"operations", "sales", "engineering", "marketing",
+                                         "support",    "finance", "hr",        NULL};
+static const char *const emp_tiers[] = {"starter", "manager", NULL};
+static const char *const settable_status[] = {"idle", "offline", NULL};
+static const char *const status_names[] = {"idle", "active", "offline", NULL};
+
+static bool in_list(const char *v, const char *const *list)
+{
+    for (size_t i = 0; list[i]; i++) {
+        if (strcmp(v, list[i]) == 0)
+            return true;
+    }
+    return false;
+}
+
+static json_t *list_item(const struct store_employee *emp)
+{
+    json_t *o = jo_object();
+    json_t *caps = jo_parse_or_null(emp->capabilities);
+    jo_str(o, "id", emp->id);
+    jo_str(o, "name", emp->name);
+    jo_str(o, "role", emp->role);
+    jo_str(o, "category", emp->category);
+    jo_str(o, "status", status_names[emp->status]);
+    jo_set(o, "capabilities", json_is_array(caps) ? caps : (json_decref(caps), json_array()));
+    jo_str(o, "tier", emp->tier);
+    return o;
+}
+
+static int detail(struct router_req *r, const char *id, json_t **out, struct err *e)
+{
+    struct store_employee emp;
+    struct store_emp_summary sum;
+    int64_t now = clock_now_ms();
+    json_t *o, *stats;
+    int rc;
+
+    *out = NULL;
+    rc = store_employee_get(r->store, &r->tenant, id, r->arena, &emp);
+    if (rc == ERR_NOT_FOUND)
+        return err_set(e, rc, "employee_not_found", "id", "No employee %.60s.", id);
+    if (rc)
+        return err_set(e, rc, "internal_error", NULL, "employee read failed");
+    rc = store_employee_summary(r->store, &r->tenant, id, now - now % DAY_MS, &sum);
+    if (rc)
+        return err_set(e, rc, "internal_error", NULL, "employee summary failed");
+    o = list_item(&emp);
+    jo_str(o, "description", emp.description);
+    stats = jo_object();
+    jo_int(stats, "tasks_completed_today", sum.tasks_completed_today);
+    jo_int(stats, "avg_response_time_ms", sum.avg_response_ms);
+    if (sum.has_rating)
+        jo_real(stats, "satisfaction_score", sum.satisfaction);
+    else
+        jo_null(stats, "satisfaction_score");
+    jo_set(o, "stats", stats);
+    jo_time(o, "created_at", emp.created_at);
+    *out = o;
+    return 0;
+}
+
+/* GET /v1/employees */
+int api_employees_list(struct router_req *r, struct err *e)
+{
+    struct store_emp_filter f = {.status = -1};
+    struct store_emp_page page;
+    const char *v;
+    json_t *o, *arr;
+    int rc;
+
+    rc = router_query_limit(r, 50, 100, &f.limit, e);
+    if (rc)
+        return rc;
+    v = router_query(r, "category");
+    if (v) {
+        if (!in_list(v, categories))
+            return err_set(e, ERR_INVALID, "invalid_request", "category",
+                           "Invalid category: must be one of operations, sales, engineering, "
+                           "marketing, support, finance, hr.");
+        f.category = v;
+    }
+    v = router_query(r, "status");
+    if (v) {
+        for (int i = 0; status_names[i]; i++) {
+            if (strcmp(v, status_names[i]) == 0)
+                f.status = i;
+        }
+        if (f.status < 0)
+            return err_set(e, ERR_INVALID, "invalid_request", "status",
+                           "Invalid status: must be one of active, idle, offline.");
+    }
+    v = router_query(r, "after");
+    if (v) {
+        const char *fields[2];
+        if (router_cursor_decode(v, strlen(v), r->arena, fields, 2) ||
+            !id_valid(fields[1], "emp"))
+            return err_set(e, ERR_INVALID, "invalid_request", "after",
+                           "Invalid after: not a cursor this list returned.");
+        f.after_name = fields[0];
+        f.after_id = fields[1];
+    }
+    rc = store_employee_list(r->store, &r->tenant, &f, r->arena, &page);
+    if (rc)
+        return err_set(e, rc, "internal_error", NULL, "employee list failed");
+    o = jo_object();
+    arr = json_array();
+    for (size_t i = 0; i < page.n; i++)
+        json_array_append_new(arr, list_item(&page.items[i]));
+    jo_set(o, "employees", arr);
+    jo_int(o, "total", page.total);
+    jo_bool(o, "has_more", page.has_more);
+    if (page.has_more) {
+        const char *fields[2] = {page.items[page.n - 1].name, page.items[page.n - 1].id};
+        jo_str(o, "next_cursor", router_cursor_encode(r->arena, fields, 2));
+    } else {
+        jo_null(o, "next_cursor");
+    }
+    router_respond(r, o);
+    return 0;
+}
+
+/* GET /v1/employees/{id} */
+int api_employees_get(struct router_req *r, struct err *e)
+{
+    json_t *o;
+    int rc = detail(r, r->params[0], &o, e);
+    if (rc)
+        return rc;
+    router_respond(r, o);
+    return 0;
+}
+
+/* GET /v1/employees/{id}/stats?period=24h|7d|30d|90d */
+int api_employees_stats(struct router_req *r, struct err *e)
+{
+    static const struct {
+        const char *name;
+        int64_t bucket;
+        size_t n;
+    } periods[] = {{"24h", HOUR_MS, 24}, {"7d", DAY_MS, 7}, {"30d", DAY_MS, 30}, {"90d", DAY_MS, 90}};
+    const char *p = router_query(r, "period");
+    const char *id = r->params[0];
+    struct store_employee emp;
+    struct store_stats st;
+    int64_t now = clock_now_ms(), from;
+    size_t pi = 1;
+    json_t *o, *series;
+    int rc;
+
+    if (p) {
+        for (pi = 0; pi < 4; pi++) {
+            if (strcmp(p, periods[pi].name) == 0)
+                break;
+        }
+        if (pi == 4)
+            return err_set(e, ERR_INVALID, "invalid_request", "period",
+                           "Invalid period: must be one of 24h, 7d, 30d, 90d.");
+    }
+    rc = store_employee_get(r->store, &r->tenant, id, r->arena, &emp);
+    if (rc == ERR_NOT_FOUND)
+        return err_set(e, rc, "employee_not_found", "id", "No employee %.60s.", id);
+    if (rc)
+        return err_set(e, rc, "internal_error", NULL, "employee read failed");
+    /* Buckets are aligned to the UTC hour or day; the last one holds now. */
+    from = now - now % periods[pi].bucket - (int64_t)(periods[pi].n - 1) * periods[pi].bucket;
+    rc = store_employee_stats(r->store, &r->tenant, id, from, now + 1, periods[pi].bucket,
+                              periods[pi].n, r->arena, &st);
+    if (rc)
+        return err_set(e, rc, "internal_error", NULL, "employee stats failed");
+    o = jo_object();
+    jo_str(o, "employee_id", id);
+    jo_str(o, "period", periods[pi].name);
+    jo_time(o, "from", from);
+    jo_time(o, "to", now);
+    jo_int(o, "messages", st.messages);
+    jo_int(o, "conversations", st.conversations);
+    jo_int(o, "tasks_completed", st.tasks_completed);
+    jo_int(o, "tasks_failed", st.tasks_failed);
+    jo_int(o, "workflow_steps", st.workflow_steps);
+    jo_int(o, "avg_response_time_ms", st.avg_response_ms);
+    jo_int(o, "p95_response_time_ms", st.p95_response_ms);
+    jo_int(o, "credits_used", st.credits);
+    if (st.ratings > 0)
+        jo_real(o, "satisfaction_score", st.satisfaction);
+    else
+        jo_null(o, "satisfaction_score");
+    jo_int(o, "ratings", st.ratings);
+    series = json_array();
+    for (size_t i = 0; i < st.nseries; i++) {
+        json_t *b = jo_object();
+        jo_time(b, "start", st.series[i].start);
+        jo_int(b, "messages", st.series[i].messages);
+        jo_int(b, "tasks_completed", st.series[i].tasks_completed);
+        jo_int(b, "credits_used", st.series[i].credits);
+        json_array_append_new(series, b);
+    }
+    jo_set(o, "series", series);
+    router_respond(r, o);
+    return 0;
+}
+
+/* ---- Create and update ---- */
+
+static bool capability_ok(const char *s, size_t len)
+{
+    if (len == 0 || len > 64 || !(s[0] >= 'a' && s[0] <= 'z'))
+        return false;
+    for (size_t i = 1; i < len; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'))
+            return false;
+    }
+    return true;
+}
+
+struct emp_body {
+    const char *name;
+    const char *role;
+    int category;
+    int tier;
+    struct jb_strings capabilities;
+    const char *description;
+    const char *instructions;
+    const char *model;
+    int status;
+};
+
+enum { F_NAME, F_ROLE, F_CATEGORY, F_TIER, F_CAPS, F_DESC, F_INSTR, F_MODEL, F_STATUS, F_N };
+
+#define FIELD(n, t, m, fl, lo, hi, vals, chk, msg)                                                 \
+    {n, t, offsetof(struct emp_body, m), fl, lo, hi, vals, chk, msg}
+
+static const struct jb_field create_fields[F_N] = {
+    FIELD("name", JB_STRING, name, JB_REQUIRED, 1, 100, NULL, NULL, NULL),
+    FIELD("role", JB_STRING, role, JB_REQUIRED, 1, 100, NULL, NULL, NULL),
+    FIELD("category", JB_ENUM, category, JB_REQUIRED, 0, 0, categories, NULL, NULL),
+    FIELD("tier", JB_ENUM, tier, 0, 0, 0, emp_tiers, NULL, NULL),
+    FIELD("capabilities", JB_STRING_ARRAY, capabilities, JB_UNIQUE, 0, 32, NULL, capability_ok,
+          "each capability must match ^[a-z][a-z0-9_]{0,63}$"),
+    FIELD("description", JB_STRING, description, 0, 0, 2000, NULL, NULL, NULL),
+    FIELD("instructions", JB_STRING, instructions, 0, 0, 20000, NULL, NULL, NULL),
+    FIELD("model", JB_STRING, model, JB_NULLABLE, 1, 200, NULL, NULL, NULL),
+    FIELD("status", JB_ENUM, status, 0, 0, 0, settable_status, NULL, NULL),
+};
+
+static const struct jb_field update_fields[F_N] = {
+    FIELD("name", JB_STRING, name, 0, 1, 100, NULL, NULL, NULL),
+    FIELD("role", JB_STRING, role, 0, 1, 100, NULL, NULL, NULL),
+    FIELD("category", JB_ENUM, category, 0, 0, 0, categories, NULL, NULL),
+    FIELD("tier", JB_ENUM, tier, 0, 0, 0, emp_tiers, NULL, NULL),
+    FIELD("capabilities", JB_STRING_ARRAY, capabilities, JB_UNIQUE, 0, 32, NULL, capability_ok,
+          "each capability must match ^[a-z][a-z0-9_]{0,63}$"),
+    FIELD("description", JB_STRING, description, 0, 0, 2000, NULL, NULL, NULL),
+    FIELD("instructions", JB_STRING, instructions, 0, 0, 20000, NULL, NULL, NULL),
+    FIELD("model", JB_STRING, model, JB_NULLABLE, 1, 200, NULL, NULL, NULL),
+    FIELD("status", JB_ENUM, status, 0, 0, 0, settable_status, NULL, NULL),
+};
+
+static const char *caps_json(struct router_req *r, const struct jb_strings *caps)
+{
+    json_t *arr = json_array();
+    char *s, *copy;
+    for (size_t i = 0; i < caps->n; i++)
+        json_array_append_new(arr, json_string(caps->v[i]));
+    s = jo_dump(arr, NULL);
+    json_decref(arr);
+    copy = arena_strdup(r->arena, s);
+    free(s);
+    return copy;
+}
+
+/* Turn a bound body into a store row; 'fields' gets the STORE_EMP_* bits present. */
+static void to_row(struct router_req *r, const struct emp_body *b, const struct jb_result *res,
+                   struct store_employee *emp, unsigned *fields)
+{
+    static const unsigned bits[F_N] = {STORE_EMP_NAME,        STORE_EMP_ROLE,
+                                       STORE_EMP_CATEGORY,    STORE_EMP_TIER,
+                                       STORE_EMP_CAPABILITIES, STORE_EMP_DESCRIPTION,
+                                       STORE_EMP_INSTRUCTIONS, STORE_EMP_MODEL,
+                                       STORE_EMP_STATUS};
+    *fields = 0;
+    for (int i = 0; i < F_N; i++) {
+        if (JB_HAS(*res, i))
+            *fields |= bits[i];
+    }
+    emp->name = b->name;
+    emp->role = b->role;
+    emp->category = categories[b->category];
+    emp->tier = emp_tiers[b->tier];
+    emp->capabilities = JB_HAS(*res, F_CAPS) ? caps_json(r, &b->capabilities) : "[]";
+    emp->description = b->description ? b->description : "";
+    emp->instructions = b->instructions ? b->instructions : "";
+    emp->model = JB_IS_NULL(*res, F_MODEL) ? NULL : b->model;
+    emp->status = b->status == 1 ? STORE_EMP_OFFLINE : STORE_EMP_IDLE;
+}
+
+/* POST /v1/employees (operators: scope employees:write) */
+int api_employees_create(struct router_req *r, struct err *e)
+{
+    struct emp_body b;
+    struct jb_result res;
+    struct store_employee emp;
+    unsigned fields;
+    char id[ID_MAX];
+    json_t *o;
+    int rc;
+
+    memset(&b, 0, sizeof(b));
+    rc = jb_bind(r->body, create_fields, F_N, &b, r->arena, &res, e);
+    if (rc)
+        return rc;
+    memset(&emp, 0, sizeof(emp));
+    to_row(r, &b, &res, &emp, &fields);
+    rc = id_new("emp", id, sizeof(id));
+    if (rc)
+        return err_set(e, rc, "internal_error", NULL, "no id");
+    emp.id = id;
+    emp.created_at = clock_now_ms();
+    rc = store_employee_create(r->store, &r->tenant, &emp);
+    if (rc)
+        return err_set(e, rc, "internal_error", NULL, "employee insert failed");
+    rc = detail(r, id, &o, e);
+    if (rc)
+        return rc;
+    router_respond(r, o);
+    return 0;
+}
+
+/* PATCH /v1/employees/{id} (operators): any subset of the create fields. */
+int api_employees_update(struct router_req *r, struct err *e)
+{
+    struct emp_body b;
+    struct jb_result res;
+    struct store_employee emp;
+    unsigned fields;
+    json_t *o;
+    int rc;
+
+    memset(&b, 0, sizeof(b));
+    rc = jb_bind(r->body, update_fields, F_N, &b, r->arena, &res, e);
+    if (rc)
+        return rc;
+    memset(&emp, 0, sizeof(emp));
+    to_row(r, &b, &res, &emp, &fields);
+    rc = store_employee_update(r->store, &r->tenant, r->params[0], &emp, fields, clock_now_ms());
+    if (rc == ERR_NOT_FOUND)
+        return err_set(e, rc, "employee_not_found", "id", "No employee %.60s.", r->params[0]);
+    if (rc)
+        return err_set(e, rc, "internal_error", NULL, "employee update failed");
+    rc = detail(r, r->params[0], &o, e);
+    if (rc)
+        return rc;
+    router_respond(r, o);
+    return 0;
+}

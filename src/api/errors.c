@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * errors.c: contract §2. The table maps each error code to its status and to the text of its
+ * documentation page (GET /docs/errors/<code>). A struct err whose code is not in the table is
+ * a bug: it is logged and answered as internal_error, with no internals in the message.
+ */
+#include "api.h"
+
+#include "../core/buf.h"
+#include "../core/log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct {
+    const char *code;
+    unsigned status;
+    const char *doc;
+} codes[] = {
+    {"invalid_request", 400,
+     "A parameter is missing, has the wrong type, is out of range or is not known. The "
+     "<code>param</code> member names it (nested members as <code>recurring.time</code> or "
+     "<code>steps[2].input</code>). Malformed JSON and a body that is not an object also give "
+     "this code."},
+    {"idempotency_key_reused", 400,
+     "The Idempotency-Key was used before with a different request body."},
+    {"integration_not_configured", 400,
+     "The operator has not configured OAuth client credentials for this provider."},
+    {"missing_api_key", 401, "No Authorization header was sent. Send Authorization: Bearer "
+                             "&lt;API_KEY&gt;."},
+    {"invalid_api_key", 401,
+     "The key is malformed, unknown, revoked or expired. Keys start with svc_live_sk_ or "
+     "svc_test_sk_."},
+    {"insufficient_credits", 402, "The organization's credit balance is too low for a live call."},
+    {"permission_denied", 403,
+     "The key lacks the scope this operation needs, or the employee's tier is above the "
+     "organization's subscription tier."},
+    {"route_not_found", 404, "No route has this path."},
+    {"employee_not_found", 404, "No employee with this id exists for this key."},
+    {"conversation_not_found", 404, "No conversation with this id exists for this key."},
+    {"message_not_found", 404, "No message with this id exists in the conversation."},
+    {"task_not_found", 404, "No task with this id exists for this key."},
+    {"document_not_found", 404, "No knowledge document with this id exists for this key."},
+    {"workflow_not_found", 404, "No workflow with this id exists for this key."},
+    {"run_not_found", 404, "No run with this id exists for this workflow."},
+    {"provider_not_found", 404,
+     "The provider is not one of slack, google_calendar, outlook, github, hubspot."},
+    {"method_not_allowed", 405, "The path exists, but not with this method. See the Allow header."},
+    {"employee_offline", 409, "The employee is offline. Set it back to idle to chat with it."},
+    {"idempotency_key_in_use", 409,
+     "A request with this Idempotency-Key is still being processed. Retry later."},
+    {"request_too_large", 413, "The JSON body is larger than 1 MiB."},
+    {"file_too_large", 413, "The uploaded file is larger than 50 MB (52,428,800 bytes)."},
+    {"unsupported_media_type", 415, "Send JSON bodies with Content-Type: application/json."},
+    {"unsupported_file_type", 415, "The uploaded file's type is not supported or cannot be read."},
+    {"rate_limit_exceeded", 429,
+     "Too many requests this minute, or faster than the burst allows. Wait Retry-After "
+     "seconds."},
+    {"concurrency_limit_exceeded", 429,
+     "Too many requests in flight at once for this organization and key mode."},
+    {"internal_error", 500, "The server failed. The request id in X-Request-Id identifies it."},
+    {"upstream_error", 502, "The language-model or OAuth provider failed."},
+    {"service_unavailable", 503, "The service cannot answer now (for example, the database)."},
+};
+
+#define NCODES (sizeof(codes) / sizeof(codes[0]))
+
+static int find(const char *code)
+{
+    for (size_t i = 0; i < NCODES; i++) {
+        if (code && strcmp(codes[i].code, code) == 0)
+            return (int)i;
+    }
+    return -1;
+}
+
+/* The HTTP status of contract error 'code' (500 when unknown). */
+unsigned api_error_status(const char *code)
+{
+    int i = find(code);
+    return i < 0 ? 500 : codes[i].status;
+}
+
+/*
+ * Set the error response of 'r' from 'e': status by code, body
+ * {"error":{"code","message","param"?,"doc_url"}}. Unknown codes become internal_error.
+ */
+void api_error_respond(struct router_req *r, const struct err *e)
+{
+    const char *code = e->code;
+    const char *msg = e->msg;
+    json_t *body = jo_object(), *err = jo_object();
+    char url[700];
+    char *s;
+    size_t len;
+
+    if (find(code) < 0) {
+        log_error("request %s: unmapped error code %s (%s): %s", r->request_id,
+                  code ? code : "(none)", err_name(e->kind), e->msg);
+        code = "internal_error";
+        msg = "Internal error.";
+    } else if (strcmp(code, "internal_error") == 0) {
+        log_error("request %s: internal error (%s): %s", r->request_id, err_name(e->kind),
+                  e->msg);
+        msg = "Internal error.";
+    }
+    jo_str(err, "code", code);
+    jo_str(err, "message", msg);
+    if (e->param[0] && strcmp(code, "internal_error") != 0)
+        jo_str(err, "param", e->param);
+    snprintf(url, sizeof(url), "%s/docs/errors/%s", r->env->cfg->public_url, code);
+    jo_str(err, "doc_url", url);
+    jo_set(body, "error", err);
+    s = jo_dump(body, &len);
+    json_decref(body);
+    r->status = api_error_status(code);
+    http_resp_set(r->http, r->status, "application/json", s, len);
+}
+
+/* GET /docs/errors/{code}: a short HTML page for each contract error code. */
+int api_docs_error(struct router_req *r, struct err *e)
+{
+    int i = find(r->params[0]);
+    struct buf b;
+
+    if (i < 0)
+        return err_set(e, ERR_NOT_FOUND, "route_not_found", NULL, "No such error code.");
+    buf_init(&b, 16384);
+    if (buf_appendf(&b,
+                    "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                    "<title>%s</title></head>\n<body><h1>%s</h1>\n<p>HTTP status %u.</p>\n"
+                    "<p>%s</p>\n<p>Error bodies have the form <code>{\"error\": {\"code\", "
+                    "\"message\", \"param\", \"doc_url\"}}</code>.</p>\n</body></html>\n",
+                    codes[i].code, codes[i].code, codes[i].status, codes[i].doc)) {
+        buf_cleanup(&b);
+        return err_set(e, ERR_INTERNAL, "internal_error", NULL, "page too large");
+    }
+    {
+        size_t len;
+        char *s = buf_take(&b, &len);
+        router_respond_raw(r, 200, "text/html; charset=utf-8", s, len);
+    }
+    return 0;
+}

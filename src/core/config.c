@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * config: defaults, environment, flags. The list of known variables is the contract's §3 list
+ * plus WORKFORCE_SECRET_FILE and WORKFORCE_THREADS (ours, recorded in the OpenAPI document);
+ * OAuth variables are WORKFORCE_OAUTH_<PROVIDER>_<FIELD> for the five providers.
+ */
+#include "config.h"
+
+#include "str.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static const struct config_limits default_limits[TIER_COUNT] = {
+    {60, 10, 5},
+    {300, 50, 20},
+    {1000, 200, 100},
+};
+
+static const char *const tier_names[TIER_COUNT] = {"starter", "manager", "agency"};
+
+static const char *const known_vars[] = {
+    "WORKFORCE_LISTEN",          "WORKFORCE_DATABASE",         "WORKFORCE_PUBLIC_URL",
+    "WORKFORCE_RATE_LIMITS",     "WORKFORCE_LLM",              "WORKFORCE_LLM_BASE_URL",
+    "WORKFORCE_LLM_API_KEY",     "WORKFORCE_LLM_MODEL",        "WORKFORCE_TEST_LLM",
+    "WORKFORCE_EMBEDDINGS",      "WORKFORCE_EMBEDDINGS_BASE_URL", "WORKFORCE_EMBEDDINGS_API_KEY",
+    "WORKFORCE_EMBEDDINGS_MODEL", "WORKFORCE_SECRET_FILE",     "WORKFORCE_THREADS",
+    "WORKFORCE_TEST_PG_URL",
+};
+
+static const char *const oauth_providers[] = {"SLACK", "GOOGLE_CALENDAR", "OUTLOOK", "GITHUB",
+                                              "HUBSPOT"};
+static const char *const oauth_fields[] = {"CLIENT_ID", "CLIENT_SECRET", "AUTH_URL",
+                                           "TOKEN_URL", "REVOKE_URL",    "SCOPES"};
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* "starter" -> TIER_STARTER, or -1. */
+int config_tier_from_name(const char *name)
+{
+    for (int i = 0; i < TIER_COUNT; i++) {
+        if (strcmp(name, tier_names[i]) == 0)
+            return i;
+    }
+    return -1;
+}
+
+/* Name of tier 't'. */
+const char *config_tier_name(enum config_tier t)
+{
+    return (unsigned)t < TIER_COUNT ? tier_names[t] : "starter";
+}
+
+static int parse_u32(const char *p, size_t n, uint32_t min, uint32_t max, uint32_t *out)
+{
+    uint64_t v;
+    struct str s = {p, n};
+    if (str_to_u64(s, &v) || v < min || v > max)
+        return ERR_INVALID;
+    *out = (uint32_t)v;
+    return 0;
+}
+
+/*
+ * Parse a tier table "tier:rpm/burst/concurrent[,…]" of 'len' bytes at 's' over 'out'.
+ * Tiers left out keep what 'out' held. Pure: no allocation, no globals (fuzzed).
+ */
+int config_parse_rate_limits(const char *s, size_t len, struct config_limits out[TIER_COUNT],
+                             struct err *e)
+{
+    struct config_limits tmp[TIER_COUNT];
+    size_t i = 0;
+
+    memcpy(tmp, out, sizeof(tmp));
+    if (len == 0)
+        return err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_RATE_LIMITS", "is empty");
+    while (i < len) {
+        size_t end = i, colon, s1, s2;
+        char name[16];
+        int t;
+        struct config_limits l;
+
+        while (end < len && s[end] != ',')
+            end++;
+        colon = i;
+        while (colon < end && s[colon] != ':')
+            colon++;
+        s1 = colon + 1;
+        while (s1 < end && s[s1] != '/')
+            s1++;
+        s2 = s1 + 1;
+        while (s2 < end && s[s2] != '/')
+            s2++;
+        if (colon >= end || s1 >= end || s2 >= end || colon - i >= sizeof(name))
+            goto bad;
+        memcpy(name, s + i, colon - i);
+        name[colon - i] = '\0';
+        t = config_tier_from_name(name);
+        if (t < 0 || parse_u32(s + colon + 1, s1 - colon - 1, 1, 1000000, &l.per_minute) ||
+            parse_u32(s + s1 + 1, s2 - s1 - 1, 1, 1000000, &l.burst) ||
+            parse_u32(s + s2 + 1, end - s2 - 1, 1, 1000000, &l.concurrent))
+            goto bad;
+        tmp[t] = l;
+        i = end + 1;
+        if (end + 1 == len)
+            goto bad; /* trailing comma */
+    }
+    memcpy(out, tmp, sizeof(tmp));
+    return 0;
+bad:
+    return err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_RATE_LIMITS",
+                   "expected tier:requests_per_minute/burst/concurrent[,…] with tiers starter, "
+                   "manager, agency and whole numbers from 1");
+}
+
+/* Parse "<digits><s|m|h|d>" into milliseconds. 0 or ERR_INVALID. */
+int config_parse_duration(const char *s, size_t len, int64_t *out_ms)
+{
+    uint64_t v, mul;
+    struct str num = {s, len ? len - 1 : 0};
+
+    if (len < 2)
+        return ERR_INVALID;
+    switch (s[len - 1]) {
+    case 's':
+        mul = 1000;
+        break;
+    case 'm':
+        mul = 60000;
+        break;
+    case 'h':
+        mul = 3600000;
+        break;
+    case 'd':
+        mul = 86400000;
+        break;
+    default:
+        return ERR_INVALID;
+    }
+    if (str_to_u64(num, &v) || v == 0 || v > 3650ull * 86400000 / mul)
+        return ERR_INVALID;
+    *out_ms = (int64_t)(v * mul);
+    return 0;
+}
+
+static bool known_var(const char *name, size_t n)
+{
+    char buf[128];
+    if (n >= sizeof(buf))
+        return false;
+    memcpy(buf, name, n);
+    buf[n] = '\0';
+    for (size_t i = 0; i < COUNT(known_vars); i++) {
+        if (strcmp(buf, known_vars[i]) == 0)
+            return true;
+    }
+    for (size_t p = 0; p < COUNT(oauth_providers); p++) {
+        for (size_t f = 0; f < COUNT(oauth_fields); f++) {
+            char full[128];
+            snprintf(full, sizeof(full), "WORKFORCE_OAUTH_%s_%s", oauth_providers[p],
+                     oauth_fields[f]);
+            if (strcmp(buf, full) == 0)
+                return true;
+        }
+    }
+    return false;
+}
+
+static int set_str(char *dst, size_t n, const char *v, const char *name, struct err *e)
+{
+    if (strlen(v) >= n)
+        return err_set(e, ERR_INVALID, "invalid_setting", name, "is too long");
+    snprintf(dst, n, "%s", v);
+    return 0;
+}
+
+/* Apply "HOST:PORT" (HOST may be empty for all addresses, or [v6]). */
+int config_set_listen(struct config *c, const char *v, struct err *e)
+{
+    const char *colon = strrchr(v, ':');
+    uint64_t port;
+    size_t hl;
+
+    if (!colon || str_to_u64((struct str){colon + 1, strlen(colon + 1)}, &port) || port == 0 ||
+        port > 65535)
+        return err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_LISTEN",
+                       "expected HOST:PORT with a port from 1 to 65535");
+    hl = (size_t)(colon - v);
+    if (hl >= 2 && v[0] == '[' && v[hl - 1] == ']') {
+        v++;
+        hl -= 2;
+    }
+    if (hl >= sizeof(c->listen_host))
+        return err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_LISTEN", "host is too long");
+    memcpy(c->listen_host, v, hl);
+    c->listen_host[hl] = '\0';
+    if (hl == 0)
+        snprintf(c->listen_host, sizeof(c->listen_host), "0.0.0.0");
+    c->listen_port = (unsigned)port;
+    return 0;
+}
+
+/* Apply a database path (or, later, a postgres:// URL). */
+int config_set_database(struct config *c, const char *v, struct err *e)
+{
+    if (!*v)
+        return err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_DATABASE", "is empty");
+    return set_str(c->database, sizeof(c->database), v, "WORKFORCE_DATABASE", e);
+}
+
+static int one_of(const char *v, const char *a, const char *b)
+{
+    return strcmp(v, a) == 0 || strcmp(v, b) == 0;
+}
+
+/*
+ * Reset 'c' to the defaults and apply the WORKFORCE_* variables of 'envp'. Any unknown
+ * WORKFORCE_* variable, or a malformed value, fails with ERR_INVALID naming it in e->param.
+ */
+int config_load_env(struct config *c, char *const *envp, struct err *e)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+    memset(c, 0, sizeof(*c));
+    snprintf(c->listen_host, sizeof(c->listen_host), "127.0.0.1");
+    c->listen_port = 8080;
+    snprintf(c->database, sizeof(c->database), "./data/workforce.db");
+    memcpy(c->limits, default_limits, sizeof(default_limits));
+    c->threads = ncpu > 0 && ncpu < 256 ? (unsigned)ncpu : 2;
+    snprintf(c->llm, sizeof(c->llm), "builtin");
+    snprintf(c->test_llm, sizeof(c->test_llm), "builtin");
+    snprintf(c->embeddings, sizeof(c->embeddings), "builtin");
+
+    for (; envp && *envp; envp++) {
+        const char *kv = *envp, *eq = strchr(kv, '=');
+        const char *v;
+        size_t n;
+        int rc = 0;
+
+        if (!eq || strncmp(kv, "WORKFORCE_", 10) != 0)
+            continue;
+        n = (size_t)(eq - kv);
+        v = eq + 1;
+        if (!known_var(kv, n))
+            return err_set(e, ERR_INVALID, "invalid_setting", "", "unknown setting %.*s",
+                           (int)(n < 100 ? n : 100), kv);
+#define IS(name) (n == strlen(name) && strncmp(kv, name, n) == 0)
+        if (IS("WORKFORCE_LISTEN")) {
+            rc = config_set_listen(c, v, e);
+        } else if (IS("WORKFORCE_DATABASE")) {
+            rc = config_set_database(c, v, e);
+        } else if (IS("WORKFORCE_PUBLIC_URL")) {
+            if (strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0)
+                rc = err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_PUBLIC_URL",
+                             "must start with http:// or https://");
+            else
+                rc = set_str(c->public_url, sizeof(c->public_url), v, "WORKFORCE_PUBLIC_URL", e);
+        } else if (IS("WORKFORCE_SECRET_FILE")) {
+            rc = set_str(c->secret_file, sizeof(c->secret_file), v, "WORKFORCE_SECRET_FILE", e);
+        } else if (IS("WORKFORCE_RATE_LIMITS")) {
+            rc = config_parse_rate_limits(v, strlen(v), c->limits, e);
+        } else if (IS("WORKFORCE_THREADS")) {
+            uint64_t t;
+            if (str_to_u64(str_c(v), &t) || t < 1 || t > 256)
+                rc = err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_THREADS",
+                             "must be a whole number from 1 to 256");
+            else
+                c->threads = (unsigned)t;
+        } else if (IS("WORKFORCE_LLM")) {
+            if (!one_of(v, "builtin", "openai"))
+                rc = err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_LLM",
+                             "must be builtin or openai");
+            else
+                snprintf(c->llm, sizeof(c->llm), "%s", v);
+        } else if (IS("WORKFORCE_TEST_LLM")) {
+            if (!one_of(v, "builtin", "provider"))
+                rc = err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_TEST_LLM",
+                             "must be builtin or provider");
+            else
+                snprintf(c->test_llm, sizeof(c->test_llm), "%s", v);
+        } else if (IS("WORKFORCE_EMBEDDINGS")) {
+            if (!one_of(v, "builtin", "openai"))
+                rc = err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_EMBEDDINGS",
+                             "must be builtin or openai");
+            else
+                snprintf(c->embeddings, sizeof(c->embeddings), "%s", v);
+        }
+#undef IS
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* Derive what depends on other settings: the public URL and the secret file's place. */
+void config_finish(struct config *c)
+{
+    if (!c->public_url[0])
+        snprintf(c->public_url, sizeof(c->public_url), "http://%s:%u", c->listen_host,
+                 c->listen_port);
+    if (!c->secret_file[0]) {
+        const char *slash = strrchr(c->database, '/');
+        if (strncmp(c->database, "postgres", 8) == 0 || !slash)
+            snprintf(c->secret_file, sizeof(c->secret_file), "server.secret");
+        else
+            snprintf(c->secret_file, sizeof(c->secret_file), "%.*s/server.secret",
+                     (int)(slash - c->database), c->database);
+    }
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * config: every setting of the server, read once from the environment and then from flags
+ * (flags win). Unknown WORKFORCE_* variables and malformed values are refused with a message
+ * naming the setting. After config_load() the struct is read-only and shared by all threads.
+ */
+#ifndef WORKFORCE_CONFIG_H
+#define WORKFORCE_CONFIG_H
+
+#include "err.h"
+
+#include <stdint.h>
+
+enum config_tier { TIER_STARTER, TIER_MANAGER, TIER_AGENCY, TIER_COUNT };
+
+struct config_limits {
+    uint32_t per_minute;
+    uint32_t burst;
+    uint32_t concurrent;
+};
+
+struct config {
+    char listen_host[64];
+    unsigned listen_port;
+    char database[1024];
+    char public_url[512];
+    char secret_file[1024];
+    unsigned threads;
+    struct config_limits limits[TIER_COUNT];
+    char llm[16];             /* builtin | openai */
+    char test_llm[16];        /* builtin | provider */
+    char embeddings[16];      /* builtin | openai */
+};
+
+/* Defaults, then the environment 'envp'; 0 or ERR_INVALID with the setting in e->param. */
+int config_load_env(struct config *c, char *const *envp, struct err *e);
+/* Apply --listen HOST:PORT. */
+int config_set_listen(struct config *c, const char *v, struct err *e);
+/* Apply --database. */
+int config_set_database(struct config *c, const char *v, struct err *e);
+/* Fill derived values (public_url, secret_file) once flags are applied. */
+void config_finish(struct config *c);
+
+/* Parse "starter:60/10/5,manager:300/50/20" over 'out' (tiers left out keep their value). */
+int config_parse_rate_limits(const char *s, size_t len, struct config_limits out[TIER_COUNT],
+                             struct err *e);
+/* Parse "90s", "10m", "12h", "30d" into milliseconds. */
+int config_parse_duration(const char *s, size_t len, int64_t *out_ms);
+/* "starter" -> TIER_STARTER; -1 when unknown. */
+int config_tier_from_name(const char *name);
+const char *config_tier_name(enum config_tier t);
+
+#endif

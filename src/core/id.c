@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * id: base62 from the CSPRNG by rejection sampling (bytes >= 248 are redrawn), so every
+ * character is uniform.
+ */
+#include "id.h"
+
+#include "crypto.h"
+#include "err.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char alphabet[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/* Write 'n' uniform random base62 characters and a NUL into 'out' (n+1 bytes). */
+int id_base62(char *out, size_t n)
+{
+    unsigned char pool[64];
+    size_t have = 0, used = 0;
+
+    for (size_t i = 0; i < n;) {
+        unsigned char c;
+        if (used == have) {
+            if (crypto_random(pool, sizeof(pool)))
+                return ERR_INTERNAL;
+            have = sizeof(pool);
+            used = 0;
+        }
+        c = pool[used++];
+        if (c >= 248)
+            continue;
+        out[i++] = alphabet[c % 62];
+    }
+    out[n] = '\0';
+    return 0;
+}
+
+/* Write a new id "<prefix>_<24 base62>" into 'out' of 'outn' bytes. */
+int id_new(const char *prefix, char *out, size_t outn)
+{
+    size_t pl = strlen(prefix);
+    if (pl + 1 + ID_RANDOM_LEN + 1 > outn)
+        return ERR_INTERNAL;
+    memcpy(out, prefix, pl);
+    out[pl] = '_';
+    return id_base62(out + pl + 1, ID_RANDOM_LEN);
+}
+
+/* True when the 'n' bytes at 's' are all base62. */
+bool id_is_base62(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')))
+            return false;
+    }
+    return true;
+}
+
+/* True when 'id' is "<prefix>_" followed by 20 to 40 base62 characters. */
+bool id_valid(const char *id, const char *prefix)
+{
+    size_t pl = strlen(prefix), n = strlen(id);
+    if (n < pl + 1 + 20 || n > pl + 1 + 40 || memcmp(id, prefix, pl) != 0 || id[pl] != '_')
+        return false;
+    return id_is_base62(id + pl + 1, n - pl - 1);
+}

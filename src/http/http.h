@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * http: the server's HTTP surface over libmicrohttpd, which no other module sees. A request is
+ * a struct http_req (opaque) with an arena that lives until the response is done. The
+ * application plugs in with three callbacks (struct http_app): begin (headers known, may
+ * answer at once or set a body cap), handle (body complete, must set a response) and done.
+ */
+#ifndef WORKFORCE_HTTP_H
+#define WORKFORCE_HTTP_H
+
+#include "../core/mem.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct http_req;
+struct http_server;
+
+enum http_begin { HTTP_READ_BODY, HTTP_RESPOND_NOW };
+
+struct http_app {
+    enum http_begin (*begin)(struct http_req *r, void *ud);
+    void (*handle)(struct http_req *r, void *ud);
+    void (*done)(struct http_req *r, void *ud); /* response sent or connection lost */
+    void *ud;
+};
+
+struct http_options {
+    const char *host;
+    unsigned port;
+    unsigned threads;
+    unsigned conn_timeout_s;
+};
+
+typedef void (*http_kv_fn)(void *ud, const char *key, const char *value);
+
+/* ---- Server ---- */
+int http_server_start(const struct http_options *o, const struct http_app *app,
+                      struct http_server **out);
+unsigned http_server_port(const struct http_server *s);       /* bound port (for port 0) */
+void http_server_stop(struct http_server *s, unsigned drain_s); /* quiesce, drain, free */
+
+/* ---- Request ---- */
+struct arena *http_req_arena(struct http_req *r);
+const char *http_req_method(const struct http_req *r);
+const char *http_req_path(const struct http_req *r);
+const char *http_req_header(struct http_req *r, const char *name); /* NULL when absent */
+void http_req_query_each(struct http_req *r, http_kv_fn fn, void *ud); /* value "" if none */
+const char *http_req_body(const struct http_req *r, size_t *len);
+bool http_req_body_too_large(const struct http_req *r);
+void http_req_set_body_cap(struct http_req *r, size_t cap);
+void http_req_set_user(struct http_req *r, void *p);
+void *http_req_user(const struct http_req *r);
+
+/* ---- Response ---- */
+/* Set status and body; 'body' (may be NULL when len is 0) is taken: it will be free()d. */
+void http_resp_set(struct http_req *r, unsigned status, const char *content_type, char *body,
+                   size_t len);
+void http_resp_header(struct http_req *r, const char *name, const char *value); /* copied */
+unsigned http_resp_status(const struct http_req *r);
+
+#endif

@@ -1,0 +1,367 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * server.c: the only user of libmicrohttpd. It runs MHD's internal thread pool over epoll,
+ * turns each connection's request into a struct http_req, and calls the application.
+ *
+ * DESIGN
+ * - First call of the access handler: the request is created and begin() runs with headers
+ *   only. A body announced by Content-Length above the cap is refused here (413) before a byte
+ *   is read; everything else waits for the body, because answering on the first call makes MHD
+ *   close the keep-alive connection.
+ * - Body calls: bytes are appended up to the cap; past it they are counted and dropped, and the
+ *   request is marked too large (the application answers 413 when the body ends).
+ * - Last call: handle() runs and its response is queued.
+ * - The completion callback calls done() and frees the request and its arena.
+ * - Stop: MHD_quiesce_daemon stops accepting, requests in flight get up to 'drain_s' seconds,
+ *   then the daemon stops (closing idle keep-alive connections).
+ */
+#include "http.h"
+
+#include "../core/err.h"
+#include "../core/log.h"
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_HEADERS 16
+
+struct http_server {
+    struct MHD_Daemon *d;
+    struct http_app app;
+    atomic_int inflight;
+    unsigned port;
+    MHD_socket quiesced;
+};
+
+struct http_req {
+    struct http_server *srv;
+    struct MHD_Connection *conn;
+    struct arena arena;
+    const char *method;
+    const char *path;
+    char *body;
+    size_t body_len;
+    size_t body_cap;
+    size_t body_alloc;
+    bool too_large;
+    bool responded;
+    void *user;
+    unsigned status;
+    const char *ctype;
+    char *resp_body;
+    size_t resp_len;
+    const char *hname[MAX_HEADERS];
+    const char *hvalue[MAX_HEADERS];
+    unsigned nheaders;
+};
+
+/* ---- Request accessors ---- */
+
+/* The arena of 'r': memory that lives until the response is done. */
+struct arena *http_req_arena(struct http_req *r)
+{
+    return &r->arena;
+}
+
+/* The request method ("GET"). */
+const char *http_req_method(const struct http_req *r)
+{
+    return r->method;
+}
+
+/* The request path without the query string. */
+const char *http_req_path(const struct http_req *r)
+{
+    return r->path;
+}
+
+/* The value of header 'name' (case-insensitive), or NULL. Borrowed for the request. */
+const char *http_req_header(struct http_req *r, const char *name)
+{
+    return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
+}
+
+struct query_iter {
+    http_kv_fn fn;
+    void *ud;
+};
+
+static enum MHD_Result query_cb(void *cls, enum MHD_ValueKind kind, const char *key,
+                                const char *value)
+{
+    struct query_iter *it = cls;
+    (void)kind;
+    it->fn(it->ud, key, value ? value : "");
+    return MHD_YES;
+}
+
+/* Call 'fn' for every decoded query parameter in order, repeated ones included. */
+void http_req_query_each(struct http_req *r, http_kv_fn fn, void *ud)
+{
+    struct query_iter it = {fn, ud};
+    MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, query_cb, &it);
+}
+
+/* The body read so far (complete in handle()); '*len' gets its length. Borrowed. */
+const char *http_req_body(const struct http_req *r, size_t *len)
+{
+    *len = r->body_len;
+    return r->body ? r->body : "";
+}
+
+/* True when the body passed the cap and was dropped. */
+bool http_req_body_too_large(const struct http_req *r)
+{
+    return r->too_large;
+}
+
+/* Set the most body bytes kept for 'r' (begin() only). */
+void http_req_set_body_cap(struct http_req *r, size_t cap)
+{
+    r->body_cap = cap;
+}
+
+/* Attach the application's per-request state. */
+void http_req_set_user(struct http_req *r, void *p)
+{
+    r->user = p;
+}
+
+/* The application's per-request state. */
+void *http_req_user(const struct http_req *r)
+{
+    return r->user;
+}
+
+/* ---- Response ---- */
+
+/* Set the response of 'r'; 'body' is taken and will be released with free(). */
+void http_resp_set(struct http_req *r, unsigned status, const char *content_type, char *body,
+                   size_t len)
+{
+    free(r->resp_body);
+    r->status = status;
+    r->ctype = content_type;
+    r->resp_body = body;
+    r->resp_len = len;
+}
+
+/* Add a response header; 'name' and 'value' are copied. Past 16 headers it is dropped. */
+void http_resp_header(struct http_req *r, const char *name, const char *value)
+{
+    if (r->nheaders >= MAX_HEADERS) {
+        log_error("http: too many response headers, dropped %s", name);
+        return;
+    }
+    r->hname[r->nheaders] = arena_strdup(&r->arena, name);
+    r->hvalue[r->nheaders] = arena_strdup(&r->arena, value);
+    r->nheaders++;
+}
+
+/* The status set so far (0 before a response is set). */
+unsigned http_resp_status(const struct http_req *r)
+{
+    return r->status;
+}
+
+static enum MHD_Result send_response(struct http_req *r)
+{
+    struct MHD_Response *resp;
+    enum MHD_Result ret;
+
+    if (!r->status) {
+        log_error("http: no response was set for %s %s", r->method, r->path);
+        http_resp_set(r, 500, "application/json",
+                      strdup("{\"error\":{\"code\":\"internal_error\",\"message\":\"no response\"}}"),
+                      58);
+    }
+    resp = MHD_create_response_from_buffer(r->resp_len, r->resp_body, MHD_RESPMEM_MUST_FREE);
+    if (!resp)
+        return MHD_NO;
+    r->resp_body = NULL; /* MHD owns it now */
+    if (r->ctype)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->ctype);
+    for (unsigned i = 0; i < r->nheaders; i++)
+        MHD_add_response_header(resp, r->hname[i], r->hvalue[i]);
+    ret = MHD_queue_response(r->conn, r->status, resp);
+    MHD_destroy_response(resp);
+    r->responded = true;
+    return ret;
+}
+
+static int append_body(struct http_req *r, const char *data, size_t n)
+{
+    if (r->too_large || n > r->body_cap - r->body_len) {
+        r->too_large = true;
+        return 0;
+    }
+    if (r->body_len + n + 1 > r->body_alloc) {
+        size_t want = r->body_alloc ? r->body_alloc : 4096;
+        char *nb;
+        while (want < r->body_len + n + 1)
+            want *= 2;
+        nb = mem_try_alloc(want);
+        if (!nb)
+            return -1;
+        if (r->body_len)
+            memcpy(nb, r->body, r->body_len);
+        free(r->body);
+        r->body = nb;
+        r->body_alloc = want;
+    }
+    memcpy(r->body + r->body_len, data, n);
+    r->body_len += n;
+    r->body[r->body_len] = '\0';
+    return 0;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version, const char *upload,
+                                  size_t *upload_size, void **con_cls)
+{
+    struct http_server *srv = cls;
+    struct http_req *r = *con_cls;
+    (void)version;
+
+    if (!r) {
+        r = calloc(1, sizeof(*r));
+        if (!r)
+            return MHD_NO;
+        arena_init(&r->arena);
+        r->srv = srv;
+        r->conn = conn;
+        r->method = arena_strdup(&r->arena, method);
+        r->path = arena_strdup(&r->arena, url);
+        r->body_cap = 1 << 20;
+        *con_cls = r;
+        atomic_fetch_add(&srv->inflight, 1);
+        if (srv->app.begin(r, srv->app.ud) == HTTP_RESPOND_NOW)
+            return send_response(r);
+        return MHD_YES;
+    }
+    r->conn = conn;
+    if (*upload_size) {
+        if (!r->responded && append_body(r, upload, *upload_size) != 0)
+            r->too_large = true; /* memory refused: answered as too large */
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    if (r->responded)
+        return MHD_YES;
+    srv->app.handle(r, srv->app.ud);
+    return send_response(r);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    struct http_server *srv = cls;
+    struct http_req *r = *con_cls;
+    (void)conn;
+    (void)toe;
+    if (!r)
+        return;
+    srv->app.done(r, srv->app.ud);
+    free(r->body);
+    free(r->resp_body);
+    arena_cleanup(&r->arena);
+    free(r);
+    *con_cls = NULL;
+    atomic_fetch_sub(&srv->inflight, 1);
+}
+
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    char line[512];
+    (void)cls;
+    vsnprintf(line, sizeof(line), fmt, ap);
+    line[strcspn(line, "\n")] = '\0';
+    log_warn("http: %s", line);
+}
+
+/*
+ * Bind 'o->host':'o->port' and serve with 'o->threads' threads. '*out' is owned by the caller
+ * and released by http_server_stop(). Returns 0 or ERR_IO (address unusable, port taken).
+ */
+int http_server_start(const struct http_options *o, const struct http_app *app,
+                      struct http_server **out)
+{
+    struct http_server *srv = xcalloc(1, sizeof(*srv));
+    struct addrinfo hints, *ai = NULL;
+    char port[8];
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
+                     MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+    const union MHD_DaemonInfo *info;
+
+    *out = NULL;
+    srv->app = *app;
+    srv->quiesced = MHD_INVALID_SOCKET;
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    snprintf(port, sizeof(port), "%u", o->port);
+    if (getaddrinfo(o->host, port, &hints, &ai) != 0 || !ai) {
+        log_error("http: cannot resolve listen address %s", o->host);
+        free(srv);
+        return ERR_IO;
+    }
+    if (ai->ai_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    srv->d = MHD_start_daemon(flags, (uint16_t)o->port, NULL, NULL, on_request, srv,
+                              MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_THREAD_POOL_SIZE,
+                              (unsigned)(o->threads ? o->threads : 1), MHD_OPTION_NOTIFY_COMPLETED,
+                              on_completed, srv, MHD_OPTION_CONNECTION_TIMEOUT,
+                              (unsigned)(o->conn_timeout_s ? o->conn_timeout_s : 60),
+                              MHD_OPTION_CONNECTION_LIMIT, 20000u, MHD_OPTION_LISTEN_BACKLOG_SIZE,
+                              1024u, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL, MHD_OPTION_END);
+    freeaddrinfo(ai);
+    if (!srv->d) {
+        log_error("http: cannot listen on %s:%u", o->host, o->port);
+        free(srv);
+        return ERR_IO;
+    }
+    info = MHD_get_daemon_info(srv->d, MHD_DAEMON_INFO_BIND_PORT);
+    srv->port = info ? info->port : o->port;
+    *out = srv;
+    return 0;
+}
+
+/* The port the server is bound to. */
+unsigned http_server_port(const struct http_server *s)
+{
+    return s->port;
+}
+
+/*
+ * Stop accepting, give requests in flight up to 'drain_s' seconds to finish, then stop and free
+ * 's'. NULL is a no-op.
+ */
+void http_server_stop(struct http_server *s, unsigned drain_s)
+{
+    struct timespec tick = {0, 10 * 1000 * 1000};
+    unsigned waited = 0;
+
+    if (!s)
+        return;
+    s->quiesced = MHD_quiesce_daemon(s->d);
+    while (atomic_load(&s->inflight) > 0 && waited < drain_s * 100) {
+        nanosleep(&tick, NULL);
+        waited++;
+    }
+    if (atomic_load(&s->inflight) > 0)
+        log_warn("http: stopping with %d requests still in flight", atomic_load(&s->inflight));
+    MHD_stop_daemon(s->d);
+    if (s->quiesced != MHD_INVALID_SOCKET)
+        close(s->quiesced);
+    free(s);
+}

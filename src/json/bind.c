@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bind.c: strict request parsing and binding. jansson is asked to refuse duplicate keys, and
+ * it already refuses invalid UTF-8, \u0000 and trailing data; we add the object-only rule, the
+ * field table rules and the unknown-member rule. Nothing is written to 'out' for a member that
+ * fails, and the first failure wins.
+ */
+#include "json.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Count the code points of the valid UTF-8 string 's'. */
+size_t jb_utf8_len(const char *s, size_t len)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (((unsigned char)s[i] & 0xC0) != 0x80)
+            n++;
+    }
+    return n;
+}
+
+/*
+ * Parse the 'len' bytes at 'buf' as a JSON object. An empty body is the empty object. On
+ * success '*out' is a new reference the caller releases with json_decref().
+ */
+int jb_parse(const char *buf, size_t len, json_t **out, struct err *e)
+{
+    json_error_t je;
+    json_t *v;
+
+    *out = NULL;
+    if (len == 0) {
+        *out = json_object();
+        return *out ? 0 : ERR_NOMEM;
+    }
+    v = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
+    if (!v)
+        return err_set(e, ERR_INVALID, "invalid_request", NULL,
+                       "The request body is not valid JSON: %s (line %d, column %d).", je.text,
+                       je.line, je.column);
+    if (!json_is_object(v)) {
+        json_decref(v);
+        return err_set(e, ERR_INVALID, "invalid_request", NULL,
+                       "The request body must be a JSON object.");
+    }
+    *out = v;
+    return 0;
+}
+
+static const char *type_name(enum jb_type t)
+{
+    switch (t) {
+    case JB_STRING:
+    case JB_ENUM:
+        return "a string";
+    case JB_INT:
+        return "an integer";
+    case JB_BOOL:
+        return "a boolean";
+    case JB_STRING_ARRAY:
+        return "an array of strings";
+    case JB_ANY:
+        return "a value";
+    }
+    return "a value";
+}
+
+static int bad(struct err *e, const char *param, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int bad(struct err *e, const char *param, const char *fmt, ...)
+{
+    char msg[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    return err_set(e, ERR_INVALID, "invalid_request", param, "Invalid %s: %s.", param, msg);
+}
+
+static int check_string(const struct jb_field *f, const char *param, const char *s, size_t len,
+                        struct err *e)
+{
+    size_t chars = jb_utf8_len(s, len);
+    if ((int64_t)chars < f->min || (f->max > 0 && (int64_t)chars > f->max)) {
+        if (f->min > 0 && chars == 0)
+            return bad(e, param, "must not be empty");
+        return bad(e, param, "length must be between %lld and %lld characters",
+                   (long long)f->min, (long long)f->max);
+    }
+    if (f->check && !f->check(s, len))
+        return bad(e, param, "%s", f->check_msg ? f->check_msg : "has a form that is not allowed");
+    return 0;
+}
+
+static int bind_one(const struct jb_field *f, json_t *v, void *out, struct arena *a,
+                    struct err *e)
+{
+    char *dst = (char *)out + f->offset;
+    const char *param = f->name;
+
+    switch (f->type) {
+    case JB_STRING: {
+        const char *s;
+        size_t len;
+        int rc;
+        if (!json_is_string(v))
+            return bad(e, param, "must be %s", type_name(f->type));
+        s = json_string_value(v);
+        len = json_string_length(v);
+        rc = check_string(f, param, s, len, e);
+        if (rc)
+            return rc;
+        *(const char **)(void *)dst = arena_strndup(a, s, len);
+        return 0;
+    }
+    case JB_INT: {
+        json_int_t x;
+        if (!json_is_integer(v))
+            return bad(e, param, "must be %s", type_name(f->type));
+        x = json_integer_value(v);
+        if (x < f->min || x > f->max)
+            return bad(e, param, "must be between %lld and %lld", (long long)f->min,
+                       (long long)f->max);
+        *(int64_t *)(void *)dst = x;
+        return 0;
+    }
+    case JB_BOOL:
+        if (!json_is_boolean(v))
+            return bad(e, param, "must be %s", type_name(f->type));
+        *(bool *)(void *)dst = json_is_true(v);
+        return 0;
+    case JB_ENUM: {
+        const char *s;
+        char list[160] = "";
+        size_t used = 0;
+        if (json_is_string(v)) {
+            s = json_string_value(v);
+            for (int i = 0; f->values[i]; i++) {
+                if (strcmp(s, f->values[i]) == 0) {
+                    *(int *)(void *)dst = i;
+                    return 0;
+                }
+            }
+        }
+        for (int i = 0; f->values[i] && used < sizeof(list); i++) {
+            int w = snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "",
+                             f->values[i]);
+            if (w < 0)
+                break;
+            used += (size_t)w;
+        }
+        return bad(e, param, "must be one of %s", list);
+    }
+    case JB_STRING_ARRAY: {
+        struct jb_strings *sv = (struct jb_strings *)(void *)dst;
+        size_t n, i;
+        if (!json_is_array(v))
+            return bad(e, param, "must be %s", type_name(f->type));
+        n = json_array_size(v);
+        if ((int64_t)n < f->min || (int64_t)n > f->max)
+            return bad(e, param, "must have between %lld and %lld items", (long long)f->min,
+                       (long long)f->max);
+        sv->v = arena_alloc(a, (n ? n : 1) * sizeof(*sv->v));
+        sv->n = 0;
+        for (i = 0; i < n; i++) {
+            json_t *item = json_array_get(v, i);
+            char ip[128];
+            int rc;
+            struct jb_field itf = *f;
+            snprintf(ip, sizeof(ip), "%s[%zu]", f->name, i);
+            if (!json_is_string(item))
+                return err_set(e, ERR_INVALID, "invalid_request", ip,
+                               "Invalid %s: must be a string.", ip);
+            itf.min = 1;
+            itf.max = 200;
+            rc = check_string(&itf, ip, json_string_value(item), json_string_length(item), e);
+            if (rc)
+                return rc;
+            if (f->flags & JB_UNIQUE) {
+                for (size_t j = 0; j < sv->n; j++) {
+                    if (strcmp(sv->v[j], json_string_value(item)) == 0)
+                        return err_set(e, ERR_INVALID, "invalid_request", ip,
+                                       "Invalid %s: duplicates an earlier item.", ip);
+                }
+            }
+            sv->v[sv->n++] =
+                arena_strndup(a, json_string_value(item), json_string_length(item));
+        }
+        return 0;
+    }
+    case JB_ANY:
+        if ((f->flags & JB_OBJECT) && !json_is_object(v))
+            return bad(e, param, "must be an object");
+        *(json_t **)(void *)dst = v;
+        return 0;
+    }
+    return ERR_INTERNAL;
+}
+
+/*
+ * Bind the members of 'obj' into 'out' by the 'n' rows of 'fields' (n <= 64). Unknown members,
+ * missing required ones, nulls where not allowed and any rule violation fail with
+ * ERR_INVALID and the member's path in e->param. 'res' records which members were present.
+ * Strings are copied into 'a'; JB_ANY values are borrowed from 'obj'.
+ */
+int jb_bind(json_t *obj, const struct jb_field *fields, size_t n, void *out, struct arena *a,
+            struct jb_result *res, struct err *e)
+{
+    const char *key;
+    json_t *v;
+
+    res->present = 0;
+    res->null = 0;
+    json_object_foreach(obj, key, v)
+    {
+        size_t i;
+        int rc;
+        for (i = 0; i < n; i++) {
+            if (strcmp(key, fields[i].name) == 0)
+                break;
+        }
+        if (i == n) {
+            char name[100];
+            snprintf(name, sizeof(name), "%s", key);
+            return err_set(e, ERR_INVALID, "invalid_request", name,
+                           "Unknown parameter: %s.", name);
+        }
+        res->present |= 1ull << i;
+        if (json_is_null(v)) {
+            if (!(fields[i].flags & JB_NULLABLE))
+                return err_set(e, ERR_INVALID, "invalid_request", fields[i].name,
+                               "Invalid %s: must not be null.", fields[i].name);
+            res->null |= 1ull << i;
+            continue;
+        }
+        rc = bind_one(&fields[i], v, out, a, e);
+        if (rc)
+            return rc;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if ((fields[i].flags & JB_REQUIRED) && !JB_HAS(*res, i))
+            return err_set(e, ERR_INVALID, "invalid_request", fields[i].name,
+                           "Missing required parameter: %s.", fields[i].name);
+    }
+    return 0;
+}

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * out.c: small builders over jansson for response objects. jansson aborts nothing on OOM; it
+ * returns NULL or -1, and our x*alloc policy is to die on exhaustion, so these helpers do too.
+ */
+#include "json.h"
+
+#include "../core/clock.h"
+#include "../core/log.h"
+
+#include <stdlib.h>
+
+static void must(int rc, const char *k)
+{
+    if (rc != 0) {
+        log_error("json: cannot set %s (out of memory)", k);
+        abort();
+    }
+}
+
+/* A new empty object; the caller owns the reference. */
+json_t *jo_object(void)
+{
+    json_t *o = json_object();
+    if (!o)
+        abort();
+    return o;
+}
+
+/* Set 'k' to the string 'v', or null when 'v' is NULL. */
+void jo_str(json_t *o, const char *k, const char *v)
+{
+    must(json_object_set_new(o, k, v ? json_string(v) : json_null()), k);
+}
+
+/* Set 'k' to the integer 'v'. */
+void jo_int(json_t *o, const char *k, int64_t v)
+{
+    must(json_object_set_new(o, k, json_integer(v)), k);
+}
+
+/* Set 'k' to the boolean 'v'. */
+void jo_bool(json_t *o, const char *k, bool v)
+{
+    must(json_object_set_new(o, k, json_boolean(v)), k);
+}
+
+/* Set 'k' to the number 'v'. */
+void jo_real(json_t *o, const char *k, double v)
+{
+    must(json_object_set_new(o, k, json_real(v)), k);
+}
+
+/* Set 'k' to null. */
+void jo_null(json_t *o, const char *k)
+{
+    must(json_object_set_new(o, k, json_null()), k);
+}
+
+/* Set 'k' to the ISO 8601 form of 'ms', or null when 'ms' is 0. */
+void jo_time(json_t *o, const char *k, int64_t ms)
+{
+    char ts[32];
+    if (!ms) {
+        jo_null(o, k);
+        return;
+    }
+    jo_str(o, k, clock_fmt_iso(ms, ts, sizeof(ts)));
+}
+
+/* Set 'k' to 'v', taking the caller's reference. */
+void jo_set(json_t *o, const char *k, json_t *v)
+{
+    must(json_object_set_new(o, k, v ? v : json_null()), k);
+}
+
+/* Parse JSON text the store wrote; a new reference, or null if the text is damaged. */
+json_t *jo_parse_or_null(const char *text)
+{
+    json_t *v = text ? json_loads(text, 0, NULL) : NULL;
+    return v ? v : json_null();
+}
+
+/* Serialize 'v' compactly; the caller frees the result with free(). */
+char *jo_dump(const json_t *v, size_t *len)
+{
+    char *s = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    if (!s)
+        abort();
+    if (len) {
+        size_t n = 0;
+        while (s[n])
+            n++;
+        *len = n;
+    }
+    return s;
+}

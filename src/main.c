@@ -1,0 +1,447 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * main.c: argv + environment -> configuration -> subcommand. The commands are the developer
+ * hub of a self-hosted service (contract §3): serve, keys create|list|revoke, orgs update.
+ * Exit status: 0 success, 1 the operation failed (unknown org or key, database error), 2 bad
+ * usage or configuration.
+ */
+#include "api/api.h"
+#include "auth/auth.h"
+#include "core/clock.h"
+#include "core/config.h"
+#include "core/crypto.h"
+#include "core/id.h"
+#include "core/log.h"
+#include "core/str.h"
+#include "http/http.h"
+#include "metrics/metrics.h"
+#include "ratelimit/ratelimit.h"
+#include "router/router.h"
+#include "store/store.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+extern char **environ;
+
+#define USAGE                                                                                      \
+    "usage:\n"                                                                                     \
+    "  workforce serve [--listen HOST:PORT] [--database PATH]\n"                                   \
+    "  workforce keys create --org SLUG [--tier starter|manager|agency] [--mode live|test]\n"      \
+    "                        [--credits N] [--scopes a,b] [--expires-in DURATION]\n"               \
+    "  workforce keys list --org SLUG\n"                                                           \
+    "  workforce keys revoke KEY_ID\n"                                                             \
+    "  workforce orgs update SLUG [--tier T] [--credits N]\n"                                      \
+    "every command also takes --database PATH (default: WORKFORCE_DATABASE or "                  \
+    "./data/workforce.db)\n"
+
+/* Options of every command; NULL when not given. */
+struct opts {
+    const char *listen, *database, *org, *tier, *mode, *credits, *scopes, *expires_in;
+    const char *pos[4];
+    int npos;
+};
+
+static int usage(const char *why)
+{
+    if (why)
+        fprintf(stderr, "workforce: %s\n", why);
+    fputs(USAGE, stderr);
+    return 2;
+}
+
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+    static const struct {
+        const char *flag;
+        size_t off;
+    } flags[] = {
+        {"--listen", offsetof(struct opts, listen)},
+        {"--database", offsetof(struct opts, database)},
+        {"--org", offsetof(struct opts, org)},
+        {"--tier", offsetof(struct opts, tier)},
+        {"--mode", offsetof(struct opts, mode)},
+        {"--credits", offsetof(struct opts, credits)},
+        {"--scopes", offsetof(struct opts, scopes)},
+        {"--expires-in", offsetof(struct opts, expires_in)},
+    };
+    memset(o, 0, sizeof(*o));
+    for (int i = 0; i < argc; i++) {
+        size_t f;
+        if (strncmp(argv[i], "--", 2) != 0) {
+            if (o->npos >= 4)
+                return usage("too many arguments");
+            o->pos[o->npos++] = argv[i];
+            continue;
+        }
+        for (f = 0; f < sizeof(flags) / sizeof(flags[0]); f++) {
+            if (strcmp(argv[i], flags[f].flag) == 0)
+                break;
+        }
+        if (f == sizeof(flags) / sizeof(flags[0])) {
+            fprintf(stderr, "workforce: unknown option %s\n", argv[i]);
+            return usage(NULL);
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "workforce: %s needs a value\n", argv[i]);
+            return usage(NULL);
+        }
+        *(const char **)(void *)((char *)o + flags[f].off) = argv[++i];
+    }
+    return 0;
+}
+
+static bool slug_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n < 1 || n > 63 || !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= '0' && s[0] <= '9')))
+        return false;
+    for (size_t i = 1; i < n; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'))
+            return false;
+    }
+    return true;
+}
+
+/* Make the directory that will hold the SQLite file, like mkdir -p. */
+static int ensure_parent_dir(const char *path)
+{
+    char dir[1024];
+    const char *slash = strrchr(path, '/');
+    if (!slash || strncmp(path, "postgres", 8) == 0 || strcmp(path, ":memory:") == 0)
+        return 0;
+    snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+    for (char *p = dir + 1; *p; p++) {
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+                return -1;
+            *p = '/';
+        }
+    }
+    if (dir[0] && mkdir(dir, 0700) != 0 && errno != EEXIST)
+        return -1;
+    return 0;
+}
+
+/* Open one store handle, migrated; prints why on failure. */
+static int open_store(const struct config *c, struct store **out)
+{
+    struct err e;
+    err_clear(&e);
+    if (ensure_parent_dir(c->database) != 0) {
+        fprintf(stderr, "workforce: WORKFORCE_DATABASE: cannot create the directory of %s: %s\n",
+                c->database, strerror(errno));
+        return 1;
+    }
+    if (store_open(c->database, out, &e) || store_migrate(*out, &e)) {
+        fprintf(stderr, "workforce: %s: %s\n", e.param[0] ? e.param : "database", e.msg);
+        store_close(*out);
+        *out = NULL;
+        return 1;
+    }
+    return 0;
+}
+
+static int load_secret(const struct config *c, unsigned char secret[AUTH_SECRET_LEN])
+{
+    struct err e;
+    err_clear(&e);
+    if (auth_secret_load(c->secret_file, secret, &e)) {
+        fprintf(stderr, "workforce: %s: %s\n", e.param, e.msg);
+        return 1;
+    }
+    return 0;
+}
+
+/* ---- keys ---- */
+
+static int cmd_keys_create(const struct config *c, const struct opts *o)
+{
+    struct store *s = NULL;
+    struct store_org org;
+    struct store_key k;
+    unsigned char secret[AUTH_SECRET_LEN];
+    char key[AUTH_KEY_MAX];
+    int tier = TIER_STARTER, mode = 0, rc;
+    uint64_t credits = 0;
+    uint32_t scopes = 0;
+    int64_t expires = 0;
+    struct err e;
+    size_t used = 0;
+
+    err_clear(&e);
+    if (!o->org || !slug_ok(o->org))
+        return usage("keys create needs --org SLUG (lower-case letters, digits, '-', at most 63)");
+    if (o->tier && (tier = config_tier_from_name(o->tier)) < 0)
+        return usage("--tier must be starter, manager or agency");
+    if (o->mode && strcmp(o->mode, "live") != 0 && strcmp(o->mode, "test") != 0)
+        return usage("--mode must be live or test");
+    mode = o->mode && strcmp(o->mode, "test") == 0;
+    if (o->credits && (str_to_u64(str_c(o->credits), &credits) || credits > 1000000000000000ull))
+        return usage("--credits must be a whole number from 0 to 10^15");
+    if (o->scopes && auth_scopes_parse(o->scopes, &scopes, &e))
+        return usage(e.msg);
+    if (o->expires_in && config_parse_duration(o->expires_in, strlen(o->expires_in), &expires))
+        return usage("--expires-in must be a whole number and a unit s, m, h or d (e.g. 30d)");
+    if (o->npos != 2)
+        return usage("keys create takes no positional arguments");
+
+    memset(&k, 0, sizeof(k));
+    for (uint32_t bit = 1; bit && bit <= AUTH_SCOPE_INTEGRATIONS; bit <<= 1) {
+        if (scopes & bit) {
+            int w = snprintf(k.scopes + used, sizeof(k.scopes) - used, "%s%s", used ? "," : "",
+                             auth_scope_name(bit));
+            used += w > 0 ? (size_t)w : 0;
+        }
+    }
+    if (open_store(c, &s) || load_secret(c, secret)) {
+        store_close(s);
+        return 1;
+    }
+    rc = store_org_get_by_slug(s, o->org, &org);
+    if (rc == ERR_NOT_FOUND)
+        rc = store_org_create(s, o->org, tier, (int64_t)credits, api_catalog, api_catalog_count,
+                              &org, &e);
+    if (rc == ERR_CONFLICT) /* created by a concurrent command */
+        rc = store_org_get_by_slug(s, o->org, &org);
+    if (!rc)
+        rc = auth_key_generate(mode, key);
+    if (!rc)
+        rc = id_new("key", k.id, sizeof(k.id));
+    if (!rc)
+        rc = auth_key_hash(secret, key, strlen(key), k.hash);
+    if (!rc) {
+        snprintf(k.org_id, sizeof(k.org_id), "%s", org.id);
+        k.mode = mode ? STORE_TEST : STORE_LIVE;
+        snprintf(k.last4, sizeof(k.last4), "%s", key + strlen(key) - 4);
+        k.created_at = clock_now_ms();
+        k.expires_at = expires ? k.created_at + expires : 0;
+        rc = store_key_create(s, &k);
+    }
+    store_close(s);
+    if (rc) {
+        fprintf(stderr, "workforce: the key could not be created (%s)\n",
+                err_name((enum err_code)rc));
+        return 1;
+    }
+    printf("%s\n", key);
+    return 0;
+}
+
+static int cmd_keys_list(const struct config *c, const struct opts *o)
+{
+    struct store *s = NULL;
+    struct store_org org;
+    struct store_key *keys = NULL;
+    struct arena a;
+    size_t n = 0;
+    int rc;
+    int64_t now = clock_now_ms();
+
+    if (!o->org || o->npos != 2)
+        return usage("keys list needs --org SLUG");
+    if (open_store(c, &s))
+        return 1;
+    arena_init(&a);
+    rc = store_org_get_by_slug(s, o->org, &org);
+    if (rc == ERR_NOT_FOUND)
+        fprintf(stderr, "workforce: no organization %s\n", o->org);
+    if (!rc)
+        rc = store_key_list(s, org.id, &a, &keys, &n);
+    for (size_t i = 0; !rc && i < n; i++) {
+        char created[32], expires[32];
+        const char *status = keys[i].revoked_at                                ? "revoked"
+                             : keys[i].expires_at && keys[i].expires_at <= now ? "expired"
+                                                                               : "active";
+        clock_fmt_iso(keys[i].created_at, created, sizeof(created));
+        if (keys[i].expires_at)
+            clock_fmt_iso(keys[i].expires_at, expires, sizeof(expires));
+        else
+            snprintf(expires, sizeof(expires), "-");
+        printf("%s\t%s\t%s\t%s\t%s\t%s\t%s\n", keys[i].id,
+               keys[i].mode == STORE_TEST ? "test" : "live", keys[i].last4,
+               keys[i].scopes[0] ? keys[i].scopes : "*", created, expires, status);
+    }
+    arena_cleanup(&a);
+    store_close(s);
+    return rc ? 1 : 0;
+}
+
+static int cmd_keys_revoke(const struct config *c, const struct opts *o)
+{
+    struct store *s = NULL;
+    int rc;
+    if (o->npos != 3 || !id_valid(o->pos[2], "key"))
+        return usage("keys revoke needs a KEY_ID (key_…)");
+    if (open_store(c, &s))
+        return 1;
+    rc = store_key_revoke(s, o->pos[2], clock_now_ms());
+    store_close(s);
+    if (rc == ERR_NOT_FOUND) {
+        fprintf(stderr, "workforce: no key %s\n", o->pos[2]);
+        return 1;
+    }
+    if (rc) {
+        fprintf(stderr, "workforce: the key could not be revoked\n");
+        return 1;
+    }
+    printf("revoked %s\n", o->pos[2]);
+    return 0;
+}
+
+static int cmd_orgs_update(const struct config *c, const struct opts *o)
+{
+    struct store *s = NULL;
+    struct store_org org;
+    int tier = -1, rc;
+    uint64_t credits = 0;
+
+    if (o->npos != 3 || !slug_ok(o->pos[2]))
+        return usage("orgs update needs a SLUG");
+    if (!o->tier && !o->credits)
+        return usage("orgs update needs --tier or --credits");
+    if (o->tier && (tier = config_tier_from_name(o->tier)) < 0)
+        return usage("--tier must be starter, manager or agency");
+    if (o->credits && (str_to_u64(str_c(o->credits), &credits) || credits > 1000000000000000ull))
+        return usage("--credits must be a whole number from 0 to 10^15");
+    if (open_store(c, &s))
+        return 1;
+    rc = store_org_update(s, o->pos[2], tier, o->credits ? (int64_t)credits : -1, &org);
+    store_close(s);
+    if (rc == ERR_NOT_FOUND) {
+        fprintf(stderr, "workforce: no organization %s\n", o->pos[2]);
+        return 1;
+    }
+    if (rc) {
+        fprintf(stderr, "workforce: the organization could not be updated\n");
+        return 1;
+    }
+    printf("%s\t%s\t%lld\n", org.slug, config_tier_name((enum config_tier)org.tier),
+           (long long)org.credits);
+    return 0;
+}
+
+/* ---- serve ---- */
+
+static int cmd_serve(const struct config *c, const struct opts *o)
+{
+    struct router_env env;
+    struct store *s = NULL;
+    struct http_server *srv = NULL;
+    struct http_options ho;
+    struct http_app app;
+    struct err e;
+    sigset_t set;
+    int sig = 0;
+    int rc = 1;
+
+    if (o->npos != 1)
+        return usage("serve takes no positional arguments");
+    memset(&env, 0, sizeof(env));
+    err_clear(&e);
+    env.cfg = c;
+    env.started_ms = clock_now_ms();
+    if (open_store(c, &s) || load_secret(c, env.secret))
+        goto out;
+    if (store_reset_busy(s)) {
+        fprintf(stderr, "workforce: database: cannot reset work counters\n");
+        goto out;
+    }
+    if (store_pool_new(c->database, c->threads, &env.pool, &e)) {
+        fprintf(stderr, "workforce: %s: %s\n", e.param, e.msg);
+        goto out;
+    }
+    env.rl = ratelimit_new();
+    env.metrics = metrics_new(router_nroutes);
+
+    /* Block the stop signals before any thread starts, so only sigwait() below sees them. */
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    ho.host = c->listen_host;
+    ho.port = c->listen_port;
+    ho.threads = c->threads;
+    ho.conn_timeout_s = 60;
+    app = router_http_app(&env);
+    if (http_server_start(&ho, &app, &srv)) {
+        fprintf(stderr, "workforce: WORKFORCE_LISTEN: cannot listen on %s:%u\n", c->listen_host,
+                c->listen_port);
+        goto out;
+    }
+    log_info("workforce: listening on http://%s:%u (database %s, %u threads)", c->listen_host,
+             http_server_port(srv), c->database, c->threads);
+    fprintf(stderr, "workforce: listening on http://%s:%u\n", c->listen_host,
+            http_server_port(srv));
+    while (sigwait(&set, &sig) != 0)
+        ;
+    log_info("workforce: signal %d, draining requests in flight", sig);
+    http_server_stop(srv, 30);
+    srv = NULL;
+    log_info("workforce: stopped");
+    rc = 0;
+out:
+    http_server_stop(srv, 0);
+    store_pool_free(env.pool);
+    ratelimit_free(env.rl);
+    metrics_free(env.metrics);
+    store_close(s);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    struct config cfg;
+    struct opts o;
+    struct err e;
+    int rc;
+
+    err_clear(&e);
+    if (argc < 2)
+        return usage(NULL);
+    if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0) {
+        fputs(USAGE, stdout);
+        return 0;
+    }
+    if (config_load_env(&cfg, environ, &e)) {
+        fprintf(stderr, "workforce: %s: %s\n", e.param[0] ? e.param : "configuration", e.msg);
+        return 2;
+    }
+    rc = parse_opts(argc - 1, argv + 1, &o);
+    if (rc)
+        return rc;
+    if (o.listen && config_set_listen(&cfg, o.listen, &e))
+        goto bad;
+    if (o.database && config_set_database(&cfg, o.database, &e))
+        goto bad;
+    config_finish(&cfg);
+
+    if (strcmp(o.pos[0], "serve") == 0)
+        return cmd_serve(&cfg, &o);
+    if (o.listen)
+        return usage("--listen is only for serve");
+    if (strcmp(o.pos[0], "keys") == 0 && o.npos >= 2) {
+        if (strcmp(o.pos[1], "create") == 0)
+            return cmd_keys_create(&cfg, &o);
+        if (strcmp(o.pos[1], "list") == 0)
+            return cmd_keys_list(&cfg, &o);
+        if (strcmp(o.pos[1], "revoke") == 0)
+            return cmd_keys_revoke(&cfg, &o);
+    }
+    if (strcmp(o.pos[0], "orgs") == 0 && o.npos >= 2 && strcmp(o.pos[1], "update") == 0)
+        return cmd_orgs_update(&cfg, &o);
+    return usage("unknown command");
+bad:
+    fprintf(stderr, "workforce: %s: %s\n", e.param, e.msg);
+    return 2;
+}

@@ -1,0 +1,371 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * middleware.c: the pipeline of every request, in the order the contract's clients observe:
+ *
+ *   begin   request id; a Content-Length over the JSON cap is refused (413) unread
+ *   handle  route (404/405) -> key (401) -> scope (403) -> limits (429) -> body size (413) ->
+ *           content type (415) -> JSON (400) -> query parameters (400) -> handler
+ *   done    rate-limit slot released, metrics counted, request memory freed
+ *
+ * Every response carries X-Request-Id; every response after a valid key also carries the
+ * X-RateLimit-* headers. Errors are rendered only by api_error_respond().
+ */
+#include "router.h"
+
+#include "../api/api.h"
+#include "../core/clock.h"
+#include "../core/crypto.h"
+#include "../core/id.h"
+#include "../core/log.h"
+#include "../core/str.h"
+#include "../metrics/metrics.h"
+#include "../ratelimit/ratelimit.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#define JSON_BODY_CAP (1u << 20)
+
+/* ---- Helpers for handlers ---- */
+
+/* The value of query parameter 'name', or NULL when absent. Borrowed for the request. */
+const char *router_query(const struct router_req *r, const char *name)
+{
+    for (size_t i = 0; i < r->nquery; i++) {
+        if (strcmp(r->qname[i], name) == 0)
+            return r->qvalue[i];
+    }
+    return NULL;
+}
+
+/*
+ * Read the 'limit' query parameter: absent gives 'def'; otherwise it must be decimal digits
+ * from 1 to 'max', else 400 with param "limit".
+ */
+int router_query_limit(const struct router_req *r, unsigned def, unsigned max, unsigned *out,
+                       struct err *e)
+{
+    const char *v = router_query(r, "limit");
+    uint64_t n;
+
+    if (!v) {
+        *out = def;
+        return 0;
+    }
+    if (str_to_u64(str_c(v), &n) || n < 1 || n > max)
+        return err_set(e, ERR_INVALID, "invalid_request", "limit",
+                       "Invalid limit: must be an integer from 1 to %u.", max);
+    *out = (unsigned)n;
+    return 0;
+}
+
+/* Answer 200 with the JSON 'body' (taken). */
+void router_respond(struct router_req *r, json_t *body)
+{
+    if (r->resp)
+        json_decref(r->resp);
+    r->resp = body;
+}
+
+/* Answer with a non-JSON body (taken; released with free()). */
+void router_respond_raw(struct router_req *r, unsigned status, const char *ctype, char *body,
+                        size_t len)
+{
+    if (r->resp) {
+        json_decref(r->resp);
+        r->resp = NULL;
+    }
+    r->status = status;
+    http_resp_set(r->http, status, ctype, body, len);
+}
+
+/* ---- Pipeline steps ---- */
+
+static bool sane_request_id(const char *s)
+{
+    size_t n = 0;
+    for (; s[n]; n++) {
+        char c = s[n];
+        if (n >= 128 || !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                          (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.'))
+            return false;
+    }
+    return n > 0;
+}
+
+static void collect_query(void *ud, const char *key, const char *value)
+{
+    struct router_req *r = ud;
+    if (r->nquery >= ROUTER_MAX_QUERY) {
+        r->query_overflow = true;
+        return;
+    }
+    r->qname[r->nquery] = arena_strdup(r->arena, key);
+    r->qvalue[r->nquery] = arena_strdup(r->arena, value);
+    r->nquery++;
+}
+
+/* Unknown or repeated query parameters are refused, naming the first offender. */
+static int check_query(struct router_req *r, const struct route *rt, struct err *e)
+{
+    if (r->query_overflow)
+        return err_set(e, ERR_INVALID, "invalid_request", NULL,
+                       "Too many query parameters (at most %d).", ROUTER_MAX_QUERY);
+    for (size_t i = 0; i < r->nquery; i++) {
+        bool known = false;
+        for (size_t j = 0; rt->query && rt->query[j]; j++) {
+            if (strcmp(rt->query[j], r->qname[i]) == 0)
+                known = true;
+        }
+        if (!known)
+            return err_set(e, ERR_INVALID, "invalid_request", r->qname[i],
+                           "Unknown query parameter: %.80s.", r->qname[i]);
+        for (size_t j = 0; j < i; j++) {
+            if (strcmp(r->qname[j], r->qname[i]) == 0)
+                return err_set(e, ERR_INVALID, "invalid_request", r->qname[i],
+                               "Query parameter %.80s is repeated.", r->qname[i]);
+        }
+    }
+    return 0;
+}
+
+static int authenticate(struct router_req *r, struct err *e)
+{
+    const char *h = http_req_header(r->http, "Authorization");
+    const char *key;
+    size_t keylen;
+    int mode;
+    unsigned char hash[32];
+    int rc;
+
+    if (!h)
+        return err_set(e, ERR_AUTH, "missing_api_key", NULL,
+                       "No API key provided. Send the header Authorization: Bearer <API_KEY>.");
+    if (auth_bearer_parse(h, &key, &keylen, &mode))
+        return err_set(e, ERR_AUTH, "invalid_api_key", NULL,
+                       "The Authorization header must be 'Bearer ' followed by a secret key "
+                       "(svc_live_sk_… or svc_test_sk_…).");
+    if (auth_key_hash(r->env->secret, key, keylen, hash))
+        return err_set(e, ERR_INTERNAL, "internal_error", NULL, "The key could not be checked.");
+    rc = store_key_find(r->store, hash, &r->key);
+    if (rc == ERR_NOT_FOUND || (!rc && !crypto_equal(hash, r->key.hash, sizeof(hash))))
+        return err_set(e, ERR_AUTH, "invalid_api_key", NULL, "The API key is not valid.");
+    if (rc)
+        return err_set(e, ERR_STORE, "internal_error", NULL, "The key could not be checked.");
+    if (r->key.revoked_at)
+        return err_set(e, ERR_AUTH, "invalid_api_key", NULL, "The API key has been revoked.");
+    if (r->key.expires_at && r->key.expires_at <= clock_now_ms())
+        return err_set(e, ERR_AUTH, "invalid_api_key", NULL, "The API key has expired.");
+    if ((int)r->key.mode != mode)
+        return err_set(e, ERR_AUTH, "invalid_api_key", NULL, "The API key is not valid.");
+    rc = store_org_get(r->store, r->key.org_id, &r->org);
+    if (rc)
+        return err_set(e, rc == ERR_NOT_FOUND ? ERR_AUTH : ERR_STORE,
+                       rc == ERR_NOT_FOUND ? "invalid_api_key" : "internal_error", NULL,
+                       "The API key could not be checked.");
+    if (auth_scopes_parse(r->key.scopes, &r->scopes, NULL))
+        r->scopes = 1u << 31; /* damaged scope text: a bit no route asks for, so no scope */
+    snprintf(r->tenant.org_id, sizeof(r->tenant.org_id), "%s", r->org.id);
+    r->tenant.mode = r->key.mode;
+    snprintf(r->rl_tenant, sizeof(r->rl_tenant), "%s:%s", r->org.id,
+             r->key.mode == STORE_TEST ? "test" : "live");
+    r->limits = r->env->cfg->limits[r->key.mode == STORE_TEST ? TIER_STARTER : r->org.tier];
+    r->authed = true;
+    return 0;
+}
+
+static void set_limit_headers(struct router_req *r, const struct ratelimit_result *res)
+{
+    char v[32];
+    snprintf(v, sizeof(v), "%u", res->limit);
+    http_resp_header(r->http, "X-RateLimit-Limit", v);
+    snprintf(v, sizeof(v), "%u", res->remaining);
+    http_resp_header(r->http, "X-RateLimit-Remaining", v);
+    snprintf(v, sizeof(v), "%lld", (long long)res->reset_s);
+    http_resp_header(r->http, "X-RateLimit-Reset", v);
+}
+
+static int admit(struct router_req *r, struct err *e)
+{
+    struct ratelimit_result res;
+
+    ratelimit_enter(r->env->rl, r->rl_tenant, &r->limits, clock_now_ms(), &res);
+    set_limit_headers(r, &res);
+    if (res.verdict == RATELIMIT_OK) {
+        r->rl_entered = true;
+        return 0;
+    }
+    {
+        char v[24];
+        snprintf(v, sizeof(v), "%lld", (long long)res.retry_after);
+        http_resp_header(r->http, "Retry-After", v);
+    }
+    if (res.verdict == RATELIMIT_CONCURRENCY)
+        return err_set(e, ERR_LIMIT, "concurrency_limit_exceeded", NULL,
+                       "Too many requests in flight at once (limit %u). Retry after %lld s.",
+                       r->limits.concurrent, (long long)res.retry_after);
+    return err_set(e, ERR_LIMIT, "rate_limit_exceeded", NULL,
+                   "Rate limit exceeded (%u requests per minute, burst %u). Retry after %lld s.",
+                   r->limits.per_minute, r->limits.burst, (long long)res.retry_after);
+}
+
+static bool is_json_type(const char *ct)
+{
+    size_t n = strcspn(ct, ";");
+    while (n > 0 && (ct[n - 1] == ' ' || ct[n - 1] == '\t'))
+        n--;
+    return n == 16 && strncasecmp(ct, "application/json", 16) == 0;
+}
+
+static int read_body(struct router_req *r, struct err *e)
+{
+    const char *m = http_req_method(r->http);
+    const char *ct;
+    const char *body;
+    size_t len;
+
+    if (strcmp(m, "POST") != 0 && strcmp(m, "PATCH") != 0 && strcmp(m, "PUT") != 0)
+        return 0;
+    if (http_req_body_too_large(r->http))
+        return err_set(e, ERR_LIMIT, "request_too_large", NULL,
+                       "The request body is larger than %u bytes.", JSON_BODY_CAP);
+    body = http_req_body(r->http, &len);
+    ct = http_req_header(r->http, "Content-Type");
+    if (len > 0 && (!ct || !is_json_type(ct)))
+        return err_set(e, ERR_INVALID, "unsupported_media_type", NULL,
+                       "Send the request body as application/json.");
+    return jb_parse(body, len, &r->body, e);
+}
+
+static void render(struct router_req *r)
+{
+    size_t len;
+    char *s;
+    if (!r->resp)
+        return; /* a raw response was set */
+    s = jo_dump(r->resp, &len);
+    json_decref(r->resp);
+    r->resp = NULL;
+    http_resp_set(r->http, r->status ? r->status : 200, "application/json", s, len);
+}
+
+/* ---- libmicrohttpd-facing callbacks ---- */
+
+static enum http_begin on_begin(struct http_req *h, void *ud)
+{
+    const struct router_env *env = ud;
+    struct arena *a = http_req_arena(h);
+    struct router_req *r = arena_calloc(a, sizeof(*r));
+    const char *rid = http_req_header(h, "X-Request-Id");
+    const char *cl = http_req_header(h, "Content-Length");
+    uint64_t n;
+
+    r->http = h;
+    r->arena = a;
+    r->env = env;
+    r->route = -1;
+    r->t0_us = clock_mono_us();
+    if (rid && sane_request_id(rid)) {
+        snprintf(r->request_id, sizeof(r->request_id), "%s", rid);
+    } else if (id_new("req", r->request_id, sizeof(r->request_id))) {
+        snprintf(r->request_id, sizeof(r->request_id), "req_unknown");
+    }
+    http_req_set_user(h, r);
+    http_resp_header(h, "X-Request-Id", r->request_id);
+    http_req_set_body_cap(h, JSON_BODY_CAP);
+    if (cl && !str_to_u64(str_c(cl), &n) && n > JSON_BODY_CAP) {
+        struct err e;
+        err_set(&e, ERR_LIMIT, "request_too_large", NULL,
+                "The request body is larger than %u bytes.", JSON_BODY_CAP);
+        api_error_respond(r, &e);
+        return HTTP_RESPOND_NOW;
+    }
+    return HTTP_READ_BODY;
+}
+
+static void on_handle(struct http_req *h, void *ud)
+{
+    struct router_req *r = http_req_user(h);
+    struct router_match m;
+    struct err e;
+    const struct route *rt;
+    int rc;
+
+    (void)ud;
+    err_clear(&e);
+    router_match(router_routes, router_nroutes, http_req_method(h), http_req_path(h), r->arena,
+                 &m);
+    if (m.route < 0) {
+        if (m.allow[0]) {
+            http_resp_header(h, "Allow", m.allow);
+            err_set(&e, ERR_INVALID, "method_not_allowed", NULL,
+                    "Method %.10s is not allowed here. Allowed: %s.", http_req_method(h),
+                    m.allow);
+        } else {
+            err_set(&e, ERR_NOT_FOUND, "route_not_found", NULL, "No such route: %.10s %.200s.",
+                    http_req_method(h), http_req_path(h));
+        }
+        api_error_respond(r, &e);
+        return;
+    }
+    r->route = m.route;
+    rt = &router_routes[m.route];
+    memcpy(r->params, m.params, sizeof(r->params));
+    http_req_query_each(h, collect_query, r);
+
+    r->store = store_pool_get(r->env->pool);
+    rc = 0;
+    if (!(rt->flags & ROUTE_PUBLIC)) {
+        rc = authenticate(r, &e);
+        if (!rc && !auth_scope_allows(r->scopes, rt->scope))
+            rc = err_set(&e, ERR_FORBIDDEN, "permission_denied", NULL,
+                         "This API key lacks the scope %s.", auth_scope_name(rt->scope));
+        if (!rc)
+            rc = admit(r, &e);
+    }
+    if (!rc)
+        rc = read_body(r, &e);
+    if (!rc)
+        rc = check_query(r, rt, &e);
+    if (!rc)
+        rc = rt->handler(r, &e);
+    store_pool_put(r->env->pool, r->store);
+    r->store = NULL;
+    if (rc) {
+        if (!e.code) {
+            log_error("request %s: %s %s failed with %s and no details", r->request_id,
+                      http_req_method(h), rt->pattern, err_name((enum err_code)rc));
+            err_set(&e, (enum err_code)rc, "internal_error", NULL, "Internal error.");
+        }
+        if (r->resp) {
+            json_decref(r->resp);
+            r->resp = NULL;
+        }
+        api_error_respond(r, &e);
+        return;
+    }
+    render(r);
+}
+
+static void on_done(struct http_req *h, void *ud)
+{
+    struct router_req *r = http_req_user(h);
+    const struct router_env *env = ud;
+    if (!r)
+        return;
+    if (r->rl_entered)
+        ratelimit_leave(env->rl, r->rl_tenant);
+    metrics_observe(env->metrics, r->route, http_resp_status(h), clock_mono_us() - r->t0_us);
+    if (r->body)
+        json_decref(r->body);
+    if (r->resp)
+        json_decref(r->resp);
+}
+
+/* The callbacks that connect the HTTP server to this pipeline, with 'env' as their state. */
+struct http_app router_http_app(const struct router_env *env)
+{
+    struct http_app app = {on_begin, on_handle, on_done, (void *)(uintptr_t)env};
+    return app;
+}

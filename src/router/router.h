@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * router: the route table, the request pipeline around every handler (request id, route
+ * match, auth, scope, rate limits, body and query checks) and what handlers see of a request:
+ * struct router_req. Handlers have the shape `int h(struct router_req *r, struct err *e)`:
+ * return 0 with r->resp set (status 200 unless r->status says otherwise), or an error code with
+ * 'e' filled, which api/errors.c renders.
+ */
+#ifndef WORKFORCE_ROUTER_H
+#define WORKFORCE_ROUTER_H
+
+#include "../auth/auth.h"
+#include "../core/config.h"
+#include "../core/err.h"
+#include "../core/mem.h"
+#include "../http/http.h"
+#include "../json/json.h"
+#include "../store/store.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define ROUTER_MAX_PARAMS 4
+#define ROUTER_MAX_QUERY 16
+
+struct metrics;
+struct ratelimit;
+struct router_req;
+
+typedef int (*router_handler_fn)(struct router_req *r, struct err *e);
+
+enum router_flag {
+    ROUTE_PUBLIC = 1 << 0, /* no key needed */
+};
+
+struct route {
+    const char *method;
+    const char *pattern; /* "/v1/employees/{id}/stats" */
+    router_handler_fn handler;
+    uint32_t scope;             /* enum auth_scope bits needed; 0: any key */
+    unsigned flags;             /* enum router_flag */
+    const char *const *query;   /* allowed query parameters, NULL-terminated; NULL: none */
+};
+
+/* Process-wide services, read-only once serving starts. */
+struct router_env {
+    const struct config *cfg;
+    struct store_pool *pool;
+    struct ratelimit *rl;
+    struct metrics *metrics;
+    unsigned char secret[AUTH_SECRET_LEN];
+    int64_t started_ms;
+};
+
+struct router_req {
+    struct http_req *http;
+    struct arena *arena;
+    const struct router_env *env;
+    int route;                           /* index in router_routes, -1 when none matched */
+    const char *params[ROUTER_MAX_PARAMS];
+    const char *qname[ROUTER_MAX_QUERY];
+    const char *qvalue[ROUTER_MAX_QUERY];
+    size_t nquery;
+    bool query_overflow;
+    bool authed;
+    struct store_tenant tenant;
+    struct store_key key;
+    struct store_org org;
+    uint32_t scopes;
+    struct config_limits limits;
+    char rl_tenant[ID_MAX + 8];
+    bool rl_entered;
+    struct store *store; /* borrowed from the pool for the length of handle() */
+    json_t *body;        /* owned; released when the request is done */
+    unsigned status;     /* 0: 200 */
+    json_t *resp;        /* owned until rendered */
+    int64_t t0_us;
+    char request_id[160];
+};
+
+extern const struct route router_routes[];
+extern const size_t router_nroutes;
+
+/* ---- match.c (pure) ---- */
+struct router_match {
+    int route;     /* index, or -1 */
+    char allow[64]; /* methods of the path when it matched with another method */
+    const char *params[ROUTER_MAX_PARAMS];
+};
+void router_match(const struct route *routes, size_t n, const char *method, const char *path,
+                  struct arena *a, struct router_match *out);
+
+/* ---- cursor.c (pure) ---- */
+char *router_cursor_encode(struct arena *a, const char *const *fields, size_t n);
+int router_cursor_decode(const char *s, size_t len, struct arena *a, const char **fields, size_t n);
+
+/* ---- Helpers for handlers (middleware.c) ---- */
+const char *router_query(const struct router_req *r, const char *name); /* NULL: absent */
+int router_query_limit(const struct router_req *r, unsigned def, unsigned max, unsigned *out,
+                       struct err *e);
+void router_respond(struct router_req *r, json_t *body); /* status 200 JSON, takes 'body' */
+void router_respond_raw(struct router_req *r, unsigned status, const char *ctype, char *body,
+                        size_t len); /* takes 'body' (free()) */
+
+/* The three libmicrohttpd-facing callbacks, for http_server_start(). */
+struct http_app router_http_app(const struct router_env *env);
+
+#endif

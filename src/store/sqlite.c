@@ -1,0 +1,823 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sqlite.c: the embedded backend. One connection per handle, WAL journal, synchronous=FULL so
+ * an acknowledged write survives power loss, a busy timeout so the CLI and the server can
+ * write the same file. Prepared statements are cached per connection by slot.
+ *
+ * The migrations are the files of sql/, embedded at build time (tools/embed.py) as
+ * store_sqlite_migrations[]; version N is element N-1.
+ */
+#include "store_int.h"
+
+#include "../core/clock.h"
+#include "../core/log.h"
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern const char *const store_sqlite_migrations[];
+extern const size_t store_sqlite_migrations_count;
+
+enum slot {
+    Q_ORG_BY_SLUG,
+    Q_ORG_BY_ID,
+    Q_KEY_FIND,
+    Q_EMP_GET,
+    Q_EMP_LIST,
+    Q_EMP_COUNT,
+    Q_EMP_INSERT,
+    Q_EVENT_INSERT,
+    Q_COUNT
+};
+
+struct sqlite_store {
+    struct store base;
+    sqlite3 *db;
+    sqlite3_stmt *stmts[Q_COUNT];
+};
+
+#define DB(s) (((struct sqlite_store *)(s))->db)
+
+static const char *const mode_names[] = {"live", "test"};
+static const char *const tier_names[] = {"starter", "manager", "agency"};
+
+#define EMP_COLS                                                                                   \
+    "id, name, role, category, tier, capabilities, description, instructions, model, "            \
+    "CASE WHEN disabled THEN 2 WHEN busy > 0 THEN 1 ELSE 0 END, created_at, updated_at"
+
+static const char *const sql_text[Q_COUNT] = {
+    [Q_ORG_BY_SLUG] = "SELECT id, slug, tier, credits, created_at FROM orgs WHERE slug = ?1",
+    [Q_ORG_BY_ID] = "SELECT id, slug, tier, credits, created_at FROM orgs WHERE id = ?1",
+    [Q_KEY_FIND] = "SELECT id, org_id, mode, hash, last4, scopes, created_at, "
+                   "coalesce(expires_at, 0), coalesce(revoked_at, 0) FROM api_keys WHERE hash = ?1",
+    [Q_EMP_GET] = "SELECT " EMP_COLS " FROM employees WHERE org_id = ?1 AND mode = ?2 AND id = ?3",
+    [Q_EMP_LIST] = "SELECT " EMP_COLS " FROM employees WHERE org_id = ?1 AND mode = ?2"
+                   " AND (?3 IS NULL OR category = ?3)"
+                   " AND (?4 < 0 OR (CASE WHEN disabled THEN 2 WHEN busy > 0 THEN 1 ELSE 0 END) = ?4)"
+                   " AND (?5 IS NULL OR (name, id) > (?5, ?6))"
+                   " ORDER BY name, id LIMIT ?7",
+    [Q_EMP_COUNT] = "SELECT count(*) FROM employees WHERE org_id = ?1 AND mode = ?2"
+                    " AND (?3 IS NULL OR category = ?3)"
+                    " AND (?4 < 0 OR (CASE WHEN disabled THEN 2 WHEN busy > 0 THEN 1 ELSE 0 END) = ?4)",
+    [Q_EMP_INSERT] = "INSERT INTO employees (id, org_id, mode, name, role, category, tier,"
+                     " capabilities, description, instructions, model, disabled, busy, created_at,"
+                     " updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 0, ?13,"
+                     " ?13)",
+    [Q_EVENT_INSERT] = "INSERT INTO employee_events (org_id, mode, employee_id, kind, at,"
+                       " response_ms, credits, value, conversation_id) VALUES (?1, ?2, ?3, ?4, ?5,"
+                       " ?6, ?7, ?8, ?9)",
+};
+
+static int fail(struct store *s, const char *what)
+{
+    log_error("store: %s: %s", what, sqlite3_errmsg(DB(s)));
+    return ERR_STORE;
+}
+
+/* The cached statement of 'slot', reset and with no bindings. NULL on failure (logged). */
+static sqlite3_stmt *stmt(struct store *s, enum slot slot)
+{
+    struct sqlite_store *ss = (struct sqlite_store *)s;
+    if (!ss->stmts[slot]) {
+        if (sqlite3_prepare_v3(ss->db, sql_text[slot], -1, SQLITE_PREPARE_PERSISTENT,
+                               &ss->stmts[slot], NULL) != SQLITE_OK) {
+            fail(s, sql_text[slot]);
+            return NULL;
+        }
+    } else {
+        sqlite3_reset(ss->stmts[slot]);
+        sqlite3_clear_bindings(ss->stmts[slot]);
+    }
+    return ss->stmts[slot];
+}
+
+static int exec(struct store *s, const char *sql)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(DB(s), sql, NULL, NULL, &msg) != SQLITE_OK) {
+        log_error("store: %s: %s", sql, msg ? msg : "?");
+        sqlite3_free(msg);
+        return ERR_STORE;
+    }
+    return 0;
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *v)
+{
+    if (v)
+        sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+static void bind_tenant(sqlite3_stmt *st, const struct store_tenant *t)
+{
+    sqlite3_bind_text(st, 1, t->org_id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, mode_names[t->mode], -1, SQLITE_STATIC);
+}
+
+static void copy_col(sqlite3_stmt *st, int col, char *dst, size_t n)
+{
+    const unsigned char *v = sqlite3_column_text(st, col);
+    snprintf(dst, n, "%s", v ? (const char *)v : "");
+}
+
+static const char *arena_col(struct arena *a, sqlite3_stmt *st, int col)
+{
+    const unsigned char *v = sqlite3_column_text(st, col);
+    if (!v)
+        return NULL;
+    return arena_strndup(a, (const char *)v, (size_t)sqlite3_column_bytes(st, col));
+}
+
+static int tier_index(const unsigned char *v)
+{
+    for (int i = 0; i < 3; i++) {
+        if (v && strcmp((const char *)v, tier_names[i]) == 0)
+            return i;
+    }
+    return 0;
+}
+
+/* ---- Lifecycle ---- */
+
+static void s_close(struct store *s)
+{
+    struct sqlite_store *ss = (struct sqlite_store *)s;
+    for (int i = 0; i < Q_COUNT; i++)
+        sqlite3_finalize(ss->stmts[i]);
+    sqlite3_close(ss->db);
+    free(ss);
+}
+
+static int s_migrate(struct store *s, struct err *e)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t have = 0;
+    int rc;
+
+    rc = exec(s, "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY,"
+                 " applied_at INTEGER NOT NULL)");
+    if (rc)
+        goto out;
+    rc = exec(s, "BEGIN IMMEDIATE");
+    if (rc)
+        goto out;
+    if (sqlite3_prepare_v2(DB(s), "SELECT coalesce(max(version), 0) FROM schema_migrations", -1,
+                           &st, NULL) != SQLITE_OK ||
+        sqlite3_step(st) != SQLITE_ROW) {
+        rc = fail(s, "read schema version");
+        goto rollback;
+    }
+    have = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    st = NULL;
+    if (have > (int64_t)store_sqlite_migrations_count) {
+        rc = err_set(e, ERR_STORE, "invalid_setting", "WORKFORCE_DATABASE",
+                     "the database schema (version %lld) is newer than this build (%zu)",
+                     (long long)have, store_sqlite_migrations_count);
+        goto rollback;
+    }
+    for (size_t v = (size_t)have + 1; v <= store_sqlite_migrations_count; v++) {
+        char ins[128];
+        rc = exec(s, store_sqlite_migrations[v - 1]);
+        if (rc)
+            goto rollback;
+        snprintf(ins, sizeof(ins), "INSERT INTO schema_migrations VALUES (%zu, %lld)", v,
+                 (long long)clock_now_ms());
+        rc = exec(s, ins);
+        if (rc)
+            goto rollback;
+        log_info("store: migrated to schema version %zu", v);
+    }
+    rc = exec(s, "COMMIT");
+    goto out;
+rollback:
+    exec(s, "ROLLBACK");
+out:
+    if (rc && e && !e->code)
+        err_set(e, ERR_STORE, "internal_error", NULL, "the database could not be migrated");
+    return rc;
+}
+
+static int s_ping(struct store *s)
+{
+    return exec(s, "SELECT 1");
+}
+
+static int s_reset_busy(struct store *s)
+{
+    return exec(s, "UPDATE employees SET busy = 0 WHERE busy != 0");
+}
+
+/* ---- Organizations and keys ---- */
+
+static int read_org(struct store *s, enum slot slot, const char *v, struct store_org *out)
+{
+    sqlite3_stmt *st = stmt(s, slot);
+    int rc;
+    if (!st)
+        return ERR_STORE;
+    sqlite3_bind_text(st, 1, v, -1, SQLITE_STATIC);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_DONE)
+        return ERR_NOT_FOUND;
+    if (rc != SQLITE_ROW)
+        return fail(s, "read org");
+    copy_col(st, 0, out->id, sizeof(out->id));
+    copy_col(st, 1, out->slug, sizeof(out->slug));
+    out->tier = tier_index(sqlite3_column_text(st, 2));
+    out->credits = sqlite3_column_int64(st, 3);
+    out->created_at = sqlite3_column_int64(st, 4);
+    sqlite3_reset(st);
+    return 0;
+}
+
+static int s_org_get_by_slug(struct store *s, const char *slug, struct store_org *out)
+{
+    return read_org(s, Q_ORG_BY_SLUG, slug, out);
+}
+
+static int s_org_get(struct store *s, const char *id, struct store_org *out)
+{
+    return read_org(s, Q_ORG_BY_ID, id, out);
+}
+
+static int insert_employee(struct store *s, const struct store_tenant *t,
+                           const struct store_employee *emp)
+{
+    sqlite3_stmt *st = stmt(s, Q_EMP_INSERT);
+    if (!st)
+        return ERR_STORE;
+    sqlite3_bind_text(st, 1, emp->id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, t->org_id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, mode_names[t->mode], -1, SQLITE_STATIC);
+    bind_text(st, 4, emp->name);
+    bind_text(st, 5, emp->role);
+    bind_text(st, 6, emp->category);
+    bind_text(st, 7, emp->tier);
+    bind_text(st, 8, emp->capabilities ? emp->capabilities : "[]");
+    bind_text(st, 9, emp->description ? emp->description : "");
+    bind_text(st, 10, emp->instructions ? emp->instructions : "");
+    bind_text(st, 11, emp->model);
+    sqlite3_bind_int(st, 12, emp->status == STORE_EMP_OFFLINE);
+    sqlite3_bind_int64(st, 13, emp->created_at);
+    if (sqlite3_step(st) != SQLITE_DONE)
+        return fail(s, "insert employee");
+    sqlite3_reset(st);
+    return 0;
+}
+
+static int s_org_create(struct store *s, const char *slug, int tier, int64_t credits,
+                        const struct store_employee *seed, size_t nseed, struct store_org *out,
+                        struct err *e)
+{
+    sqlite3_stmt *st = NULL;
+    struct store_org org;
+    int64_t now = clock_now_ms();
+    int rc;
+
+    memset(&org, 0, sizeof(org));
+    rc = exec(s, "BEGIN IMMEDIATE");
+    if (rc)
+        return rc;
+    if (read_org(s, Q_ORG_BY_SLUG, slug, &org) == 0) {
+        rc = err_set(e, ERR_CONFLICT, "invalid_request", "org", "the organization exists");
+        goto rollback;
+    }
+    rc = id_new("org", org.id, sizeof(org.id));
+    if (rc)
+        goto rollback;
+    snprintf(org.slug, sizeof(org.slug), "%s", slug);
+    org.tier = tier;
+    org.credits = credits;
+    org.created_at = now;
+    if (sqlite3_prepare_v2(DB(s),
+                           "INSERT INTO orgs (id, slug, tier, credits, created_at, updated_at)"
+                           " VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = fail(s, "prepare org insert");
+        goto rollback;
+    }
+    sqlite3_bind_text(st, 1, org.id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, org.slug, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, tier_names[tier], -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 4, credits);
+    sqlite3_bind_int64(st, 5, now);
+    if (sqlite3_step(st) != SQLITE_DONE) {
+        rc = fail(s, "insert org");
+        goto rollback;
+    }
+    for (int mode = 0; mode < 2; mode++) {
+        struct store_tenant t;
+        snprintf(t.org_id, sizeof(t.org_id), "%s", org.id);
+        t.mode = (enum store_mode)mode;
+        for (size_t i = 0; i < nseed; i++) {
+            struct store_employee emp = seed[i];
+            char id[ID_MAX];
+            rc = id_new("emp", id, sizeof(id));
+            if (rc)
+                goto rollback;
+            emp.id = id;
+            emp.created_at = now;
+            rc = insert_employee(s, &t, &emp);
+            if (rc)
+                goto rollback;
+        }
+    }
+    rc = exec(s, "COMMIT");
+    if (rc)
+        goto rollback;
+    sqlite3_finalize(st);
+    *out = org;
+    return 0;
+rollback:
+    sqlite3_finalize(st);
+    exec(s, "ROLLBACK");
+    return rc;
+}
+
+static int s_org_update(struct store *s, const char *slug, int tier, int64_t credits,
+                        struct store_org *out)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    if (sqlite3_prepare_v2(DB(s),
+                           "UPDATE orgs SET tier = coalesce(?2, tier), credits = coalesce(?3,"
+                           " credits), updated_at = ?4 WHERE slug = ?1",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail(s, "prepare org update");
+    sqlite3_bind_text(st, 1, slug, -1, SQLITE_STATIC);
+    if (tier >= 0)
+        sqlite3_bind_text(st, 2, tier_names[tier], -1, SQLITE_STATIC);
+    if (credits >= 0)
+        sqlite3_bind_int64(st, 3, credits);
+    sqlite3_bind_int64(st, 4, clock_now_ms());
+    rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(s, "update org");
+    sqlite3_finalize(st);
+    if (rc)
+        return rc;
+    if (sqlite3_changes(DB(s)) == 0)
+        return ERR_NOT_FOUND;
+    return read_org(s, Q_ORG_BY_SLUG, slug, out);
+}
+
+static int s_key_create(struct store *s, const struct store_key *k)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (sqlite3_prepare_v2(DB(s),
+                           "INSERT INTO api_keys (id, org_id, mode, hash, last4, scopes, created_at,"
+                           " expires_at, revoked_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, NULL)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail(s, "prepare key insert");
+    sqlite3_bind_text(st, 1, k->id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, k->org_id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, mode_names[k->mode], -1, SQLITE_STATIC);
+    sqlite3_bind_blob(st, 4, k->hash, sizeof(k->hash), SQLITE_STATIC);
+    sqlite3_bind_text(st, 5, k->last4, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 6, k->scopes, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 7, k->created_at);
+    if (k->expires_at)
+        sqlite3_bind_int64(st, 8, k->expires_at);
+    rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(s, "insert key");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static void read_key(sqlite3_stmt *st, struct store_key *out)
+{
+    const void *h = sqlite3_column_blob(st, 3);
+    memset(out, 0, sizeof(*out));
+    copy_col(st, 0, out->id, sizeof(out->id));
+    copy_col(st, 1, out->org_id, sizeof(out->org_id));
+    out->mode = strcmp((const char *)sqlite3_column_text(st, 2), "test") == 0 ? STORE_TEST
+                                                                               : STORE_LIVE;
+    if (h && sqlite3_column_bytes(st, 3) == (int)sizeof(out->hash))
+        memcpy(out->hash, h, sizeof(out->hash));
+    copy_col(st, 4, out->last4, sizeof(out->last4));
+    copy_col(st, 5, out->scopes, sizeof(out->scopes));
+    out->created_at = sqlite3_column_int64(st, 6);
+    out->expires_at = sqlite3_column_int64(st, 7);
+    out->revoked_at = sqlite3_column_int64(st, 8);
+}
+
+static int s_key_find(struct store *s, const unsigned char hash[32], struct store_key *out)
+{
+    sqlite3_stmt *st = stmt(s, Q_KEY_FIND);
+    int rc;
+    if (!st)
+        return ERR_STORE;
+    sqlite3_bind_blob(st, 1, hash, 32, SQLITE_STATIC);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_DONE)
+        return ERR_NOT_FOUND;
+    if (rc != SQLITE_ROW)
+        return fail(s, "find key");
+    read_key(st, out);
+    sqlite3_reset(st);
+    return 0;
+}
+
+static int s_key_list(struct store *s, const char *org_id, struct arena *a, struct store_key **out,
+                      size_t *n)
+{
+    sqlite3_stmt *st = NULL;
+    size_t cap = 16, len = 0;
+    struct store_key *v = arena_alloc(a, cap * sizeof(*v));
+    int rc;
+
+    if (sqlite3_prepare_v2(DB(s),
+                           "SELECT id, org_id, mode, hash, last4, scopes, created_at,"
+                           " coalesce(expires_at, 0), coalesce(revoked_at, 0) FROM api_keys"
+                           " WHERE org_id = ?1 ORDER BY created_at, id",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail(s, "prepare key list");
+    sqlite3_bind_text(st, 1, org_id, -1, SQLITE_STATIC);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (len == cap) {
+            struct store_key *nv = arena_alloc(a, 2 * cap * sizeof(*v));
+            memcpy(nv, v, len * sizeof(*v));
+            v = nv;
+            cap *= 2;
+        }
+        read_key(st, &v[len++]);
+    }
+    rc = rc == SQLITE_DONE ? 0 : fail(s, "list keys");
+    sqlite3_finalize(st);
+    *out = v;
+    *n = len;
+    return rc;
+}
+
+static int s_key_revoke(struct store *s, const char *key_id, int64_t now)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (sqlite3_prepare_v2(DB(s),
+                           "UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?2) WHERE id = ?1",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail(s, "prepare revoke");
+    sqlite3_bind_text(st, 1, key_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, now);
+    rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(s, "revoke key");
+    sqlite3_finalize(st);
+    if (!rc && sqlite3_changes(DB(s)) == 0)
+        rc = ERR_NOT_FOUND;
+    return rc;
+}
+
+/* ---- Employees ---- */
+
+static void read_employee(sqlite3_stmt *st, struct arena *a, struct store_employee *out)
+{
+    out->id = arena_col(a, st, 0);
+    out->name = arena_col(a, st, 1);
+    out->role = arena_col(a, st, 2);
+    out->category = arena_col(a, st, 3);
+    out->tier = arena_col(a, st, 4);
+    out->capabilities = arena_col(a, st, 5);
+    out->description = arena_col(a, st, 6);
+    out->instructions = arena_col(a, st, 7);
+    out->model = arena_col(a, st, 8);
+    out->status = (enum store_emp_status)sqlite3_column_int(st, 9);
+    out->created_at = sqlite3_column_int64(st, 10);
+    out->updated_at = sqlite3_column_int64(st, 11);
+}
+
+static void bind_filter(sqlite3_stmt *st, const struct store_tenant *t,
+                        const struct store_emp_filter *f)
+{
+    bind_tenant(st, t);
+    bind_text(st, 3, f->category);
+    sqlite3_bind_int(st, 4, f->status);
+}
+
+static int s_employee_list(struct store *s, const struct store_tenant *t,
+                           const struct store_emp_filter *f, struct arena *a,
+                           struct store_emp_page *out)
+{
+    sqlite3_stmt *st = stmt(s, Q_EMP_LIST);
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (!st)
+        return ERR_STORE;
+    bind_filter(st, t, f);
+    bind_text(st, 5, f->after_name);
+    bind_text(st, 6, f->after_id);
+    sqlite3_bind_int64(st, 7, (int64_t)f->limit + 1);
+    out->items = arena_alloc(a, ((size_t)f->limit + 1) * sizeof(*out->items));
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (out->n == f->limit) {
+            out->has_more = true;
+            break;
+        }
+        read_employee(st, a, &out->items[out->n++]);
+    }
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return fail(s, "list employees");
+    sqlite3_reset(st);
+    st = stmt(s, Q_EMP_COUNT);
+    if (!st)
+        return ERR_STORE;
+    bind_filter(st, t, f);
+    if (sqlite3_step(st) != SQLITE_ROW)
+        return fail(s, "count employees");
+    out->total = sqlite3_column_int64(st, 0);
+    sqlite3_reset(st);
+    return 0;
+}
+
+static int s_employee_get(struct store *s, const struct store_tenant *t, const char *id,
+                          struct arena *a, struct store_employee *out)
+{
+    sqlite3_stmt *st = stmt(s, Q_EMP_GET);
+    int rc;
+    if (!st)
+        return ERR_STORE;
+    bind_tenant(st, t);
+    sqlite3_bind_text(st, 3, id, -1, SQLITE_STATIC);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_DONE)
+        return ERR_NOT_FOUND;
+    if (rc != SQLITE_ROW)
+        return fail(s, "get employee");
+    read_employee(st, a, out);
+    sqlite3_reset(st);
+    return 0;
+}
+
+static int s_employee_create(struct store *s, const struct store_tenant *t,
+                             const struct store_employee *emp)
+{
+    return insert_employee(s, t, emp);
+}
+
+static int s_employee_update(struct store *s, const struct store_tenant *t, const char *id,
+                             const struct store_employee *emp, unsigned fields, int64_t now)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    /* Each ?N is NULL when the field is not set; ?13 = 1 means "set model (maybe to NULL)". */
+    if (sqlite3_prepare_v2(
+            DB(s),
+            "UPDATE employees SET name = coalesce(?4, name), role = coalesce(?5, role),"
+            " category = coalesce(?6, category), tier = coalesce(?7, tier),"
+            " capabilities = coalesce(?8, capabilities), description = coalesce(?9, description),"
+            " instructions = coalesce(?10, instructions),"
+            " model = CASE WHEN ?13 THEN ?11 ELSE model END,"
+            " disabled = coalesce(?12, disabled), updated_at = ?14"
+            " WHERE org_id = ?1 AND mode = ?2 AND id = ?3",
+            -1, &st, NULL) != SQLITE_OK)
+        return fail(s, "prepare employee update");
+    bind_tenant(st, t);
+    sqlite3_bind_text(st, 3, id, -1, SQLITE_STATIC);
+    if (fields & STORE_EMP_NAME)
+        bind_text(st, 4, emp->name);
+    if (fields & STORE_EMP_ROLE)
+        bind_text(st, 5, emp->role);
+    if (fields & STORE_EMP_CATEGORY)
+        bind_text(st, 6, emp->category);
+    if (fields & STORE_EMP_TIER)
+        bind_text(st, 7, emp->tier);
+    if (fields & STORE_EMP_CAPABILITIES)
+        bind_text(st, 8, emp->capabilities);
+    if (fields & STORE_EMP_DESCRIPTION)
+        bind_text(st, 9, emp->description);
+    if (fields & STORE_EMP_INSTRUCTIONS)
+        bind_text(st, 10, emp->instructions);
+    if (fields & STORE_EMP_MODEL)
+        bind_text(st, 11, emp->model);
+    if (fields & STORE_EMP_STATUS)
+        sqlite3_bind_int(st, 12, emp->status == STORE_EMP_OFFLINE);
+    sqlite3_bind_int(st, 13, (fields & STORE_EMP_MODEL) != 0);
+    sqlite3_bind_int64(st, 14, now);
+    rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(s, "update employee");
+    sqlite3_finalize(st);
+    if (!rc && sqlite3_changes(DB(s)) == 0)
+        rc = ERR_NOT_FOUND;
+    return rc;
+}
+
+static int s_employee_summary(struct store *s, const struct store_tenant *t, const char *id,
+                              int64_t day_start, struct store_emp_summary *out)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (sqlite3_prepare_v2(
+            DB(s),
+            "SELECT"
+            " (SELECT count(*) FROM employee_events WHERE employee_id = ?3 AND org_id = ?1 AND"
+            "  mode = ?2 AND kind = 'task_completed' AND at >= ?4),"
+            " (SELECT coalesce(CAST(round(avg(response_ms)) AS INTEGER), 0) FROM employee_events"
+            "  WHERE employee_id = ?3 AND org_id = ?1 AND mode = ?2 AND kind = 'message'),"
+            " (SELECT count(*) FROM employee_events WHERE employee_id = ?3 AND org_id = ?1 AND"
+            "  mode = ?2 AND kind = 'rating'),"
+            " (SELECT avg(value) FROM employee_events WHERE employee_id = ?3 AND org_id = ?1 AND"
+            "  mode = ?2 AND kind = 'rating')",
+            -1, &st, NULL) != SQLITE_OK)
+        return fail(s, "prepare summary");
+    bind_tenant(st, t);
+    sqlite3_bind_text(st, 3, id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 4, day_start);
+    rc = sqlite3_step(st) == SQLITE_ROW ? 0 : fail(s, "summary");
+    if (!rc) {
+        out->tasks_completed_today = sqlite3_column_int64(st, 0);
+        out->avg_response_ms = sqlite3_column_int64(st, 1);
+        out->has_rating = sqlite3_column_int64(st, 2) > 0;
+        out->satisfaction = sqlite3_column_double(st, 3);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int s_employee_stats(struct store *s, const struct store_tenant *t, const char *id,
+                            int64_t from, int64_t to, int64_t bucket_ms, size_t nbuckets,
+                            struct arena *a, struct store_stats *out)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = 0;
+    int64_t nmsg;
+
+    memset(out, 0, sizeof(*out));
+    out->series = arena_calloc(a, nbuckets * sizeof(*out->series));
+    out->nseries = nbuckets;
+    for (size_t i = 0; i < nbuckets; i++)
+        out->series[i].start = from + (int64_t)i * bucket_ms;
+
+    if (sqlite3_prepare_v2(
+            DB(s),
+            "SELECT"
+            " coalesce(sum(kind = 'message'), 0),"
+            " count(DISTINCT CASE WHEN kind = 'message' THEN conversation_id END),"
+            " coalesce(sum(kind = 'task_completed'), 0),"
+            " coalesce(sum(kind = 'task_failed'), 0),"
+            " coalesce(sum(kind = 'workflow_step'), 0),"
+            " coalesce(CAST(round(avg(CASE WHEN kind = 'message' THEN response_ms END)) AS"
+            " INTEGER), 0),"
+            " coalesce(sum(credits), 0),"
+            " coalesce(sum(kind = 'rating'), 0),"
+            " avg(CASE WHEN kind = 'rating' THEN value END)"
+            " FROM employee_events WHERE employee_id = ?3 AND org_id = ?1 AND mode = ?2"
+            " AND at >= ?4 AND at < ?5",
+            -1, &st, NULL) != SQLITE_OK)
+        return fail(s, "prepare stats");
+    bind_tenant(st, t);
+    sqlite3_bind_text(st, 3, id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 4, from);
+    sqlite3_bind_int64(st, 5, to);
+    if (sqlite3_step(st) != SQLITE_ROW) {
+        rc = fail(s, "stats");
+        goto out;
+    }
+    out->messages = sqlite3_column_int64(st, 0);
+    out->conversations = sqlite3_column_int64(st, 1);
+    out->tasks_completed = sqlite3_column_int64(st, 2);
+    out->tasks_failed = sqlite3_column_int64(st, 3);
+    out->workflow_steps = sqlite3_column_int64(st, 4);
+    out->avg_response_ms = sqlite3_column_int64(st, 5);
+    out->credits = sqlite3_column_int64(st, 6);
+    out->ratings = sqlite3_column_int64(st, 7);
+    out->satisfaction = sqlite3_column_double(st, 8);
+    sqlite3_finalize(st);
+    st = NULL;
+
+    /* p95 by nearest rank: the ceil(0.95 n)-th smallest response time. */
+    nmsg = out->messages;
+    if (nmsg > 0) {
+        if (sqlite3_prepare_v2(DB(s),
+                               "SELECT response_ms FROM employee_events WHERE employee_id = ?3 AND"
+                               " org_id = ?1 AND mode = ?2 AND kind = 'message' AND at >= ?4 AND"
+                               " at < ?5 AND response_ms IS NOT NULL ORDER BY response_ms"
+                               " LIMIT 1 OFFSET ?6",
+                               -1, &st, NULL) != SQLITE_OK) {
+            rc = fail(s, "prepare p95");
+            goto out;
+        }
+        bind_tenant(st, t);
+        sqlite3_bind_text(st, 3, id, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 4, from);
+        sqlite3_bind_int64(st, 5, to);
+        sqlite3_bind_int64(st, 6, (nmsg * 95 + 99) / 100 - 1);
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW)
+            out->p95_response_ms = sqlite3_column_int64(st, 0);
+        rc = (rc == SQLITE_ROW || rc == SQLITE_DONE) ? 0 : fail(s, "p95");
+        sqlite3_finalize(st);
+        st = NULL;
+        if (rc)
+            goto out;
+    }
+
+    if (sqlite3_prepare_v2(DB(s),
+                           "SELECT (at - ?4) / ?6, sum(kind = 'message'), sum(kind ="
+                           " 'task_completed'), sum(credits) FROM employee_events WHERE"
+                           " employee_id = ?3 AND org_id = ?1 AND mode = ?2 AND at >= ?4 AND"
+                           " at < ?5 GROUP BY 1",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = fail(s, "prepare series");
+        goto out;
+    }
+    bind_tenant(st, t);
+    sqlite3_bind_text(st, 3, id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 4, from);
+    sqlite3_bind_int64(st, 5, to);
+    sqlite3_bind_int64(st, 6, bucket_ms);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t b = sqlite3_column_int64(st, 0);
+        if (b < 0 || (size_t)b >= nbuckets)
+            continue;
+        out->series[b].messages = sqlite3_column_int64(st, 1);
+        out->series[b].tasks_completed = sqlite3_column_int64(st, 2);
+        out->series[b].credits = sqlite3_column_int64(st, 3);
+    }
+    rc = rc == SQLITE_DONE ? 0 : fail(s, "series");
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int s_event_add(struct store *s, const struct store_tenant *t, const struct store_event *ev)
+{
+    sqlite3_stmt *st = stmt(s, Q_EVENT_INSERT);
+    if (!st)
+        return ERR_STORE;
+    bind_tenant(st, t);
+    sqlite3_bind_text(st, 3, ev->employee_id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, ev->kind, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 5, ev->at);
+    if (ev->response_ms >= 0)
+        sqlite3_bind_int64(st, 6, ev->response_ms);
+    sqlite3_bind_int64(st, 7, ev->credits);
+    if (ev->value >= 0)
+        sqlite3_bind_int64(st, 8, ev->value);
+    bind_text(st, 9, ev->conversation_id);
+    if (sqlite3_step(st) != SQLITE_DONE)
+        return fail(s, "insert event");
+    sqlite3_reset(st);
+    return 0;
+}
+
+static const struct store_ops sqlite_ops = {
+    .version = 1,
+    .name = "sqlite",
+    .close = s_close,
+    .migrate = s_migrate,
+    .ping = s_ping,
+    .reset_busy = s_reset_busy,
+    .org_get_by_slug = s_org_get_by_slug,
+    .org_get = s_org_get,
+    .org_create = s_org_create,
+    .org_update = s_org_update,
+    .key_create = s_key_create,
+    .key_find = s_key_find,
+    .key_list = s_key_list,
+    .key_revoke = s_key_revoke,
+    .employee_list = s_employee_list,
+    .employee_get = s_employee_get,
+    .employee_create = s_employee_create,
+    .employee_update = s_employee_update,
+    .employee_summary = s_employee_summary,
+    .employee_stats = s_employee_stats,
+    .event_add = s_event_add,
+};
+
+/*
+ * Open the SQLite database at 'path' (":memory:" for tests) with WAL, synchronous=FULL,
+ * foreign keys and a 5 s busy timeout. '*out' is owned by the caller (store_close()).
+ */
+int store_sqlite_open(const char *path, struct store **out, struct err *e)
+{
+    struct sqlite_store *ss = xcalloc(1, sizeof(*ss));
+    int rc = 0;
+
+    ss->base.ops = &sqlite_ops;
+    if (sqlite3_open_v2(path, &ss->db,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                        NULL) != SQLITE_OK) {
+        rc = err_set(e, ERR_STORE, "invalid_setting", "WORKFORCE_DATABASE",
+                     "cannot open the database %s: %s", path,
+                     ss->db ? sqlite3_errmsg(ss->db) : "out of memory");
+        goto out;
+    }
+    sqlite3_busy_timeout(ss->db, 5000);
+    rc = exec(&ss->base, "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;"
+                         " PRAGMA foreign_keys = ON;");
+    if (rc)
+        err_set(e, ERR_STORE, "invalid_setting", "WORKFORCE_DATABASE",
+                "cannot configure the database %s", path);
+out:
+    if (rc) {
+        s_close(&ss->base);
+        ss = NULL;
+    }
+    *out = ss ? &ss->base : NULL;
+    return rc;
+}

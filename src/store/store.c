@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * store.c: the wrappers every caller goes through (SQLite os.c style). They pick the backend
+ * from the URL, hold the fault-injection hook for tests, and implement the handle pool.
+ *
+ * DESIGN (pool): a handle is one database connection and is used by one thread at a time. The
+ * HTTP server has a fixed number of worker threads, so the pool holds that many handles, opened
+ * up front; store_pool_get() waits on a condition variable only if more threads than handles
+ * ask at once (commands and background workers get their own).
+ */
+#include "store_int.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+static atomic_long fail_countdown;
+
+/* Tests: the 'n'th wrapped call from now fails with ERR_STORE; 0 disables the hook. */
+void store_fail_after(long n)
+{
+    atomic_store(&fail_countdown, n);
+}
+
+static int injected(void)
+{
+    long v = atomic_load(&fail_countdown);
+    if (v <= 0)
+        return 0;
+    return atomic_fetch_sub(&fail_countdown, 1) == 1;
+}
+
+#define WRAP(call)                                                                                 \
+    do {                                                                                           \
+        if (injected())                                                                            \
+            return ERR_STORE;                                                                      \
+        return call;                                                                               \
+    } while (0)
+
+/*
+ * Open one connection to 'url': a file path (SQLite) for now; "postgres://" URLs are refused
+ * until the PostgreSQL backend exists. On success '*out' is owned by the caller
+ * (store_close()).
+ */
+int store_open(const char *url, struct store **out, struct err *e)
+{
+    *out = NULL;
+    if (strncmp(url, "postgres://", 11) == 0 || strncmp(url, "postgresql://", 13) == 0)
+        return err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_DATABASE",
+                       "the PostgreSQL backend is not built yet; use a SQLite path");
+    return store_sqlite_open(url, out, e);
+}
+
+/* Close 's' and free it; NULL is a no-op. */
+void store_close(struct store *s)
+{
+    if (s)
+        s->ops->close(s);
+}
+
+/* Bring the schema to the newest version; running it again changes nothing. */
+int store_migrate(struct store *s, struct err *e)
+{
+    WRAP(s->ops->migrate(s, e));
+}
+
+/* 0 when the database answers a trivial query. */
+int store_ping(struct store *s)
+{
+    WRAP(s->ops->ping(s));
+}
+
+/* Forget in-flight work counters left by a process that died. */
+int store_reset_busy(struct store *s)
+{
+    WRAP(s->ops->reset_busy(s));
+}
+
+/* Read the organization 'slug' into 'out'; ERR_NOT_FOUND when absent. */
+int store_org_get_by_slug(struct store *s, const char *slug, struct store_org *out)
+{
+    WRAP(s->ops->org_get_by_slug(s, slug, out));
+}
+
+/* Read the organization 'id' into 'out'; ERR_NOT_FOUND when absent. */
+int store_org_get(struct store *s, const char *id, struct store_org *out)
+{
+    WRAP(s->ops->org_get(s, id, out));
+}
+
+/*
+ * Create the organization 'slug' with 'tier' and 'credits', and copy the 'nseed' catalog
+ * employees into both of its modes, all in one transaction. ERR_CONFLICT when it exists.
+ */
+int store_org_create(struct store *s, const char *slug, int tier, int64_t credits,
+                     const struct store_employee *seed, size_t nseed, struct store_org *out,
+                     struct err *e)
+{
+    WRAP(s->ops->org_create(s, slug, tier, credits, seed, nseed, out, e));
+}
+
+/* Update tier (if >= 0) and credits (if >= 0) of 'slug'; the new row in 'out'. */
+int store_org_update(struct store *s, const char *slug, int tier, int64_t credits,
+                     struct store_org *out)
+{
+    WRAP(s->ops->org_update(s, slug, tier, credits, out));
+}
+
+/* Insert the key 'k' (its hash, never its secret). */
+int store_key_create(struct store *s, const struct store_key *k)
+{
+    WRAP(s->ops->key_create(s, k));
+}
+
+/* Find the key whose keyed hash is 'hash'; ERR_NOT_FOUND when none. */
+int store_key_find(struct store *s, const unsigned char hash[32], struct store_key *out)
+{
+    WRAP(s->ops->key_find(s, hash, out));
+}
+
+/* All keys of 'org_id', oldest first, as an array in 'a'. */
+int store_key_list(struct store *s, const char *org_id, struct arena *a, struct store_key **out,
+                   size_t *n)
+{
+    WRAP(s->ops->key_list(s, org_id, a, out, n));
+}
+
+/* Mark 'key_id' revoked at 'now'; ERR_NOT_FOUND when unknown. Revoking twice is fine. */
+int store_key_revoke(struct store *s, const char *key_id, int64_t now)
+{
+    WRAP(s->ops->key_revoke(s, key_id, now));
+}
+
+/* One page of the tenant's employees by name then id, with the total matching 'f'. */
+int store_employee_list(struct store *s, const struct store_tenant *t,
+                        const struct store_emp_filter *f, struct arena *a,
+                        struct store_emp_page *out)
+{
+    WRAP(s->ops->employee_list(s, t, f, a, out));
+}
+
+/* Read one employee of the tenant; ERR_NOT_FOUND when absent or another tenant's. */
+int store_employee_get(struct store *s, const struct store_tenant *t, const char *id,
+                       struct arena *a, struct store_employee *out)
+{
+    WRAP(s->ops->employee_get(s, t, id, a, out));
+}
+
+/* Insert 'emp' (all fields set by the caller) for the tenant. */
+int store_employee_create(struct store *s, const struct store_tenant *t,
+                          const struct store_employee *emp)
+{
+    WRAP(s->ops->employee_create(s, t, emp));
+}
+
+/* Set the 'fields' (enum store_emp_field bits) of 'id' from 'emp'; ERR_NOT_FOUND if absent. */
+int store_employee_update(struct store *s, const struct store_tenant *t, const char *id,
+                          const struct store_employee *emp, unsigned fields, int64_t now)
+{
+    WRAP(s->ops->employee_update(s, t, id, emp, fields, now));
+}
+
+/* The detail object's stats: tasks completed since 'day_start', mean reply time, ratings. */
+int store_employee_summary(struct store *s, const struct store_tenant *t, const char *id,
+                           int64_t day_start, struct store_emp_summary *out)
+{
+    WRAP(s->ops->employee_summary(s, t, id, day_start, out));
+}
+
+/* Statistics of 'id' over [from, to) with 'nbuckets' buckets of 'bucket_ms' from 'from'. */
+int store_employee_stats(struct store *s, const struct store_tenant *t, const char *id,
+                         int64_t from, int64_t to, int64_t bucket_ms, size_t nbuckets,
+                         struct arena *a, struct store_stats *out)
+{
+    WRAP(s->ops->employee_stats(s, t, id, from, to, bucket_ms, nbuckets, a, out));
+}
+
+/* Append one statistics fact. */
+int store_event_add(struct store *s, const struct store_tenant *t, const struct store_event *ev)
+{
+    WRAP(s->ops->event_add(s, t, ev));
+}
+
+/* ---- Pool ---- */
+
+struct store_pool {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct store **free_;
+    size_t nfree;
+    struct store **all;
+    size_t n;
+};
+
+/* Open 'n' connections to 'url'. '*out' is owned by the caller (store_pool_free()). */
+int store_pool_new(const char *url, unsigned n, struct store_pool **out, struct err *e)
+{
+    struct store_pool *p = xcalloc(1, sizeof(*p));
+    int rc = 0;
+
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    p->all = xcalloc(n, sizeof(*p->all));
+    p->free_ = xcalloc(n, sizeof(*p->free_));
+    for (unsigned i = 0; i < n; i++) {
+        rc = store_open(url, &p->all[i], e);
+        if (rc)
+            goto out;
+        p->n++;
+        p->free_[p->nfree++] = p->all[i];
+    }
+out:
+    if (rc) {
+        store_pool_free(p);
+        p = NULL;
+    }
+    *out = p;
+    return rc;
+}
+
+/* Close every connection and free 'p'; NULL is a no-op. No handle may be out. */
+void store_pool_free(struct store_pool *p)
+{
+    if (!p)
+        return;
+    for (size_t i = 0; i < p->n; i++)
+        store_close(p->all[i]);
+    free(p->all);
+    free(p->free_);
+    pthread_cond_destroy(&p->cv);
+    pthread_mutex_destroy(&p->mu);
+    free(p);
+}
+
+/* Borrow a handle; give it back with store_pool_put(). Waits while none is free. */
+struct store *store_pool_get(struct store_pool *p)
+{
+    struct store *s;
+    pthread_mutex_lock(&p->mu);
+    while (p->nfree == 0)
+        pthread_cond_wait(&p->cv, &p->mu);
+    s = p->free_[--p->nfree];
+    pthread_mutex_unlock(&p->mu);
+    return s;
+}
+
+/* Return a handle borrowed with store_pool_get(). */
+void store_pool_put(struct store_pool *p, struct store *s)
+{
+    pthread_mutex_lock(&p->mu);
+    p->free_[p->nfree++] = s;
+    pthread_cond_signal(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}

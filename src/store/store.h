@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * store: the one interface to persistent state. Handlers and commands call only these
+ * functions; a backend (sqlite.c now, postgres.c later) implements struct store_ops behind
+ * them. Every tenant-owned operation takes a struct store_tenant and scopes its query by it.
+ *
+ * Ownership: rows read are allocated from the struct arena passed in and die with it. A
+ * struct store handle belongs to one thread at a time; take one from a store_pool.
+ */
+#ifndef WORKFORCE_STORE_H
+#define WORKFORCE_STORE_H
+
+#include "../core/err.h"
+#include "../core/id.h"
+#include "../core/mem.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct store;
+struct store_pool;
+
+enum store_mode { STORE_LIVE = 0, STORE_TEST = 1 };
+
+struct store_tenant {
+    char org_id[ID_MAX];
+    enum store_mode mode;
+};
+
+struct store_org {
+    char id[ID_MAX];
+    char slug[64];
+    int tier; /* enum config_tier */
+    int64_t credits;
+    int64_t created_at;
+};
+
+struct store_key {
+    char id[ID_MAX];
+    char org_id[ID_MAX];
+    enum store_mode mode;
+    unsigned char hash[32];
+    char last4[5];
+    char scopes[256]; /* comma-separated, "" for full access */
+    int64_t created_at;
+    int64_t expires_at; /* 0: never */
+    int64_t revoked_at; /* 0: active */
+};
+
+enum store_emp_status { STORE_EMP_IDLE, STORE_EMP_ACTIVE, STORE_EMP_OFFLINE };
+
+struct store_employee {
+    const char *id;
+    const char *name;
+    const char *role;
+    const char *category;
+    const char *tier;
+    const char *capabilities; /* JSON array text */
+    const char *description;
+    const char *instructions;
+    const char *model; /* NULL: the default model */
+    enum store_emp_status status;
+    int64_t created_at;
+    int64_t updated_at;
+};
+
+/* Which fields of a struct store_employee an update sets. */
+enum store_emp_field {
+    STORE_EMP_NAME = 1 << 0,
+    STORE_EMP_ROLE = 1 << 1,
+    STORE_EMP_CATEGORY = 1 << 2,
+    STORE_EMP_TIER = 1 << 3,
+    STORE_EMP_CAPABILITIES = 1 << 4,
+    STORE_EMP_DESCRIPTION = 1 << 5,
+    STORE_EMP_INSTRUCTIONS = 1 << 6,
+    STORE_EMP_MODEL = 1 << 7,
+    STORE_EMP_STATUS = 1 << 8 /* only idle or offline */
+};
+
+struct store_emp_filter {
+    const char *category; /* NULL: any */
+    int status;           /* -1: any, else enum store_emp_status */
+    unsigned limit;
+    const char *after_name; /* keyset cursor, both NULL for the first page */
+    const char *after_id;
+};
+
+struct store_emp_page {
+    struct store_employee *items;
+    size_t n;
+    int64_t total;
+    bool has_more;
+};
+
+struct store_emp_summary {
+    int64_t tasks_completed_today;
+    int64_t avg_response_ms;
+    double satisfaction; /* valid when has_rating */
+    bool has_rating;
+};
+
+struct store_stats_bucket {
+    int64_t start;
+    int64_t messages;
+    int64_t tasks_completed;
+    int64_t credits;
+};
+
+struct store_stats {
+    int64_t messages, conversations, tasks_completed, tasks_failed, workflow_steps;
+    int64_t avg_response_ms, p95_response_ms, credits, ratings;
+    double satisfaction; /* valid when ratings > 0 */
+    struct store_stats_bucket *series;
+    size_t nseries;
+};
+
+/* ---- Lifecycle ---- */
+int store_open(const char *url, struct store **out, struct err *e); /* one connection */
+void store_close(struct store *s);                                  /* NULL is a no-op */
+int store_migrate(struct store *s, struct err *e);                  /* idempotent */
+int store_ping(struct store *s);                                    /* 0 when it answers */
+int store_reset_busy(struct store *s); /* at start: no work is in flight */
+
+int store_pool_new(const char *url, unsigned n, struct store_pool **out, struct err *e);
+void store_pool_free(struct store_pool *p);
+struct store *store_pool_get(struct store_pool *p); /* blocks until a handle is free */
+void store_pool_put(struct store_pool *p, struct store *s);
+
+/* ---- Organizations and keys ---- */
+int store_org_get_by_slug(struct store *s, const char *slug, struct store_org *out);
+int store_org_get(struct store *s, const char *id, struct store_org *out);
+/* Create an org and give both of its modes the 'seed' employees, in one transaction. */
+int store_org_create(struct store *s, const char *slug, int tier, int64_t credits,
+                     const struct store_employee *seed, size_t nseed, struct store_org *out,
+                     struct err *e);
+/* Set tier (when 'tier' >= 0) and credits (when 'credits' >= 0). */
+int store_org_update(struct store *s, const char *slug, int tier, int64_t credits,
+                     struct store_org *out);
+int store_key_create(struct store *s, const struct store_key *k);
+int store_key_find(struct store *s, const unsigned char hash[32], struct store_key *out);
+int store_key_list(struct store *s, const char *org_id, struct arena *a, struct store_key **out,
+                   size_t *n);
+int store_key_revoke(struct store *s, const char *key_id, int64_t now);
+
+/* ---- Employees ---- */
+int store_employee_list(struct store *s, const struct store_tenant *t,
+                        const struct store_emp_filter *f, struct arena *a,
+                        struct store_emp_page *out);
+int store_employee_get(struct store *s, const struct store_tenant *t, const char *id,
+                       struct arena *a, struct store_employee *out);
+int store_employee_create(struct store *s, const struct store_tenant *t,
+                          const struct store_employee *emp);
+int store_employee_update(struct store *s, const struct store_tenant *t, const char *id,
+                          const struct store_employee *emp, unsigned fields, int64_t now);
+int store_employee_summary(struct store *s, const struct store_tenant *t, const char *id,
+                           int64_t day_start, struct store_emp_summary *out);
+int store_employee_stats(struct store *s, const struct store_tenant *t, const char *id,
+                         int64_t from, int64_t to, int64_t bucket_ms, size_t nbuckets,
+                         struct arena *a, struct store_stats *out);
+
+/* A fact for statistics (see employee_events in sql/001_init.sql). */
+struct store_event {
+    const char *employee_id;
+    const char *kind; /* message, conversation, task_completed, task_failed, workflow_step, rating */
+    int64_t at;
+    int64_t response_ms; /* < 0: none */
+    int64_t credits;
+    int64_t value;       /* rating 1..5; < 0: none */
+    const char *conversation_id;
+};
+int store_event_add(struct store *s, const struct store_tenant *t, const struct store_event *ev);
+
+/* Tests: make the 'n'th store call from now fail with ERR_STORE (0 = off). */
+void store_fail_after(long n);
+
+#endif

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * store_int.h: what a backend implements. Each backend embeds struct store first and fills a
+ * static struct store_ops; store.c's wrappers are the only callers of these pointers.
+ */
+#ifndef WORKFORCE_STORE_INT_H
+#define WORKFORCE_STORE_INT_H
+
+#include "store.h"
+
+struct store_ops {
+    int version;
+    const char *name;
+    void (*close)(struct store *s);
+    int (*migrate)(struct store *s, struct err *e);
+    int (*ping)(struct store *s);
+    int (*reset_busy)(struct store *s);
+    int (*org_get_by_slug)(struct store *s, const char *slug, struct store_org *out);
+    int (*org_get)(struct store *s, const char *id, struct store_org *out);
+    int (*org_create)(struct store *s, const char *slug, int tier, int64_t credits,
+                      const struct store_employee *seed, size_t nseed, struct store_org *out,
+                      struct err *e);
+    int (*org_update)(struct store *s, const char *slug, int tier, int64_t credits,
+                      struct store_org *out);
+    int (*key_create)(struct store *s, const struct store_key *k);
+    int (*key_find)(struct store *s, const unsigned char hash[32], struct store_key *out);
+    int (*key_list)(struct store *s, const char *org_id, struct arena *a, struct store_key **out,
+                    size_t *n);
+    int (*key_revoke)(struct store *s, const char *key_id, int64_t now);
+    int (*employee_list)(struct store *s, const struct store_tenant *t,
+                         const struct store_emp_filter *f, struct arena *a,
+                         struct store_emp_page *out);
+    int (*employee_get)(struct store *s, const struct store_tenant *t, const char *id,
+                        struct arena *a, struct store_employee *out);
+    int (*employee_create)(struct store *s, const struct store_tenant *t,
+                           const struct store_employee *emp);
+    int (*employee_update)(struct store *s, const struct store_tenant *t, const char *id,
+                           const struct store_employee *emp, unsigned fields, int64_t now);
+    int (*employee_summary)(struct store *s, const struct store_tenant *t, const char *id,
+                            int64_t day_start, struct store_emp_summary *out);
+    int (*employee_stats)(struct store *s, const struct store_tenant *t, const char *id,
+                          int64_t from, int64_t to, int64_t bucket_ms, size_t nbuckets,
+                          struct arena *a, struct store_stats *out);
+    int (*event_add)(struct store *s, const struct store_tenant *t, const struct store_event *ev);
+};
+
+struct store {
+    const struct store_ops *ops;
+};
+
+int store_sqlite_open(const char *path, struct store **out, struct err *e);
+
+#endif

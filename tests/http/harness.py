@@ -1,0 +1,457 @@
+# SPDX-License-Identifier: MIT
+"""Black-box harness for the Workforce server (Python 3.11 standard library only).
+
+Starts build/workforce (or $WORKFORCE_BIN) on a free 127.0.0.1 port with a fresh
+temporary database, waits for /healthz, and stops it with SIGTERM (or SIGKILL for
+the crash test) by its own PID. The server's stderr goes to a file in the temp dir
+(`server.log`) so tests can read it and a failure can show its tail.
+
+Also: CLI helpers (keys create/list/revoke, orgs update), an http.client request
+helper returning status, headers and parsed JSON, a raw-socket helper for requests
+http.client cannot send (huge Content-Length without a body, slow uploads,
+chunked bodies), and a ServerTestCase base class (one server per test class).
+"""
+
+import http.client
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO_ROOT = os.path.dirname(os.path.dirname(HERE))
+
+# ---- Constants from the contract and /work/spec-issue2.md ----
+
+MIB = 1024 * 1024
+TS_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+REQ_ID_RE = re.compile(r"^req_[A-Za-z0-9]{24}$")
+KEY_RE = re.compile(r"^svc_(live|test)_sk_[A-Za-z0-9]{40}$")
+KEY_ID_RE = re.compile(r"^key_[A-Za-z0-9]{24}$")
+EMP_ID_RE = re.compile(r"^emp_[A-Za-z0-9]{20,}$")
+ORG_ID_RE = re.compile(r"^org_[A-Za-z0-9]{20,}$")
+CAPABILITY_RE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+
+CATEGORIES = ["operations", "sales", "engineering", "marketing", "support", "finance", "hr"]
+EMP_TIERS = ["starter", "manager"]
+STATUSES = ["active", "idle", "offline"]
+SCOPES = ["employees:read", "employees:write", "chat", "conversations", "tasks",
+          "knowledge", "workflows", "integrations"]
+
+LIST_ITEM_FIELDS = {"id", "name", "role", "category", "status", "capabilities", "tier"}
+DETAIL_FIELDS = LIST_ITEM_FIELDS | {"description", "stats", "created_at"}
+DETAIL_STATS_FIELDS = {"tasks_completed_today", "avg_response_time_ms", "satisfaction_score"}
+STATS_FIELDS = {"employee_id", "period", "from", "to", "messages", "conversations",
+                "tasks_completed", "tasks_failed", "workflow_steps", "avg_response_time_ms",
+                "p95_response_time_ms", "credits_used", "satisfaction_score", "ratings", "series"}
+SERIES_FIELDS = {"start", "messages", "tasks_completed", "credits_used"}
+
+DEFAULT_TIER_LIMITS = {
+    "starter": {"requests_per_minute": 60, "burst": 10, "concurrent": 5},
+    "manager": {"requests_per_minute": 300, "burst": 50, "concurrent": 20},
+    "agency": {"requests_per_minute": 1000, "burst": 200, "concurrent": 100},
+}
+
+ERROR_CODES = {
+    "invalid_request": 400, "idempotency_key_reused": 400, "integration_not_configured": 400,
+    "missing_api_key": 401, "invalid_api_key": 401,
+    "insufficient_credits": 402,
+    "permission_denied": 403,
+    "route_not_found": 404, "employee_not_found": 404, "conversation_not_found": 404,
+    "message_not_found": 404, "task_not_found": 404, "document_not_found": 404,
+    "workflow_not_found": 404, "run_not_found": 404, "provider_not_found": 404,
+    "method_not_allowed": 405,
+    "employee_offline": 409, "idempotency_key_in_use": 409,
+    "request_too_large": 413, "file_too_large": 413,
+    "unsupported_media_type": 415, "unsupported_file_type": 415,
+    "rate_limit_exceeded": 429, "concurrency_limit_exceeded": 429,
+    "internal_error": 500, "upstream_error": 502, "service_unavailable": 503,
+}
+
+# Generous limits for servers whose tests are not about rate limiting (test keys always get
+# the starter row, so every row is raised).
+GENEROUS_LIMITS = "starter:100000/100000/100,manager:100000/100000/100,agency:100000/100000/100"
+
+
+def binary_path():
+    """The server binary: $WORKFORCE_BIN (relative to the cwd) or build/workforce in the repo."""
+    b = os.environ.get("WORKFORCE_BIN")
+    if b:
+        return os.path.abspath(b)
+    return os.path.join(REPO_ROOT, "build", "workforce")
+
+
+def clean_env(extra=None):
+    """The environment for the binary: ours minus every WORKFORCE_* variable, plus 'extra'."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WORKFORCE_")}
+    if extra:
+        env.update(extra)
+    return env
+
+
+def free_port():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def parse_ts(ts):
+    """Seconds since the epoch of a contract timestamp such as 2026-11-21T09:30:00.123Z."""
+    import datetime
+    dt = datetime.datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ")
+    return dt.replace(tzinfo=datetime.timezone.utc).timestamp()
+
+
+# ---- Responses ----
+
+class Response:
+    """A finished HTTP exchange: status, headers (case-insensitive), raw body, parsed JSON."""
+
+    def __init__(self, status, headers, body):
+        self.status = status
+        self.headers = headers  # list of (name, value)
+        self.body = body
+        self.json = None
+        try:
+            self.json = json.loads(body.decode("utf-8")) if body else None
+        except (ValueError, UnicodeDecodeError):
+            self.json = None
+
+    def header(self, name, default=None):
+        name = name.lower()
+        for k, v in self.headers:
+            if k.lower() == name:
+                return v
+        return default
+
+    def header_all(self, name):
+        name = name.lower()
+        return [v for k, v in self.headers if k.lower() == name]
+
+    @property
+    def error(self):
+        if isinstance(self.json, dict) and isinstance(self.json.get("error"), dict):
+            return self.json["error"]
+        return None
+
+    def __repr__(self):
+        b = self.body[:600]
+        return "<Response %s %r>" % (self.status, b)
+
+
+# ---- The server process ----
+
+class Server:
+    """One workforce server with its own temp dir and database."""
+
+    def __init__(self, env=None, tmpdir=None):
+        self.bin = binary_path()
+        self.extra_env = dict(env or {})
+        self.own_tmp = tmpdir is None
+        self.tmpdir = tmpdir or tempfile.mkdtemp(prefix="workforce-http-")
+        self.db = os.path.join(self.tmpdir, "workforce.db")
+        self.log_path = os.path.join(self.tmpdir, "server.log")
+        self.proc = None
+        self.port = None
+        self.host = "127.0.0.1"
+        self.starts = 0
+
+    # -- lifecycle --
+
+    def start(self, timeout=15.0):
+        if not os.path.exists(self.bin):
+            raise RuntimeError("server binary not found: %s (run make, or set WORKFORCE_BIN)"
+                               % self.bin)
+        self.port = free_port()
+        self.starts += 1
+        log = open(self.log_path, "ab")
+        log.write(("\n==== start %d port %d ====\n" % (self.starts, self.port)).encode())
+        log.flush()
+        self.proc = subprocess.Popen(
+            [self.bin, "serve", "--listen", "%s:%d" % (self.host, self.port),
+             "--database", self.db],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+            env=clean_env(self.extra_env), cwd=self.tmpdir)
+        log.close()
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("server exited with %s during start:\n%s"
+                                   % (self.proc.returncode, self.log_tail()))
+            try:
+                r = self.request("GET", "/healthz", timeout=2)
+                if r.status == 200:
+                    return self
+            except OSError:
+                pass
+            time.sleep(0.05)
+        self.kill()
+        raise RuntimeError("server did not answer /healthz within %.0fs:\n%s"
+                           % (timeout, self.log_tail()))
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def stop(self, timeout=40.0):
+        """SIGTERM by PID and wait; returns the exit status (None if it had to be killed)."""
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.kill()
+                return None
+        return self.proc.returncode
+
+    def kill(self):
+        """SIGKILL by PID (the crash test)."""
+        if self.proc is not None and self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(10)
+
+    def cleanup(self):
+        self.kill()
+        if self.own_tmp and not os.environ.get("WORKFORCE_HTTP_KEEP"):
+            shutil.rmtree(self.tmpdir, ignore_errors=True)
+
+    def log_text(self):
+        try:
+            with open(self.log_path, "rb") as f:
+                return f.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def log_tail(self, n=40):
+        return "\n".join(self.log_text().splitlines()[-n:])
+
+    @property
+    def base_url(self):
+        return "http://%s:%d" % (self.host, self.port)
+
+    # -- CLI --
+
+    def cli(self, *args, env=None, timeout=30):
+        """Run 'workforce ARGS --database DB'; returns CompletedProcess (text)."""
+        return run_cli(list(args) + ["--database", self.db], env=env, timeout=timeout)
+
+    def create_key(self, org, mode="live", tier=None, scopes=None, expires_in=None,
+                   credits=None):
+        args = ["keys", "create", "--org", org, "--mode", mode]
+        if tier is not None:
+            args += ["--tier", tier]
+        if scopes is not None:
+            args += ["--scopes", scopes if isinstance(scopes, str) else ",".join(scopes)]
+        if expires_in is not None:
+            args += ["--expires-in", expires_in]
+        if credits is not None:
+            args += ["--credits", str(credits)]
+        p = self.cli(*args)
+        if p.returncode != 0:
+            raise RuntimeError("keys create failed (%d): %s %s" % (p.returncode, p.stdout, p.stderr))
+        return p.stdout.strip()
+
+    def keys_list(self, org):
+        """Rows of 'keys list --org ORG' as dicts."""
+        p = self.cli("keys", "list", "--org", org)
+        if p.returncode != 0:
+            raise RuntimeError("keys list failed (%d): %s" % (p.returncode, p.stderr))
+        rows = []
+        names = ["id", "mode", "last4", "scopes", "created_at", "expires_at", "status"]
+        for line in p.stdout.splitlines():
+            if not line.strip():
+                continue
+            rows.append(dict(zip(names, line.split("\t"))))
+        return rows
+
+    def key_id(self, org, secret):
+        for row in self.keys_list(org):
+            if row.get("last4") == secret[-4:]:
+                return row["id"]
+        raise RuntimeError("key ending %s not listed for %s" % (secret[-4:], org))
+
+    def revoke(self, key_id):
+        return self.cli("keys", "revoke", key_id)
+
+    def orgs_update(self, slug, tier=None, credits=None):
+        args = ["orgs", "update", slug]
+        if tier is not None:
+            args += ["--tier", tier]
+        if credits is not None:
+            args += ["--credits", str(credits)]
+        return self.cli(*args)
+
+    # -- HTTP --
+
+    def request(self, method, path, body=None, key=None, headers=None, json_body=None,
+                content_type=None, timeout=30):
+        """One request on a fresh connection. 'json_body' is serialised; 'body' is sent as is
+        (str is UTF-8 encoded). Content-Type defaults to application/json when a body is sent."""
+        hdrs = {}
+        if json_body is not None:
+            body = json.dumps(json_body).encode()
+        if isinstance(body, str):
+            body = body.encode("utf-8")
+        if body is not None and content_type is None:
+            content_type = "application/json"
+        if content_type is not None:
+            hdrs["Content-Type"] = content_type
+        if key is not None:
+            hdrs["Authorization"] = "Bearer " + key
+        if headers:
+            hdrs.update(headers)
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+        try:
+            conn.request(method, path, body=body, headers=hdrs)
+            resp = conn.getresponse()
+            data = resp.read()
+            return Response(resp.status, resp.getheaders(), data)
+        finally:
+            conn.close()
+
+    def get(self, path, key=None, **kw):
+        return self.request("GET", path, key=key, **kw)
+
+    def post(self, path, json_body=None, key=None, **kw):
+        return self.request("POST", path, key=key, json_body=json_body, **kw)
+
+    def patch(self, path, json_body=None, key=None, **kw):
+        return self.request("PATCH", path, key=key, json_body=json_body, **kw)
+
+    def connect(self, timeout=30):
+        s = socket.create_connection((self.host, self.port), timeout=timeout)
+        return s
+
+
+def run_cli(args, env=None, timeout=30):
+    return subprocess.run([binary_path()] + list(args), capture_output=True, text=True,
+                          env=clean_env(env), timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+# ---- Raw HTTP over a socket ----
+
+def raw_head(method, path, host, headers):
+    lines = ["%s %s HTTP/1.1" % (method, path), "Host: %s" % host]
+    lines += ["%s: %s" % (k, v) for k, v in headers.items()]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+
+def read_response(sock, timeout=15.0):
+    """Read one HTTP/1.1 response from a socket (Content-Length, chunked, or until close)."""
+    sock.settimeout(timeout)
+    f = sock.makefile("rb")
+    try:
+        status_line = f.readline()
+        if not status_line:
+            raise ConnectionResetError("connection closed before a response")
+        parts = status_line.decode("latin-1").split(" ", 2)
+        status = int(parts[1])
+        headers = []
+        while True:
+            line = f.readline()
+            if line in (b"\r\n", b"\n", b""):
+                break
+            k, _, v = line.decode("latin-1").partition(":")
+            headers.append((k.strip(), v.strip()))
+        hd = {k.lower(): v for k, v in headers}
+        body = b""
+        if "content-length" in hd:
+            body = f.read(int(hd["content-length"]))
+        elif hd.get("transfer-encoding", "").lower() == "chunked":
+            while True:
+                size = int(f.readline().split(b";")[0].strip(), 16)
+                if size == 0:
+                    f.readline()
+                    break
+                body += f.read(size)
+                f.readline()
+        else:
+            body = f.read()
+        return Response(status, headers, body)
+    finally:
+        f.close()
+
+
+# ---- Test base class ----
+
+class ServerTestCase(unittest.TestCase):
+    """One server per test class. Subclasses set 'server_env' and may override setUpServer."""
+
+    server_env = {"WORKFORCE_RATE_LIMITS": GENEROUS_LIMITS}
+    server = None
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server(env=cls.server_env)
+        try:
+            cls.server.start()
+            cls.setUpServer()
+        except BaseException:
+            cls.server.cleanup()
+            raise
+
+    @classmethod
+    def setUpServer(cls):
+        pass
+
+    @classmethod
+    def tearDownClass(cls):
+        srv = cls.server
+        crashed = srv.proc is not None and srv.proc.poll() is not None
+        rc = srv.stop()
+        tail = srv.log_tail()
+        srv.cleanup()
+        if crashed:
+            raise AssertionError("server died during %s (exit %s):\n%s" % (cls.__name__, rc, tail))
+
+    # -- assertions shared by the suites --
+
+    def assertJson(self, r, status=200):
+        """Status, JSON content type, X-Request-Id; returns the parsed body."""
+        self.assertEqual(r.status, status, r)
+        ct = r.header("Content-Type", "")
+        self.assertTrue(ct.lower().startswith("application/json"), "Content-Type %r" % ct)
+        self.assertIsNotNone(r.json, "body is not JSON: %r" % r.body[:300])
+        self.assertRequestId(r)
+        return r.json
+
+    def assertRequestId(self, r):
+        rid = r.header("X-Request-Id")
+        self.assertIsNotNone(rid, "no X-Request-Id on %r" % r)
+        self.assertRegex(rid, r"^[A-Za-z0-9._-]{1,128}$")
+
+    def assertError(self, r, status, code, param=None, srv=None):
+        """A contract error: status, body {"error":{code,message,param?,doc_url}}.
+        'param' None means the field must be absent; a set means any of those values."""
+        body = self.assertJson(r, status)
+        self.assertEqual(set(body.keys()), {"error"}, body)
+        err = body["error"]
+        self.assertEqual(err.get("code"), code, body)
+        self.assertTrue(set(err.keys()) <= {"code", "message", "param", "doc_url"}, body)
+        self.assertIsInstance(err.get("message"), str, body)
+        self.assertTrue(err["message"], body)
+        if param is None:
+            self.assertNotIn("param", err, body)
+        elif isinstance(param, (set, frozenset, list, tuple)):
+            self.assertIn(err.get("param"), param, body)
+        else:
+            self.assertEqual(err.get("param"), param, body)
+        srv = srv or self.server
+        self.assertEqual(err.get("doc_url"), "%s/docs/errors/%s" % (srv.base_url, code), body)
+        return err
+
+
+def wait_for_safe_window(need=10):
+    """Sleep until at least 'need' seconds remain in the current clock minute."""
+    sec = time.time() % 60
+    if sec > 60 - need:
+        time.sleep(60 - sec + 0.3)

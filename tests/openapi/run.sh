@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# OpenAPI checks, run from the repository root: tests/openapi/run.sh
+#   1. docs/openapi.json is what tools/gen_openapi.py generates (not stale)
+#   2. redocly lint (recommended ruleset, redocly.yaml) reports no errors
+# Needs python3 and the pinned npm tools (`npm ci` once; works offline afterwards).
+# Prints TAP lines and a summary; exits 0 when all passed, else 1.
+set -u
+
+cd "$(dirname "$0")/../.." || exit 1
+
+export REDOCLY_TELEMETRY=off
+export REDOCLY_SUPPRESS_UPDATE_NOTICE=true
+
+n=0
+passed=0
+failed=0
+
+# check DESCRIPTION COMMAND...: run COMMAND, print its output as TAP comments
+# when it fails, and count the result.
+check() {
+    local name=$1 out rc
+    shift
+    n=$((n + 1))
+    out=$("$@" 2>&1)
+    rc=$?
+    if [ "$rc" -eq 0 ]; then
+        echo "ok $n - $name"
+        # Keep warnings visible (they do not fail the check).
+        printf '%s\n' "$out" | grep -E '^ +[0-9]+:[0-9]+ +warning ' | sed 's/^ */# /'
+        passed=$((passed + 1))
+    else
+        echo "not ok $n - $name"
+        printf '%s\n' "$out" | sed 's/^/# /'
+        failed=$((failed + 1))
+    fi
+}
+
+echo "1..2"
+check "openapi.json is up to date" python3 tools/gen_openapi.py --check
+if [ -x node_modules/.bin/redocly ]; then
+    check "redocly lint" npx --no-install redocly lint --format=stylish docs/openapi.json
+else
+    n=$((n + 1))
+    echo "not ok $n - redocly lint"
+    echo "# node_modules/.bin/redocly is missing: run 'npm ci' in the repository root"
+    failed=$((failed + 1))
+fi
+
+echo "openapi: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

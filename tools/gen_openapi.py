@@ -1,0 +1,1639 @@
+#!/usr/bin/env python3
+"""Generate docs/openapi.json, the OpenAPI 3.1 document of the Workforce API.
+
+Source of truth: /work/shared/api-contract.md (the contract) and the lead's decisions
+for what is built now (issue 2). Operations not built yet carry
+`x-workforce-status: planned`; their schemas are the contract's shapes and may be
+refined when they are built (change this generator, then regenerate).
+
+Usage (from anywhere; paths are relative to the repository root):
+    python3 tools/gen_openapi.py            write docs/openapi.json
+    python3 tools/gen_openapi.py --check    exit 1 if docs/openapi.json is stale
+    python3 tools/gen_openapi.py --stdout   print the document
+
+Standard library only. Output is deterministic: dicts are built in a fixed order,
+paths and components are sorted, JSON is dumped with indent=2 and a trailing newline.
+"""
+
+import argparse
+import json
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "docs", "openapi.json")
+
+# ---------------------------------------------------------------------------
+# Vocabulary
+# ---------------------------------------------------------------------------
+
+# Error codes in contract order: code -> (status, meaning). The order here is the
+# order codes are listed in every response description.
+ERRORS = [
+    ("invalid_request", 400, "A request field, query parameter or body is invalid, or a required one is missing; `param` names it when one field is at fault."),
+    ("idempotency_key_reused", 400, "This Idempotency-Key was used in the last 24 hours with another request body."),
+    ("integration_not_configured", 400, "No OAuth client credentials are configured for this provider."),
+    ("missing_api_key", 401, "No Authorization header."),
+    ("invalid_api_key", 401, "The Authorization header is not `Bearer <key>`, or the key is malformed, unknown, revoked or expired."),
+    ("insufficient_credits", 402, "The organization's credit balance is below 1 (live keys only); no work was done."),
+    ("permission_denied", 403, "The key's scopes do not cover this operation, or the employee's tier is above the organization's subscription tier."),
+    ("route_not_found", 404, "No route matches this path."),
+    ("employee_not_found", 404, "No such employee in this organization and key mode."),
+    ("conversation_not_found", 404, "No such conversation in this organization and key mode."),
+    ("message_not_found", 404, "No such message in this conversation."),
+    ("task_not_found", 404, "No such task in this organization and key mode."),
+    ("document_not_found", 404, "No such knowledge document in this organization and key mode."),
+    ("workflow_not_found", 404, "No such workflow in this organization and key mode."),
+    ("run_not_found", 404, "No such run of this workflow."),
+    ("provider_not_found", 404, "The provider is not one of slack, google_calendar, outlook, github, hubspot."),
+    ("method_not_allowed", 405, "The path exists but not with this method; the `Allow` header lists the methods it has."),
+    ("employee_offline", 409, "The employee is offline."),
+    ("idempotency_key_in_use", 409, "A request with this Idempotency-Key is still in flight."),
+    ("request_too_large", 413, "The JSON body is over 1 MiB (1,048,576 bytes)."),
+    ("file_too_large", 413, "The uploaded file is over 52,428,800 bytes."),
+    ("unsupported_media_type", 415, "A body was sent with a Content-Type this operation does not take."),
+    ("unsupported_file_type", 415, "The uploaded file's type is not supported or it cannot be decoded."),
+    ("rate_limit_exceeded", 429, "Over the minute window or the burst bucket; retry after `Retry-After` seconds."),
+    ("concurrency_limit_exceeded", 429, "Too many requests in flight at once (an open stream counts); retry after `Retry-After` seconds."),
+    ("internal_error", 500, "An unexpected server error; the message carries no internals."),
+    ("upstream_error", 502, "The language-model, embeddings or OAuth provider failed."),
+    ("service_unavailable", 503, "The service cannot answer now (for example the database does not answer)."),
+]
+ERROR_ORDER = {code: i for i, (code, _, _) in enumerate(ERRORS)}
+ERROR_STATUS = {code: status for code, status, _ in ERRORS}
+ERROR_MEANING = {code: meaning for code, _, meaning in ERRORS}
+
+STATUS_TEXT = {
+    400: "Bad request", 401: "Unauthorized", 402: "Payment required", 403: "Forbidden",
+    404: "Not found", 405: "Method not allowed", 409: "Conflict", 413: "Payload too large",
+    415: "Unsupported media type", 429: "Too many requests", 500: "Internal server error",
+    502: "Bad gateway", 503: "Service unavailable",
+}
+
+SCOPES = ["employees:read", "employees:write", "chat", "conversations", "tasks",
+          "knowledge", "workflows", "integrations"]
+CATEGORIES = ["operations", "sales", "engineering", "marketing", "support", "finance", "hr"]
+PROVIDERS = ["slack", "google_calendar", "outlook", "github", "hubspot"]
+ACTIONS = ["respond", "summarize", "classify", "extract", "draft_email", "search_knowledge",
+           "create_task"]
+WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+
+PUBLIC_URL = "http://127.0.0.1:8080"  # default public_url in examples
+TS = "2026-11-21T09:30:00.123Z"
+TS2 = "2026-11-21T09:30:02.456Z"
+
+# Example identifiers: prefix + 24 base62 characters.
+ID = {
+    "org": "org_7fK2mQ9xL4pR8sT1vW3yZ6bC",
+    "key": "key_3nH8jD2kF6gL9mP1qR5sT7vX",
+    "emp": "emp_4Zq8Jt2LmN7pR1sV9xKcB3dF",
+    "conv": "conv_9Yb3Nc6Vd1Xf4Gh7Jk2Lm5Pq",
+    "msg": "msg_2Wq5Er8Ty1Ui4Op7As3Df6Gh",
+    "msg_user": "msg_1Aa2Bb3Cc4Dd5Ee6Ff7Gg8Hh",
+    "task": "task_6Hj9Kl2Zx5Cv8Bn1Mq4Wr7Ty",
+    "trun": "trun_8Ui1Op4As7Df2Gh5Jk9Lz3Xc",
+    "doc": "doc_5Vb8Nm1Qw4Er7Ty2Ui6Op9As",
+    "chunk": "chunk_3Df6Gh9Jk2Lz5Xc8Vb1Nm4Q",
+    "wf": "wf_1Qa4Ws7Ed2Rf5Tg8Yh3Uj6Ik9",
+    "run": "run_7Ol2Pm5Kn8Ij1Hb4Gv6Fc9Dx",
+}
+
+
+def ref(kind, name):
+    return {"$ref": "#/components/%s/%s" % (kind, name)}
+
+
+def S(name):
+    return ref("schemas", name)
+
+
+def nullable(schema):
+    """A copy of `schema` that also allows null (JSON Schema 2020-12 style)."""
+    out = dict(schema)
+    if "$ref" in out:
+        return {"anyOf": [out, {"type": "null"}]}
+    t = out.get("type")
+    if isinstance(t, str):
+        out["type"] = [t, "null"]
+    if "enum" in out and None not in out["enum"]:
+        out["enum"] = list(out["enum"]) + [None]
+    return out
+
+
+def obj(props, required=(), description=None, additional=False, examples=None):
+    o = {"type": "object"}
+    if description:
+        o["description"] = description
+    o["additionalProperties"] = additional
+    if required:
+        o["required"] = list(required)
+    o["properties"] = props
+    if examples is not None:
+        o["examples"] = examples
+    return o
+
+
+def string(description=None, **kw):
+    s = {"type": "string"}
+    if description:
+        s["description"] = description
+    s.update(kw)
+    return s
+
+
+def integer(description=None, **kw):
+    s = {"type": "integer"}
+    if description:
+        s["description"] = description
+    s.update(kw)
+    return s
+
+
+def id_schema(prefix, what):
+    return {
+        "type": "string",
+        "description": "%s identifier: `%s` followed by at least 20 base62 characters; opaque." % (what, prefix),
+        "pattern": "^%s[0-9A-Za-z]{20,}$" % prefix,
+    }
+
+
+# ---------------------------------------------------------------------------
+# Descriptions of the cross-cutting decisions
+# ---------------------------------------------------------------------------
+
+INFO_DESCRIPTION = """\
+The Workforce API: AI employees of an organization that chat, do tasks, read the
+organization's knowledge and run workflows, plus integrations with third-party services.
+
+This document is generated by `tools/gen_openapi.py`; do not edit `docs/openapi.json` by hand.
+Operations marked `x-workforce-status: planned` are not implemented yet and answer
+404 `route_not_found` until built; their shapes follow the API contract and may be refined.
+
+## Conventions
+- Base path `/v1` (the operations endpoints `/healthz`, `/readyz`, `/metrics` and
+  `/docs/errors/{code}` have none). Every success is status 200 with a JSON body, except
+  Server-Sent Events (`text/event-stream`), `/metrics` (Prometheus text), the error pages
+  (`text/html`) and the OAuth callback (a redirect or a short HTML page).
+- IDs are opaque strings: a type prefix (`org_` `key_` `emp_` `conv_` `msg_` `task_`
+  `trun_` `doc_` `chunk_` `wf_` `run_`) and at least 20 base62 characters.
+- Timestamps are ISO 8601 UTC with millisecond precision and `Z`, e.g. `2026-11-21T09:30:00.123Z`.
+- Request bodies are JSON objects (`Content-Type: application/json`, charset optional); the
+  knowledge upload is `multipart/form-data`. An empty body on POST/PATCH counts as `{}`.
+- Deletes answer `{"id": "...", "deleted": true}`; a deleted object is gone and reads give 404.
+- An object of another organization (or of the other key mode) is reported exactly as a
+  missing one (404), never 403.
+- Every response carries `X-Request-Id`: the client's own `X-Request-Id` echoed when it
+  matches `^[A-Za-z0-9._-]{1,128}$`, else a new `req_` + 24 base62 characters.
+- API keys never appear in a response, log line or error message (only a key's id and last 4).
+
+## Authentication
+`Authorization: Bearer <key>`. Keys are `svc_live_sk_` (live) or `svc_test_sk_` (test, a
+free sandbox with its own data) followed by 40 base62 characters; key ids are `key_` + 24
+base62 characters. No Authorization header: 401 `missing_api_key`. Anything else wrong
+(not `Bearer`, bad prefix, length or charset, unknown, revoked, expired): 401
+`invalid_api_key`. A key may carry scopes (`employees:read`, `employees:write`, `chat`,
+`conversations`, `tasks`, `knowledge`, `workflows`, `integrations`); a key without scopes
+has full access; an operation outside the key's scopes gives 403 `permission_denied`. Each
+operation names its scope in `x-workforce-scope`.
+
+## Order of checks
+1. Route match: unknown path 404 `route_not_found`; known path, other method 405
+   `method_not_allowed` with an `Allow` header.
+2. Authentication: 401 `missing_api_key` / `invalid_api_key`.
+3. Scope: 403 `permission_denied`.
+4. Rate limits: 429 `rate_limit_exceeded` / `concurrency_limit_exceeded`.
+5. Body size: 413 `request_too_large` for a JSON body over 1 MiB. Exception: a body whose
+   `Content-Length` exceeds 1 MiB is refused with 413 before it is read.
+6. Content type: 415 `unsupported_media_type` when a body is present and is not
+   `application/json` (not `multipart/form-data` for the knowledge upload).
+7. Query parameters, JSON parse and binding: 400 `invalid_request` with `param`.
+8. The handler (404 of a missing object, 403 of an employee tier, 409, ...).
+
+## Validation (400 `invalid_request`)
+- Malformed JSON, a non-object body, duplicate keys, invalid UTF-8 or `\\u0000` in a string:
+  `param` absent.
+- Unknown top-level field: `param` is the field name. Wrong type or out-of-range value:
+  `param` is the field path, dotted/indexed for nested ones (`recurring.time`,
+  `steps[2].input`, `capabilities[2]`). `context` on chat is free-form.
+- Unknown query parameter, or a query parameter given twice: `param` is its name
+  (the OAuth callback excepted, see there).
+
+## Pagination
+Lists answer `{"<plural>": [...], "has_more": bool, "next_cursor": string|null}` and keep a
+stable order under concurrent inserts (keyset, not offset). `next_cursor` is null when
+`has_more` is false. Newest-first lists (conversations, tasks, task runs, documents,
+workflows, workflow runs) take `before=<next_cursor>`; the employee list (by name, then id)
+takes `after=<next_cursor>` and also carries `total`. Cursors are opaque: pass back exactly
+what `next_cursor` gave; a malformed cursor gives 400 with `param` `before` (or `after`).
+`limit` must be decimal digits only and within 1..max, else 400 with `param: "limit"`
+(so `0`, `-1`, `+5`, `1.0`, `abc`, an empty value and values over max are rejected).
+Limits: employees default 50, max 100; conversations default 20, max 100; other lists
+default 50, max 100; knowledge query default 5, max 50.
+
+## Rate limits
+Per organization and key mode (live and test counted apart); test keys always get the
+Starter limits. Default tiers (requests per minute / burst / concurrent): starter 60/10/5,
+manager 300/50/20, agency 1000/200/100 (configurable with `WORKFORCE_RATE_LIMITS`).
+The minute window is fixed and aligned to the clock minute; burst is a token bucket of
+capacity `burst` refilled at `requests_per_minute / 60` per second; concurrent counts
+requests in flight, an open event stream until it closes. Every authenticated response
+(any status, once the key is valid) carries `X-RateLimit-Limit`, `X-RateLimit-Remaining`
+(left in this window after this request) and `X-RateLimit-Reset` (Unix seconds of the next
+minute boundary). Over a limit: 429 with `Retry-After` (integer seconds, at least 1).
+
+## Idempotency
+Any POST may carry `Idempotency-Key`. The same key with the same body within 24 hours
+replays the first response (status and body) with `Idempotent-Replayed: true` and does no
+work again (no second charge, no second task). The same key with another body: 400
+`idempotency_key_reused`. While the first request is still in flight: 409
+`idempotency_key_in_use`.
+
+## Credits and tiers
+Live-key chat, task runs and workflow steps consume `max(1, ceil(total_tokens / 1000))`
+credits per language-model call; test keys consume none (`credits_used` 0). A live call
+with a balance below 1 gets 402 `insufficient_credits` before any work is done. A
+`manager`-tier employee can be chatted with or given tasks only by a `manager` or `agency`
+organization (else 403 `permission_denied`); every organization can list and read every
+employee.
+
+## Errors
+Body `{"error": {"code", "message", "param"?, "doc_url"}}`, where `doc_url` is
+`{public_url}/docs/errors/<code>` and `GET /docs/errors/{code}` serves that page.
+"""
+
+CHECKS = ("Checks, in order: route, API key, scope, rate limits, body size, content type, "
+          "query parameters and body, then the handler (see the API description).")
+UNKNOWN_QUERY = ("Unknown or repeated query parameters are rejected with 400 "
+                 "`invalid_request` and `param` naming the parameter.")
+PLANNED_LINE = "Not implemented yet: answers 404 route_not_found until built."
+
+# ---------------------------------------------------------------------------
+# Components: schemas
+# ---------------------------------------------------------------------------
+
+
+def build_schemas():
+    s = {}
+
+    s["Timestamp"] = {
+        "type": "string",
+        "format": "date-time",
+        "description": "ISO 8601 UTC with millisecond precision and `Z`.",
+        "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$",
+        "examples": [TS],
+    }
+    for prefix, name, what in [
+        ("org_", "OrganizationId", "Organization"), ("key_", "KeyId", "API key"),
+        ("emp_", "EmployeeId", "Employee"), ("conv_", "ConversationId", "Conversation"),
+        ("msg_", "MessageId", "Message"), ("task_", "TaskId", "Task"),
+        ("trun_", "TaskRunId", "Task run"), ("doc_", "DocumentId", "Knowledge document"),
+        ("chunk_", "ChunkId", "Knowledge chunk"), ("wf_", "WorkflowId", "Workflow"),
+        ("run_", "WorkflowRunId", "Workflow run"),
+    ]:
+        s[name] = id_schema(prefix, what)
+    s["Cursor"] = string("Opaque pagination cursor; pass back exactly what `next_cursor` gave.",
+                         minLength=1)
+
+    # --- errors -----------------------------------------------------------
+    s["ErrorCode"] = {
+        "type": "string",
+        "description": "Machine-readable error code. "
+                       + " ".join("`%s` (%d)." % (c, st) for c, st, _ in ERRORS),
+        "enum": [c for c, _, _ in ERRORS],
+    }
+    s["Error"] = obj({
+        "error": obj({
+            "code": S("ErrorCode"),
+            "message": string("Human-readable text; never contains a key or server internals."),
+            "param": string("The offending parameter or field path (`limit`, `recurring.time`, "
+                            "`steps[2].input`); present only when one parameter is at fault."),
+            "doc_url": string("`{public_url}/docs/errors/<code>`.", format="uri"),
+        }, required=["code", "message", "doc_url"]),
+    }, required=["error"], description="The body of every error response.")
+    s["Deleted"] = obj({
+        "id": string("Identifier of the deleted object."),
+        "deleted": {"type": "boolean", "const": True},
+    }, required=["id", "deleted"], description="Answer of a delete.")
+
+    # --- account ----------------------------------------------------------
+    s["SubscriptionTier"] = {"type": "string", "enum": ["starter", "manager", "agency"],
+                             "description": "The organization's subscription tier."}
+    s["Scope"] = {"type": "string", "enum": SCOPES, "description": "An API key scope."}
+    s["Account"] = obj({
+        "id": S("OrganizationId"),
+        "name": string("The organization's slug (`^[a-z0-9][a-z0-9-]{0,62}$`)."),
+        "tier": S("SubscriptionTier"),
+        "credits_remaining": integer("Credit balance; never below 0.", minimum=0),
+        "key": obj({
+            "id": S("KeyId"),
+            "mode": {"type": "string", "enum": ["live", "test"]},
+            "last4": string("Last 4 characters of the secret key.", pattern="^[0-9A-Za-z]{4}$"),
+            "scopes": {"type": "array", "items": S("Scope"), "uniqueItems": True,
+                       "description": "Empty when the key has no scopes (full access)."},
+        }, required=["id", "mode", "last4", "scopes"],
+            description="The key that made this request (never the secret)."),
+        "rate_limits": obj({
+            "requests_per_minute": integer(minimum=1),
+            "burst": integer(minimum=1),
+            "concurrent": integer(minimum=1),
+        }, required=["requests_per_minute", "burst", "concurrent"],
+            description="The limits that apply to this key (test keys: always Starter)."),
+    }, required=["id", "name", "tier", "credits_remaining", "key", "rate_limits"],
+        description="The organization and key behind the request.")
+
+    # --- employees --------------------------------------------------------
+    s["EmployeeCategory"] = {"type": "string", "enum": CATEGORIES}
+    s["EmployeeTier"] = {"type": "string", "enum": ["starter", "manager"],
+                         "description": "A `manager` employee can be chatted with or given tasks "
+                                        "only by a `manager` or `agency` organization."}
+    s["EmployeeStatus"] = {"type": "string", "enum": ["active", "idle", "offline"],
+                           "description": "Derived: `offline` when disabled, `active` while it has "
+                                          "work in flight (a reply, a task run, a workflow step), "
+                                          "`idle` otherwise."}
+    s["Capability"] = string("Capability identifier.", pattern="^[a-z][a-z0-9_]{0,63}$")
+    list_item_props = {
+        "id": S("EmployeeId"),
+        "name": string(minLength=1, maxLength=100),
+        "role": string("Job title.", minLength=1, maxLength=100),
+        "category": S("EmployeeCategory"),
+        "status": S("EmployeeStatus"),
+        "capabilities": {"type": "array", "items": S("Capability"), "maxItems": 32,
+                         "uniqueItems": True},
+        "tier": S("EmployeeTier"),
+    }
+    list_item_req = ["id", "name", "role", "category", "status", "capabilities", "tier"]
+    emp_example = {
+        "id": ID["emp"], "name": "Ava", "role": "Operations Coordinator",
+        "category": "operations", "status": "idle",
+        "capabilities": ["scheduling", "reporting"], "tier": "starter",
+    }
+    s["EmployeeListItem"] = obj(list_item_props, required=list_item_req,
+                                description="An employee as listed (exactly these fields).",
+                                examples=[emp_example])
+    detail_props = dict(list_item_props)
+    detail_props["description"] = string(maxLength=2000)
+    detail_props["stats"] = obj({
+        "tasks_completed_today": integer("Tasks completed since 00:00 UTC.", minimum=0),
+        "avg_response_time_ms": integer("Mean chat reply time in milliseconds; 0 when none.",
+                                        minimum=0),
+        "satisfaction_score": {"type": ["number", "null"], "minimum": 1, "maximum": 5,
+                               "description": "Mean feedback rating 1-5; null when no ratings."},
+    }, required=["tasks_completed_today", "avg_response_time_ms", "satisfaction_score"],
+        description="Computed from stored facts.")
+    detail_props["created_at"] = S("Timestamp")
+    emp_detail_example = dict(emp_example)
+    emp_detail_example.update({
+        "description": "Keeps schedules and weekly reports in order.",
+        "stats": {"tasks_completed_today": 0, "avg_response_time_ms": 0,
+                  "satisfaction_score": None},
+        "created_at": TS,
+    })
+    s["Employee"] = obj(detail_props,
+                        required=list_item_req + ["description", "stats", "created_at"],
+                        description="An employee in detail.", examples=[emp_detail_example])
+    s["EmployeeList"] = obj({
+        "employees": {"type": "array", "items": S("EmployeeListItem")},
+        "total": integer("How many employees match the filters (ignoring the cursor).",
+                         minimum=0),
+        "has_more": {"type": "boolean"},
+        "next_cursor": nullable(S("Cursor")),
+    }, required=["employees", "total", "has_more", "next_cursor"],
+        description="A page of employees ordered by name, then id.")
+    create_props = {
+        "name": string(minLength=1, maxLength=100),
+        "role": string(minLength=1, maxLength=100),
+        "category": S("EmployeeCategory"),
+        "tier": {"$ref": "#/components/schemas/EmployeeTier", "default": "starter"},
+        "capabilities": {"type": "array", "items": S("Capability"), "maxItems": 32,
+                         "uniqueItems": True, "default": []},
+        "description": string(maxLength=2000, default=""),
+        "instructions": string("The persona the employee answers with.", maxLength=20000),
+        "model": {"type": ["string", "null"], "minLength": 1, "maxLength": 200,
+                  "description": "Language model name for this employee; null for the default."},
+        "status": {"type": "string", "enum": ["idle", "offline"], "default": "idle",
+                   "description": "`active` is derived and cannot be set (400 `param: \"status\"`)."},
+    }
+    s["EmployeeCreate"] = obj(create_props, required=["name", "role", "category"],
+                              description="Unknown fields: 400 with `param` the field name.",
+                              examples=[{"name": "Ava", "role": "Operations Coordinator",
+                                         "category": "operations",
+                                         "capabilities": ["scheduling"]}])
+    update_props = {k: {kk: vv for kk, vv in v.items() if kk != "default"}
+                    for k, v in create_props.items()}  # absent means unchanged
+    s["EmployeeUpdate"] = obj(update_props,
+                              description="Any subset of the creation fields. `status` `offline` "
+                                          "disables the employee, `idle` brings it back.",
+                              examples=[{"status": "offline"}])
+    s["StatsBucket"] = obj({
+        "start": S("Timestamp"),
+        "messages": integer(minimum=0),
+        "tasks_completed": integer(minimum=0),
+        "credits_used": integer(minimum=0),
+    }, required=["start", "messages", "tasks_completed", "credits_used"])
+    s["EmployeeStatistics"] = obj({
+        "employee_id": S("EmployeeId"),
+        "period": {"type": "string", "enum": ["24h", "7d", "30d", "90d"]},
+        "from": {"$ref": "#/components/schemas/Timestamp",
+                 "description": "Start of the first bucket."},
+        "to": {"$ref": "#/components/schemas/Timestamp", "description": "Now."},
+        "messages": integer(minimum=0),
+        "conversations": integer(minimum=0),
+        "tasks_completed": integer(minimum=0),
+        "tasks_failed": integer(minimum=0),
+        "workflow_steps": integer(minimum=0),
+        "avg_response_time_ms": integer("0 when there were no replies.", minimum=0),
+        "p95_response_time_ms": integer("0 when there were no replies.", minimum=0),
+        "credits_used": integer(minimum=0),
+        "satisfaction_score": {"type": ["number", "null"], "minimum": 1, "maximum": 5,
+                               "description": "Mean rating in the period; null when none."},
+        "ratings": integer("Number of ratings in the period.", minimum=0),
+        "series": {"type": "array", "items": S("StatsBucket"),
+                   "description": "UTC-aligned buckets: 24 hourly ones for `24h`, 7/30/90 "
+                                  "daily ones for `7d`/`30d`/`90d`."},
+    }, required=["employee_id", "period", "from", "to", "messages", "conversations",
+                 "tasks_completed", "tasks_failed", "workflow_steps", "avg_response_time_ms",
+                 "p95_response_time_ms", "credits_used", "satisfaction_score", "ratings",
+                 "series"],
+        description="Usage statistics of one employee; all zero (satisfaction null) for a "
+                    "fresh employee.")
+
+    # --- chat and conversations ------------------------------------------
+    s["ChatRequest"] = obj({
+        "employee_id": S("EmployeeId"),
+        "message": string("The user's message.", minLength=1, maxLength=32000),
+        "conversation_id": {"$ref": "#/components/schemas/ConversationId",
+                            "description": "Continue this conversation; it must be with the "
+                                           "same employee (else 400 `param: \"conversation_id\"`). "
+                                           "Without it a new conversation starts, titled with "
+                                           "the first message cut to 80 characters."},
+        "stream": {"type": "boolean", "default": False,
+                   "description": "`true`: answer `text/event-stream` like `POST /v1/chat/stream`."},
+        "context": {"type": "object", "additionalProperties": True,
+                    "description": "Free-form additional context given to the employee."},
+    }, required=["employee_id", "message"],
+        examples=[{"employee_id": ID["emp"], "message": "Summarize this week's open tasks."}])
+    s["Source"] = obj({
+        "document_id": S("DocumentId"),
+        "document_name": string(),
+        "chunk_id": S("ChunkId"),
+        "score": {"type": "number", "minimum": 0, "maximum": 1},
+    }, required=["document_id", "document_name", "chunk_id", "score"],
+        description="A knowledge passage a reply drew on.")
+    s["Usage"] = obj({
+        "input_tokens": integer(minimum=0),
+        "output_tokens": integer(minimum=0),
+    }, required=["input_tokens", "output_tokens"],
+        description="Tokens as reported by the provider (words for the built-in engine).")
+    s["Message"] = obj({
+        "id": S("MessageId"),
+        "conversation_id": S("ConversationId"),
+        "employee_id": S("EmployeeId"),
+        "role": {"type": "string", "enum": ["assistant"]},
+        "content": string("The employee's reply."),
+        "credits_used": integer("0 for test keys.", minimum=0),
+        "created_at": S("Timestamp"),
+        "sources": {"type": "array", "items": S("Source")},
+        "usage": S("Usage"),
+    }, required=["id", "conversation_id", "employee_id", "role", "content", "credits_used",
+                 "created_at", "sources", "usage"],
+        description="The employee's reply to a chat message.",
+        examples=[{"id": ID["msg"], "conversation_id": ID["conv"], "employee_id": ID["emp"],
+                   "role": "assistant", "content": "Three tasks are open.", "credits_used": 1,
+                   "created_at": TS, "sources": [], "usage": {"input_tokens": 120,
+                                                              "output_tokens": 4}}])
+    s["ConversationMessage"] = obj({
+        "id": S("MessageId"),
+        "role": {"type": "string", "enum": ["user", "assistant"]},
+        "content": string(),
+        "credits_used": integer(minimum=0),
+        "created_at": S("Timestamp"),
+        "sources": {"type": "array", "items": S("Source"),
+                    "description": "Assistant messages only."},
+    }, required=["id", "role", "content", "credits_used", "created_at"])
+    conv_props = {
+        "id": S("ConversationId"),
+        "employee_id": S("EmployeeId"),
+        "title": string("The first message cut to 80 characters.", maxLength=80),
+        "message_count": integer(minimum=0),
+        "created_at": S("Timestamp"),
+        "updated_at": S("Timestamp"),
+    }
+    conv_req = ["id", "employee_id", "title", "message_count", "created_at", "updated_at"]
+    s["ConversationListItem"] = obj(conv_props, required=conv_req)
+    detail = dict(conv_props)
+    detail["messages"] = {"type": "array", "items": S("ConversationMessage"),
+                          "description": "Oldest first."}
+    s["Conversation"] = obj(detail, required=conv_req + ["messages"],
+                            description="A conversation with its full message history.")
+    s["ConversationList"] = obj({
+        "conversations": {"type": "array", "items": S("ConversationListItem")},
+        "has_more": {"type": "boolean"},
+        "next_cursor": nullable(S("Cursor")),
+    }, required=["conversations", "has_more", "next_cursor"],
+        description="A page of conversations, newest activity first.")
+    s["FeedbackRequest"] = obj({
+        "rating": integer(minimum=1, maximum=5),
+        "comment": string(maxLength=2000),
+    }, required=["rating"], examples=[{"rating": 5, "comment": "Spot on."}])
+    s["Feedback"] = obj({
+        "conversation_id": S("ConversationId"),
+        "message_id": S("MessageId"),
+        "employee_id": S("EmployeeId"),
+        "rating": integer(minimum=1, maximum=5),
+        "comment": {"type": ["string", "null"]},
+        "created_at": S("Timestamp"),
+    }, required=["conversation_id", "message_id", "employee_id", "rating", "comment",
+                 "created_at"],
+        description="A rating of one message; it feeds the employee's `satisfaction_score`.")
+
+    # --- tasks -------------------------------------------------------------
+    s["TaskPriority"] = {"type": "string", "enum": ["low", "medium", "high", "urgent"]}
+    s["TaskStatus"] = {"type": "string", "enum": ["pending", "in_progress", "completed", "failed"]}
+    s["Recurring"] = {
+        "type": "object",
+        "description": "`day` is required for `weekly` (`monday`..`sunday`) and `monthly` "
+                       "(`\"1\"`..`\"31\"`, clamped to the month's last day) and absent "
+                       "otherwise; `time` is `HH:MM`, 24-hour, UTC.",
+        "additionalProperties": False,
+        "required": ["frequency", "time"],
+        "properties": {
+            "frequency": {"type": "string", "enum": ["daily", "weekdays", "weekly", "monthly"]},
+            "day": {"type": "string", "enum": WEEKDAYS + [str(d) for d in range(1, 32)],
+                    "description": "Weekly: `monday`..`sunday`; monthly: `\"1\"`..`\"31\"`; "
+                                   "absent for daily and weekdays (else 400 "
+                                   "`param: \"recurring.day\"`)."},
+            "time": string(pattern="^([01][0-9]|2[0-3]):[0-5][0-9]$", examples=["09:30"]),
+        },
+        "examples": [{"frequency": "weekly", "day": "monday", "time": "09:00"}],
+    }
+    s["TaskCreate"] = obj({
+        "employee_id": S("EmployeeId"),
+        "title": string(minLength=1, maxLength=200),
+        "description": string(maxLength=20000),
+        "due_at": S("Timestamp"),
+        "priority": {"$ref": "#/components/schemas/TaskPriority", "default": "medium"},
+        "recurring": S("Recurring"),
+    }, required=["employee_id", "title"],
+        examples=[{"employee_id": ID["emp"], "title": "Weekly report", "priority": "high",
+                   "recurring": {"frequency": "weekly", "day": "monday", "time": "09:00"}}])
+    s["TaskUpdate"] = obj({
+        "employee_id": S("EmployeeId"),
+        "title": string(minLength=1, maxLength=200),
+        "description": string(maxLength=20000),
+        "due_at": nullable(S("Timestamp")),
+        "priority": S("TaskPriority"),
+        "recurring": {"anyOf": [S("Recurring"), {"type": "null"}],
+                      "description": "`null` stops recurrence."},
+        "status": {"type": "string", "enum": ["pending", "completed", "failed"],
+                   "description": "pending/in_progress -> completed/failed cancels the run; "
+                                  "completed/failed -> pending queues it again; `in_progress` "
+                                  "gives 400 `param: \"status\"`."},
+    }, examples=[{"status": "completed"}])
+    s["Task"] = obj({
+        "id": S("TaskId"),
+        "employee_id": S("EmployeeId"),
+        "title": string(),
+        "description": string(),
+        "status": S("TaskStatus"),
+        "priority": S("TaskPriority"),
+        "due_at": nullable(S("Timestamp")),
+        "recurring": {"anyOf": [S("Recurring"), {"type": "null"}]},
+        "next_run_at": nullable(S("Timestamp")),
+        "last_run_at": nullable(S("Timestamp")),
+        "run_count": integer(minimum=0),
+        "result": {"type": ["string", "null"], "description": "Result of the latest run."},
+        "error": {"type": ["string", "null"], "description": "Error of the latest run."},
+        "credits_used": integer("Total over all runs.", minimum=0),
+        "created_at": S("Timestamp"),
+        "updated_at": S("Timestamp"),
+        "started_at": nullable(S("Timestamp")),
+        "completed_at": nullable(S("Timestamp")),
+    }, required=["id", "employee_id", "title", "description", "status", "priority", "due_at",
+                 "recurring", "next_run_at", "last_run_at", "run_count", "result", "error",
+                 "credits_used", "created_at", "updated_at", "started_at", "completed_at"],
+        description="A task; `status`, `result` and `error` mirror its latest run.")
+    s["TaskList"] = obj({
+        "tasks": {"type": "array", "items": S("Task")},
+        "has_more": {"type": "boolean"},
+        "next_cursor": nullable(S("Cursor")),
+    }, required=["tasks", "has_more", "next_cursor"], description="Newest first.")
+    s["TaskRun"] = obj({
+        "id": S("TaskRunId"),
+        "status": {"type": "string", "enum": ["in_progress", "completed", "failed", "cancelled"],
+                   "description": "`cancelled` when a PATCH ended the task while it was pending "
+                                  "or in progress."},
+        "started_at": nullable(S("Timestamp")),
+        "completed_at": nullable(S("Timestamp")),
+        "result": {"type": ["string", "null"]},
+        "error": {"type": ["string", "null"]},
+        "credits_used": integer(minimum=0),
+    }, required=["id", "status", "started_at", "completed_at", "result", "error",
+                 "credits_used"], description="One execution of a task.")
+    s["TaskRunList"] = obj({
+        "runs": {"type": "array", "items": S("TaskRun")},
+        "has_more": {"type": "boolean"},
+        "next_cursor": nullable(S("Cursor")),
+    }, required=["runs", "has_more", "next_cursor"], description="Newest first.")
+
+    # --- knowledge ---------------------------------------------------------
+    s["DocumentUpload"] = {
+        "type": "object",
+        "required": ["file"],
+        "properties": {
+            "file": {"type": "string", "contentMediaType": "application/octet-stream",
+                     "description": "The file, at most 52,428,800 bytes. PDF, DOCX, TXT, "
+                                    "Markdown, HTML, CSV and JSON at least, detected by content "
+                                    "as well as name. Missing or empty: 400 `param: \"file\"`."},
+            "name": string("Display name; defaults to the file name.", maxLength=200),
+            "tags": {"type": "array", "items": string(minLength=1),
+                     "description": "Repeated form fields or one JSON array."},
+            "employee_ids": {"type": "array", "items": S("EmployeeId"),
+                             "description": "Restricts the document to these employees. "
+                                            "Repeated form fields or one JSON array."},
+        },
+    }
+    s["Document"] = obj({
+        "id": S("DocumentId"),
+        "name": string(),
+        "filename": string(),
+        "content_type": string("Detected media type.", examples=["application/pdf"]),
+        "size_bytes": integer(minimum=1, maximum=52428800),
+        "sha256": string(pattern="^[0-9a-f]{64}$"),
+        "tags": {"type": "array", "items": string()},
+        "employee_ids": {"type": "array", "items": S("EmployeeId"),
+                         "description": "Empty: visible to every employee."},
+        "status": {"type": "string", "enum": ["processing", "ready", "failed"]},
+        "error": {"type": ["string", "null"], "description": "Why processing failed."},
+        "chunk_count": integer(minimum=0),
+        "created_at": S("Timestamp"),
+        "updated_at": S("Timestamp"),
+    }, required=["id", "name", "filename", "content_type", "size_bytes", "sha256", "tags",
+                 "employee_ids", "status", "error", "chunk_count", "created_at", "updated_at"],
+        description="A knowledge document.")
+    s["DocumentList"] = obj({
+        "documents": {"type": "array", "items": S("Document")},
+        "has_more": {"type": "boolean"},
+        "next_cursor": nullable(S("Cursor")),
+    }, required=["documents", "has_more", "next_cursor"], description="Newest first.")
+    s["KnowledgeQueryRequest"] = obj({
+        "query": string(minLength=1, maxLength=32000),
+        "limit": integer("1..50, default 5.", minimum=1, maximum=50, default=5),
+        "filters": obj({
+            "tags": {"type": "array", "items": string(minLength=1),
+                     "description": "Documents having any of these tags."},
+            "employee_id": {"$ref": "#/components/schemas/EmployeeId",
+                            "description": "Only documents this employee may read."},
+        }),
+    }, required=["query"], examples=[{"query": "refund policy", "limit": 5,
+                                      "filters": {"tags": ["policy"]}}])
+    s["KnowledgeQueryResult"] = obj({
+        "document_id": S("DocumentId"),
+        "document_name": string(),
+        "chunk_id": S("ChunkId"),
+        "content": string(),
+        "score": {"type": "number", "minimum": 0, "maximum": 1},
+        "tags": {"type": "array", "items": string()},
+        "page": integer("Page number, for paged formats.", minimum=1),
+    }, required=["document_id", "document_name", "chunk_id", "content", "score", "tags"])
+    s["KnowledgeQueryResponse"] = obj({
+        "query": string(),
+        "results": {"type": "array", "items": S("KnowledgeQueryResult"),
+                    "description": "Best first; deleted documents never appear."},
+    }, required=["query", "results"])
+
+    # --- workflows ---------------------------------------------------------
+    s["WorkflowTrigger"] = obj({
+        "type": {"type": "string", "enum": ["manual", "webhook"]},
+        "event": string("Event name, free text.", maxLength=200),
+    }, required=["type"])
+    s["WorkflowStep"] = obj({
+        "employee_id": S("EmployeeId"),
+        "action": {"type": "string", "enum": ACTIONS},
+        "input": string("Template: `{{trigger.<path>}}`, `{{steps[N].output}}`, "
+                        "`{{steps[N].output.<path>}}` (N earlier than this step), "
+                        "`{{workflow.id}}`, `{{run.id}}`. Checked at creation (400 "
+                        "`param: \"steps[i].input\"`).", examples=["{{trigger.body}}"]),
+        "condition": string("`{{ expr }}` with paths, literals, `== != < <= > >=`, "
+                            "`contains`, `&& || !` and parentheses; false, null, missing, 0, "
+                            "\"\" and \"false\" are falsy and skip the step.",
+                            examples=["{{ steps[0].output.priority == \"high\" }}"]),
+    }, required=["employee_id", "action", "input"])
+    wf_create = {
+        "name": string(minLength=1, maxLength=200),
+        "description": string(maxLength=2000),
+        "trigger": S("WorkflowTrigger"),
+        "steps": {"type": "array", "items": S("WorkflowStep"), "minItems": 1, "maxItems": 20},
+    }
+    s["WorkflowCreate"] = obj(wf_create, required=["name", "trigger", "steps"],
+                              examples=[{"name": "Triage", "trigger": {"type": "manual"},
+                                         "steps": [{"employee_id": ID["emp"],
+                                                    "action": "classify",
+                                                    "input": "{{trigger.text}}"}]}])
+    s["WorkflowUpdate"] = obj(dict(wf_create), description="Any subset of the creation fields.")
+    s["Workflow"] = obj({
+        "id": S("WorkflowId"),
+        "name": string(),
+        "description": string(),
+        "trigger": S("WorkflowTrigger"),
+        "steps": {"type": "array", "items": S("WorkflowStep")},
+        "webhook_url": string("Present for webhook-triggered workflows: POST JSON here (no API "
+                              "key; the secret in the URL authenticates) to start a run.",
+                              format="uri"),
+        "run_count": integer(minimum=0),
+        "last_run_at": nullable(S("Timestamp")),
+        "created_at": S("Timestamp"),
+        "updated_at": S("Timestamp"),
+    }, required=["id", "name", "description", "trigger", "steps", "run_count", "last_run_at",
+                 "created_at", "updated_at"])
+    s["WorkflowList"] = obj({
+        "workflows": {"type": "array", "items": S("Workflow")},
+        "has_more": {"type": "boolean"},
+        "next_cursor": nullable(S("Cursor")),
+    }, required=["workflows", "has_more", "next_cursor"], description="Newest first.")
+    s["WorkflowRunRequest"] = obj({
+        "input": {"type": "object", "additionalProperties": True,
+                  "description": "Trigger data, read by `{{trigger.<path>}}`; default `{}`."},
+    })
+    s["WorkflowRunStep"] = obj({
+        "index": integer(minimum=0),
+        "employee_id": S("EmployeeId"),
+        "action": {"type": "string", "enum": ACTIONS},
+        "status": {"type": "string",
+                   "enum": ["pending", "running", "completed", "skipped", "failed"]},
+        "input": {"type": ["string", "null"], "description": "The rendered input."},
+        "output": {"description": "Any JSON value (`extract` gives an object); null until done."},
+        "error": {"type": ["string", "null"]},
+        "credits_used": integer(minimum=0),
+        "started_at": nullable(S("Timestamp")),
+        "completed_at": nullable(S("Timestamp")),
+    }, required=["index", "employee_id", "action", "status", "input", "output", "error",
+                 "credits_used", "started_at", "completed_at"])
+    s["WorkflowRun"] = obj({
+        "id": S("WorkflowRunId"),
+        "workflow_id": S("WorkflowId"),
+        "status": {"type": "string", "enum": ["queued", "running", "completed", "failed"]},
+        "trigger": obj({
+            "type": {"type": "string", "enum": ["manual", "webhook"]},
+            "event": {"type": ["string", "null"]},
+            "data": {"type": "object", "additionalProperties": True},
+        }, required=["type", "event", "data"]),
+        "steps": {"type": "array", "items": S("WorkflowRunStep")},
+        "credits_used": integer(minimum=0),
+        "error": {"type": ["string", "null"]},
+        "created_at": S("Timestamp"),
+        "started_at": nullable(S("Timestamp")),
+        "completed_at": nullable(S("Timestamp")),
+    }, required=["id", "workflow_id", "status", "trigger", "steps", "credits_used", "error",
+                 "created_at", "started_at", "completed_at"])
+    s["WorkflowRunList"] = obj({
+        "runs": {"type": "array", "items": S("WorkflowRun")},
+        "has_more": {"type": "boolean"},
+        "next_cursor": nullable(S("Cursor")),
+    }, required=["runs", "has_more", "next_cursor"], description="Newest first.")
+
+    # --- integrations --------------------------------------------------------
+    s["Provider"] = {"type": "string", "enum": PROVIDERS,
+                     "description": "slack (team chat), google_calendar (calendar), outlook "
+                                    "(email and calendar suite), github (code hosting), "
+                                    "hubspot (CRM)."}
+    s["Integration"] = obj({
+        "provider": S("Provider"),
+        "name": string("Display name.", examples=["Slack"]),
+        "category": string("Kind of service.", examples=["team_chat"]),
+        "status": {"type": "string", "enum": ["available", "pending", "connected", "error"]},
+        "configured": {"type": "boolean",
+                       "description": "Whether OAuth client credentials are configured."},
+        "account": {"type": ["string", "null"],
+                    "description": "The connected account's name at the provider."},
+        "scopes": {"type": "array", "items": string()},
+        "connected_at": nullable(S("Timestamp")),
+    }, required=["provider", "name", "category", "status", "configured", "account", "scopes",
+                 "connected_at"])
+    s["IntegrationList"] = obj({
+        "integrations": {"type": "array", "items": S("Integration"), "minItems": 5,
+                         "maxItems": 5},
+        "has_more": {"type": "boolean", "const": False},
+        "next_cursor": {"type": "null"},
+    }, required=["integrations", "has_more", "next_cursor"],
+        description="Always the five providers (one page).")
+    s["ConnectRequest"] = obj({
+        "redirect_uri": string("Where the callback redirects when done.", format="uri"),
+        "scopes": {"type": "array", "items": string(minLength=1),
+                   "description": "Provider scopes; default the configured ones."},
+    })
+    s["ConnectResponse"] = obj({
+        "provider": S("Provider"),
+        "status": {"type": "string", "const": "pending"},
+        "authorization_url": string("Send the user here.", format="uri"),
+        "state": string("Single-use, bound to the organization and provider."),
+        "expires_at": {"$ref": "#/components/schemas/Timestamp",
+                       "description": "10 minutes after creation."},
+    }, required=["provider", "status", "authorization_url", "state", "expires_at"])
+
+    # --- operations ----------------------------------------------------------
+    s["Health"] = obj({"status": {"type": "string", "const": "ok"}}, required=["status"])
+    s["Ready"] = obj({"status": {"type": "string", "const": "ready"}}, required=["status"])
+    return s
+
+
+# ---------------------------------------------------------------------------
+# Components: headers, parameters, security
+# ---------------------------------------------------------------------------
+
+def build_headers():
+    return {
+        "X-Request-Id": {
+            "description": "The client's `X-Request-Id` if it matched "
+                           "`^[A-Za-z0-9._-]{1,128}$`, else a new `req_` + 24 base62 characters.",
+            "schema": string(pattern="^[A-Za-z0-9._-]{1,128}$"),
+        },
+        "X-RateLimit-Limit": {
+            "description": "Requests per minute allowed for this organization and key mode.",
+            "schema": integer(minimum=1),
+        },
+        "X-RateLimit-Remaining": {
+            "description": "Requests left in the current minute window after this request.",
+            "schema": integer(minimum=0),
+        },
+        "X-RateLimit-Reset": {
+            "description": "Unix time in seconds of the next minute boundary, when the window resets.",
+            "schema": integer(minimum=0),
+        },
+        "Retry-After": {
+            "description": "Seconds to wait before retrying (integer, at least 1).",
+            "required": True,
+            "schema": integer(minimum=1),
+        },
+        "Idempotent-Replayed": {
+            "description": "`true` when this is a replay of an earlier response with the same "
+                           "Idempotency-Key.",
+            "schema": {"type": "string", "enum": ["true"]},
+        },
+    }
+
+
+def build_parameters():
+    def limit(default, maximum, what):
+        return {
+            "name": "limit", "in": "query", "required": False,
+            "description": "How many %s per page: decimal digits only, 1..%d, default %d. "
+                           "Anything else (0, over %d, a sign, a fraction, letters, empty) gives "
+                           "400 `invalid_request` with `param: \"limit\"`."
+                           % (what, maximum, default, maximum),
+            "schema": integer(minimum=1, maximum=maximum, default=default),
+        }
+    return {
+        "IdempotencyKey": {
+            "name": "Idempotency-Key", "in": "header", "required": False,
+            "description": "Makes the POST safe to retry: the same key with the same body within "
+                           "24 hours replays the first response (with `Idempotent-Replayed: "
+                           "true`); another body gives 400 `idempotency_key_reused`; while the "
+                           "first is in flight, 409 `idempotency_key_in_use`.",
+            "schema": string(minLength=1, maxLength=255),
+        },
+        "RequestId": {
+            "name": "X-Request-Id", "in": "header", "required": False,
+            "description": "Echoed in the response's `X-Request-Id` when it matches "
+                           "`^[A-Za-z0-9._-]{1,128}$`; otherwise a new id is made.",
+            "schema": string(),
+        },
+        "EmployeesLimit": limit(50, 100, "employees"),
+        "ConversationsLimit": limit(20, 100, "conversations"),
+        "ListLimit": limit(50, 100, "items"),
+        "After": {
+            "name": "after", "in": "query", "required": False,
+            "description": "Cursor: the `next_cursor` of the previous page; the page continues "
+                           "after it in (name, id) order. A malformed cursor gives 400 with "
+                           "`param: \"after\"`.",
+            "schema": S("Cursor"),
+        },
+        "Before": {
+            "name": "before", "in": "query", "required": False,
+            "description": "Cursor: the `next_cursor` of the previous page; the page continues "
+                           "with older items (keyset, stable under inserts). A malformed cursor "
+                           "gives 400 with `param: \"before\"`.",
+            "schema": S("Cursor"),
+        },
+    }
+
+
+def path_param(name, description, schema=None):
+    return {"name": name, "in": "path", "required": True, "description": description,
+            "schema": schema or string()}
+
+
+def query_param(name, description, schema):
+    return {"name": name, "in": "query", "required": False, "description": description,
+            "schema": schema}
+
+
+def header_refs(authed, status=200, extra=None):
+    h = {"X-Request-Id": ref("headers", "X-Request-Id")}
+    if authed and status != 401:
+        for name in ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"):
+            h[name] = ref("headers", name)
+    if status == 429:
+        h["Retry-After"] = ref("headers", "Retry-After")
+    if extra:
+        h.update(extra)
+    return h
+
+
+def error_example(code, param=None):
+    body = {"code": code, "message": ERROR_MEANING[code].split(";")[0].rstrip(".") + "."}
+    if param:
+        body["param"] = param
+    body["doc_url"] = "%s/docs/errors/%s" % (PUBLIC_URL, code)
+    return {"summary": code, "value": {"error": body}}
+
+
+def build_examples():
+    """One example error body per code, shared by every operation."""
+    return {code: error_example(code) for code, _, _ in ERRORS
+            if code != "method_not_allowed"}  # answered by no documented operation
+
+
+# Error responses that read the same in every operation live in components.responses:
+# (status, codes, authenticated) -> component name.
+SHARED_RESPONSES = {
+    (401, ("missing_api_key", "invalid_api_key"), True): "Unauthorized",
+    (403, ("permission_denied",), True): "Forbidden",
+    (413, ("request_too_large",), True): "RequestTooLarge",
+    (415, ("unsupported_media_type",), True): "UnsupportedMediaType",
+    (429, ("rate_limit_exceeded", "concurrency_limit_exceeded"), True): "TooManyRequests",
+    (500, ("internal_error",), True): "InternalError",
+    (500, ("internal_error",), False): "InternalErrorPublic",
+}
+
+
+def build_responses():
+    out = {}
+    for (status, codes, authed), name in SHARED_RESPONSES.items():
+        out[name] = error_response(status, list(codes), authed, {}, None, shared=False)
+    return out
+
+
+def error_response(status, codes, authed, notes, bad_param, shared=True):
+    key = (status, tuple(codes), authed)
+    if shared and key in SHARED_RESPONSES and not any(c in notes for c in codes):
+        return ref("responses", SHARED_RESPONSES[key])
+    parts = []
+    for code in codes:
+        text = notes.get(code) or ERROR_MEANING[code]
+        parts.append("`%s`: %s" % (code, text))
+    description = "%s. %s" % (STATUS_TEXT[status], " ".join(parts))
+    examples = {}
+    for code in codes:
+        if code == "invalid_request" and bad_param:
+            examples[code] = error_example(code, bad_param)
+        else:
+            examples[code] = ref("examples", code)
+    return {
+        "description": description,
+        "headers": header_refs(authed, status),
+        "content": {"application/json": {"schema": S("Error"), "examples": examples}},
+    }
+
+
+# ---------------------------------------------------------------------------
+# Operations
+# ---------------------------------------------------------------------------
+
+class Spec:
+    def __init__(self):
+        self.paths = {}
+        self.op_ids = set()
+
+    def add(self, method, path, op_id, summary, tag, *, built=False, auth=True, scope=None,
+            description="", params=(), body=None, body_required=False, ok=None, codes=(),
+            notes=None, bad_param=None, query_strict=True, json_body=None, extra=None):
+        """Add one operation.
+
+        codes: error codes particular to this operation (the generic ones are added here:
+        400 invalid_request, 500 internal_error, and per situation 401/403/429, 413/415,
+        the idempotency codes on POST, 404 route_not_found when planned).
+        """
+        assert op_id not in self.op_ids, op_id
+        self.op_ids.add(op_id)
+        notes = dict(notes or {})
+        if json_body is None:
+            json_body = body is not None
+        all_codes = set(codes) | {"invalid_request", "internal_error"}
+        if auth:
+            all_codes |= {"missing_api_key", "invalid_api_key", "permission_denied",
+                          "rate_limit_exceeded", "concurrency_limit_exceeded"}
+        if json_body:
+            all_codes |= {"request_too_large", "unsupported_media_type"}
+        if method == "post":
+            all_codes |= {"idempotency_key_reused", "idempotency_key_in_use"}
+        if not built:
+            all_codes.add("route_not_found")
+            notes.setdefault("route_not_found", "Until this operation is built.")
+        takes_query = any(p.get("in") == "query" or ("$ref" in p and _is_query_ref(p))
+                          for p in params)
+        if query_strict and not takes_query:
+            notes.setdefault("invalid_request", ERROR_MEANING["invalid_request"]
+                             + " Any query parameter is unknown here and rejected.")
+
+        desc = []
+        if not built:
+            desc.append(PLANNED_LINE)
+        if description:
+            desc.append(description.strip())
+        if auth:
+            desc.append("Scope: `%s` (or a key without scopes). %s" % (scope, CHECKS)
+                        if scope else "Any valid key. " + CHECKS)
+        else:
+            desc.append("No API key is needed.")
+        if query_strict:
+            desc.append(UNKNOWN_QUERY)
+        o = {
+            "operationId": op_id,
+            "summary": summary,
+            "description": "\n\n".join(desc),
+            "tags": [tag],
+        }
+        if not built:
+            o["x-workforce-status"] = "planned"
+        if auth and scope:
+            o["x-workforce-scope"] = scope
+        if not auth:
+            o["security"] = []
+        plist = list(params)
+        if method == "post":
+            plist.append(ref("parameters", "IdempotencyKey"))
+        plist.append(ref("parameters", "RequestId"))
+        o["parameters"] = plist
+        if body is not None:
+            rb = {"required": body_required, "content": body}
+            if not body_required:
+                rb["description"] = "An empty body counts as `{}`."
+            o["requestBody"] = rb
+        responses = {}
+        ok = dict(ok)
+        ok_extra = {}
+        if method == "post":
+            ok_extra["Idempotent-Replayed"] = ref("headers", "Idempotent-Replayed")
+        ok_extra.update(extra or {})
+        ok.setdefault("headers", header_refs(auth, 200, ok_extra))
+        responses[ok.pop("status", "200")] = ok
+        by_status = {}
+        for code in sorted(all_codes, key=ERROR_ORDER.get):
+            by_status.setdefault(ERROR_STATUS[code], []).append(code)
+        for status in sorted(by_status):
+            responses[str(status)] = error_response(status, by_status[status], auth, notes,
+                                                    bad_param)
+        o["responses"] = responses
+        self.paths.setdefault(path, {})[method] = o
+        return o
+
+
+QUERY_REFS = {"EmployeesLimit", "ConversationsLimit", "ListLimit", "After", "Before"}
+
+
+def _is_query_ref(p):
+    return p["$ref"].rsplit("/", 1)[-1] in QUERY_REFS
+
+
+def json_content(schema_name, example=None):
+    c = {"schema": S(schema_name)}
+    if example is not None:
+        c["example"] = example
+    return {"application/json": c}
+
+
+def ok_json(schema_name, description):
+    return {"description": description, "content": json_content(schema_name)}
+
+
+SSE_EXAMPLE = (
+    "id: 1\n"
+    "event: message.created\n"
+    "data: {\"id\":\"%(msg)s\",\"conversation_id\":\"%(conv)s\",\"employee_id\":\"%(emp)s\","
+    "\"role\":\"assistant\",\"created_at\":\"%(ts)s\"}\n\n"
+    "id: 2\n"
+    "event: message.delta\n"
+    "data: {\"id\":\"%(msg)s\",\"delta\":\"Three tasks \"}\n\n"
+    "id: 3\n"
+    "event: message.delta\n"
+    "data: {\"id\":\"%(msg)s\",\"delta\":\"are open.\"}\n\n"
+    "id: 4\n"
+    "event: message.completed\n"
+    "data: {\"id\":\"%(msg)s\",\"conversation_id\":\"%(conv)s\",\"employee_id\":\"%(emp)s\","
+    "\"role\":\"assistant\",\"content\":\"Three tasks are open.\",\"credits_used\":1,"
+    "\"created_at\":\"%(ts)s\",\"sources\":[],\"usage\":{\"input_tokens\":120,"
+    "\"output_tokens\":4}}\n\n"
+) % {"msg": ID["msg"], "conv": ID["conv"], "emp": ID["emp"], "ts": TS}
+
+SSE_DESCRIPTION = (
+    "Server-Sent Events, each with a sequential `id:`: one `message.created` "
+    "(`{id, conversation_id, employee_id, role: \"assistant\", created_at}`), one or more "
+    "`message.delta` (`{id, delta}`), then `message.completed` (the full Message object) or, "
+    "instead of it, `error` (`{\"error\": {code, message}}`). The concatenated deltas equal the "
+    "final `content`. A `: ping` comment is sent after 15 s of silence. Errors found before the "
+    "first byte (validation, auth, 402, 404, 409, 429) are ordinary JSON errors. If the client "
+    "goes away the reply is still finished, stored and charged. An open stream counts against "
+    "the concurrency limit until it closes.")
+
+
+def sse_media():
+    return {
+        "schema": {"type": "string", "description": "A stream of Server-Sent Events."},
+        "example": SSE_EXAMPLE,
+        "x-workforce-events": {
+            "message.created": obj({
+                "id": {"type": "string"}, "conversation_id": {"type": "string"},
+                "employee_id": {"type": "string"}, "role": {"type": "string",
+                                                            "const": "assistant"},
+                "created_at": {"type": "string"},
+            }, required=["id", "conversation_id", "employee_id", "role", "created_at"]),
+            "message.delta": obj({"id": {"type": "string"}, "delta": {"type": "string"}},
+                                 required=["id", "delta"]),
+            "message.completed": S("Message"),
+            "error": obj({"error": obj({"code": {"type": "string"},
+                                        "message": {"type": "string"}},
+                                       required=["code", "message"])}, required=["error"]),
+        },
+    }
+
+
+SSE_HEADERS = {
+    "Cache-Control": {"description": "`no-cache` on event streams.", "schema": {"type": "string",
+                                                               "const": "no-cache"}},
+    "X-Accel-Buffering": {"description": "`no` on event streams (proxies must not buffer "
+                                         "them).",
+                          "schema": {"type": "string", "const": "no"}},
+}
+
+
+def build_paths():
+    sp = Spec()
+    emp_id = path_param("id", "Employee id (`emp_...`). An id of another organization or key "
+                              "mode is reported as not found.")
+    not_found_note = "Also for an id of another organization or key mode."
+
+    # --- account -------------------------------------------------------------
+    sp.add("get", "/v1/account", "getAccount", "Get the account behind the key", "Account",
+           built=True, description="The organization (its slug as `name`), its tier and credit "
+                                   "balance, the calling key (id, mode, last 4 characters, "
+                                   "scopes; never the secret) and the rate limits that apply.",
+           ok=ok_json("Account", "The account."))
+
+    # --- employees -----------------------------------------------------------
+    sp.add("get", "/v1/employees", "listEmployees", "List employees", "Employees",
+           built=True, scope="employees:read",
+           description="Employees ordered by name, then id. `total` counts all employees "
+                       "matching the filters, ignoring the cursor. Every organization starts "
+                       "with the shipped catalog (at least 8 employees over at least 5 "
+                       "categories and both tiers), separately in live and test mode.",
+           params=[query_param("category", "Only this category; an unknown value gives 400 "
+                                           "`param: \"category\"`.", S("EmployeeCategory")),
+                   query_param("status", "Only this status; an unknown value gives 400 "
+                                         "`param: \"status\"`.", S("EmployeeStatus")),
+                   ref("parameters", "EmployeesLimit"), ref("parameters", "After")],
+           ok=ok_json("EmployeeList", "A page of employees."), bad_param="limit")
+    sp.add("post", "/v1/employees", "createEmployee", "Create an employee", "Employees",
+           built=True, scope="employees:write",
+           description="Operator extension: adds an employee to this organization (and key "
+                       "mode). Answers the detail object.",
+           body=json_content("EmployeeCreate"), body_required=True,
+           ok=ok_json("Employee", "The new employee."), bad_param="name")
+    sp.add("get", "/v1/employees/{id}", "getEmployee", "Get an employee", "Employees",
+           built=True, scope="employees:read", params=[emp_id],
+           ok=ok_json("Employee", "The employee."), codes=["employee_not_found"],
+           notes={"employee_not_found": not_found_note})
+    sp.add("patch", "/v1/employees/{id}", "updateEmployee", "Update an employee", "Employees",
+           built=True, scope="employees:write", params=[emp_id],
+           description="Operator extension: changes any of the creation fields. `status` "
+                       "`offline` disables the employee (chat then gives 409 "
+                       "`employee_offline`; its tasks wait as pending) and `idle` brings it "
+                       "back; `active` is derived and gives 400 `param: \"status\"`. Answers the "
+                       "detail object.",
+           body=json_content("EmployeeUpdate"), ok=ok_json("Employee", "The updated employee."),
+           codes=["employee_not_found"], notes={"employee_not_found": not_found_note},
+           bad_param="status")
+    sp.add("get", "/v1/employees/{id}/stats", "getEmployeeStats", "Get employee statistics",
+           "Employees", built=True, scope="employees:read",
+           description="Computed from stored facts over the period ending now: 24 hourly "
+                       "buckets for `24h`, 7/30/90 daily buckets for `7d`/`30d`/`90d`, UTC "
+                       "aligned; `from` is the start of the first bucket, `to` is now.",
+           params=[emp_id, query_param("period", "Default `7d`; another value gives 400 "
+                                                 "`param: \"period\"`.",
+                                       {"type": "string", "enum": ["24h", "7d", "30d", "90d"],
+                                        "default": "7d"})],
+           ok=ok_json("EmployeeStatistics", "The statistics."), codes=["employee_not_found"],
+           notes={"employee_not_found": not_found_note}, bad_param="period")
+
+    # --- chat ---------------------------------------------------------------------
+    chat_codes = ["insufficient_credits", "employee_not_found", "conversation_not_found",
+                  "employee_offline", "upstream_error"]
+    chat_notes = {
+        "permission_denied": "The key lacks the `chat` scope, or the employee's tier is above "
+                             "the organization's subscription tier.",
+        "invalid_request": "A field is invalid (`message` must be 1..32,000 characters; a "
+                           "`conversation_id` of another employee gives `param: "
+                           "\"conversation_id\"`); `param` names it.",
+    }
+    sp.add("post", "/v1/chat", "createChatMessage", "Chat with an employee", "Chat",
+           scope="chat",
+           description="Sends a message and answers the employee's reply (a Message with "
+                       "`sources` and `usage`). The user message is stored before the model is "
+                       "called, so it survives a failed reply. Live keys are charged "
+                       "`max(1, ceil(total_tokens / 1000))` credits per model call. With "
+                       "`stream: true` the answer is `text/event-stream`, exactly as "
+                       "`POST /v1/chat/stream`.",
+           body=json_content("ChatRequest"), body_required=True,
+           ok={"description": "The reply (JSON), or with `stream: true` an event stream. "
+                              + SSE_DESCRIPTION,
+               "content": {"application/json": {"schema": S("Message")},
+                           "text/event-stream": sse_media()}},
+           extra=SSE_HEADERS, codes=chat_codes, notes=chat_notes, bad_param="message")
+    sp.add("post", "/v1/chat/stream", "streamChatMessage", "Chat with an employee, streamed",
+           "Chat", scope="chat",
+           description="The same body as `POST /v1/chat`; the answer is always an event stream "
+                       "(`stream` is accepted and ignored). Send `Accept: text/event-stream`.",
+           body=json_content("ChatRequest"), body_required=True,
+           ok={"description": SSE_DESCRIPTION,
+               "content": {"text/event-stream": sse_media()}},
+           extra=SSE_HEADERS, codes=chat_codes, notes=chat_notes, bad_param="message")
+
+    # --- conversations ----------------------------------------------------------------
+    conv_id = path_param("id", "Conversation id (`conv_...`).")
+    sp.add("get", "/v1/conversations", "listConversations", "List conversations",
+           "Conversations", scope="conversations",
+           description="Newest activity first.",
+           params=[query_param("employee_id", "Only conversations with this employee.",
+                               S("EmployeeId")),
+                   ref("parameters", "ConversationsLimit"), ref("parameters", "Before")],
+           ok=ok_json("ConversationList", "A page of conversations."), bad_param="limit")
+    sp.add("get", "/v1/conversations/{id}", "getConversation", "Get a conversation",
+           "Conversations", scope="conversations", params=[conv_id],
+           description="The conversation with all its messages, oldest first.",
+           ok=ok_json("Conversation", "The conversation."), codes=["conversation_not_found"])
+    sp.add("delete", "/v1/conversations/{id}", "deleteConversation", "Delete a conversation",
+           "Conversations", scope="conversations", params=[conv_id],
+           description="Deletes the conversation and all its messages.",
+           ok=ok_json("Deleted", "Deleted."), codes=["conversation_not_found"])
+    sp.add("post", "/v1/conversations/{id}/messages/{message_id}/feedback",
+           "createMessageFeedback", "Rate a message", "Conversations", scope="conversations",
+           params=[conv_id, path_param("message_id", "Message id (`msg_...`).")],
+           description="Extension: a rating 1..5 with an optional comment; it feeds the "
+                       "employee's `satisfaction_score`.",
+           body=json_content("FeedbackRequest"), body_required=True,
+           ok=ok_json("Feedback", "The stored feedback."),
+           codes=["conversation_not_found", "message_not_found"], bad_param="rating")
+
+    # --- tasks ----------------------------------------------------------------------
+    task_id = path_param("id", "Task id (`task_...`).")
+    task_notes = {"permission_denied": "The key lacks the `tasks` scope, or the employee's tier "
+                                       "is above the organization's subscription tier."}
+    sp.add("post", "/v1/tasks", "createTask", "Create a task", "Tasks", scope="tasks",
+           description="Assigns a task to an employee. A one-time task runs as soon as a worker "
+                       "is free; a recurring one at each occurrence. Order: priority (urgent, "
+                       "high, medium, low), then `due_at`, then creation. Tasks of an offline "
+                       "employee wait as pending.",
+           body=json_content("TaskCreate"), body_required=True,
+           ok=ok_json("Task", "The new task."), codes=["employee_not_found"],
+           notes=task_notes, bad_param="recurring.time")
+    sp.add("get", "/v1/tasks", "listTasks", "List tasks", "Tasks", scope="tasks",
+           description="Newest first.",
+           params=[query_param("employee_id", "Only this employee's tasks.", S("EmployeeId")),
+                   query_param("status", "Only this status; an unknown value gives 400.",
+                               S("TaskStatus")),
+                   query_param("priority", "Only this priority; an unknown value gives 400.",
+                               S("TaskPriority")),
+                   ref("parameters", "ListLimit"), ref("parameters", "Before")],
+           ok=ok_json("TaskList", "A page of tasks."), bad_param="status")
+    sp.add("get", "/v1/tasks/{id}", "getTask", "Get a task", "Tasks", scope="tasks",
+           params=[task_id], ok=ok_json("Task", "The task."), codes=["task_not_found"])
+    sp.add("patch", "/v1/tasks/{id}", "updateTask", "Update a task", "Tasks", scope="tasks",
+           params=[task_id],
+           description="Changes title, description, due_at, priority, employee_id, recurring "
+                       "(`null` stops recurrence) and status. Status transitions: "
+                       "pending|in_progress -> completed|failed (the run is cancelled, not "
+                       "executed or discarded); completed|failed -> pending (queued to run "
+                       "again); `in_progress` gives 400 `param: \"status\"`.",
+           body=json_content("TaskUpdate"), ok=ok_json("Task", "The updated task."),
+           codes=["task_not_found", "employee_not_found"], notes=task_notes,
+           bad_param="status")
+    sp.add("delete", "/v1/tasks/{id}", "deleteTask", "Delete a task", "Tasks", scope="tasks",
+           params=[task_id], ok=ok_json("Deleted", "Deleted."), codes=["task_not_found"])
+    sp.add("get", "/v1/tasks/{id}/runs", "listTaskRuns", "List a task's runs", "Tasks",
+           scope="tasks", params=[task_id, ref("parameters", "ListLimit"),
+                                  ref("parameters", "Before")],
+           description="Extension: each execution of the task, newest first.",
+           ok=ok_json("TaskRunList", "A page of runs."), codes=["task_not_found"],
+           bad_param="limit")
+
+    # --- knowledge --------------------------------------------------------------------
+    doc_id = path_param("id", "Document id (`doc_...`).")
+    sp.add("post", "/v1/knowledge/documents", "uploadDocument", "Upload a knowledge document",
+           "Knowledge", scope="knowledge",
+           description="Stores the file and answers the document with status `processing`; "
+                       "text extraction runs isolated from the server process (a crashing or "
+                       "hanging parser fails that document, not the service). A file over "
+                       "52,428,800 bytes gives 413 `file_too_large` without buffering the body.",
+           body={"multipart/form-data": {
+               "schema": S("DocumentUpload"),
+               "encoding": {"file": {"contentType": "application/octet-stream"},
+                            "tags": {"style": "form", "explode": True},
+                            "employee_ids": {"style": "form", "explode": True}}}},
+           body_required=True, json_body=False,
+           ok=ok_json("Document", "The new document."),
+           codes=["employee_not_found", "file_too_large", "unsupported_media_type",
+                  "unsupported_file_type"],
+           notes={"invalid_request": "A field is invalid, or the file is missing or empty "
+                                     "(`param: \"file\"`).",
+                  "unsupported_media_type": "The body is not `multipart/form-data`.",
+                  "employee_not_found": "An id in `employee_ids` does not exist."},
+           bad_param="file")
+    sp.add("get", "/v1/knowledge/documents", "listDocuments", "List knowledge documents",
+           "Knowledge", scope="knowledge", description="Newest first.",
+           params=[ref("parameters", "ListLimit"), ref("parameters", "Before")],
+           ok=ok_json("DocumentList", "A page of documents."), bad_param="limit")
+    sp.add("get", "/v1/knowledge/documents/{id}", "getDocument", "Get a knowledge document",
+           "Knowledge", scope="knowledge", params=[doc_id], description="Extension.",
+           ok=ok_json("Document", "The document."), codes=["document_not_found"])
+    sp.add("delete", "/v1/knowledge/documents/{id}", "deleteDocument",
+           "Delete a knowledge document", "Knowledge", scope="knowledge", params=[doc_id],
+           description="Deleted documents are never returned by queries or used in replies.",
+           ok=ok_json("Deleted", "Deleted."), codes=["document_not_found"])
+    sp.add("post", "/v1/knowledge/query", "queryKnowledge", "Search the knowledge",
+           "Knowledge", scope="knowledge",
+           description="Semantic search fused with BM25, best first, scores in [0, 1]. "
+                       "`filters.tags` matches documents having any of them; a document with "
+                       "`employee_ids` is visible only to those employees (and to queries naming "
+                       "one of them in `filters.employee_id`).",
+           body=json_content("KnowledgeQueryRequest"), body_required=True,
+           ok=ok_json("KnowledgeQueryResponse", "The matching passages."),
+           codes=["employee_not_found", "upstream_error"],
+           notes={"upstream_error": "The embeddings provider failed."}, bad_param="query")
+
+    # --- workflows --------------------------------------------------------------------
+    wf_id = path_param("id", "Workflow id (`wf_...`).")
+    sp.add("post", "/v1/workflows", "createWorkflow", "Create a workflow", "Workflows",
+           scope="workflows",
+           description="1..20 steps; templates and conditions are checked at creation (400 "
+                       "with `param` such as `steps[2].input`). A `webhook` trigger gives the "
+                       "workflow a `webhook_url` holding a secret.",
+           body=json_content("WorkflowCreate"), body_required=True,
+           ok=ok_json("Workflow", "The new workflow."), codes=["employee_not_found"],
+           bad_param="steps[0].input")
+    sp.add("get", "/v1/workflows", "listWorkflows", "List workflows", "Workflows",
+           scope="workflows", description="Newest first.",
+           params=[ref("parameters", "ListLimit"), ref("parameters", "Before")],
+           ok=ok_json("WorkflowList", "A page of workflows."), bad_param="limit")
+    sp.add("get", "/v1/workflows/{id}", "getWorkflow", "Get a workflow", "Workflows",
+           scope="workflows", params=[wf_id], description="Extension.",
+           ok=ok_json("Workflow", "The workflow."), codes=["workflow_not_found"])
+    sp.add("patch", "/v1/workflows/{id}", "updateWorkflow", "Update a workflow", "Workflows",
+           scope="workflows", params=[wf_id], description="Extension.",
+           body=json_content("WorkflowUpdate"), ok=ok_json("Workflow", "The updated workflow."),
+           codes=["workflow_not_found", "employee_not_found"], bad_param="steps[0].input")
+    sp.add("delete", "/v1/workflows/{id}", "deleteWorkflow", "Delete a workflow", "Workflows",
+           scope="workflows", params=[wf_id], description="Extension.",
+           ok=ok_json("Deleted", "Deleted."), codes=["workflow_not_found"])
+    sp.add("post", "/v1/workflows/{id}/run", "runWorkflow", "Run a workflow", "Workflows",
+           scope="workflows", params=[wf_id],
+           description="Queues a run with `input` as trigger data and answers it (status "
+                       "`queued`). Each step's model call is charged to live keys.",
+           body=json_content("WorkflowRunRequest"),
+           ok=ok_json("WorkflowRun", "The queued run."),
+           codes=["insufficient_credits", "workflow_not_found"], bad_param="input")
+    sp.add("get", "/v1/workflows/{id}/runs", "listWorkflowRuns", "List a workflow's runs",
+           "Workflows", scope="workflows", description="The run history, newest first.",
+           params=[wf_id, ref("parameters", "ListLimit"), ref("parameters", "Before")],
+           ok=ok_json("WorkflowRunList", "A page of runs."), codes=["workflow_not_found"],
+           bad_param="limit")
+    sp.add("get", "/v1/workflows/{id}/runs/{run_id}", "getWorkflowRun", "Get a workflow run",
+           "Workflows", scope="workflows",
+           params=[wf_id, path_param("run_id", "Run id (`run_...`).")],
+           ok=ok_json("WorkflowRun", "The run."),
+           codes=["workflow_not_found", "run_not_found"])
+    sp.add("post", "/v1/webhooks/workflows/{id}/{secret}", "triggerWorkflowWebhook",
+           "Trigger a workflow by webhook", "Workflows", auth=False,
+           params=[wf_id, path_param("secret", "The secret in the workflow's `webhook_url`.")],
+           description="The `webhook_url` of a webhook-triggered workflow. No API key: the "
+                       "secret authenticates (compared in constant time). A POST of a JSON "
+                       "object starts a run with the body as trigger data and answers the run. "
+                       "The path shape is this document's decision (the contract names only "
+                       "`webhook_url`).",
+           body={"application/json": {"schema": {"type": "object", "additionalProperties": True,
+                                                 "description": "Any JSON object: the trigger "
+                                                                "data."}}},
+           ok=ok_json("WorkflowRun", "The queued run."),
+           codes=["insufficient_credits", "workflow_not_found"],
+           notes={"workflow_not_found": "No such workflow, not webhook-triggered, or a wrong "
+                                        "secret (all reported alike)."})
+
+    # --- integrations -------------------------------------------------------------------
+    prov = path_param("provider", "Provider identifier; another name gives 404 "
+                                  "`provider_not_found`.", {"type": "string",
+                                                            "examples": PROVIDERS})
+    sp.add("get", "/v1/integrations", "listIntegrations", "List integrations", "Integrations",
+           scope="integrations", description="Always the five providers, available or connected.",
+           ok=ok_json("IntegrationList", "The integrations."))
+    sp.add("post", "/v1/integrations/{provider}/connect", "connectIntegration",
+           "Start an OAuth connection", "Integrations", scope="integrations", params=[prov],
+           description="OAuth 2.0 authorization code with PKCE (S256). Answers the URL to send "
+                       "the user to and a single-use `state` bound to the organization and "
+                       "provider, valid 10 minutes.",
+           body=json_content("ConnectRequest"),
+           ok=ok_json("ConnectResponse", "The pending connection."),
+           codes=["integration_not_configured", "provider_not_found"], bad_param="redirect_uri")
+    sp.add("get", "/v1/integrations/{provider}/callback", "integrationCallback",
+           "OAuth callback", "Integrations", auth=False, query_strict=False,
+           params=[prov,
+                   query_param("code", "Authorization code from the provider.", string()),
+                   query_param("state", "The `state` from connect.", string()),
+                   query_param("error", "OAuth error from the provider, if it refused.", string()),
+                   query_param("error_description", "The provider's explanation.", string())],
+           description="Where the provider sends the user back. No API key: the single-use "
+                       "`state` authenticates. Checks the state, exchanges the code at the "
+                       "provider's token endpoint, stores the tokens encrypted at rest, marks "
+                       "the integration connected and redirects to the `redirect_uri` given to "
+                       "connect (or shows a short page). Tokens are never returned by the API. "
+                       "Exception to the query rule: other query parameters are ignored, "
+                       "because providers add their own (e.g. `scope`).",
+           ok={"description": "Connected; a short HTML page (no `redirect_uri` was given).",
+               "content": {"text/html": {"schema": {"type": "string"}}}},
+           codes=["provider_not_found", "upstream_error"],
+           notes={"invalid_request": "`state` is missing, unknown, used, expired or of another "
+                                     "provider (`param: \"state\"`), `code` is missing "
+                                     "(`param: \"code\"`), or the provider answered `error`.",
+                  "upstream_error": "The token exchange failed."},
+           bad_param="state")
+    sp.paths["/v1/integrations/{provider}/callback"]["get"]["responses"]["302"] = {
+        "description": "Connected; redirect to the `redirect_uri` given to connect.",
+        "headers": {"X-Request-Id": ref("headers", "X-Request-Id"),
+                    "Location": {"description": "The `redirect_uri`.", "required": True,
+                                 "schema": string(format="uri")}},
+    }
+    sp.add("delete", "/v1/integrations/{provider}", "disconnectIntegration",
+           "Disconnect an integration", "Integrations", scope="integrations", params=[prov],
+           description="Revokes the tokens at the provider where it can, forgets them and "
+                       "answers the integration with status `available` (also when it was not "
+                       "connected). Unlike other deletes it answers the integration, not "
+                       "`{id, deleted}`.",
+           ok=ok_json("Integration", "The integration, now available."),
+           codes=["provider_not_found"])
+
+    # --- operations ----------------------------------------------------------------------
+    sp.add("get", "/healthz", "getHealth", "Liveness", "Operations", built=True, auth=False,
+           description="The process answers.",
+           ok={"description": "Alive.", "content": json_content("Health", {"status": "ok"})})
+    sp.add("get", "/readyz", "getReadiness", "Readiness", "Operations", built=True, auth=False,
+           description="Ready when the database answers.",
+           ok={"description": "Ready.", "content": json_content("Ready", {"status": "ready"})},
+           codes=["service_unavailable"],
+           notes={"service_unavailable": "The database does not answer."})
+    sp.add("get", "/metrics", "getMetrics", "Prometheus metrics", "Operations", built=True,
+           auth=False,
+           description="Prometheus text exposition format (version 0.0.4): "
+                       "`workforce_http_requests_total{route,method,status}`, "
+                       "`workforce_http_request_duration_seconds` (histogram), "
+                       "`workforce_rate_limited_total{code}`.",
+           ok={"description": "The metrics.",
+               "content": {"text/plain": {"schema": {"type": "string"},
+                                          "example": "workforce_http_requests_total"
+                                                     "{route=\"/healthz\",method=\"GET\","
+                                                     "status=\"200\"} 1\n"}}})
+    sp.add("get", "/v1/openapi.json", "getOpenApi", "This OpenAPI document", "Operations",
+           built=True, auth=False,
+           description="The OpenAPI 3.1 document of the whole API (this document).",
+           ok={"description": "The document.",
+               "content": {"application/json": {"schema": {"type": "object"}}}})
+    sp.add("get", "/docs/errors/{code}", "getErrorDoc", "Error code documentation",
+           "Operations", built=True, auth=False,
+           params=[path_param("code", "An error code of the contract.", S("ErrorCode"))],
+           description="An HTML page explaining one error code; the `doc_url` of every error "
+                       "points here. An unknown code gives 404 `route_not_found`.",
+           ok={"description": "The page.", "content": {"text/html": {"schema": {"type": "string"}}}},
+           codes=["route_not_found"],
+           notes={"route_not_found": "Unknown error code."})
+    return sp
+
+
+TAGS = [
+    ("Account", "The organization and key behind a request."),
+    ("Employees", "The organization's AI employees and their statistics."),
+    ("Chat", "Chatting with an employee, complete or streamed (Server-Sent Events)."),
+    ("Conversations", "Stored chat histories and message feedback."),
+    ("Tasks", "One-time and recurring tasks done by employees, and their runs."),
+    ("Knowledge", "Documents employees read, and search over them."),
+    ("Workflows", "Chains of employee steps, their runs and webhook triggers."),
+    ("Integrations", "OAuth connections to third-party services."),
+    ("Operations", "Health, readiness, metrics and documentation; no API key."),
+]
+
+
+def build():
+    schemas = build_schemas()
+    sp = build_paths()
+    doc = {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "Workforce API",
+            "version": "1.0.0",
+            "summary": "AI employees that chat, do tasks, read knowledge and run workflows.",
+            "description": INFO_DESCRIPTION,
+        },
+        "servers": [{"url": "/", "description": "The server that serves this document."}],
+        "security": [{"bearerAuth": []}],
+        "tags": [{"name": n, "description": d} for n, d in TAGS],
+        "paths": {p: sp.paths[p] for p in sorted(sp.paths)},
+        "components": {
+            "securitySchemes": {
+                "bearerAuth": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "`Authorization: Bearer <key>`. Keys: `svc_live_sk_` or "
+                                   "`svc_test_sk_` followed by 40 base62 characters. Missing "
+                                   "header: 401 `missing_api_key`; anything else wrong: 401 "
+                                   "`invalid_api_key`.",
+                },
+            },
+            "schemas": {k: schemas[k] for k in sorted(schemas)},
+            "responses": {k: v for k, v in sorted(build_responses().items())},
+            "parameters": {k: v for k, v in sorted(build_parameters().items())},
+            "headers": {k: v for k, v in sorted(build_headers().items())},
+            "examples": {k: v for k, v in sorted(build_examples().items())},
+        },
+    }
+    check_doc(doc)
+    return doc
+
+
+def check_doc(doc):
+    """Cheap self-checks so a broken generator fails loudly rather than emits junk."""
+    text = json.dumps(doc)
+    for target in set(_refs(doc)):
+        parts = target.lstrip("#/").split("/")
+        node = doc
+        for part in parts:
+            if not isinstance(node, dict) or part not in node:
+                raise SystemExit("gen_openapi: unresolved $ref %s" % target)
+            node = node[part]
+    for path, item in doc["paths"].items():
+        for method, o in item.items():
+            where = "%s %s" % (method.upper(), path)
+            if not o.get("summary") or not o.get("tags") or not o.get("operationId"):
+                raise SystemExit("gen_openapi: %s lacks summary/tags/operationId" % where)
+            if not any(code.startswith("4") for code in o["responses"]):
+                raise SystemExit("gen_openapi: %s has no 4XX response" % where)
+            if not path.startswith("/v1/") and path not in ("/healthz", "/readyz", "/metrics",
+                                                            "/docs/errors/{code}"):
+                raise SystemExit("gen_openapi: unexpected path %s" % path)
+    assert "svc_live_sk_" in text
+
+
+def _refs(node):
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k == "$ref" and isinstance(v, str):
+                yield v
+            else:
+                yield from _refs(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _refs(v)
+
+
+def render():
+    return json.dumps(build(), indent=2, ensure_ascii=True) + "\n"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    g = ap.add_mutually_exclusive_group()
+    g.add_argument("--check", action="store_true",
+                   help="exit 1 if docs/openapi.json differs from what would be generated")
+    g.add_argument("--stdout", action="store_true", help="print the document instead")
+    ap.add_argument("--output", default=OUT, help="file to write or check (default %(default)s)")
+    args = ap.parse_args(argv)
+    text = render()
+    if args.stdout:
+        sys.stdout.write(text)
+        return 0
+    if args.check:
+        try:
+            with open(args.output, encoding="utf-8") as f:
+                current = f.read()
+        except FileNotFoundError:
+            current = None
+        if current != text:
+            sys.stderr.write("gen_openapi: %s is %s; run python3 tools/gen_openapi.py\n"
+                             % (os.path.relpath(args.output, ROOT),
+                                "missing" if current is None else "stale"))
+            return 1
+        return 0
+    os.makedirs(os.path.dirname(args.output), exist_ok=True)
+    tmp = args.output + ".tmp"
+    with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+        f.write(text)
+    os.replace(tmp, args.output)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
