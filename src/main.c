@@ -38,7 +38,7 @@ extern char **environ;
     "  workforce keys list --org SLUG\n"                                                           \
     "  workforce keys revoke KEY_ID\n"                                                             \
     "  workforce orgs update SLUG [--tier T] [--credits N]\n"                                      \
-    "every command also takes --database PATH (default: WORKFORCE_DATABASE or "                  \
+    "every command also takes --database PATH (default: WORKFORCE_DATABASE or "                    \
     "./data/workforce.db)\n"
 
 /* Options of every command; NULL when not given. */

@@ -18,8 +18,8 @@
 #define DAY_MS 86400000LL
 #define HOUR_MS 3600000LL
 
-static const char *const categories[] = {"operations", "sales", "engineering", "marketing",
-                                         "support",    "finance", "hr",        NULL};
+static const char *const categories[] = {"operations", "sales",   "engineering", "marketing",
+                                         "support",    "finance", "hr",          NULL};
 static const char *const emp_tiers[] = {"starter", "manager", NULL};
 static const char *const settable_status[] = {"idle", "offline", NULL};
 static const char *const status_names[] = {"idle", "active", "offline", NULL};
@@ -112,8 +112,7 @@ int api_employees_list(struct router_req *r, struct err *e)
     v = router_query(r, "after");
     if (v) {
         const char *fields[2];
-        if (router_cursor_decode(v, strlen(v), r->arena, fields, 2) ||
-            !id_valid(fields[1], "emp"))
+        if (router_cursor_decode(v, strlen(v), r->arena, fields, 2) || !id_valid(fields[1], "emp"))
             return err_set(e, ERR_INVALID, "invalid_request", "after",
                            "Invalid after: not a cursor this list returned.");
         f.after_name = fields[0];
@@ -157,7 +156,8 @@ int api_employees_stats(struct router_req *r, struct err *e)
         const char *name;
         int64_t bucket;
         size_t n;
-    } periods[] = {{"24h", HOUR_MS, 24}, {"7d", DAY_MS, 7}, {"30d", DAY_MS, 30}, {"90d", DAY_MS, 90}};
+    } periods[] = {
+        {"24h", HOUR_MS, 24}, {"7d", DAY_MS, 7}, {"30d", DAY_MS, 30}, {"90d", DAY_MS, 90}};
     const char *p = router_query(r, "period");
     const char *id = r->params[0];
     struct store_employee emp;
@@ -248,7 +248,9 @@ struct emp_body {
 enum { F_NAME, F_ROLE, F_CATEGORY, F_TIER, F_CAPS, F_DESC, F_INSTR, F_MODEL, F_STATUS, F_N };
 
 #define FIELD(n, t, m, fl, lo, hi, vals, chk, msg)                                                 \
-    {n, t, offsetof(struct emp_body, m), fl, lo, hi, vals, chk, msg}
+    {                                                                                              \
+        n, t, offsetof(struct emp_body, m), fl, lo, hi, vals, chk, msg                             \
+    }
 
 static const struct jb_field create_fields[F_N] = {
     FIELD("name", JB_STRING, name, JB_REQUIRED, 1, 100, NULL, NULL, NULL),
@@ -293,11 +295,10 @@ static const char *caps_json(struct router_req *r, const struct jb_strings *caps
 static void to_row(struct router_req *r, const struct emp_body *b, const struct jb_result *res,
                    struct store_employee *emp, unsigned *fields)
 {
-    static const unsigned bits[F_N] = {STORE_EMP_NAME,        STORE_EMP_ROLE,
-                                       STORE_EMP_CATEGORY,    STORE_EMP_TIER,
-                                       STORE_EMP_CAPABILITIES, STORE_EMP_DESCRIPTION,
-                                       STORE_EMP_INSTRUCTIONS, STORE_EMP_MODEL,
-                                       STORE_EMP_STATUS};
+    static const unsigned bits[F_N] = {
+        STORE_EMP_NAME,         STORE_EMP_ROLE,         STORE_EMP_CATEGORY,
+        STORE_EMP_TIER,         STORE_EMP_CAPABILITIES, STORE_EMP_DESCRIPTION,
+        STORE_EMP_INSTRUCTIONS, STORE_EMP_MODEL,        STORE_EMP_STATUS};
     *fields = 0;
     for (int i = 0; i < F_N; i++) {
         if (JB_HAS(*res, i))

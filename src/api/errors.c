@@ -27,8 +27,9 @@ static const struct {
      "The Idempotency-Key was used before with a different request body."},
     {"integration_not_configured", 400,
      "The operator has not configured OAuth client credentials for this provider."},
-    {"missing_api_key", 401, "No Authorization header was sent. Send Authorization: Bearer "
-                             "&lt;API_KEY&gt;."},
+    {"missing_api_key", 401,
+     "No Authorization header was sent. Send Authorization: Bearer "
+     "&lt;API_KEY&gt;."},
     {"invalid_api_key", 401,
      "The key is malformed, unknown, revoked or expired. Keys start with svc_live_sk_ or "
      "svc_test_sk_."},
@@ -101,8 +102,7 @@ void api_error_respond(struct router_req *r, const struct err *e)
         code = "internal_error";
         msg = "Internal error.";
     } else if (strcmp(code, "internal_error") == 0) {
-        log_error("request %s: internal error (%s): %s", r->request_id, err_name(e->kind),
-                  e->msg);
+        log_error("request %s: internal error (%s): %s", r->request_id, err_name(e->kind), e->msg);
         msg = "Internal error.";
     }
     jo_str(err, "code", code);

@@ -10,10 +10,14 @@ static const struct {
     const char *name;
     uint32_t bit;
 } scopes[] = {
-    {"employees:read", AUTH_SCOPE_EMPLOYEES_READ}, {"employees:write", AUTH_SCOPE_EMPLOYEES_WRITE},
-    {"chat", AUTH_SCOPE_CHAT},                     {"conversations", AUTH_SCOPE_CONVERSATIONS},
-    {"tasks", AUTH_SCOPE_TASKS},                   {"knowledge", AUTH_SCOPE_KNOWLEDGE},
-    {"workflows", AUTH_SCOPE_WORKFLOWS},           {"integrations", AUTH_SCOPE_INTEGRATIONS},
+    {"employees:read", AUTH_SCOPE_EMPLOYEES_READ},
+    {"employees:write", AUTH_SCOPE_EMPLOYEES_WRITE},
+    {"chat", AUTH_SCOPE_CHAT},
+    {"conversations", AUTH_SCOPE_CONVERSATIONS},
+    {"tasks", AUTH_SCOPE_TASKS},
+    {"knowledge", AUTH_SCOPE_KNOWLEDGE},
+    {"workflows", AUTH_SCOPE_WORKFLOWS},
+    {"integrations", AUTH_SCOPE_INTEGRATIONS},
 };
 
 #define NSCOPES (sizeof(scopes) / sizeof(scopes[0]))

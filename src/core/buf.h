@@ -16,14 +16,14 @@ struct buf {
     size_t limit_; /* hard maximum of len_ */
 };
 
-void buf_init(struct buf *b, size_t limit);                    /* empty, no allocation */
-void buf_cleanup(struct buf *b);                               /* frees; empty again */
-void buf_reset(struct buf *b);                                 /* length 0, memory kept */
-int buf_append(struct buf *b, const void *p, size_t n);        /* 0, ERR_LIMIT or ERR_NOMEM */
+void buf_init(struct buf *b, size_t limit);             /* empty, no allocation */
+void buf_cleanup(struct buf *b);                        /* frees; empty again */
+void buf_reset(struct buf *b);                          /* length 0, memory kept */
+int buf_append(struct buf *b, const void *p, size_t n); /* 0, ERR_LIMIT or ERR_NOMEM */
 int buf_appendf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int buf_appends(struct buf *b, const char *s);                 /* append a C string */
-const char *buf_ptr(const struct buf *b);                      /* "" when empty */
+int buf_appends(struct buf *b, const char *s); /* append a C string */
+const char *buf_ptr(const struct buf *b);      /* "" when empty */
 size_t buf_len(const struct buf *b);
-char *buf_take(struct buf *b, size_t *plen);                   /* caller frees; b is empty */
+char *buf_take(struct buf *b, size_t *plen); /* caller frees; b is empty */
 
 #endif

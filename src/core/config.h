@@ -27,9 +27,9 @@ struct config {
     char secret_file[1024];
     unsigned threads;
     struct config_limits limits[TIER_COUNT];
-    char llm[16];             /* builtin | openai */
-    char test_llm[16];        /* builtin | provider */
-    char embeddings[16];      /* builtin | openai */
+    char llm[16];        /* builtin | openai */
+    char test_llm[16];   /* builtin | provider */
+    char embeddings[16]; /* builtin | openai */
 };
 
 /* Defaults, then the environment 'envp'; 0 or ERR_INVALID with the setting in e->param. */

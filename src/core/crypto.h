@@ -15,7 +15,7 @@ int crypto_random(void *out, size_t n); /* 0 or ERR_INTERNAL (CSPRNG failed) */
 int crypto_hmac_sha256(const void *key, size_t keylen, const void *msg, size_t msglen,
                        unsigned char out[CRYPTO_SHA256_LEN]);
 void crypto_sha256(const void *msg, size_t len, unsigned char out[CRYPTO_SHA256_LEN]);
-bool crypto_equal(const void *a, const void *b, size_t n); /* constant time */
+bool crypto_equal(const void *a, const void *b, size_t n);     /* constant time */
 void crypto_hex(const unsigned char *in, size_t n, char *out); /* out holds 2n+1 */
 
 #endif

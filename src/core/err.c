@@ -41,8 +41,8 @@ void err_clear(struct err *e)
 const char *err_name(enum err_code kind)
 {
     static const char *const names[] = {
-        "ERR_OK",       "ERR_NOMEM",    "ERR_INVALID", "ERR_AUTH",  "ERR_FORBIDDEN", "ERR_NOT_FOUND",
-        "ERR_CONFLICT", "ERR_LIMIT",    "ERR_UPSTREAM", "ERR_STORE", "ERR_IO",       "ERR_INTERNAL",
+        "ERR_OK",       "ERR_NOMEM", "ERR_INVALID",  "ERR_AUTH",  "ERR_FORBIDDEN", "ERR_NOT_FOUND",
+        "ERR_CONFLICT", "ERR_LIMIT", "ERR_UPSTREAM", "ERR_STORE", "ERR_IO",        "ERR_INTERNAL",
     };
     if ((size_t)kind >= sizeof(names) / sizeof(names[0]))
         return "ERR_UNKNOWN";

@@ -11,7 +11,7 @@
 #define ID_RANDOM_LEN 24 /* base62 characters after the prefix */
 #define ID_MAX 48        /* buffer size that holds any id of ours */
 
-int id_base62(char *out, size_t n);                    /* n random base62 chars + NUL */
+int id_base62(char *out, size_t n);                     /* n random base62 chars + NUL */
 int id_new(const char *prefix, char *out, size_t outn); /* "emp_" + 24 chars; 0 or ERR_* */
 bool id_is_base62(const char *s, size_t n);
 bool id_valid(const char *id, const char *prefix); /* prefix + 20..40 base62 chars */

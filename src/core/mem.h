@@ -9,12 +9,12 @@
 
 #include <stddef.h>
 
-void *xmalloc(size_t n);             /* never NULL; caller frees with free() */
-void *xcalloc(size_t n, size_t sz);  /* zeroed; never NULL */
-void *xrealloc(void *p, size_t n);   /* old pointer invalid after the call */
-char *xstrdup(const char *s);        /* caller frees with free() */
+void *xmalloc(size_t n);            /* never NULL; caller frees with free() */
+void *xcalloc(size_t n, size_t sz); /* zeroed; never NULL */
+void *xrealloc(void *p, size_t n);  /* old pointer invalid after the call */
+char *xstrdup(const char *s);       /* caller frees with free() */
 char *xstrndup(const char *s, size_t n);
-void *mem_try_alloc(size_t n);       /* NULL when refused; for client-sized buffers */
+void *mem_try_alloc(size_t n); /* NULL when refused; for client-sized buffers */
 
 /* Test hook: make the 'n'th mem_try_alloc/arena block allocation from now fail (0 = off). */
 void mem_fail_after(long n);

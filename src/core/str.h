@@ -23,10 +23,10 @@ static inline struct str str_c(const char *s)
     return r;
 }
 
-bool str_eq(struct str a, const char *b);         /* byte-equal to a C string */
-bool str_eq_nocase(struct str a, const char *b);  /* ASCII case-insensitive */
+bool str_eq(struct str a, const char *b);        /* byte-equal to a C string */
+bool str_eq_nocase(struct str a, const char *b); /* ASCII case-insensitive */
 bool str_starts(struct str a, const char *prefix);
-int str_to_i64(struct str s, int64_t *out); /* "-12": 0 or ERR_INVALID (empty, junk, overflow) */
+int str_to_i64(struct str s, int64_t *out);  /* "-12": 0 or ERR_INVALID (empty, junk, overflow) */
 int str_to_u64(struct str s, uint64_t *out); /* digits only */
 
 #endif

@@ -37,14 +37,14 @@ typedef void (*http_kv_fn)(void *ud, const char *key, const char *value);
 /* ---- Server ---- */
 int http_server_start(const struct http_options *o, const struct http_app *app,
                       struct http_server **out);
-unsigned http_server_port(const struct http_server *s);       /* bound port (for port 0) */
+unsigned http_server_port(const struct http_server *s);         /* bound port (for port 0) */
 void http_server_stop(struct http_server *s, unsigned drain_s); /* quiesce, drain, free */
 
 /* ---- Request ---- */
 struct arena *http_req_arena(struct http_req *r);
 const char *http_req_method(const struct http_req *r);
 const char *http_req_path(const struct http_req *r);
-const char *http_req_header(struct http_req *r, const char *name); /* NULL when absent */
+const char *http_req_header(struct http_req *r, const char *name);     /* NULL when absent */
 void http_req_query_each(struct http_req *r, http_kv_fn fn, void *ud); /* value "" if none */
 const char *http_req_body(const struct http_req *r, size_t *len);
 bool http_req_body_too_large(const struct http_req *r);

@@ -180,9 +180,9 @@ static enum MHD_Result send_response(struct http_req *r)
 
     if (!r->status) {
         log_error("http: no response was set for %s %s", r->method, r->path);
-        http_resp_set(r, 500, "application/json",
-                      strdup("{\"error\":{\"code\":\"internal_error\",\"message\":\"no response\"}}"),
-                      58);
+        http_resp_set(
+            r, 500, "application/json",
+            strdup("{\"error\":{\"code\":\"internal_error\",\"message\":\"no response\"}}"), 58);
     }
     resp = MHD_create_response_from_buffer(r->resp_len, r->resp_body, MHD_RESPMEM_MUST_FREE);
     if (!resp)

@@ -88,16 +88,15 @@ static int check_string(const struct jb_field *f, const char *param, const char 
     if ((int64_t)chars < f->min || (f->max > 0 && (int64_t)chars > f->max)) {
         if (f->min > 0 && chars == 0)
             return bad(e, param, "must not be empty");
-        return bad(e, param, "length must be between %lld and %lld characters",
-                   (long long)f->min, (long long)f->max);
+        return bad(e, param, "length must be between %lld and %lld characters", (long long)f->min,
+                   (long long)f->max);
     }
     if (f->check && !f->check(s, len))
         return bad(e, param, "%s", f->check_msg ? f->check_msg : "has a form that is not allowed");
     return 0;
 }
 
-static int bind_one(const struct jb_field *f, json_t *v, void *out, struct arena *a,
-                    struct err *e)
+static int bind_one(const struct jb_field *f, json_t *v, void *out, struct arena *a, struct err *e)
 {
     char *dst = (char *)out + f->offset;
     const char *param = f->name;
@@ -147,8 +146,7 @@ static int bind_one(const struct jb_field *f, json_t *v, void *out, struct arena
             }
         }
         for (int i = 0; f->values[i] && used < sizeof(list); i++) {
-            int w = snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "",
-                             f->values[i]);
+            int w = snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "", f->values[i]);
             if (w < 0)
                 break;
             used += (size_t)w;
@@ -187,8 +185,7 @@ static int bind_one(const struct jb_field *f, json_t *v, void *out, struct arena
                                        "Invalid %s: duplicates an earlier item.", ip);
                 }
             }
-            sv->v[sv->n++] =
-                arena_strndup(a, json_string_value(item), json_string_length(item));
+            sv->v[sv->n++] = arena_strndup(a, json_string_value(item), json_string_length(item));
         }
         return 0;
     }
@@ -226,8 +223,7 @@ int jb_bind(json_t *obj, const struct jb_field *fields, size_t n, void *out, str
         if (i == n) {
             char name[100];
             snprintf(name, sizeof(name), "%s", key);
-            return err_set(e, ERR_INVALID, "invalid_request", name,
-                           "Unknown parameter: %s.", name);
+            return err_set(e, ERR_INVALID, "invalid_request", name, "Unknown parameter: %s.", name);
         }
         res->present |= 1ull << i;
         if (json_is_null(v)) {

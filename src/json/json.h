@@ -69,15 +69,15 @@ int jb_bind(json_t *obj, const struct jb_field *fields, size_t n, void *out, str
 size_t jb_utf8_len(const char *s, size_t len); /* code points */
 
 /* ---- Output ---- */
-json_t *jo_object(void);                                       /* new, never NULL */
-void jo_str(json_t *o, const char *k, const char *v);          /* NULL -> null */
+json_t *jo_object(void);                              /* new, never NULL */
+void jo_str(json_t *o, const char *k, const char *v); /* NULL -> null */
 void jo_int(json_t *o, const char *k, int64_t v);
 void jo_bool(json_t *o, const char *k, bool v);
 void jo_real(json_t *o, const char *k, double v);
 void jo_null(json_t *o, const char *k);
-void jo_time(json_t *o, const char *k, int64_t ms);            /* 0 -> null */
-void jo_set(json_t *o, const char *k, json_t *v);              /* steals 'v' */
-json_t *jo_parse_or_null(const char *text);                    /* stored JSON; null if bad */
-char *jo_dump(const json_t *v, size_t *len);                   /* caller frees with free() */
+void jo_time(json_t *o, const char *k, int64_t ms); /* 0 -> null */
+void jo_set(json_t *o, const char *k, json_t *v);   /* steals 'v' */
+json_t *jo_parse_or_null(const char *text);         /* stored JSON; null if bad */
+char *jo_dump(const json_t *v, size_t *len);        /* caller frees with free() */
 
 #endif

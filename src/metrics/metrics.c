@@ -13,8 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static const unsigned statuses[] = {200, 302, 400, 401, 402, 403, 404, 405, 409,
-                                    413, 415, 429, 500, 502, 503, 0};
+static const unsigned statuses[] = {200, 302, 400, 401, 402, 403, 404, 405,
+                                    409, 413, 415, 429, 500, 502, 503, 0};
 #define NSTATUS (sizeof(statuses) / sizeof(statuses[0])) /* last: other */
 
 static const double bounds[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
@@ -70,9 +70,8 @@ void metrics_observe(struct metrics *m, int route, unsigned status, int64_t dur_
 }
 
 /* Append the Prometheus text of 'm' to 'out'. */
-int metrics_render(const struct metrics *m, const char *const *methods,
-                   const char *const *patterns, uint64_t rate_refused, uint64_t conc_refused,
-                   struct buf *out)
+int metrics_render(const struct metrics *m, const char *const *methods, const char *const *patterns,
+                   uint64_t rate_refused, uint64_t conc_refused, struct buf *out)
 {
     unsigned long long cum = 0;
     int rc = 0;
@@ -105,8 +104,8 @@ int metrics_render(const struct metrics *m, const char *const *methods,
                           bounds[b], cum);
     }
     cum += atomic_load(&m->hist[NBOUNDS]);
-    rc |= buf_appendf(out, "workforce_http_request_duration_seconds_bucket{le=\"+Inf\"} %llu\n",
-                      cum);
+    rc |=
+        buf_appendf(out, "workforce_http_request_duration_seconds_bucket{le=\"+Inf\"} %llu\n", cum);
     rc |= buf_appendf(out, "workforce_http_request_duration_seconds_sum %.6f\n",
                       (double)atomic_load(&m->sum_us) / 1e6);
     rc |= buf_appendf(out, "workforce_http_request_duration_seconds_count %llu\n",

@@ -132,7 +132,7 @@ void ratelimit_enter(struct ratelimit *rl, const char *tenant, const struct conf
         out->retry_after = ceil_div((minute + 1) * 60000 - now_ms, 1000);
     } else if (e->tokens < 1.0) {
         out->verdict = RATELIMIT_RATE;
-        out->retry_after = (int64_t)((1.0 - e->tokens) / rate / 1000.0) + 1;
+        out->retry_after = ceil_div((int64_t)((1.0 - e->tokens) / rate + 0.999), 1000);
     } else {
         out->verdict = RATELIMIT_OK;
         e->tokens -= 1.0;

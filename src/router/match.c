@@ -61,8 +61,8 @@ void router_match(const struct route *routes, size_t n, const char *method, cons
             return;
         }
         if (!strstr(out->allow, routes[i].method)) {
-            int w = snprintf(out->allow + used, sizeof(out->allow) - used, "%s%s",
-                             used ? ", " : "", routes[i].method);
+            int w = snprintf(out->allow + used, sizeof(out->allow) - used, "%s%s", used ? ", " : "",
+                             routes[i].method);
             if (w > 0 && (size_t)w < sizeof(out->allow) - used)
                 used += (size_t)w;
         }

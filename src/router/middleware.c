@@ -294,14 +294,12 @@ static void on_handle(struct http_req *h, void *ud)
 
     (void)ud;
     err_clear(&e);
-    router_match(router_routes, router_nroutes, http_req_method(h), http_req_path(h), r->arena,
-                 &m);
+    router_match(router_routes, router_nroutes, http_req_method(h), http_req_path(h), r->arena, &m);
     if (m.route < 0) {
         if (m.allow[0]) {
             http_resp_header(h, "Allow", m.allow);
             err_set(&e, ERR_INVALID, "method_not_allowed", NULL,
-                    "Method %.10s is not allowed here. Allowed: %s.", http_req_method(h),
-                    m.allow);
+                    "Method %.10s is not allowed here. Allowed: %s.", http_req_method(h), m.allow);
         } else {
             err_set(&e, ERR_NOT_FOUND, "route_not_found", NULL, "No such route: %.10s %.200s.",
                     http_req_method(h), http_req_path(h));

@@ -37,9 +37,9 @@ struct route {
     const char *method;
     const char *pattern; /* "/v1/employees/{id}/stats" */
     router_handler_fn handler;
-    uint32_t scope;             /* enum auth_scope bits needed; 0: any key */
-    unsigned flags;             /* enum router_flag */
-    const char *const *query;   /* allowed query parameters, NULL-terminated; NULL: none */
+    uint32_t scope;           /* enum auth_scope bits needed; 0: any key */
+    unsigned flags;           /* enum router_flag */
+    const char *const *query; /* allowed query parameters, NULL-terminated; NULL: none */
 };
 
 /* Process-wide services, read-only once serving starts. */
@@ -56,7 +56,7 @@ struct router_req {
     struct http_req *http;
     struct arena *arena;
     const struct router_env *env;
-    int route;                           /* index in router_routes, -1 when none matched */
+    int route; /* index in router_routes, -1 when none matched */
     const char *params[ROUTER_MAX_PARAMS];
     const char *qname[ROUTER_MAX_QUERY];
     const char *qvalue[ROUTER_MAX_QUERY];
@@ -83,7 +83,7 @@ extern const size_t router_nroutes;
 
 /* ---- match.c (pure) ---- */
 struct router_match {
-    int route;     /* index, or -1 */
+    int route;      /* index, or -1 */
     char allow[64]; /* methods of the path when it matched with another method */
     const char *params[ROUTER_MAX_PARAMS];
 };

@@ -23,8 +23,7 @@ const struct route router_routes[] = {
     {"POST", "/v1/employees", api_employees_create, AUTH_SCOPE_EMPLOYEES_WRITE, 0, NULL},
     {"GET", "/v1/employees/{id}", api_employees_get, AUTH_SCOPE_EMPLOYEES_READ, 0, NULL},
     {"PATCH", "/v1/employees/{id}", api_employees_update, AUTH_SCOPE_EMPLOYEES_WRITE, 0, NULL},
-    {"GET", "/v1/employees/{id}/stats", api_employees_stats, AUTH_SCOPE_EMPLOYEES_READ, 0,
-     q_stats},
+    {"GET", "/v1/employees/{id}/stats", api_employees_stats, AUTH_SCOPE_EMPLOYEES_READ, 0, q_stats},
 };
 
 const size_t router_nroutes = sizeof(router_routes) / sizeof(router_routes[0]);

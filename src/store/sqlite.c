@@ -44,7 +44,7 @@ static const char *const mode_names[] = {"live", "test"};
 static const char *const tier_names[] = {"starter", "manager", "agency"};
 
 #define EMP_COLS                                                                                   \
-    "id, name, role, category, tier, capabilities, description, instructions, model, "            \
+    "id, name, role, category, tier, capabilities, description, instructions, model, "             \
     "CASE WHEN disabled THEN 2 WHEN busy > 0 THEN 1 ELSE 0 END, created_at, updated_at"
 
 static const char *const sql_text[Q_COUNT] = {
@@ -53,18 +53,21 @@ static const char *const sql_text[Q_COUNT] = {
     [Q_KEY_FIND] = "SELECT id, org_id, mode, hash, last4, scopes, created_at, "
                    "coalesce(expires_at, 0), coalesce(revoked_at, 0) FROM api_keys WHERE hash = ?1",
     [Q_EMP_GET] = "SELECT " EMP_COLS " FROM employees WHERE org_id = ?1 AND mode = ?2 AND id = ?3",
-    [Q_EMP_LIST] = "SELECT " EMP_COLS " FROM employees WHERE org_id = ?1 AND mode = ?2"
-                   " AND (?3 IS NULL OR category = ?3)"
-                   " AND (?4 < 0 OR (CASE WHEN disabled THEN 2 WHEN busy > 0 THEN 1 ELSE 0 END) = ?4)"
-                   " AND (?5 IS NULL OR (name, id) > (?5, ?6))"
-                   " ORDER BY name, id LIMIT ?7",
-    [Q_EMP_COUNT] = "SELECT count(*) FROM employees WHERE org_id = ?1 AND mode = ?2"
-                    " AND (?3 IS NULL OR category = ?3)"
-                    " AND (?4 < 0 OR (CASE WHEN disabled THEN 2 WHEN busy > 0 THEN 1 ELSE 0 END) = ?4)",
-    [Q_EMP_INSERT] = "INSERT INTO employees (id, org_id, mode, name, role, category, tier,"
-                     " capabilities, description, instructions, model, disabled, busy, created_at,"
-                     " updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 0, ?13,"
-                     " ?13)",
+    [Q_EMP_LIST] =
+        "SELECT " EMP_COLS " FROM employees WHERE org_id = ?1 AND mode = ?2"
+        " AND (?3 IS NULL OR category = ?3)"
+        " AND (?4 < 0 OR (CASE WHEN disabled THEN 2 WHEN busy > 0 THEN 1 ELSE 0 END) = ?4)"
+        " AND (?5 IS NULL OR (name, id) > (?5, ?6))"
+        " ORDER BY name, id LIMIT ?7",
+    [Q_EMP_COUNT] =
+        "SELECT count(*) FROM employees WHERE org_id = ?1 AND mode = ?2"
+        " AND (?3 IS NULL OR category = ?3)"
+        " AND (?4 < 0 OR (CASE WHEN disabled THEN 2 WHEN busy > 0 THEN 1 ELSE 0 END) = ?4)",
+    [Q_EMP_INSERT] =
+        "INSERT INTO employees (id, org_id, mode, name, role, category, tier,"
+        " capabilities, description, instructions, model, disabled, busy, created_at,"
+        " updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 0, ?13,"
+        " ?13)",
     [Q_EVENT_INSERT] = "INSERT INTO employee_events (org_id, mode, employee_id, kind, at,"
                        " response_ms, credits, value, conversation_id) VALUES (?1, ?2, ?3, ?4, ?5,"
                        " ?6, ?7, ?8, ?9)",
@@ -369,10 +372,11 @@ static int s_key_create(struct store *s, const struct store_key *k)
 {
     sqlite3_stmt *st = NULL;
     int rc;
-    if (sqlite3_prepare_v2(DB(s),
-                           "INSERT INTO api_keys (id, org_id, mode, hash, last4, scopes, created_at,"
-                           " expires_at, revoked_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, NULL)",
-                           -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(
+            DB(s),
+            "INSERT INTO api_keys (id, org_id, mode, hash, last4, scopes, created_at,"
+            " expires_at, revoked_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, NULL)",
+            -1, &st, NULL) != SQLITE_OK)
         return fail(s, "prepare key insert");
     sqlite3_bind_text(st, 1, k->id, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, k->org_id, -1, SQLITE_STATIC);
@@ -394,8 +398,8 @@ static void read_key(sqlite3_stmt *st, struct store_key *out)
     memset(out, 0, sizeof(*out));
     copy_col(st, 0, out->id, sizeof(out->id));
     copy_col(st, 1, out->org_id, sizeof(out->org_id));
-    out->mode = strcmp((const char *)sqlite3_column_text(st, 2), "test") == 0 ? STORE_TEST
-                                                                               : STORE_LIVE;
+    out->mode =
+        strcmp((const char *)sqlite3_column_text(st, 2), "test") == 0 ? STORE_TEST : STORE_LIVE;
     if (h && sqlite3_column_bytes(st, 3) == (int)sizeof(out->hash))
         memcpy(out->hash, h, sizeof(out->hash));
     copy_col(st, 4, out->last4, sizeof(out->last4));
@@ -457,9 +461,9 @@ static int s_key_revoke(struct store *s, const char *key_id, int64_t now)
 {
     sqlite3_stmt *st = NULL;
     int rc;
-    if (sqlite3_prepare_v2(DB(s),
-                           "UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?2) WHERE id = ?1",
-                           -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(
+            DB(s), "UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?2) WHERE id = ?1", -1,
+            &st, NULL) != SQLITE_OK)
         return fail(s, "prepare revoke");
     sqlite3_bind_text(st, 1, key_id, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, now);

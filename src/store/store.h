@@ -162,11 +162,12 @@ int store_employee_stats(struct store *s, const struct store_tenant *t, const ch
 /* A fact for statistics (see employee_events in sql/001_init.sql). */
 struct store_event {
     const char *employee_id;
-    const char *kind; /* message, conversation, task_completed, task_failed, workflow_step, rating */
+    const char
+        *kind; /* message, conversation, task_completed, task_failed, workflow_step, rating */
     int64_t at;
     int64_t response_ms; /* < 0: none */
     int64_t credits;
-    int64_t value;       /* rating 1..5; < 0: none */
+    int64_t value; /* rating 1..5; < 0: none */
     const char *conversation_id;
 };
 int store_event_add(struct store *s, const struct store_tenant *t, const struct store_event *ev);

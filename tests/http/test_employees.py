@@ -5,7 +5,7 @@ update (with every validation rule of issue 2), and the statistics endpoint."""
 import time
 import urllib.parse
 
-from harness import (CAPABILITY_RE, CATEGORIES, DETAIL_FIELDS, DETAIL_STATS_FIELDS, EMP_ID_RE,
+from harness import (ID_PARAM, CAPABILITY_RE, CATEGORIES, DETAIL_FIELDS, DETAIL_STATS_FIELDS, EMP_ID_RE,
                      EMP_TIERS, LIST_ITEM_FIELDS, SERIES_FIELDS, STATS_FIELDS, TS_RE,
                      ServerTestCase, parse_ts)
 
@@ -190,7 +190,7 @@ class CatalogTest(EmployeesBase):
             for suffix in ("", "/stats"):
                 with self.subTest(id=eid, suffix=suffix):
                     r = self.server.get("/v1/employees/" + eid + suffix, key=self.key)
-                    self.assertError(r, 404, "employee_not_found")
+                    self.assertError(r, 404, "employee_not_found", ID_PARAM)
 
 
 VALID = {"name": "Quinn Ledger", "role": "Bookkeeper", "category": "finance"}
@@ -450,7 +450,7 @@ class PatchTest(EmployeesBase):
         for eid in ("emp_nosuchemployee00000000", "nope"):
             with self.subTest(id=eid):
                 self.assertError(self.patch(eid, {"status": "offline"}), 404,
-                                 "employee_not_found")
+                                 "employee_not_found", ID_PARAM)
 
 
 class StatsTest(EmployeesBase):
@@ -520,7 +520,7 @@ class StatsTest(EmployeesBase):
     def test_unknown_employee(self):
         for p in (None, "24h"):
             self.assertError(self.stats("emp_nosuchemployee00000000", p), 404,
-                             "employee_not_found")
+                             "employee_not_found", ID_PARAM)
 
     def test_offline_employee_has_stats(self):
         r = self.server.patch("/v1/employees/" + self.new_id, {"status": "offline"},

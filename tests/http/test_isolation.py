@@ -2,7 +2,7 @@
 """Tenant isolation: other organizations' employees are 404 (never 403), and live and test keys
 of one organization see disjoint data (each mode has its own copy of the catalog)."""
 
-from harness import ServerTestCase
+from harness import ID_PARAM, ServerTestCase
 
 NEW = {"name": "Isolated Iris", "role": "Recruiter", "category": "hr"}
 CREATED = {"Isolated Iris", "Hijacked", "Sandbox Sid", "Production Pia"}
@@ -39,7 +39,7 @@ class IsolationTest(ServerTestCase):
                                    ("PATCH", "/v1/employees/" + eid, {"name": "Hijacked"})):
             with self.subTest(method=method, path=path):
                 r = self.server.request(method, path, key=key, json_body=body)
-                self.assertError(r, 404, "employee_not_found")
+                self.assertError(r, 404, "employee_not_found", ID_PARAM)
         self.assertNotIn(eid, [e["id"] for e in self.all_items(key)])
 
     def test_catalog_per_org_and_mode(self):

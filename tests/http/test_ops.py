@@ -7,7 +7,8 @@ import time
 
 from harness import ServerTestCase
 
-SAMPLE_RE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([^}]*)\})? (\S+)( \d+)?$')
+SAMPLE_RE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)'
+                       r'(\{((?:[^"}]|"(?:[^"\\]|\\.)*")*)\})? (\S+)( -?\d+)?$')
 LABEL_RE = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
 
 

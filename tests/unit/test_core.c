@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests of core/: buf, str, clock, id, crypto, config, mem (arena and the fault hook). */
+#include "../../src/core/buf.h"
+#include "../../src/core/clock.h"
+#include "../../src/core/config.h"
+#include "../../src/core/crypto.h"
+#include "../../src/core/err.h"
+#include "../../src/core/id.h"
+#include "../../src/core/mem.h"
+#include "../../src/core/str.h"
+#include "t.h"
+
+#include <stdlib.h>
+
+static void test_buf(void)
+{
+    subtest("buf")
+    {
+        struct buf b;
+        char *s;
+        size_t n;
+        buf_init(&b, 8);
+        is_str(buf_ptr(&b), "", "empty buffer reads as empty string");
+        is_int(buf_append(&b, "abcd", 4), 0, "append within cap");
+        is_int(buf_appendf(&b, "%d", 1234), 0, "appendf within cap");
+        is_int(buf_append(&b, "x", 1), ERR_LIMIT, "append past the cap is refused");
+        is_str(buf_ptr(&b), "abcd1234", "content unchanged after a refused append");
+        s = buf_take(&b, &n);
+        is_int(n, 8, "take gives the length");
+        is_str(s, "abcd1234", "take gives the content");
+        is_int(buf_len(&b), 0, "buffer empty after take");
+        free(s);
+        buf_cleanup(&b);
+    }
+}
+
+static void test_str(void)
+{
+    subtest("str")
+    {
+        int64_t i = 0;
+        uint64_t u = 0;
+        ok(str_to_u64(str_c("18446744073709551615"), &u) == 0 && u == UINT64_MAX, "u64 max");
+        ok(str_to_u64(str_c("18446744073709551616"), &u) != 0, "u64 overflow refused");
+        ok(str_to_u64(str_c(""), &u) != 0, "empty refused");
+        ok(str_to_u64(str_c("+1"), &u) != 0, "plus sign refused");
+        ok(str_to_u64(str_c(" 1"), &u) != 0, "leading space refused");
+        ok(str_to_u64(str_c("1.5"), &u) != 0, "fraction refused");
+        ok(str_to_i64(str_c("-9223372036854775808"), &i) == 0 && i == INT64_MIN, "i64 min");
+        ok(str_to_i64(str_c("9223372036854775808"), &i) != 0, "i64 overflow refused");
+        ok(str_to_i64(str_c("-"), &i) != 0, "lone minus refused");
+        ok(str_eq_nocase(str_c("BeArEr"), "bearer"), "case-insensitive compare");
+    }
+}
+
+static void test_clock(void)
+{
+    subtest("clock")
+    {
+        char buf[32];
+        int64_t ms = 0;
+        is_str(clock_fmt_iso(0 + 1, buf, sizeof(buf)), "1970-01-01T00:00:00.001Z", "epoch + 1 ms");
+        is_str(clock_fmt_iso(1795253400123LL, buf, sizeof(buf)), "2026-11-21T09:30:00.123Z",
+               "a contract example timestamp");
+        ok(clock_parse_iso("2026-11-21T09:30:00.123Z", 24, &ms) == 0 && ms == 1795253400123LL,
+           "parse with milliseconds");
+        ok(clock_parse_iso("2026-11-21T10:30:00+01:00", 25, &ms) == 0 && ms == 1795253400000LL,
+           "parse with an offset");
+        ok(clock_parse_iso("2024-02-29T00:00Z", 17, &ms) == 0, "leap day without seconds");
+        ok(clock_parse_iso("2023-02-29T00:00:00Z", 20, &ms) != 0, "non-leap Feb 29 refused");
+        ok(clock_parse_iso("2026-11-21T24:00:00Z", 20, &ms) != 0, "hour 24 refused");
+        ok(clock_parse_iso("2026-11-21T09:30:00", 19, &ms) != 0, "missing zone refused");
+        ok(clock_parse_iso("2026-11-21", 10, &ms) != 0, "date only refused");
+        is_int(clock_days_from_civil(2000, 3, 1), 11017, "days from civil");
+        clock_set_fake_ms(1234);
+        is_int(clock_now_ms(), 1234, "fake clock");
+        clock_set_fake_ms(0);
+        ok(clock_now_ms() > 1700000000000LL, "real clock again");
+    }
+}
+
+static void test_id(void)
+{
+    subtest("id")
+    {
+        char a[ID_MAX], b[ID_MAX];
+        ok(id_new("emp", a, sizeof(a)) == 0 && strlen(a) == 4 + ID_RANDOM_LEN, "id length");
+        ok(id_valid(a, "emp"), "new id is valid");
+        ok(!id_valid(a, "task"), "wrong prefix is invalid");
+        ok(id_new("emp", b, sizeof(b)) == 0 && strcmp(a, b) != 0, "two ids differ");
+        ok(!id_valid("emp_short", "emp"), "short id invalid");
+        ok(!id_valid("emp_aaaaaaaaaaaaaaaaaaaaaaa-", "emp"), "non-base62 invalid");
+        ok(id_new("a_very_long_prefix_that_does_not_fit", a, 20) != 0, "small buffer refused");
+    }
+}
+
+static void test_crypto(void)
+{
+    subtest("crypto")
+    {
+        unsigned char mac[32];
+        char hex[65];
+        /* RFC 4231 test case 2 */
+        crypto_hmac_sha256("Jefe", 4, "what do ya want for nothing?", 28, mac);
+        crypto_hex(mac, 32, hex);
+        is_str(hex, "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843",
+               "HMAC-SHA256 RFC 4231 vector");
+        crypto_sha256("abc", 3, mac);
+        crypto_hex(mac, 32, hex);
+        is_str(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+               "SHA-256 of abc");
+        ok(crypto_equal("abcd", "abcd", 4) && !crypto_equal("abcd", "abce", 4), "ct compare");
+    }
+}
+
+static void test_config(void)
+{
+    subtest("config")
+    {
+        struct config c;
+        struct err e;
+        char *env_ok[] = {"WORKFORCE_LISTEN=127.0.0.1:9999", "WORKFORCE_THREADS=3",
+                          "WORKFORCE_RATE_LIMITS=manager:5/2/1", "HOME=/root",
+                          "WORKFORCE_OAUTH_SLACK_CLIENT_ID=x", NULL};
+        char *env_unknown[] = {"WORKFORCE_FOO=1", NULL};
+        char *env_bad_rl[] = {"WORKFORCE_RATE_LIMITS=manager:5/2", NULL};
+        char *env_bad_llm[] = {"WORKFORCE_LLM=gpt", NULL};
+        char *env_bad_port[] = {"WORKFORCE_LISTEN=127.0.0.1:70000", NULL};
+        int64_t ms = 0;
+
+        err_clear(&e);
+        is_int(config_load_env(&c, env_ok, &e), 0, "valid environment loads");
+        is_int(c.listen_port, 9999, "listen port from env");
+        is_int(c.threads, 3, "threads from env");
+        is_int(c.limits[TIER_MANAGER].per_minute, 5, "manager limit overridden");
+        is_int(c.limits[TIER_STARTER].per_minute, 60, "starter keeps its default");
+        is_int(c.limits[TIER_AGENCY].concurrent, 100, "agency keeps its default");
+        ok(config_load_env(&c, env_unknown, &e) != 0 && strstr(e.msg, "WORKFORCE_FOO"),
+           "unknown WORKFORCE_ variable named");
+        ok(config_load_env(&c, env_bad_rl, &e) != 0 && strcmp(e.param, "WORKFORCE_RATE_LIMITS") == 0,
+           "malformed rate limits named");
+        ok(config_load_env(&c, env_bad_llm, &e) != 0 && strcmp(e.param, "WORKFORCE_LLM") == 0,
+           "unknown engine named");
+        ok(config_load_env(&c, env_bad_port, &e) != 0, "port out of range refused");
+        ok(config_parse_duration("30d", 3, &ms) == 0 && ms == 30LL * 86400000, "30d");
+        ok(config_parse_duration("90s", 3, &ms) == 0 && ms == 90000, "90s");
+        ok(config_parse_duration("0s", 2, &ms) != 0, "zero refused");
+        ok(config_parse_duration("5w", 2, &ms) != 0, "unknown unit refused");
+        ok(config_parse_rate_limits("starter:1/1/1,", 14, c.limits, &e) != 0,
+           "trailing comma refused");
+        ok(config_parse_rate_limits("gold:1/1/1", 10, c.limits, &e) != 0, "unknown tier refused");
+        ok(config_parse_rate_limits("starter:0/1/1", 13, c.limits, &e) != 0, "zero refused");
+        config_load_env(&c, env_ok, &e);
+        config_set_database(&c, "/tmp/x/w.db", &e);
+        config_finish(&c);
+        is_str(c.secret_file, "/tmp/x/server.secret", "secret beside the database");
+        is_str(c.public_url, "http://127.0.0.1:9999", "public url from listen");
+    }
+}
+
+static void test_arena(void)
+{
+    subtest("mem")
+    {
+        struct arena a;
+        char *p, *q;
+        void *big;
+        arena_init(&a);
+        p = arena_strdup(&a, "hello");
+        big = arena_alloc(&a, 100000);
+        q = arena_printf(&a, "%s-%d", p, 42);
+        memset(big, 1, 100000);
+        is_str(q, "hello-42", "arena printf");
+        is_str(p, "hello", "small allocation survives a big one");
+        ok(((uintptr_t)big & 15) == 0, "16-byte alignment");
+        ok(arena_total(&a) >= 100000, "arena counts what it handed out");
+        arena_cleanup(&a);
+        is_int(arena_total(&a), 0, "cleanup empties the arena");
+        mem_fail_after(1);
+        ok(mem_try_alloc(10) == NULL, "fault hook fails the next try-allocation");
+        p = mem_try_alloc(10);
+        ok(p != NULL, "and only that one");
+        free(p);
+    }
+}
+
+static void test_buf_oom(void)
+{
+    subtest("buf oom")
+    {
+        /* Fail the Nth allocation upward: every failure is a clean ERR_NOMEM, content intact. */
+        for (long n = 1; n < 6; n++) {
+            struct buf b;
+            int rc = 0;
+            buf_init(&b, 1 << 20);
+            mem_fail_after(n);
+            for (int i = 0; i < 2000 && !rc; i++)
+                rc = buf_append(&b, "0123456789", 10);
+            mem_fail_after(0);
+            ok(rc == ERR_NOMEM && buf_len(&b) % 10 == 0, "allocation failure is clean");
+            buf_cleanup(&b);
+        }
+    }
+}
+
+int main(void)
+{
+    test_buf();
+    test_str();
+    test_clock();
+    test_id();
+    test_crypto();
+    test_config();
+    test_arena();
+    test_buf_oom();
+    return done_testing();
+}

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests of json/: strict parsing and table binding with param paths. */
+#include "../../src/json/json.h"
+#include "t.h"
+
+#include <stddef.h>
+
+static const char *const colors[] = {"red", "green", NULL};
+
+static bool lower_only(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] < 'a' || s[i] > 'z')
+            return false;
+    }
+    return true;
+}
+
+struct body {
+    const char *name;
+    int64_t n;
+    bool flag;
+    int color;
+    struct jb_strings tags;
+    json_t *ctx;
+    const char *opt;
+};
+
+static const struct jb_field fields[] = {
+    {"name", JB_STRING, offsetof(struct body, name), JB_REQUIRED, 1, 5, NULL, NULL, NULL},
+    {"n", JB_INT, offsetof(struct body, n), 0, 1, 100, NULL, NULL, NULL},
+    {"flag", JB_BOOL, offsetof(struct body, flag), 0, 0, 0, NULL, NULL, NULL},
+    {"color", JB_ENUM, offsetof(struct body, color), 0, 0, 0, colors, NULL, NULL},
+    {"tags", JB_STRING_ARRAY, offsetof(struct body, tags), JB_UNIQUE, 0, 3, NULL, lower_only,
+     "lower-case letters only"},
+    {"context", JB_ANY, offsetof(struct body, ctx), JB_OBJECT, 0, 0, NULL, NULL, NULL},
+    {"opt", JB_STRING, offsetof(struct body, opt), JB_NULLABLE, 0, 10, NULL, NULL, NULL},
+};
+#define NF (sizeof(fields) / sizeof(fields[0]))
+
+/* Bind 'text'; returns the rc and leaves the param in 'param'. */
+static int bind(const char *text, struct body *b, struct jb_result *res, char *param)
+{
+    struct arena a;
+    struct err e;
+    json_t *obj = NULL;
+    int rc;
+    arena_init(&a);
+    err_clear(&e);
+    memset(b, 0, sizeof(*b));
+    rc = jb_parse(text, strlen(text), &obj, &e);
+    if (!rc)
+        rc = jb_bind(obj, fields, NF, b, &a, res, &e);
+    snprintf(param, 128, "%s", e.param);
+    if (!rc && b->name && strcmp(b->name, "héllo") == 0)
+        rc = 0;
+    json_decref(obj);
+    arena_cleanup(&a);
+    return rc;
+}
+
+int main(void)
+{
+    struct body b;
+    struct jb_result res;
+    char param[128];
+    static const struct {
+        const char *json;
+        const char *param;
+    } bad[] = {
+        {"{}", "name"},
+        {"{\"name\":\"\"}", "name"},
+        {"{\"name\":\"toolong\"}", "name"},
+        {"{\"name\":1}", "name"},
+        {"{\"name\":null}", "name"},
+        {"{\"name\":\"a\",\"n\":0}", "n"},
+        {"{\"name\":\"a\",\"n\":101}", "n"},
+        {"{\"name\":\"a\",\"n\":1.5}", "n"},
+        {"{\"name\":\"a\",\"n\":\"1\"}", "n"},
+        {"{\"name\":\"a\",\"flag\":1}", "flag"},
+        {"{\"name\":\"a\",\"color\":\"blue\"}", "color"},
+        {"{\"name\":\"a\",\"tags\":\"x\"}", "tags"},
+        {"{\"name\":\"a\",\"tags\":[\"a\",\"B\"]}", "tags[1]"},
+        {"{\"name\":\"a\",\"tags\":[\"a\",\"a\"]}", "tags[1]"},
+        {"{\"name\":\"a\",\"tags\":[\"a\",2]}", "tags[1]"},
+        {"{\"name\":\"a\",\"tags\":[\"a\",\"b\",\"c\",\"d\"]}", "tags"},
+        {"{\"name\":\"a\",\"context\":[]}", "context"},
+        {"{\"name\":\"a\",\"extra\":1}", "extra"},
+    };
+    static const char *const malformed[] = {
+        "{", "[]", "\"x\"", "{\"name\":\"a\"} x", "{\"name\":\"a\",\"name\":\"b\"}",
+        "{\"name\":\"\\u0000\"}", "{\"name\":\"\xff\"}", "nul",
+    };
+
+    subtest("valid")
+    {
+        is_int(bind("{\"name\":\"héllo\",\"n\":100,\"flag\":true,\"color\":\"green\","
+                    "\"tags\":[\"a\",\"b\"],\"context\":{\"k\":[1]},\"opt\":null}",
+                    &b, &res, param),
+               0, "a full body binds");
+        ok(JB_HAS(res, 6) && JB_IS_NULL(res, 6), "null recorded for a nullable field");
+        ok(!JB_IS_NULL(res, 0), "non-null field not marked null");
+        is_int(bind("", &b, &res, param), ERR_INVALID, "empty body is {} (then name is missing)");
+        is_str(param, "name", "missing required field named");
+        is_int(bind("{\"name\":\"abcde\"}", &b, &res, param), 0, "5 characters is the limit");
+        is_int(bind("{\"name\":\"ééééé\"}", &b, &res, param), 0, "length counts characters");
+    }
+    subtest("bad fields")
+    {
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+            int rc = bind(bad[i].json, &b, &res, param);
+            ok(rc == ERR_INVALID && strcmp(param, bad[i].param) == 0, bad[i].json);
+            if (strcmp(param, bad[i].param) != 0)
+                printf("#   param '%s', want '%s'\n", param, bad[i].param);
+        }
+    }
+    subtest("malformed")
+    {
+        for (size_t i = 0; i < sizeof(malformed) / sizeof(malformed[0]); i++) {
+            int rc = bind(malformed[i], &b, &res, param);
+            ok(rc == ERR_INVALID && param[0] == '\0', malformed[i]);
+        }
+    }
+    subtest("utf8 length")
+    {
+        is_int(jb_utf8_len("aé€😀", strlen("aé€😀")), 4, "code points counted");
+    }
+    return done_testing();
+}

@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The store contract test: every operation of store.h against SQLite (":memory:" and a file,
+ * the file also reopened to check durability of what was committed). When the PostgreSQL
+ * backend exists this same file runs against it with WORKFORCE_TEST_PG_URL.
+ */
+#include "../../src/api/api.h"
+#include "../../src/core/clock.h"
+#include "../../src/store/store.h"
+#include "t.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+static const struct store_employee seed[] = {
+    {.name = "Bea", .role = "R", .category = "sales", .tier = "starter", .capabilities = "[]"},
+    {.name = "Al", .role = "R", .category = "sales", .tier = "manager", .capabilities = "[\"x\"]"},
+    {.name = "Cy", .role = "R", .category = "hr", .tier = "starter", .capabilities = "[]"},
+    {.name = "Al", .role = "R2", .category = "hr", .tier = "starter", .capabilities = "[]"},
+};
+
+static void test_migrate(struct store *s)
+{
+    subtest("migrate")
+    {
+        struct err e;
+        err_clear(&e);
+        is_int(store_migrate(s, &e), 0, "migrate from empty");
+        is_int(store_migrate(s, &e), 0, "migrate again is a no-op");
+        is_int(store_ping(s), 0, "ping");
+    }
+}
+
+static void test_orgs_keys(struct store *s, struct store_org *org)
+{
+    subtest("orgs and keys")
+    {
+        struct store_org o2;
+        struct store_key k, got;
+        struct store_key *list = NULL;
+        struct arena a;
+        size_t n = 0;
+        struct err e;
+
+        err_clear(&e);
+        is_int(store_org_create(s, "acme", 1, 50, seed, 4, org, &e), 0, "create org");
+        ok(id_valid(org->id, "org"), "org id form");
+        is_int(store_org_create(s, "acme", 0, 0, seed, 4, &o2, &e), ERR_CONFLICT,
+               "second create of the slug conflicts");
+        is_int(store_org_get_by_slug(s, "nope", &o2), ERR_NOT_FOUND, "unknown slug");
+        is_int(store_org_get_by_slug(s, "acme", &o2), 0, "read by slug");
+        is_int(o2.credits, 50, "credits stored");
+        is_int(o2.tier, 1, "tier stored");
+        is_int(store_org_update(s, "acme", 2, -1, &o2), 0, "update tier only");
+        ok(o2.tier == 2 && o2.credits == 50, "tier changed, credits kept");
+        is_int(store_org_update(s, "acme", -1, 7, &o2), 0, "update credits only");
+        ok(o2.tier == 2 && o2.credits == 7, "credits changed, tier kept");
+        is_int(store_org_update(s, "ghost", 1, 1, &o2), ERR_NOT_FOUND, "update unknown org");
+
+        memset(&k, 0, sizeof(k));
+        id_new("key", k.id, sizeof(k.id));
+        snprintf(k.org_id, sizeof(k.org_id), "%s", org->id);
+        k.mode = STORE_TEST;
+        memset(k.hash, 0xAB, sizeof(k.hash));
+        snprintf(k.last4, sizeof(k.last4), "wxyz");
+        snprintf(k.scopes, sizeof(k.scopes), "chat");
+        k.created_at = 1000;
+        is_int(store_key_create(s, &k), 0, "create key");
+        is_int(store_key_find(s, k.hash, &got), 0, "find key by hash");
+        ok(strcmp(got.id, k.id) == 0 && got.mode == STORE_TEST && strcmp(got.scopes, "chat") == 0 &&
+               got.revoked_at == 0 && got.expires_at == 0,
+           "key fields round-trip");
+        memset(got.hash, 0xCD, sizeof(got.hash));
+        is_int(store_key_find(s, got.hash, &got), ERR_NOT_FOUND, "unknown hash");
+        is_int(store_key_revoke(s, k.id, 5000), 0, "revoke");
+        is_int(store_key_revoke(s, k.id, 9000), 0, "revoke twice is fine");
+        store_key_find(s, k.hash, &got);
+        is_int(got.revoked_at, 5000, "first revocation time kept");
+        is_int(store_key_revoke(s, "key_nope", 1), ERR_NOT_FOUND, "revoke unknown key");
+        arena_init(&a);
+        is_int(store_key_list(s, org->id, &a, &list, &n), 0, "list keys");
+        is_int(n, 1, "one key listed");
+        arena_cleanup(&a);
+    }
+}
+
+static void test_employees(struct store *s, const struct store_org *org)
+{
+    subtest("employees")
+    {
+        struct store_tenant live = {.mode = STORE_LIVE}, test = {.mode = STORE_TEST},
+                            other = {.mode = STORE_LIVE};
+        struct store_emp_filter f = {.status = -1, .limit = 2};
+        struct store_emp_page p;
+        struct store_employee emp, got, before;
+        struct arena a;
+        const char *seen[8];
+        size_t nseen = 0;
+
+        snprintf(live.org_id, sizeof(live.org_id), "%s", org->id);
+        snprintf(test.org_id, sizeof(test.org_id), "%s", org->id);
+        snprintf(other.org_id, sizeof(other.org_id), "org_someoneelse00000000000");
+        arena_init(&a);
+
+        /* Keyset walk: name then id, every employee once. */
+        for (;;) {
+            is_int(store_employee_list(s, &live, &f, &a, &p), 0, "list page");
+            is_int(p.total, 4, "total ignores the cursor");
+            for (size_t i = 0; i < p.n && nseen < 8; i++)
+                seen[nseen++] = p.items[i].id;
+            if (!p.has_more)
+                break;
+            f.after_name = p.items[p.n - 1].name;
+            f.after_id = p.items[p.n - 1].id;
+        }
+        is_int(nseen, 4, "walk saw every employee once");
+        f.after_name = f.after_id = NULL;
+        f.limit = 10;
+        store_employee_list(s, &live, &f, &a, &p);
+        ok(p.n == 4 && strcmp(p.items[0].name, "Al") == 0 && strcmp(p.items[1].name, "Al") == 0 &&
+               strcmp(p.items[0].id, p.items[1].id) < 0 && strcmp(p.items[3].name, "Cy") == 0,
+           "order is name then id");
+        f.category = "hr";
+        store_employee_list(s, &live, &f, &a, &p);
+        ok(p.n == 2 && p.total == 2, "category filter");
+        f.category = NULL;
+        store_employee_list(s, &test, &f, &a, &p);
+        ok(p.n == 4, "test mode has its own copy of the catalog");
+        ok(strcmp(p.items[0].id, seen[0]) != 0 && strcmp(p.items[0].id, seen[1]) != 0,
+           "test-mode ids differ from live ones");
+        store_employee_list(s, &other, &f, &a, &p);
+        is_int(p.n, 0, "another org sees nothing");
+
+        is_int(store_employee_get(s, &live, seen[0], &a, &got), 0, "get");
+        is_int(store_employee_get(s, &test, seen[0], &a, &got), ERR_NOT_FOUND,
+               "a live employee is absent in test mode");
+        is_int(store_employee_get(s, &other, seen[0], &a, &got), ERR_NOT_FOUND,
+               "another org's employee is absent");
+
+        memset(&emp, 0, sizeof(emp));
+        emp.status = STORE_EMP_OFFLINE;
+        emp.model = NULL;
+        is_int(store_employee_update(s, &live, seen[0], &emp, STORE_EMP_STATUS, 77), 0,
+               "set offline");
+        f.status = STORE_EMP_OFFLINE;
+        store_employee_list(s, &live, &f, &a, &p);
+        ok(p.n == 1 && strcmp(p.items[0].id, seen[0]) == 0, "status filter offline");
+        f.status = STORE_EMP_IDLE;
+        store_employee_list(s, &live, &f, &a, &p);
+        is_int(p.n, 3, "status filter idle");
+        store_employee_get(s, &live, seen[0], &a, &before);
+        emp.name = "Zoe";
+        emp.model = "gpt-x";
+        is_int(store_employee_update(s, &live, seen[0], &emp, STORE_EMP_NAME | STORE_EMP_MODEL, 78),
+               0, "rename and set model");
+        store_employee_get(s, &live, seen[0], &a, &got);
+        ok(strcmp(got.name, "Zoe") == 0 && got.model && strcmp(got.model, "gpt-x") == 0 &&
+               got.status == STORE_EMP_OFFLINE && strcmp(got.role, before.role) == 0 &&
+               got.updated_at == 78,
+           "only the named fields changed");
+        emp.model = NULL;
+        store_employee_update(s, &live, seen[0], &emp, STORE_EMP_MODEL, 79);
+        store_employee_get(s, &live, seen[0], &a, &got);
+        ok(got.model == NULL, "model set back to null");
+        is_int(store_employee_update(s, &other, seen[0], &emp, STORE_EMP_NAME, 80), ERR_NOT_FOUND,
+               "another org cannot update");
+        arena_cleanup(&a);
+    }
+}
+
+static void test_stats(struct store *s, const struct store_org *org)
+{
+    subtest("stats")
+    {
+        struct store_tenant live = {.mode = STORE_LIVE};
+        struct store_emp_filter f = {.status = -1, .limit = 1};
+        struct store_emp_page p;
+        struct store_emp_summary sum;
+        struct store_stats st;
+        struct arena a;
+        const int64_t day = 86400000, t0 = 1795219200000LL; /* 2026-11-21T00:00Z */
+        const char *id;
+
+        snprintf(live.org_id, sizeof(live.org_id), "%s", org->id);
+        arena_init(&a);
+        store_employee_list(s, &live, &f, &a, &p);
+        id = p.items[0].id;
+        is_int(store_employee_stats(s, &live, id, t0 - 6 * day, t0 + day, day, 7, &a, &st), 0,
+               "stats of a fresh employee");
+        ok(st.messages == 0 && st.ratings == 0 && st.p95_response_ms == 0 && st.nseries == 7,
+           "all zero, 7 buckets");
+        for (int i = 1; i <= 20; i++) {
+            struct store_event ev = {id, "message", t0 + i * 1000, i * 10, 2, -1, "conv_a"};
+            if (i > 10)
+                ev.conversation_id = "conv_b";
+            store_event_add(s, &live, &ev);
+        }
+        {
+            struct store_event old = {id, "message", t0 - 3 * day, 5000, 1, -1, "conv_c"};
+            struct store_event done = {id, "task_completed", t0 + 5, -1, 3, -1, NULL};
+            struct store_event failed = {id, "task_failed", t0 - day, -1, 0, -1, NULL};
+            struct store_event r4 = {id, "rating", t0 + 7, -1, 0, 4, NULL};
+            struct store_event r5 = {id, "rating", t0 + 8, -1, 0, 5, NULL};
+            struct store_event outside = {id, "message", t0 - 30 * day, 1, 100, -1, "conv_z"};
+            store_event_add(s, &live, &old);
+            store_event_add(s, &live, &done);
+            store_event_add(s, &live, &failed);
+            store_event_add(s, &live, &r4);
+            store_event_add(s, &live, &r5);
+            store_event_add(s, &live, &outside);
+        }
+        store_employee_stats(s, &live, id, t0 - 6 * day, t0 + day, day, 7, &a, &st);
+        is_int(st.messages, 21, "messages in the period");
+        is_int(st.conversations, 3, "distinct conversations");
+        is_int(st.tasks_completed, 1, "tasks completed");
+        is_int(st.tasks_failed, 1, "tasks failed");
+        is_int(st.credits, 20 * 2 + 1 + 3, "credits summed");
+        is_int(st.ratings, 2, "ratings counted");
+        ok(st.satisfaction > 4.49 && st.satisfaction < 4.51, "satisfaction is the mean rating");
+        is_int(st.avg_response_ms, (210 * 10 + 5000 + 10) / 21, "mean response time");
+        is_int(st.p95_response_ms, 200, "p95 by nearest rank");
+        is_int(st.series[6].messages, 20, "today's bucket");
+        is_int(st.series[3].messages, 1, "three days ago bucket");
+        is_int(st.series[6].tasks_completed, 1, "task in today's bucket");
+        is_int(store_employee_summary(s, &live, id, t0, &sum), 0, "summary");
+        is_int(sum.tasks_completed_today, 1, "tasks completed today");
+        ok(sum.has_rating && sum.satisfaction > 4.49 && sum.satisfaction < 4.51,
+           "summary satisfaction");
+        arena_cleanup(&a);
+    }
+}
+
+static void test_faults(const char *path)
+{
+    subtest("fault injection")
+    {
+        /* Fail the Nth store call upward through a whole org creation + listing. */
+        int clean = 1;
+        for (long n = 1; n < 8; n++) {
+            struct store *s = NULL;
+            struct store_org org;
+            struct err e;
+            int rc;
+            err_clear(&e);
+            unlink(path);
+            if (store_open(path, &s, &e) != 0)
+                break;
+            store_fail_after(n);
+            rc = store_migrate(s, &e);
+            if (!rc)
+                rc = store_org_create(s, "f", 0, 0, seed, 4, &org, &e);
+            if (!rc)
+                rc = store_org_get_by_slug(s, "f", &org);
+            store_fail_after(0);
+            if (rc && rc != ERR_STORE)
+                clean = 0;
+            if (rc) {
+                /* Nothing half-written: either the org is complete or absent. */
+                struct store_org o2;
+                if (store_migrate(s, &e) == 0 && store_org_get_by_slug(s, "f", &o2) == 0) {
+                    struct store_tenant t = {.mode = STORE_TEST};
+                    struct store_emp_filter f = {.status = -1, .limit = 10};
+                    struct store_emp_page p;
+                    struct arena a;
+                    arena_init(&a);
+                    snprintf(t.org_id, sizeof(t.org_id), "%s", o2.id);
+                    if (store_employee_list(s, &t, &f, &a, &p) || p.n != 4)
+                        clean = 0;
+                    arena_cleanup(&a);
+                }
+            }
+            store_close(s);
+        }
+        ok(clean, "every injected failure is a clean ERR_STORE, nothing half-written");
+        unlink(path);
+    }
+}
+
+static void test_durable(const char *path)
+{
+    subtest("file database")
+    {
+        struct store *s = NULL;
+        struct store_org org;
+        struct err e;
+        err_clear(&e);
+        unlink(path);
+        ok(store_open(path, &s, &e) == 0 && store_migrate(s, &e) == 0, "open a file database");
+        ok(store_org_create(s, "d", 0, 3, api_catalog, api_catalog_count, &org, &e) == 0,
+           "create org with the shipped catalog");
+        store_close(s);
+        ok(store_open(path, &s, &e) == 0 && store_migrate(s, &e) == 0, "reopen");
+        ok(store_org_get_by_slug(s, "d", &org) == 0 && org.credits == 3, "committed org survives");
+        store_close(s);
+        unlink(path);
+    }
+}
+
+static void test_catalog(void)
+{
+    subtest("catalog")
+    {
+        const char *cats[16];
+        size_t ncat = 0;
+        int starter = 0, manager = 0;
+        ok(api_catalog_count >= 8, "at least 8 employees");
+        for (size_t i = 0; i < api_catalog_count; i++) {
+            size_t j;
+            for (j = 0; j < ncat; j++) {
+                if (strcmp(cats[j], api_catalog[i].category) == 0)
+                    break;
+            }
+            if (j == ncat && ncat < 16)
+                cats[ncat++] = api_catalog[i].category;
+            starter += strcmp(api_catalog[i].tier, "starter") == 0;
+            manager += strcmp(api_catalog[i].tier, "manager") == 0;
+            if (strlen(api_catalog[i].instructions) < 40 ||
+                strlen(api_catalog[i].capabilities) < 5)
+                ok(0, "every employee has a persona and capabilities");
+        }
+        ok(ncat >= 5, "at least 5 categories");
+        ok(starter > 0 && manager > 0, "both tiers");
+    }
+}
+
+int main(void)
+{
+    struct store *s = NULL;
+    struct store_org org;
+    struct err e;
+    char path[] = "/tmp/workforce-test-store-XXXXXX";
+    char dbpath[64];
+    int fd = mkstemp(path);
+
+    if (fd >= 0)
+        close(fd);
+    snprintf(dbpath, sizeof(dbpath), "%s.db", path);
+    err_clear(&e);
+    ok(store_open(":memory:", &s, &e) == 0, "open :memory:");
+    test_migrate(s);
+    test_orgs_keys(s, &org);
+    test_employees(s, &org);
+    test_stats(s, &org);
+    store_close(s);
+    test_faults(dbpath);
+    test_durable(dbpath);
+    test_catalog();
+    unlink(path);
+    {
+        char wal[80];
+        snprintf(wal, sizeof(wal), "%s-wal", dbpath);
+        unlink(wal);
+        snprintf(wal, sizeof(wal), "%s-shm", dbpath);
+        unlink(wal);
+    }
+    return done_testing();
+}

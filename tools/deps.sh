@@ -1,0 +1,36 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Install what the build and the tests need and the machine lacks: Debian packages through
+# apt-get (as root), and the pinned npm tools of package-lock.json. Nothing else is downloaded.
+set -eu
+cd "$(dirname "$0")/.."
+
+PKGS="gcc make pkg-config python3 libmicrohttpd-dev libjansson-dev libsqlite3-dev libssl-dev \
+clang libclang-rt-14-dev clang-format"
+
+missing=""
+for p in $PKGS; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+        missing="$missing $p"
+    fi
+done
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    missing="$missing nodejs npm"
+fi
+if [ -n "$missing" ]; then
+    echo "deps: installing$missing"
+    if [ "$(id -u)" != 0 ]; then
+        echo "deps: run as root (or install:$missing)" >&2
+        exit 1
+    fi
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    # shellcheck disable=SC2086
+    apt-get install -y -qq $missing >/dev/null
+fi
+
+# npm tools (OpenAPI lint, mock LLM, SSE client), exactly as locked.
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+    echo "deps: npm ci"
+    npm ci --no-audit --no-fund --loglevel=error >/dev/null
+fi

@@ -1,0 +1,87 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# `make test` after the builds: run every suite, keep each one's output in build/test-logs,
+# and end with one line "N passed, N failed" summing all of them.
+#   unit (TAP)         build/tests/* and build/san-*/tests/*
+#   fuzz-replay (TAP)  the committed corpora through both builds
+#   http (python)      the black-box suite against build/workforce and the ASan+UBSan binary
+#   openapi            generated document up to date + redocly lint
+#   check              clang-format + banned functions
+set -u
+cd "$(dirname "$0")/.."
+SAN=build/san-address,undefined
+LOGS=build/test-logs
+rm -rf "$LOGS" && mkdir -p "$LOGS"
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+passed=0
+failed=0
+add_tap() { # name log
+    p=$(grep -c '^ok ' "$2" || true)
+    f=$(grep -c '^not ok ' "$2" || true)
+    passed=$((passed + p))
+    failed=$((failed + f))
+    echo "$1: $p passed, $f failed"
+}
+add_line() { # name log: reads the "name: N passed, N failed" line the suite printed
+    line=$(grep -E '^[a-z-]+: [0-9]+ passed, [0-9]+ failed' "$2" | tail -n 1)
+    if [ -z "$line" ]; then
+        echo "$1: no result line (see $2)"
+        failed=$((failed + 1))
+        return
+    fi
+    p=$(echo "$line" | sed -E 's/.*: ([0-9]+) passed.*/\1/')
+    f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
+    passed=$((passed + p))
+    failed=$((failed + f))
+    echo "$line"
+}
+run_tap_bins() { # name dir
+    log="$LOGS/$1.log"
+    : >"$log"
+    for t in "$2"/test_*; do
+        [ -x "$t" ] || continue
+        if ! "$t" >>"$log" 2>&1; then
+            # a crash or a non-zero exit without a 'not ok' line still counts as a failure
+            if ! grep -q "^not ok .*$(basename "$t")" "$log"; then
+                echo "not ok - $(basename "$t") exited with an error" >>"$log"
+            fi
+        fi
+    done
+    add_tap "$1" "$log"
+}
+run_replay() { # name dir
+    log="$LOGS/$1.log"
+    : >"$log"
+    for t in "$2"/fuzz_*; do
+        [ -x "$t" ] || continue
+        name=$(basename "$t" | sed 's/^fuzz_//')
+        "$t" "tests/fuzz/corpus/$name" >>"$log" 2>&1 || echo "not ok - $(basename "$t") crashed" >>"$log"
+    done
+    add_tap "$1" "$log"
+}
+
+run_tap_bins unit build/tests
+run_tap_bins unit-asan "$SAN/tests"
+run_replay fuzz-replay build/fuzz-replay
+run_replay fuzz-replay-asan "$SAN/fuzz-replay"
+
+python3 tests/http/run.py >"$LOGS/http.log" 2>&1
+add_line http "$LOGS/http.log"
+WORKFORCE_BIN="$SAN/workforce" python3 tests/http/run.py >"$LOGS/http-asan.log" 2>&1
+sed -i 's/^http: /http-asan: /' "$LOGS/http-asan.log"
+add_line http-asan "$LOGS/http-asan.log"
+
+bash tests/openapi/run.sh >"$LOGS/openapi.log" 2>&1
+add_line openapi "$LOGS/openapi.log"
+
+sh tools/check.sh >"$LOGS/check.log" 2>&1
+add_line check "$LOGS/check.log"
+
+if [ "$failed" -gt 0 ]; then
+    echo "failures: see the logs in $LOGS:"
+    grep -l -E '^not ok|FAIL|ERROR' "$LOGS"/*.log 2>/dev/null | sed 's/^/  /'
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
