@@ -426,6 +426,8 @@ int main(int argc, char **argv)
         goto bad;
     config_finish(&cfg);
 
+    if (o.npos == 0)
+        return usage("no command");
     if (strcmp(o.pos[0], "serve") == 0)
         return cmd_serve(&cfg, &o);
     if (o.listen)

@@ -200,8 +200,11 @@ operation names its scope in `x-workforce-scope`.
 1. Route match: unknown path 404 `route_not_found`; known path, other method 405
    `method_not_allowed` with an `Allow` header.
 2. Authentication: 401 `missing_api_key` / `invalid_api_key`.
-3. Scope: 403 `permission_denied`.
-4. Rate limits: 429 `rate_limit_exceeded` / `concurrency_limit_exceeded`.
+3. Rate limits: 429 `rate_limit_exceeded` / `concurrency_limit_exceeded`. Every request of a
+   valid key counts (also one that then fails), and every response after a valid key carries
+   the `X-RateLimit-*` headers. A request is in flight for the concurrency limit from the
+   arrival of its headers until its response is sent (a slow upload counts while it uploads).
+4. Scope: 403 `permission_denied`.
 5. Body size: 413 `request_too_large` for a JSON body over 1 MiB. Exception: a body whose
    `Content-Length` exceeds 1 MiB is refused with 413 before it is read.
 6. Content type: 415 `unsupported_media_type` when a body is present and is not
@@ -261,7 +264,7 @@ Body `{"error": {"code", "message", "param"?, "doc_url"}}`, where `doc_url` is
 `{public_url}/docs/errors/<code>` and `GET /docs/errors/{code}` serves that page.
 """
 
-CHECKS = ("Checks, in order: route, API key, scope, rate limits, body size, content type, "
+CHECKS = ("Checks, in order: route, API key, rate limits, scope, body size, content type, "
           "query parameters and body, then the handler (see the API description).")
 UNKNOWN_QUERY = ("Unknown or repeated query parameters are rejected with 400 "
                  "`invalid_request` and `param` naming the parameter.")

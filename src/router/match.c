@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * match.c: method + path against the route table. Patterns are literal segments and {name}
- * segments that match one non-empty segment of at most 200 bytes. A path that matches some
+ * segments that match one non-empty segment of at most 4096 bytes. A path that matches some
  * pattern under other methods yields the Allow list (405). Pure and fuzzed.
  */
 #include "router.h"
@@ -22,7 +22,7 @@ static bool match_one(const char *pat, const char *path, struct arena *a, const 
         if (*pat == '{') {
             const char *pend = strchr(pat, '/');
             size_t seg = strcspn(path, "/");
-            if (seg == 0 || seg > 200 || np >= ROUTER_MAX_PARAMS)
+            if (seg == 0 || seg > 4096 || np >= ROUTER_MAX_PARAMS)
                 return false;
             if (a)
                 params[np] = arena_strndup(a, path, seg);

@@ -2,9 +2,10 @@
 /*
  * middleware.c: the pipeline of every request, in the order the contract's clients observe:
  *
- *   begin   request id; a Content-Length over the JSON cap is refused (413) unread
- *   handle  route (404/405) -> key (401) -> scope (403) -> limits (429) -> body size (413) ->
- *           content type (415) -> JSON (400) -> query parameters (400) -> handler
+ *   begin   request id -> route (404/405) -> key (401) -> limits (429) -> scope (403); a
+ *           Content-Length over the JSON cap is refused (413) unread
+ *   handle  the error found in begin, if any -> body size (413) -> content type (415) ->
+ *           JSON (400) -> query parameters (400) -> handler
  *   done    rate-limit slot released, metrics counted, request memory freed
  *
  * Every response carries X-Request-Id; every response after a valid key also carries the
@@ -252,6 +253,13 @@ static void render(struct router_req *r)
 
 /* ---- libmicrohttpd-facing callbacks ---- */
 
+/*
+ * Headers are known: route, key, limits. Everything that decides whether the request may run
+ * happens here, so that a request counts toward the concurrency limit from its first byte to
+ * its response (a slow upload is in flight while it uploads). An error found here is answered
+ * in on_handle(), after the body is drained, so the keep-alive connection survives; only a
+ * declared body over the cap is answered at once, unread.
+ */
 static enum http_begin on_begin(struct http_req *h, void *ud)
 {
     const struct router_env *env = ud;
@@ -259,6 +267,8 @@ static enum http_begin on_begin(struct http_req *h, void *ud)
     struct router_req *r = arena_calloc(a, sizeof(*r));
     const char *rid = http_req_header(h, "X-Request-Id");
     const char *cl = http_req_header(h, "Content-Length");
+    struct router_match m;
+    const struct route *rt;
     uint64_t n;
 
     r->http = h;
@@ -266,6 +276,7 @@ static enum http_begin on_begin(struct http_req *h, void *ud)
     r->env = env;
     r->route = -1;
     r->t0_us = clock_mono_us();
+    err_clear(&r->early);
     if (rid && sane_request_id(rid)) {
         snprintf(r->request_id, sizeof(r->request_id), "%s", rid);
     } else if (id_new("req", r->request_id, sizeof(r->request_id))) {
@@ -274,7 +285,36 @@ static enum http_begin on_begin(struct http_req *h, void *ud)
     http_req_set_user(h, r);
     http_resp_header(h, "X-Request-Id", r->request_id);
     http_req_set_body_cap(h, JSON_BODY_CAP);
-    if (cl && !str_to_u64(str_c(cl), &n) && n > JSON_BODY_CAP) {
+
+    router_match(router_routes, router_nroutes, http_req_method(h), http_req_path(h), a, &m);
+    if (m.route < 0) {
+        if (m.allow[0]) {
+            http_resp_header(h, "Allow", m.allow);
+            err_set(&r->early, ERR_INVALID, "method_not_allowed", NULL,
+                    "Method %.10s is not allowed here. Allowed: %s.", http_req_method(h), m.allow);
+        } else {
+            err_set(&r->early, ERR_NOT_FOUND, "route_not_found", NULL,
+                    "No such route: %.10s %.200s.", http_req_method(h), http_req_path(h));
+        }
+    } else {
+        r->route = m.route;
+        rt = &router_routes[m.route];
+        memcpy(r->params, m.params, sizeof(r->params));
+        if (!(rt->flags & ROUTE_PUBLIC)) {
+            int rc;
+            r->store = store_pool_get(env->pool);
+            rc = authenticate(r, &r->early);
+            store_pool_put(env->pool, r->store);
+            r->store = NULL;
+            /* Limits before scope: every request of a valid key counts and gets the headers. */
+            if (!rc)
+                rc = admit(r, &r->early);
+            if (!rc && !auth_scope_allows(r->scopes, rt->scope))
+                err_set(&r->early, ERR_FORBIDDEN, "permission_denied", NULL,
+                        "This API key lacks the scope %s.", auth_scope_name(rt->scope));
+        }
+    }
+    if (!r->early.code && cl && !str_to_u64(str_c(cl), &n) && n > JSON_BODY_CAP) {
         struct err e;
         err_set(&e, ERR_LIMIT, "request_too_large", NULL,
                 "The request body is larger than %u bytes.", JSON_BODY_CAP);
@@ -287,43 +327,20 @@ static enum http_begin on_begin(struct http_req *h, void *ud)
 static void on_handle(struct http_req *h, void *ud)
 {
     struct router_req *r = http_req_user(h);
-    struct router_match m;
     struct err e;
     const struct route *rt;
     int rc;
 
     (void)ud;
     err_clear(&e);
-    router_match(router_routes, router_nroutes, http_req_method(h), http_req_path(h), r->arena, &m);
-    if (m.route < 0) {
-        if (m.allow[0]) {
-            http_resp_header(h, "Allow", m.allow);
-            err_set(&e, ERR_INVALID, "method_not_allowed", NULL,
-                    "Method %.10s is not allowed here. Allowed: %s.", http_req_method(h), m.allow);
-        } else {
-            err_set(&e, ERR_NOT_FOUND, "route_not_found", NULL, "No such route: %.10s %.200s.",
-                    http_req_method(h), http_req_path(h));
-        }
-        api_error_respond(r, &e);
+    if (r->early.code) {
+        api_error_respond(r, &r->early);
         return;
     }
-    r->route = m.route;
-    rt = &router_routes[m.route];
-    memcpy(r->params, m.params, sizeof(r->params));
+    rt = &router_routes[r->route];
     http_req_query_each(h, collect_query, r);
-
     r->store = store_pool_get(r->env->pool);
-    rc = 0;
-    if (!(rt->flags & ROUTE_PUBLIC)) {
-        rc = authenticate(r, &e);
-        if (!rc && !auth_scope_allows(r->scopes, rt->scope))
-            rc = err_set(&e, ERR_FORBIDDEN, "permission_denied", NULL,
-                         "This API key lacks the scope %s.", auth_scope_name(rt->scope));
-        if (!rc)
-            rc = admit(r, &e);
-    }
-    if (!rc)
-        rc = read_body(r, &e);
+    rc = read_body(r, &e);
     if (!rc)
         rc = check_query(r, rt, &e);
     if (!rc)

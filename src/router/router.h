@@ -75,6 +75,7 @@ struct router_req {
     unsigned status;     /* 0: 200 */
     json_t *resp;        /* owned until rendered */
     int64_t t0_us;
+    struct err early; /* refusal decided when the headers arrived, answered after the body */
     char request_id[160];
 };
 
