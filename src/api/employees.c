@@ -8,15 +8,18 @@
  */
 #include "api.h"
 
+#include "../core/buf.h"
 #include "../core/clock.h"
 #include "../core/id.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define DAY_MS 86400000LL
 #define HOUR_MS 3600000LL
+#define RESP_CAP (4u << 20)
 
 static const char *const categories[] = {"operations", "sales",   "engineering", "marketing",
                                          "support",    "finance", "hr",          NULL};
@@ -33,29 +36,49 @@ static bool in_list(const char *v, const char *const *list)
     return false;
 }
 
-static json_t *list_item(const struct store_employee *emp)
+static void write_item(struct jw *w, const struct store_employee *emp)
 {
-    json_t *o = jo_object();
-    json_t *caps = jo_parse_or_null(emp->capabilities);
-    jo_str(o, "id", emp->id);
-    jo_str(o, "name", emp->name);
-    jo_str(o, "role", emp->role);
-    jo_str(o, "category", emp->category);
-    jo_str(o, "status", status_names[emp->status]);
-    jo_set(o, "capabilities", json_is_array(caps) ? caps : (json_decref(caps), json_array()));
-    jo_str(o, "tier", emp->tier);
-    return o;
+    jw_key(w, "id");
+    jw_str(w, emp->id);
+    jw_key(w, "name");
+    jw_str(w, emp->name);
+    jw_key(w, "role");
+    jw_str(w, emp->role);
+    jw_key(w, "category");
+    jw_str(w, emp->category);
+    jw_key(w, "status");
+    jw_str(w, status_names[emp->status]);
+    jw_key(w, "capabilities");
+    jw_raw(w, emp->capabilities, "[]"); /* validated JSON array, written by this server */
+    jw_key(w, "tier");
+    jw_str(w, emp->tier);
 }
 
-static int detail(struct router_req *r, const char *id, json_t **out, struct err *e)
+/* Answer with the JSON the writer built in 'b' (taken). */
+static int respond_buf(struct router_req *r, struct jw *w, struct buf *b, struct err *e)
+{
+    size_t len;
+    if (jw_finish(w)) {
+        buf_cleanup(b);
+        return err_set(e, ERR_INTERNAL, "internal_error", NULL, "response too large");
+    }
+    {
+        char *s = buf_take(b, &len);
+        router_respond_raw(r, 200, "application/json", s, len);
+    }
+    return 0;
+}
+
+/* Answer with the detail object of employee 'id'. */
+static int respond_detail(struct router_req *r, const char *id, struct err *e)
 {
     struct store_employee emp;
     struct store_emp_summary sum;
     int64_t now = clock_now_ms();
-    json_t *o, *stats;
+    struct buf b;
+    struct jw w;
     int rc;
 
-    *out = NULL;
     rc = store_employee_get(r->store, &r->tenant, id, r->arena, &emp);
     if (rc == ERR_NOT_FOUND)
         return err_set(e, rc, "employee_not_found", "id", "No employee %.60s.", id);
@@ -64,19 +87,31 @@ static int detail(struct router_req *r, const char *id, json_t **out, struct err
     rc = store_employee_summary(r->store, &r->tenant, id, now - now % DAY_MS, &sum);
     if (rc)
         return err_set(e, rc, "internal_error", NULL, "employee summary failed");
-    o = list_item(&emp);
-    jo_str(o, "description", emp.description);
-    stats = jo_object();
-    jo_int(stats, "tasks_completed_today", sum.tasks_completed_today);
-    jo_int(stats, "avg_response_time_ms", sum.avg_response_ms);
-    if (sum.has_rating)
-        jo_real(stats, "satisfaction_score", sum.satisfaction);
-    else
-        jo_null(stats, "satisfaction_score");
-    jo_set(o, "stats", stats);
-    jo_time(o, "created_at", emp.created_at);
-    *out = o;
-    return 0;
+    buf_init(&b, RESP_CAP);
+    jw_init(&w, &b);
+    jw_obj(&w);
+    write_item(&w, &emp);
+    jw_key(&w, "description");
+    jw_str(&w, emp.description);
+    jw_key(&w, "stats");
+    jw_obj(&w);
+    jw_key(&w, "tasks_completed_today");
+    jw_int(&w, sum.tasks_completed_today);
+    jw_key(&w, "avg_response_time_ms");
+    jw_int(&w, sum.avg_response_ms);
+    jw_key(&w, "satisfaction_score");
+    if (sum.has_rating) {
+        char num[32];
+        snprintf(num, sizeof(num), "%.4g", sum.satisfaction);
+        jw_raw(&w, num, "null");
+    } else {
+        jw_null(&w);
+    }
+    jw_obj_end(&w);
+    jw_key(&w, "created_at");
+    jw_time(&w, emp.created_at);
+    jw_obj_end(&w);
+    return respond_buf(r, &w, &b, e);
 }
 
 /* GET /v1/employees */
@@ -85,7 +120,8 @@ int api_employees_list(struct router_req *r, struct err *e)
     struct store_emp_filter f = {.status = -1};
     struct store_emp_page page;
     const char *v;
-    json_t *o, *arr;
+    struct buf b;
+    struct jw w;
     int rc;
 
     rc = router_query_limit(r, 50, 100, &f.limit, e);
@@ -121,32 +157,36 @@ int api_employees_list(struct router_req *r, struct err *e)
     rc = store_employee_list(r->store, &r->tenant, &f, r->arena, &page);
     if (rc)
         return err_set(e, rc, "internal_error", NULL, "employee list failed");
-    o = jo_object();
-    arr = json_array();
-    for (size_t i = 0; i < page.n; i++)
-        json_array_append_new(arr, list_item(&page.items[i]));
-    jo_set(o, "employees", arr);
-    jo_int(o, "total", page.total);
-    jo_bool(o, "has_more", page.has_more);
+    buf_init(&b, RESP_CAP);
+    jw_init(&w, &b);
+    jw_obj(&w);
+    jw_key(&w, "employees");
+    jw_arr(&w);
+    for (size_t i = 0; i < page.n; i++) {
+        jw_obj(&w);
+        write_item(&w, &page.items[i]);
+        jw_obj_end(&w);
+    }
+    jw_arr_end(&w);
+    jw_key(&w, "total");
+    jw_int(&w, page.total);
+    jw_key(&w, "has_more");
+    jw_bool(&w, page.has_more);
+    jw_key(&w, "next_cursor");
     if (page.has_more) {
         const char *fields[2] = {page.items[page.n - 1].name, page.items[page.n - 1].id};
-        jo_str(o, "next_cursor", router_cursor_encode(r->arena, fields, 2));
+        jw_str(&w, router_cursor_encode(r->arena, fields, 2));
     } else {
-        jo_null(o, "next_cursor");
+        jw_null(&w);
     }
-    router_respond(r, o);
-    return 0;
+    jw_obj_end(&w);
+    return respond_buf(r, &w, &b, e);
 }
 
 /* GET /v1/employees/{id} */
 int api_employees_get(struct router_req *r, struct err *e)
 {
-    json_t *o;
-    int rc = detail(r, r->params[0], &o, e);
-    if (rc)
-        return rc;
-    router_respond(r, o);
-    return 0;
+    return respond_detail(r, r->params[0], e);
 }
 
 /* GET /v1/employees/{id}/stats?period=24h|7d|30d|90d */
@@ -323,7 +363,6 @@ int api_employees_create(struct router_req *r, struct err *e)
     struct store_employee emp;
     unsigned fields;
     char id[ID_MAX];
-    json_t *o;
     int rc;
 
     memset(&b, 0, sizeof(b));
@@ -340,11 +379,7 @@ int api_employees_create(struct router_req *r, struct err *e)
     rc = store_employee_create(r->store, &r->tenant, &emp);
     if (rc)
         return err_set(e, rc, "internal_error", NULL, "employee insert failed");
-    rc = detail(r, id, &o, e);
-    if (rc)
-        return rc;
-    router_respond(r, o);
-    return 0;
+    return respond_detail(r, id, e);
 }
 
 /* PATCH /v1/employees/{id} (operators): any subset of the create fields. */
@@ -354,7 +389,6 @@ int api_employees_update(struct router_req *r, struct err *e)
     struct jb_result res;
     struct store_employee emp;
     unsigned fields;
-    json_t *o;
     int rc;
 
     memset(&b, 0, sizeof(b));
@@ -368,9 +402,5 @@ int api_employees_update(struct router_req *r, struct err *e)
         return err_set(e, rc, "employee_not_found", "id", "No employee %.60s.", r->params[0]);
     if (rc)
         return err_set(e, rc, "internal_error", NULL, "employee update failed");
-    rc = detail(r, r->params[0], &o, e);
-    if (rc)
-        return rc;
-    router_respond(r, o);
-    return 0;
+    return respond_detail(r, r->params[0], e);
 }

@@ -10,6 +10,7 @@
 #ifndef WORKFORCE_JSON_H
 #define WORKFORCE_JSON_H
 
+#include "../core/buf.h"
 #include "../core/err.h"
 #include "../core/mem.h"
 
@@ -79,5 +80,26 @@ void jo_time(json_t *o, const char *k, int64_t ms); /* 0 -> null */
 void jo_set(json_t *o, const char *k, json_t *v);   /* steals 'v' */
 json_t *jo_parse_or_null(const char *text);         /* stored JSON; null if bad */
 char *jo_dump(const json_t *v, size_t *len);        /* caller frees with free() */
+
+/* ---- Streaming writer (write.c) ---- */
+struct jw {
+    struct buf *b;
+    int depth;
+    int need_comma;
+    int rc;
+};
+void jw_init(struct jw *w, struct buf *b);
+void jw_obj(struct jw *w);
+void jw_obj_end(struct jw *w);
+void jw_arr(struct jw *w);
+void jw_arr_end(struct jw *w);
+void jw_key(struct jw *w, const char *k);
+void jw_str(struct jw *w, const char *s); /* NULL -> null */
+void jw_int(struct jw *w, int64_t v);
+void jw_bool(struct jw *w, bool v);
+void jw_null(struct jw *w);
+void jw_time(struct jw *w, int64_t ms);                            /* 0 -> null */
+void jw_raw(struct jw *w, const char *json, const char *fallback); /* trusted JSON text */
+int jw_finish(const struct jw *w);
 
 #endif

@@ -149,7 +149,7 @@ static int authenticate(struct router_req *r, struct err *e)
                        "(svc_live_sk_… or svc_test_sk_…).");
     if (auth_key_hash(r->env->secret, key, keylen, hash))
         return err_set(e, ERR_INTERNAL, "internal_error", NULL, "The key could not be checked.");
-    rc = store_key_find(r->store, hash, &r->key);
+    rc = store_key_auth(r->store, hash, &r->key, &r->org);
     if (rc == ERR_NOT_FOUND || (!rc && !crypto_equal(hash, r->key.hash, sizeof(hash))))
         return err_set(e, ERR_AUTH, "invalid_api_key", NULL, "The API key is not valid.");
     if (rc)
@@ -160,11 +160,6 @@ static int authenticate(struct router_req *r, struct err *e)
         return err_set(e, ERR_AUTH, "invalid_api_key", NULL, "The API key has expired.");
     if ((int)r->key.mode != mode)
         return err_set(e, ERR_AUTH, "invalid_api_key", NULL, "The API key is not valid.");
-    rc = store_org_get(r->store, r->key.org_id, &r->org);
-    if (rc)
-        return err_set(e, rc == ERR_NOT_FOUND ? ERR_AUTH : ERR_STORE,
-                       rc == ERR_NOT_FOUND ? "invalid_api_key" : "internal_error", NULL,
-                       "The API key could not be checked.");
     if (auth_scopes_parse(r->key.scopes, &r->scopes, NULL))
         r->scopes = 1u << 31; /* damaged scope text: a bit no route asks for, so no scope */
     snprintf(r->tenant.org_id, sizeof(r->tenant.org_id), "%s", r->org.id);

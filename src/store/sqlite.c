@@ -24,6 +24,7 @@ enum slot {
     Q_ORG_BY_SLUG,
     Q_ORG_BY_ID,
     Q_KEY_FIND,
+    Q_KEY_AUTH,
     Q_EMP_GET,
     Q_EMP_LIST,
     Q_EMP_COUNT,
@@ -52,6 +53,10 @@ static const char *const sql_text[Q_COUNT] = {
     [Q_ORG_BY_ID] = "SELECT id, slug, tier, credits, created_at FROM orgs WHERE id = ?1",
     [Q_KEY_FIND] = "SELECT id, org_id, mode, hash, last4, scopes, created_at, "
                    "coalesce(expires_at, 0), coalesce(revoked_at, 0) FROM api_keys WHERE hash = ?1",
+    [Q_KEY_AUTH] = "SELECT k.id, k.org_id, k.mode, k.hash, k.last4, k.scopes, k.created_at,"
+                   " coalesce(k.expires_at, 0), coalesce(k.revoked_at, 0), o.id, o.slug, o.tier,"
+                   " o.credits, o.created_at FROM api_keys k JOIN orgs o ON o.id = k.org_id"
+                   " WHERE k.hash = ?1",
     [Q_EMP_GET] = "SELECT " EMP_COLS " FROM employees WHERE org_id = ?1 AND mode = ?2 AND id = ?3",
     [Q_EMP_LIST] =
         "SELECT " EMP_COLS " FROM employees WHERE org_id = ?1 AND mode = ?2"
@@ -426,6 +431,32 @@ static int s_key_find(struct store *s, const unsigned char hash[32], struct stor
     return 0;
 }
 
+static int s_key_auth(struct store *s, const unsigned char hash[32], struct store_key *key,
+                      struct store_org *org)
+{
+    sqlite3_stmt *st = stmt(s, Q_KEY_AUTH);
+    int rc;
+    if (!st)
+        return ERR_STORE;
+    sqlite3_bind_blob(st, 1, hash, 32, SQLITE_STATIC);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_DONE) {
+        sqlite3_reset(st);
+        return ERR_NOT_FOUND;
+    }
+    if (rc != SQLITE_ROW)
+        return fail(s, "key auth");
+    read_key(st, key);
+    memset(org, 0, sizeof(*org));
+    copy_col(st, 9, org->id, sizeof(org->id));
+    copy_col(st, 10, org->slug, sizeof(org->slug));
+    org->tier = tier_index(sqlite3_column_text(st, 11));
+    org->credits = sqlite3_column_int64(st, 12);
+    org->created_at = sqlite3_column_int64(st, 13);
+    sqlite3_reset(st);
+    return 0;
+}
+
 static int s_key_list(struct store *s, const char *org_id, struct arena *a, struct store_key **out,
                       size_t *n)
 {
@@ -500,14 +531,13 @@ static void bind_filter(sqlite3_stmt *st, const struct store_tenant *t,
     sqlite3_bind_int(st, 4, f->status);
 }
 
-static int s_employee_list(struct store *s, const struct store_tenant *t,
-                           const struct store_emp_filter *f, struct arena *a,
-                           struct store_emp_page *out)
+static int employee_page(struct store *s, const struct store_tenant *t,
+                         const struct store_emp_filter *f, struct arena *a,
+                         struct store_emp_page *out)
 {
     sqlite3_stmt *st = stmt(s, Q_EMP_LIST);
     int rc;
 
-    memset(out, 0, sizeof(*out));
     if (!st)
         return ERR_STORE;
     bind_filter(st, t, f);
@@ -522,18 +552,38 @@ static int s_employee_list(struct store *s, const struct store_tenant *t,
         }
         read_employee(st, a, &out->items[out->n++]);
     }
+    sqlite3_reset(st);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)
         return fail(s, "list employees");
-    sqlite3_reset(st);
     st = stmt(s, Q_EMP_COUNT);
     if (!st)
         return ERR_STORE;
     bind_filter(st, t, f);
-    if (sqlite3_step(st) != SQLITE_ROW)
+    rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW) {
+        sqlite3_reset(st);
         return fail(s, "count employees");
+    }
     out->total = sqlite3_column_int64(st, 0);
     sqlite3_reset(st);
     return 0;
+}
+
+/* The page and its total come from one read transaction, so they agree with each other. */
+static int s_employee_list(struct store *s, const struct store_tenant *t,
+                           const struct store_emp_filter *f, struct arena *a,
+                           struct store_emp_page *out)
+{
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    rc = exec(s, "BEGIN");
+    if (rc)
+        return rc;
+    rc = employee_page(s, t, f, a, out);
+    if (exec(s, rc ? "ROLLBACK" : "COMMIT") && !rc)
+        rc = ERR_STORE;
+    return rc;
 }
 
 static int s_employee_get(struct store *s, const struct store_tenant *t, const char *id,
@@ -782,6 +832,7 @@ static const struct store_ops sqlite_ops = {
     .org_update = s_org_update,
     .key_create = s_key_create,
     .key_find = s_key_find,
+    .key_auth = s_key_auth,
     .key_list = s_key_list,
     .key_revoke = s_key_revoke,
     .employee_list = s_employee_list,

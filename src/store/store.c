@@ -119,6 +119,13 @@ int store_key_find(struct store *s, const unsigned char hash[32], struct store_k
     WRAP(s->ops->key_find(s, hash, out));
 }
 
+/* The key whose keyed hash is 'hash' with its organization; ERR_NOT_FOUND when none. */
+int store_key_auth(struct store *s, const unsigned char hash[32], struct store_key *key,
+                   struct store_org *org)
+{
+    WRAP(s->ops->key_auth(s, hash, key, org));
+}
+
 /* All keys of 'org_id', oldest first, as an array in 'a'. */
 int store_key_list(struct store *s, const char *org_id, struct arena *a, struct store_key **out,
                    size_t *n)

@@ -139,6 +139,9 @@ int store_org_update(struct store *s, const char *slug, int tier, int64_t credit
                      struct store_org *out);
 int store_key_create(struct store *s, const struct store_key *k);
 int store_key_find(struct store *s, const unsigned char hash[32], struct store_key *out);
+/* The key with keyed hash 'hash' and its organization, in one read. ERR_NOT_FOUND if none. */
+int store_key_auth(struct store *s, const unsigned char hash[32], struct store_key *key,
+                   struct store_org *org);
 int store_key_list(struct store *s, const char *org_id, struct arena *a, struct store_key **out,
                    size_t *n);
 int store_key_revoke(struct store *s, const char *key_id, int64_t now);

@@ -24,6 +24,8 @@ struct store_ops {
                       struct store_org *out);
     int (*key_create)(struct store *s, const struct store_key *k);
     int (*key_find)(struct store *s, const unsigned char hash[32], struct store_key *out);
+    int (*key_auth)(struct store *s, const unsigned char hash[32], struct store_key *key,
+                    struct store_org *org);
     int (*key_list)(struct store *s, const char *org_id, struct arena *a, struct store_key **out,
                     size_t *n);
     int (*key_revoke)(struct store *s, const char *key_id, int64_t now);

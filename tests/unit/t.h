@@ -17,8 +17,8 @@ static inline int t_ok(int cond, const char *file, int line, const char *what)
     t_n++;
     if (!cond)
         t_failed++;
-    printf("%sok %d - %s%s%s (%s:%d)\n", cond ? "" : "not ", t_n, t_sub, *t_sub ? ": " : "",
-           what, file, line);
+    printf("%sok %d - %s%s%s (%s:%d)\n", cond ? "" : "not ", t_n, t_sub, *t_sub ? ": " : "", what,
+           file, line);
     return cond;
 }
 

@@ -119,9 +119,9 @@ static void test_config(void)
     {
         struct config c;
         struct err e;
-        char *env_ok[] = {"WORKFORCE_LISTEN=127.0.0.1:9999", "WORKFORCE_THREADS=3",
+        char *env_ok[] = {"WORKFORCE_LISTEN=127.0.0.1:9999",     "WORKFORCE_THREADS=3",
                           "WORKFORCE_RATE_LIMITS=manager:5/2/1", "HOME=/root",
-                          "WORKFORCE_OAUTH_SLACK_CLIENT_ID=x", NULL};
+                          "WORKFORCE_OAUTH_SLACK_CLIENT_ID=x",   NULL};
         char *env_unknown[] = {"WORKFORCE_FOO=1", NULL};
         char *env_bad_rl[] = {"WORKFORCE_RATE_LIMITS=manager:5/2", NULL};
         char *env_bad_llm[] = {"WORKFORCE_LLM=gpt", NULL};
@@ -137,7 +137,8 @@ static void test_config(void)
         is_int(c.limits[TIER_AGENCY].concurrent, 100, "agency keeps its default");
         ok(config_load_env(&c, env_unknown, &e) != 0 && strstr(e.msg, "WORKFORCE_FOO"),
            "unknown WORKFORCE_ variable named");
-        ok(config_load_env(&c, env_bad_rl, &e) != 0 && strcmp(e.param, "WORKFORCE_RATE_LIMITS") == 0,
+        ok(config_load_env(&c, env_bad_rl, &e) != 0 &&
+               strcmp(e.param, "WORKFORCE_RATE_LIMITS") == 0,
            "malformed rate limits named");
         ok(config_load_env(&c, env_bad_llm, &e) != 0 && strcmp(e.param, "WORKFORCE_LLM") == 0,
            "unknown engine named");

@@ -86,8 +86,14 @@ int main(void)
         {"{\"name\":\"a\",\"extra\":1}", "extra"},
     };
     static const char *const malformed[] = {
-        "{", "[]", "\"x\"", "{\"name\":\"a\"} x", "{\"name\":\"a\",\"name\":\"b\"}",
-        "{\"name\":\"\\u0000\"}", "{\"name\":\"\xff\"}", "nul",
+        "{",
+        "[]",
+        "\"x\"",
+        "{\"name\":\"a\"} x",
+        "{\"name\":\"a\",\"name\":\"b\"}",
+        "{\"name\":\"\\u0000\"}",
+        "{\"name\":\"\xff\"}",
+        "nul",
     };
 
     subtest("valid")
@@ -122,6 +128,47 @@ int main(void)
     subtest("utf8 length")
     {
         is_int(jb_utf8_len("aé€😀", strlen("aé€😀")), 4, "code points counted");
+    }
+    subtest("writer")
+    {
+        struct buf out;
+        struct jw w;
+        json_t *back;
+        buf_init(&out, 1 << 16);
+        jw_init(&w, &out);
+        jw_obj(&w);
+        jw_key(&w, "s");
+        jw_str(&w, "q\"b\\n\n\x01é");
+        jw_key(&w, "n");
+        jw_int(&w, -42);
+        jw_key(&w, "a");
+        jw_arr(&w);
+        jw_bool(&w, true);
+        jw_null(&w);
+        jw_raw(&w, "[\"x\"]", "[]");
+        jw_raw(&w, NULL, "[]");
+        jw_arr_end(&w);
+        jw_key(&w, "t");
+        jw_time(&w, 1);
+        jw_obj_end(&w);
+        is_int(jw_finish(&w), 0, "writer finished cleanly");
+        back = json_loads(buf_ptr(&out), 0, NULL);
+        ok(back != NULL, "writer output parses");
+        is_str(json_string_value(json_object_get(back, "s")), "q\"b\\n\n\x01é",
+               "escapes round-trip");
+        is_int(json_integer_value(json_object_get(back, "n")), -42, "integer");
+        is_int(json_array_size(json_object_get(back, "a")), 4, "array items");
+        is_str(json_string_value(json_object_get(back, "t")), "1970-01-01T00:00:00.001Z", "time");
+        json_decref(back);
+        buf_cleanup(&out);
+        buf_init(&out, 8);
+        jw_init(&w, &out);
+        jw_obj(&w);
+        jw_key(&w, "long key");
+        jw_str(&w, "a value past the cap");
+        jw_obj_end(&w);
+        is_int(jw_finish(&w), ERR_LIMIT, "cap is reported once, at the end");
+        buf_cleanup(&out);
     }
     return done_testing();
 }

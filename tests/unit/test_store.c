@@ -70,6 +70,12 @@ static void test_orgs_keys(struct store *s, struct store_org *org)
         ok(strcmp(got.id, k.id) == 0 && got.mode == STORE_TEST && strcmp(got.scopes, "chat") == 0 &&
                got.revoked_at == 0 && got.expires_at == 0,
            "key fields round-trip");
+        {
+            struct store_org ao;
+            ok(store_key_auth(s, k.hash, &got, &ao) == 0 && strcmp(got.id, k.id) == 0 &&
+                   strcmp(ao.id, org->id) == 0 && ao.tier == 2 && ao.credits == 7,
+               "key with its organization in one read");
+        }
         memset(got.hash, 0xCD, sizeof(got.hash));
         is_int(store_key_find(s, got.hash, &got), ERR_NOT_FOUND, "unknown hash");
         is_int(store_key_revoke(s, k.id, 5000), 0, "revoke");
@@ -314,8 +320,7 @@ static void test_catalog(void)
                 cats[ncat++] = api_catalog[i].category;
             starter += strcmp(api_catalog[i].tier, "starter") == 0;
             manager += strcmp(api_catalog[i].tier, "manager") == 0;
-            if (strlen(api_catalog[i].instructions) < 40 ||
-                strlen(api_catalog[i].capabilities) < 5)
+            if (strlen(api_catalog[i].instructions) < 40 || strlen(api_catalog[i].capabilities) < 5)
                 ok(0, "every employee has a persona and capabilities");
         }
         ok(ncat >= 5, "at least 5 categories");
