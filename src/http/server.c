@@ -320,13 +320,14 @@ int http_server_start(const struct http_options *o, const struct http_app *app,
     }
     if (ai->ai_family == AF_INET6)
         flags |= MHD_USE_IPv6;
-    srv->d = MHD_start_daemon(flags, (uint16_t)o->port, NULL, NULL, on_request, srv,
-                              MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_THREAD_POOL_SIZE,
-                              (unsigned)(o->threads ? o->threads : 1), MHD_OPTION_NOTIFY_COMPLETED,
-                              on_completed, srv, MHD_OPTION_CONNECTION_TIMEOUT,
-                              (unsigned)(o->conn_timeout_s ? o->conn_timeout_s : 60),
-                              MHD_OPTION_CONNECTION_LIMIT, 20000u, MHD_OPTION_LISTEN_BACKLOG_SIZE,
-                              1024u, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL, MHD_OPTION_END);
+    srv->d = MHD_start_daemon(
+        flags, (uint16_t)o->port, NULL, NULL, on_request, srv,
+        /* the logger first, so that MHD never prints with its own */
+        MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)(o->threads ? o->threads : 1),
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)(o->conn_timeout_s ? o->conn_timeout_s : 60), MHD_OPTION_CONNECTION_LIMIT, 20000u,
+        MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u, MHD_OPTION_END);
     freeaddrinfo(ai);
     if (!srv->d) {
         log_error("http: cannot listen on %s:%u", o->host, o->port);
