@@ -222,6 +222,17 @@ static int s_reset_busy(struct store *s)
 
 /* ---- Organizations and keys ---- */
 
+/* The five org columns starting at column 'col' of the current row. */
+static void org_cols(sqlite3_stmt *st, int col, struct store_org *out)
+{
+    memset(out, 0, sizeof(*out));
+    copy_col(st, col, out->id, sizeof(out->id));
+    copy_col(st, col + 1, out->slug, sizeof(out->slug));
+    out->tier = tier_index(sqlite3_column_text(st, col + 2));
+    out->credits = sqlite3_column_int64(st, col + 3);
+    out->created_at = sqlite3_column_int64(st, col + 4);
+}
+
 static int read_org(struct store *s, enum slot slot, const char *v, struct store_org *out)
 {
     sqlite3_stmt *st = stmt(s, slot);
@@ -234,11 +245,7 @@ static int read_org(struct store *s, enum slot slot, const char *v, struct store
         return ERR_NOT_FOUND;
     if (rc != SQLITE_ROW)
         return fail(s, "read org");
-    copy_col(st, 0, out->id, sizeof(out->id));
-    copy_col(st, 1, out->slug, sizeof(out->slug));
-    out->tier = tier_index(sqlite3_column_text(st, 2));
-    out->credits = sqlite3_column_int64(st, 3);
-    out->created_at = sqlite3_column_int64(st, 4);
+    org_cols(st, 0, out);
     sqlite3_reset(st);
     return 0;
 }
@@ -447,12 +454,7 @@ static int s_key_auth(struct store *s, const unsigned char hash[32], struct stor
     if (rc != SQLITE_ROW)
         return fail(s, "key auth");
     read_key(st, key);
-    memset(org, 0, sizeof(*org));
-    copy_col(st, 9, org->id, sizeof(org->id));
-    copy_col(st, 10, org->slug, sizeof(org->slug));
-    org->tier = tier_index(sqlite3_column_text(st, 11));
-    org->credits = sqlite3_column_int64(st, 12);
-    org->created_at = sqlite3_column_int64(st, 13);
+    org_cols(st, 9, org);
     sqlite3_reset(st);
     return 0;
 }
