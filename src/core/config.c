@@ -102,7 +102,8 @@ int config_parse_rate_limits(const char *s, size_t len, struct config_limits out
         s2 = s1 + 1;
         while (s2 < end && s[s2] != '/')
             s2++;
-        if (colon >= end || s1 >= end || s2 >= end || colon - i >= sizeof(name))
+        if (colon >= end || s1 >= end || s2 >= end || colon - i >= sizeof(name) ||
+            memchr(s + i, '\0', colon - i))
             goto bad;
         memcpy(name, s + i, colon - i);
         name[colon - i] = '\0';

@@ -154,7 +154,8 @@ static int bind_one(const struct jb_field *f, json_t *v, void *out, struct arena
         return bad(e, param, "must be one of %s", list);
     }
     case JB_STRING_ARRAY: {
-        struct jb_strings *sv = (struct jb_strings *)(void *)dst;
+        struct jb_strings *out_sv = (struct jb_strings *)(void *)dst;
+        struct jb_strings tmp, *sv = &tmp;
         size_t n, i;
         if (!json_is_array(v))
             return bad(e, param, "must be %s", type_name(f->type));
@@ -187,6 +188,7 @@ static int bind_one(const struct jb_field *f, json_t *v, void *out, struct arena
             }
             sv->v[sv->n++] = arena_strndup(a, json_string_value(item), json_string_length(item));
         }
+        *out_sv = tmp; /* written only when every item passed */
         return 0;
     }
     case JB_ANY:

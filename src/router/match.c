@@ -58,6 +58,7 @@ void router_match(const struct route *routes, size_t n, const char *method, cons
         if (strcmp(routes[i].method, method) == 0) {
             match_one(routes[i].pattern, path, a, out->params);
             out->route = (int)i;
+            out->allow[0] = '\0';
             return;
         }
         if (!strstr(out->allow, routes[i].method)) {

@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define CHECK(c)                                                                                   \
     do {                                                                                           \
         if (!(c)) {                                                                                \
-            fprintf(stderr, "fuzz_cursor: check failed at line %d: %s\n", __LINE__, #c);          \
+            fprintf(stderr, "fuzz_cursor: check failed at line %d: %s\n", __LINE__, #c);           \
             abort();                                                                               \
         }                                                                                          \
     } while (0)

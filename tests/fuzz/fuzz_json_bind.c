@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define CHECK(c)                                                                                   \
     do {                                                                                           \
         if (!(c)) {                                                                                \
-            fprintf(stderr, "fuzz_json_bind: check failed at line %d: %s\n", __LINE__, #c);       \
+            fprintf(stderr, "fuzz_json_bind: check failed at line %d: %s\n", __LINE__, #c);        \
             abort();                                                                               \
         }                                                                                          \
     } while (0)
@@ -61,8 +61,7 @@ static bool slug_ok(const char *s, size_t len)
 {
     for (size_t i = 0; i < len; i++) {
         char c = s[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
-              c == '.'))
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.'))
             return false;
     }
     return true;
@@ -84,7 +83,9 @@ static const char *const kinds[] = {
     NULL};
 
 #define ROW(n, t, m, fl, lo, hi, vals, chk, msg)                                                   \
-    {n, t, offsetof(struct body, m), fl, lo, hi, vals, chk, msg}
+    {                                                                                              \
+        n, t, offsetof(struct body, m), fl, lo, hi, vals, chk, msg                                 \
+    }
 
 enum {
     F_NAME,

@@ -39,13 +39,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define CHECK(c)                                                                                   \
     do {                                                                                           \
         if (!(c)) {                                                                                \
-            fprintf(stderr, "fuzz_query: check failed at line %d: %s\n", __LINE__, #c);           \
+            fprintf(stderr, "fuzz_query: check failed at line %d: %s\n", __LINE__, #c);            \
             abort();                                                                               \
         }                                                                                          \
     } while (0)
 
 #define PARAM_MAX 4096 /* longest {param} segment match.c accepts */
-#define MAX_SLICE 256 /* longer slices only go to the parsers that take lengths */
+#define MAX_SLICE 256  /* longer slices only go to the parsers that take lengths */
 
 /* ---- router_match ---- */
 

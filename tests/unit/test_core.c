@@ -150,6 +150,8 @@ static void test_config(void)
         ok(config_parse_rate_limits("starter:1/1/1,", 14, c.limits, &e) != 0,
            "trailing comma refused");
         ok(config_parse_rate_limits("gold:1/1/1", 10, c.limits, &e) != 0, "unknown tier refused");
+        ok(config_parse_rate_limits("starter\0:1/2/3", 14, c.limits, &e) != 0,
+           "NUL in a tier name refused (fuzz regression)");
         ok(config_parse_rate_limits("starter:0/1/1", 13, c.limits, &e) != 0, "zero refused");
         config_load_env(&c, env_ok, &e);
         config_set_database(&c, "/tmp/x/w.db", &e);

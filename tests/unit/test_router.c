@@ -17,6 +17,8 @@ static void test_match(void)
         ok(m.route >= 0 && strcmp(m.params[0], "emp_1") == 0, "param captured");
         router_match(router_routes, router_nroutes, "DELETE", "/v1/employees/emp_1", &a, &m);
         ok(m.route < 0 && strstr(m.allow, "GET") && strstr(m.allow, "PATCH"), "405 Allow list");
+        router_match(router_routes, router_nroutes, "POST", "/v1/employees", &a, &m);
+        ok(m.route >= 0 && m.allow[0] == '\0', "a match leaves no Allow list");
         router_match(router_routes, router_nroutes, "GET", "/v1/employees/", &a, &m);
         ok(m.route < 0 && m.allow[0] == '\0', "empty segment does not match a param");
         router_match(router_routes, router_nroutes, "GET", "/v1/nothing", &a, &m);
@@ -51,6 +53,22 @@ static void test_cursor(void)
         ok(router_cursor_decode("MQ", 2, &a, out, 1) != 0, "no fields refused");
         ok(router_cursor_decode("Mv__", 4, &a, out, 1) != 0, "invalid UTF-8 refused");
         ok(router_cursor_decode("M=E=", 4, &a, out, 1) != 0, "padding refused");
+        ok(router_cursor_decode("MUE", 3, &a, out, 1) == 0 && strcmp(out[0], "A") == 0,
+           "canonical two-byte tail");
+        ok(router_cursor_decode("MUF", 3, &a, out, 1) != 0, "non-canonical tail bits refused");
+        {
+            char f1[513], f2[513], f3[511];
+            const char *big[3] = {f1, f2, f3};
+            memset(f1, 'a', 512);
+            f1[512] = '\0';
+            memset(f2, 'b', 512);
+            f2[512] = '\0';
+            memset(f3, 'c', 510);
+            f3[510] = '\0';
+            c = router_cursor_encode(&a, big, 3);
+            ok(router_cursor_decode(c, strlen(c), &a, out, 3) == 0 && strlen(out[2]) == 510,
+               "the longest fields still decode (fuzz regression)");
+        }
         arena_cleanup(&a);
     }
 }
