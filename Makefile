@@ -86,9 +86,13 @@ run: deps
 	@$(MAKE) --no-print-directory all
 	@sh tools/run.sh
 
+# The threaded module (ratelimit) also runs under ThreadSanitizer.
+TSAN_UNITS := build/san-thread/tests/test_ratelimit
 test: deps
-	@$(MAKE) --no-print-directory all unit fuzz-replay
-	@$(MAKE) --no-print-directory SANITIZER=address,undefined CC=clang OPT=-O1 all unit fuzz-replay
+	@echo "test: building (gcc; clang ASan+UBSan; clang TSan)"
+	@$(MAKE) -s --no-print-directory all unit fuzz-replay
+	@$(MAKE) -s --no-print-directory SANITIZER=address,undefined CC=clang OPT=-O1 all unit fuzz-replay
+	@$(MAKE) -s --no-print-directory SANITIZER=thread CC=clang OPT=-O1 $(TSAN_UNITS)
 	@sh tools/test.sh
 
 check:

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # `make test` after the builds: run every suite, keep each one's output in build/test-logs,
 # and end with one line "N passed, N failed" summing all of them.
-#   unit (TAP)         build/tests/* and build/san-*/tests/*
+#   unit (TAP)         build/tests/*, the ASan+UBSan build, and the TSan build of ratelimit
 #   fuzz-replay (TAP)  the committed corpora through both builds
 #   http (python)      the black-box suite against build/workforce and the ASan+UBSan binary
 #   openapi            generated document up to date + redocly lint
@@ -64,6 +64,7 @@ run_replay() { # name dir
 
 run_tap_bins unit build/tests
 run_tap_bins unit-asan "$SAN/tests"
+TSAN_OPTIONS=halt_on_error=1 run_tap_bins unit-tsan build/san-thread/tests
 run_replay fuzz-replay build/fuzz-replay
 run_replay fuzz-replay-asan "$SAN/fuzz-replay"
 

@@ -416,6 +416,11 @@ class ServerTestCase(unittest.TestCase):
         srv.cleanup()
         if crashed:
             raise AssertionError("server died during %s (exit %s):\n%s" % (cls.__name__, rc, tail))
+        if rc != 0:
+            # A graceful stop exits 0; anything else is a failed drain, or a sanitizer report
+            # (leaks are reported at exit under ASan).
+            raise AssertionError("server of %s exited with %s on SIGTERM:\n%s"
+                                 % (cls.__name__, rc, tail))
 
     # -- assertions shared by the suites --
 
