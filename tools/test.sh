@@ -14,6 +14,7 @@ LOGS=build/test-logs
 rm -rf "$LOGS" && mkdir -p "$LOGS"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export TSAN_OPTIONS=halt_on_error=1
 
 passed=0
 failed=0
@@ -64,7 +65,7 @@ run_replay() { # name dir
 
 run_tap_bins unit build/tests
 run_tap_bins unit-asan "$SAN/tests"
-TSAN_OPTIONS=halt_on_error=1 run_tap_bins unit-tsan build/san-thread/tests
+run_tap_bins unit-tsan build/san-thread/tests
 run_replay fuzz-replay build/fuzz-replay
 run_replay fuzz-replay-asan "$SAN/fuzz-replay"
 
