@@ -14,6 +14,8 @@
 #include "core/log.h"
 #include "core/str.h"
 #include "http/http.h"
+#include "httpc/httpc.h"
+#include "llm/llm.h"
 #include "metrics/metrics.h"
 #include "ratelimit/ratelimit.h"
 #include "router/router.h"
@@ -331,6 +333,35 @@ static int cmd_orgs_update(const struct config *c, const struct opts *o)
 
 /* ---- serve ---- */
 
+/* The outbound client and the engines: the configured one and the built-in one. */
+static int start_engines(const struct config *c, struct router_env *env)
+{
+    struct llm_config lc;
+    struct err e;
+
+    err_clear(&e);
+    if (httpc_new(&env->httpc)) {
+        fprintf(stderr, "workforce: cannot start the outbound HTTP client\n");
+        return 1;
+    }
+    memset(&lc, 0, sizeof(lc));
+    lc.provider = c->llm;
+    lc.base_url = c->llm_base_url;
+    lc.api_key = c->llm_api_key;
+    lc.model = c->llm_model;
+    lc.timeout_ms = (long)c->llm_timeout_ms;
+    lc.connect_timeout_ms = (long)c->llm_connect_timeout_ms;
+    lc.retries = c->llm_retries;
+    if (llm_new(&lc, env->httpc, &env->llm, &e)) {
+        fprintf(stderr, "workforce: %s: %s\n", e.param, e.msg);
+        return 2;
+    }
+    lc.provider = "builtin";
+    if (llm_new(&lc, env->httpc, &env->llm_builtin, &e))
+        return 1;
+    return 0;
+}
+
 static int cmd_serve(const struct config *c, const struct opts *o)
 {
     struct router_env env;
@@ -355,12 +386,16 @@ static int cmd_serve(const struct config *c, const struct opts *o)
         fprintf(stderr, "workforce: database: cannot reset work counters\n");
         goto out;
     }
-    if (store_pool_new(c->database, c->threads, &env.pool, &e)) {
+    /* Handles: one per HTTP thread, one more for a reply finished on the same thread, and a
+     * few for the engine's thread. */
+    if (store_pool_new(c->database, 2 * c->threads + 4, &env.pool, &e)) {
         fprintf(stderr, "workforce: %s: %s\n", e.param, e.msg);
         goto out;
     }
     env.rl = ratelimit_new();
     env.metrics = metrics_new(router_nroutes);
+    if (start_engines(c, &env))
+        goto out;
 
     /* Block the stop signals before any thread starts, so only sigwait() below sees them. */
     sigemptyset(&set);
@@ -386,12 +421,20 @@ static int cmd_serve(const struct config *c, const struct opts *o)
     while (sigwait(&set, &sig) != 0)
         ;
     log_info("workforce: signal %d, draining requests in flight", sig);
-    http_server_stop(srv, 30);
+    http_server_drain(srv, 30);
+    /* Replies still waiting for the model end now (their clients get the error), then the
+     * rest of the server stops. */
+    httpc_free(env.httpc);
+    env.httpc = NULL;
+    http_server_stop(srv, 5);
     srv = NULL;
     log_info("workforce: stopped");
     rc = 0;
 out:
+    httpc_free(env.httpc);
     http_server_stop(srv, 0);
+    llm_free(env.llm);
+    llm_free(env.llm_builtin);
     store_pool_free(env.pool);
     ratelimit_free(env.rl);
     metrics_free(env.metrics);

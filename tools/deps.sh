@@ -5,7 +5,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 
-PKGS="gcc make pkg-config python3 libmicrohttpd-dev libjansson-dev libsqlite3-dev libssl-dev \
+PKGS="gcc make pkg-config python3 libmicrohttpd-dev libjansson-dev libsqlite3-dev libssl-dev libcurl4-openssl-dev \
 clang libclang-rt-14-dev clang-format"
 
 missing=""

@@ -28,7 +28,7 @@ esac
 
 cd "$(dirname "$0")/.." || exit 2
 
-PKGS="libmicrohttpd jansson sqlite3 libcrypto"
+PKGS="libmicrohttpd jansson sqlite3 libcrypto libcurl"
 OUT=build/fuzz
 
 # ---- Toolchain ----

@@ -19,6 +19,16 @@ int api_employees_stats(struct router_req *r, struct err *e);
 int api_employees_create(struct router_req *r, struct err *e);
 int api_employees_update(struct router_req *r, struct err *e);
 
+/* chat.c */
+int api_chat(struct router_req *r, struct err *e);
+int api_chat_stream(struct router_req *r, struct err *e);
+
+/* conversations.c */
+int api_conversations_list(struct router_req *r, struct err *e);
+int api_conversations_get(struct router_req *r, struct err *e);
+int api_conversations_delete(struct router_req *r, struct err *e);
+int api_feedback_create(struct router_req *r, struct err *e);
+
 /* account.c */
 int api_account_get(struct router_req *r, struct err *e);
 

@@ -37,6 +37,10 @@ static const char *const known_vars[] = {
     "WORKFORCE_SECRET_FILE",
     "WORKFORCE_THREADS",
     "WORKFORCE_TEST_PG_URL",
+    "WORKFORCE_LLM_TIMEOUT_MS",
+    "WORKFORCE_LLM_CONNECT_TIMEOUT_MS",
+    "WORKFORCE_LLM_RETRIES",
+    "WORKFORCE_LLM_HISTORY_TOKENS",
 };
 
 static const char *const oauth_providers[] = {"SLACK", "GOOGLE_CALENDAR", "OUTLOOK", "GITHUB",
@@ -186,6 +190,17 @@ static int set_str(char *dst, size_t n, const char *v, const char *name, struct 
     return 0;
 }
 
+static int set_int(int64_t *dst, const char *v, int64_t min, int64_t max, const char *name,
+                   struct err *e)
+{
+    int64_t x;
+    if (str_to_i64(str_c(v), &x) || x < min || x > max)
+        return err_set(e, ERR_INVALID, "invalid_setting", name,
+                       "must be a whole number from %lld to %lld", (long long)min, (long long)max);
+    *dst = x;
+    return 0;
+}
+
 /* Apply "HOST:PORT" (HOST may be empty for all addresses, or [v6]). */
 int config_set_listen(struct config *c, const char *v, struct err *e)
 {
@@ -242,6 +257,10 @@ int config_load_env(struct config *c, char *const *envp, struct err *e)
     snprintf(c->llm, sizeof(c->llm), "builtin");
     snprintf(c->test_llm, sizeof(c->test_llm), "builtin");
     snprintf(c->embeddings, sizeof(c->embeddings), "builtin");
+    c->llm_timeout_ms = 120000;
+    c->llm_connect_timeout_ms = 10000;
+    c->llm_retries = 2;
+    c->llm_history_tokens = 3000;
 
     for (; envp && *envp; envp++) {
         const char *kv = *envp, *eq = strchr(kv, '=');
@@ -278,6 +297,28 @@ int config_load_env(struct config *c, char *const *envp, struct err *e)
                              "must be a whole number from 1 to 256");
             else
                 c->threads = (unsigned)t;
+        } else if (IS("WORKFORCE_LLM_BASE_URL")) {
+            if (strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0)
+                rc = err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_LLM_BASE_URL",
+                             "must start with http:// or https://");
+            else
+                rc = set_str(c->llm_base_url, sizeof(c->llm_base_url), v, "WORKFORCE_LLM_BASE_URL",
+                             e);
+        } else if (IS("WORKFORCE_LLM_API_KEY")) {
+            rc = set_str(c->llm_api_key, sizeof(c->llm_api_key), v, "WORKFORCE_LLM_API_KEY", e);
+        } else if (IS("WORKFORCE_LLM_MODEL")) {
+            rc = set_str(c->llm_model, sizeof(c->llm_model), v, "WORKFORCE_LLM_MODEL", e);
+        } else if (IS("WORKFORCE_LLM_TIMEOUT_MS")) {
+            rc = set_int(&c->llm_timeout_ms, v, 100, 3600000, "WORKFORCE_LLM_TIMEOUT_MS", e);
+        } else if (IS("WORKFORCE_LLM_CONNECT_TIMEOUT_MS")) {
+            rc = set_int(&c->llm_connect_timeout_ms, v, 100, 600000,
+                         "WORKFORCE_LLM_CONNECT_TIMEOUT_MS", e);
+        } else if (IS("WORKFORCE_LLM_RETRIES")) {
+            int64_t r = 0;
+            rc = set_int(&r, v, 0, 10, "WORKFORCE_LLM_RETRIES", e);
+            c->llm_retries = (int)r;
+        } else if (IS("WORKFORCE_LLM_HISTORY_TOKENS")) {
+            rc = set_int(&c->llm_history_tokens, v, 0, 10000000, "WORKFORCE_LLM_HISTORY_TOKENS", e);
         } else if (IS("WORKFORCE_LLM")) {
             if (!one_of(v, "builtin", "openai"))
                 rc = err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_LLM",

@@ -27,7 +27,14 @@ struct config {
     char secret_file[1024];
     unsigned threads;
     struct config_limits limits[TIER_COUNT];
-    char llm[16];        /* builtin | openai */
+    char llm[16]; /* builtin | openai */
+    char llm_base_url[512];
+    char llm_api_key[512]; /* a secret: never logged */
+    char llm_model[200];
+    int64_t llm_timeout_ms;
+    int64_t llm_connect_timeout_ms;
+    int llm_retries;
+    int64_t llm_history_tokens;
     char test_llm[16];   /* builtin | provider */
     char embeddings[16]; /* builtin | openai */
 };

@@ -30,6 +30,8 @@ struct http_options {
     unsigned port;
     unsigned threads;
     unsigned conn_timeout_s;
+    unsigned ping_s;       /* a stream silent this long gets ping_text; 0: 15 */
+    const char *ping_text; /* NULL: ": ping\n\n" */
 };
 
 typedef void (*http_kv_fn)(void *ud, const char *key, const char *value);
@@ -37,8 +39,10 @@ typedef void (*http_kv_fn)(void *ud, const char *key, const char *value);
 /* ---- Server ---- */
 int http_server_start(const struct http_options *o, const struct http_app *app,
                       struct http_server **out);
-unsigned http_server_port(const struct http_server *s);         /* bound port (for port 0) */
-void http_server_stop(struct http_server *s, unsigned drain_s); /* quiesce, drain, free */
+unsigned http_server_port(const struct http_server *s); /* bound port (for port 0) */
+/* Stop accepting and wait up to 'drain_s' seconds for requests in flight (may be repeated). */
+void http_server_drain(struct http_server *s, unsigned drain_s);
+void http_server_stop(struct http_server *s, unsigned drain_s); /* drain, end the rest, free */
 
 /* ---- Request ---- */
 struct arena *http_req_arena(struct http_req *r);
@@ -58,5 +62,29 @@ void http_resp_set(struct http_req *r, unsigned status, const char *content_type
                    size_t len);
 void http_resp_header(struct http_req *r, const char *name, const char *value); /* copied */
 unsigned http_resp_status(const struct http_req *r);
+/* The response body set so far (borrowed; NULL when none) and its content type. */
+const char *http_resp_peek(const struct http_req *r, size_t *len, const char **ctype);
+
+/* ---- Deferred responses ---- */
+/*
+ * Called in handle(): the response will be set later, from any thread. The connection is
+ * suspended (no worker thread waits) until http_req_resume(). Every deferred request must be
+ * resumed exactly once, after http_resp_set().
+ */
+void http_req_defer(struct http_req *r);
+void http_req_resume(struct http_req *r);
+
+/* ---- Streamed responses (SSE) ---- */
+struct http_stream;
+/*
+ * Called in handle(): answer 'r' with 'status' and a body of unknown length written by
+ * http_stream_write() from any thread. The caller holds one reference and must drop it with
+ * http_stream_close() exactly once; the connection holds the other until it ends.
+ */
+struct http_stream *http_stream_open(struct http_req *r, unsigned status, const char *ctype);
+/* Queue bytes; ERR_IO when the client has gone (the bytes are dropped), ERR_LIMIT when full. */
+int http_stream_write(struct http_stream *s, const char *p, size_t n);
+bool http_stream_gone(struct http_stream *s);
+void http_stream_close(struct http_stream *s); /* end of body; drops the caller's reference */
 
 #endif

@@ -12,17 +12,31 @@
  *   request is marked too large (the application answers 413 when the body ends).
  * - Last call: handle() runs and its response is queued.
  * - The completion callback calls done() and frees the request and its arena.
+ * - Deferred responses (http_req_defer): handle() returns without a response, the connection
+ *   is suspended, and another thread sets the response and resumes it; MHD then calls the
+ *   access handler once more and the response is queued. No worker thread waits.
+ * - Streams (http_stream_open): the body comes from a content-reader callback over a locked
+ *   buffer. With nothing to send, the reader suspends the connection and returns 0; a write
+ *   resumes it. A stream is shared by the producer and the connection (two references).
+ * - Parked requests (deferred or streaming) are on a list. A ticker thread writes the ping to
+ *   streams silent for ping_s seconds: that also makes MHD notice a client that left, which it
+ *   cannot while the connection is suspended.
  * - Stop: MHD_quiesce_daemon stops accepting, requests in flight get up to 'drain_s' seconds,
- *   then the daemon stops (closing idle keep-alive connections).
+ *   then every parked request is ended and resumed (MHD must not stop with suspended
+ *   connections), and the daemon stops (closing idle keep-alive connections).
  */
 #include "http.h"
 
+#include "../core/buf.h"
+#include "../core/clock.h"
 #include "../core/err.h"
 #include "../core/log.h"
 
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -40,6 +54,25 @@ struct http_server {
     atomic_int inflight;
     unsigned port;
     MHD_socket quiesced;
+    pthread_mutex_t mu; /* guards 'parked' */
+    struct http_req *parked;
+    pthread_t ticker;
+    bool ticker_started;
+    atomic_bool stopping;
+    unsigned ping_s;
+    const char *ping_text;
+};
+
+struct http_stream {
+    pthread_mutex_t mu;
+    struct MHD_Connection *conn; /* valid while !gone */
+    struct buf data;
+    size_t off;  /* bytes of 'data' already handed to MHD */
+    bool closed; /* the producer is done */
+    bool gone;   /* the connection ended */
+    bool suspended;
+    int refs;
+    int64_t last_ms; /* last write or send, for the ping */
 };
 
 struct http_req {
@@ -62,6 +95,15 @@ struct http_req {
     const char *hname[MAX_HEADERS];
     const char *hvalue[MAX_HEADERS];
     unsigned nheaders;
+    /* deferred responses and streams */
+    pthread_mutex_t mu;
+    bool handled;   /* handle() has run */
+    bool deferred;  /* the response comes later */
+    bool ready;     /* the deferred response is set */
+    bool suspended; /* the connection is suspended waiting for it */
+    struct http_stream *stream;
+    struct http_req *park_prev, *park_next;
+    bool is_parked;
 };
 
 /* ---- Request accessors ---- */
@@ -173,6 +215,15 @@ unsigned http_resp_status(const struct http_req *r)
     return r->status;
 }
 
+/* The response body set so far and its content type; borrowed until the response is sent. */
+const char *http_resp_peek(const struct http_req *r, size_t *len, const char **ctype)
+{
+    *len = r->resp_len;
+    if (ctype)
+        *ctype = r->ctype;
+    return r->resp_body;
+}
+
 static enum MHD_Result send_response(struct http_req *r)
 {
     struct MHD_Response *resp;
@@ -196,6 +247,273 @@ static enum MHD_Result send_response(struct http_req *r)
     MHD_destroy_response(resp);
     r->responded = true;
     return ret;
+}
+
+/* ---- Parking (deferred and streaming requests) ---- */
+
+static void park(struct http_req *r)
+{
+    struct http_server *srv = r->srv;
+    pthread_mutex_lock(&srv->mu);
+    if (!r->is_parked) {
+        r->park_prev = NULL;
+        r->park_next = srv->parked;
+        if (srv->parked)
+            srv->parked->park_prev = r;
+        srv->parked = r;
+        r->is_parked = true;
+    }
+    pthread_mutex_unlock(&srv->mu);
+}
+
+static void unpark(struct http_req *r)
+{
+    struct http_server *srv = r->srv;
+    pthread_mutex_lock(&srv->mu);
+    if (r->is_parked) {
+        if (r->park_prev)
+            r->park_prev->park_next = r->park_next;
+        else
+            srv->parked = r->park_next;
+        if (r->park_next)
+            r->park_next->park_prev = r->park_prev;
+        r->is_parked = false;
+    }
+    pthread_mutex_unlock(&srv->mu);
+}
+
+/* ---- Deferred responses ---- */
+
+/* The response of 'r' will be set later by another thread (see http.h). */
+void http_req_defer(struct http_req *r)
+{
+    r->deferred = true;
+}
+
+/* The deferred response of 'r' is set: let MHD send it. Any thread, exactly once. */
+void http_req_resume(struct http_req *r)
+{
+    pthread_mutex_lock(&r->mu);
+    r->ready = true;
+    if (r->suspended) {
+        r->suspended = false;
+        MHD_resume_connection(r->conn);
+    }
+    pthread_mutex_unlock(&r->mu);
+}
+
+/* ---- Streams ---- */
+
+static void stream_unref(struct http_stream *st)
+{
+    int left;
+    pthread_mutex_lock(&st->mu);
+    left = --st->refs;
+    pthread_mutex_unlock(&st->mu);
+    if (left == 0) {
+        buf_cleanup(&st->data);
+        pthread_mutex_destroy(&st->mu);
+        free(st);
+    }
+}
+
+/* Wake a suspended stream; the caller holds st->mu. */
+static void stream_wake(struct http_stream *st)
+{
+    if (st->suspended && !st->gone) {
+        st->suspended = false;
+        MHD_resume_connection(st->conn);
+    }
+}
+
+/* Start a streamed response of 'r' (see http.h). Never NULL. */
+struct http_stream *http_stream_open(struct http_req *r, unsigned status, const char *ctype)
+{
+    struct http_stream *st = xcalloc(1, sizeof(*st));
+    pthread_mutex_init(&st->mu, NULL);
+    buf_init(&st->data, 8u << 20);
+    st->refs = 2;
+    st->conn = r->conn;
+    st->last_ms = clock_now_ms();
+    r->stream = st;
+    r->status = status;
+    r->ctype = ctype;
+    return st;
+}
+
+/* Queue 'n' bytes for the client (any thread). ERR_IO when it has gone. */
+int http_stream_write(struct http_stream *st, const char *p, size_t n)
+{
+    int rc = 0;
+    pthread_mutex_lock(&st->mu);
+    if (st->gone || st->closed) {
+        rc = ERR_IO;
+    } else {
+        if (st->off > 0 && st->off == buf_len(&st->data)) {
+            buf_reset(&st->data);
+            st->off = 0;
+        }
+        rc = buf_append(&st->data, p, n);
+        st->last_ms = clock_now_ms();
+        stream_wake(st);
+    }
+    pthread_mutex_unlock(&st->mu);
+    return rc;
+}
+
+/* True when the client's connection has ended. */
+bool http_stream_gone(struct http_stream *st)
+{
+    bool g;
+    pthread_mutex_lock(&st->mu);
+    g = st->gone;
+    pthread_mutex_unlock(&st->mu);
+    return g;
+}
+
+/* End the body (what was queued is still sent) and drop the producer's reference. */
+void http_stream_close(struct http_stream *st)
+{
+    pthread_mutex_lock(&st->mu);
+    st->closed = true;
+    stream_wake(st);
+    pthread_mutex_unlock(&st->mu);
+    stream_unref(st);
+}
+
+static ssize_t stream_read(void *cls, uint64_t pos, char *out, size_t max)
+{
+    struct http_stream *st = cls;
+    ssize_t n;
+    (void)pos;
+    pthread_mutex_lock(&st->mu);
+    if (buf_len(&st->data) > st->off) {
+        size_t left = buf_len(&st->data) - st->off;
+        n = (ssize_t)(left < max ? left : max);
+        memcpy(out, buf_ptr(&st->data) + st->off, (size_t)n);
+        st->off += (size_t)n;
+        st->last_ms = clock_now_ms();
+    } else if (st->closed) {
+        n = MHD_CONTENT_READER_END_OF_STREAM;
+    } else {
+        /* Nothing to send: park the connection until a write (or the ping) wakes it. */
+        st->suspended = true;
+        MHD_suspend_connection(st->conn);
+        n = 0;
+    }
+    pthread_mutex_unlock(&st->mu);
+    return n;
+}
+
+static void stream_free(void *cls)
+{
+    struct http_stream *st = cls;
+    pthread_mutex_lock(&st->mu);
+    st->gone = true;
+    st->conn = NULL;
+    pthread_mutex_unlock(&st->mu);
+    stream_unref(st);
+}
+
+static enum MHD_Result send_stream(struct http_req *r)
+{
+    struct MHD_Response *resp;
+    enum MHD_Result ret;
+
+    resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, stream_read, r->stream,
+                                             stream_free);
+    if (!resp) {
+        stream_free(r->stream);
+        return MHD_NO;
+    }
+    if (r->ctype)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->ctype);
+    for (unsigned i = 0; i < r->nheaders; i++)
+        MHD_add_response_header(resp, r->hname[i], r->hvalue[i]);
+    park(r);
+    ret = MHD_queue_response(r->conn, r->status, resp);
+    MHD_destroy_response(resp);
+    r->responded = true;
+    return ret;
+}
+
+/* After handle(): send now, stream, or park the connection until the response is set. */
+static enum MHD_Result after_handle(struct http_req *r)
+{
+    r->handled = true;
+    if (r->stream)
+        return send_stream(r);
+    if (!r->deferred)
+        return send_response(r);
+    pthread_mutex_lock(&r->mu);
+    if (r->ready) {
+        pthread_mutex_unlock(&r->mu);
+        return send_response(r);
+    }
+    park(r);
+    r->suspended = true;
+    MHD_suspend_connection(r->conn);
+    pthread_mutex_unlock(&r->mu);
+    return MHD_YES;
+}
+
+static void *ticker_main(void *arg)
+{
+    struct http_server *srv = arg;
+    const char *ping = srv->ping_text ? srv->ping_text : ": ping\n\n";
+    size_t plen = strlen(ping);
+    struct timespec tick = {0, 200 * 1000 * 1000};
+
+    while (!atomic_load(&srv->stopping)) {
+        int64_t now = clock_now_ms();
+        nanosleep(&tick, NULL);
+        pthread_mutex_lock(&srv->mu);
+        for (struct http_req *r = srv->parked; r; r = r->park_next) {
+            struct http_stream *st = r->stream;
+            if (!st)
+                continue;
+            pthread_mutex_lock(&st->mu);
+            if (!st->closed && !st->gone && now - st->last_ms >= (int64_t)srv->ping_s * 1000) {
+                if (buf_append(&st->data, ping, plen) == 0)
+                    st->last_ms = now;
+                stream_wake(st);
+            }
+            pthread_mutex_unlock(&st->mu);
+        }
+        pthread_mutex_unlock(&srv->mu);
+    }
+    return NULL;
+}
+
+/* End every parked request so that no connection stays suspended (stop only). */
+static void unpark_all(struct http_server *srv)
+{
+    pthread_mutex_lock(&srv->mu);
+    for (struct http_req *r = srv->parked; r; r = r->park_next) {
+        if (r->stream) {
+            pthread_mutex_lock(&r->stream->mu);
+            r->stream->closed = true;
+            stream_wake(r->stream);
+            pthread_mutex_unlock(&r->stream->mu);
+        } else {
+            pthread_mutex_lock(&r->mu);
+            if (!r->ready) {
+                r->ready = true;
+                http_resp_set(
+                    r, 503, "application/json",
+                    strdup("{\"error\":{\"code\":\"service_unavailable\",\"message\":\"The "
+                           "server is stopping.\"}}"),
+                    strlen("{\"error\":{\"code\":\"service_unavailable\",\"message\":\"The "
+                           "server is stopping.\"}}"));
+                if (r->suspended) {
+                    r->suspended = false;
+                    MHD_resume_connection(r->conn);
+                }
+            }
+            pthread_mutex_unlock(&r->mu);
+        }
+    }
+    pthread_mutex_unlock(&srv->mu);
 }
 
 static int append_body(struct http_req *r, const char *data, size_t n)
@@ -242,6 +560,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         r->method = arena_strdup(&r->arena, method);
         r->path = arena_strdup(&r->arena, url);
         r->body_cap = 1 << 20;
+        pthread_mutex_init(&r->mu, NULL);
         *con_cls = r;
         atomic_fetch_add(&srv->inflight, 1);
         if (srv->app.begin(r, srv->app.ud) == HTTP_RESPOND_NOW)
@@ -257,8 +576,20 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     }
     if (r->responded)
         return MHD_YES;
+    if (r->handled) {
+        /* Resumed: a deferred response is ready (or the connection woke spuriously). */
+        bool ready;
+        pthread_mutex_lock(&r->mu);
+        ready = r->ready;
+        if (!ready) {
+            r->suspended = true;
+            MHD_suspend_connection(conn);
+        }
+        pthread_mutex_unlock(&r->mu);
+        return ready ? send_response(r) : MHD_YES;
+    }
     srv->app.handle(r, srv->app.ud);
-    return send_response(r);
+    return after_handle(r);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
@@ -270,7 +601,9 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     (void)toe;
     if (!r)
         return;
+    unpark(r);
     srv->app.done(r, srv->app.ud);
+    pthread_mutex_destroy(&r->mu);
     free(r->body);
     free(r->resp_body);
     arena_cleanup(&r->arena);
@@ -308,6 +641,9 @@ int http_server_start(const struct http_options *o, const struct http_app *app,
     *out = NULL;
     srv->app = *app;
     srv->quiesced = MHD_INVALID_SOCKET;
+    srv->ping_s = o->ping_s ? o->ping_s : 15;
+    srv->ping_text = o->ping_text;
+    pthread_mutex_init(&srv->mu, NULL);
     memset(&hints, 0, sizeof(hints));
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
@@ -336,6 +672,7 @@ int http_server_start(const struct http_options *o, const struct http_app *app,
     }
     info = MHD_get_daemon_info(srv->d, MHD_DAEMON_INFO_BIND_PORT);
     srv->port = info ? info->port : o->port;
+    srv->ticker_started = pthread_create(&srv->ticker, NULL, ticker_main, srv) == 0;
     *out = srv;
     return 0;
 }
@@ -346,9 +683,23 @@ unsigned http_server_port(const struct http_server *s)
     return s->port;
 }
 
+/* Stop accepting new connections and wait up to 'drain_s' seconds for requests in flight. */
+void http_server_drain(struct http_server *s, unsigned drain_s)
+{
+    struct timespec tick = {0, 10 * 1000 * 1000};
+    unsigned waited = 0;
+
+    if (s->quiesced == MHD_INVALID_SOCKET)
+        s->quiesced = MHD_quiesce_daemon(s->d);
+    while (atomic_load(&s->inflight) > 0 && waited < drain_s * 100) {
+        nanosleep(&tick, NULL);
+        waited++;
+    }
+}
+
 /*
- * Stop accepting, give requests in flight up to 'drain_s' seconds to finish, then stop and free
- * 's'. NULL is a no-op.
+ * Drain for up to 'drain_s' seconds, end whatever is still parked (streams end, deferred
+ * requests get 503), then stop and free 's'. NULL is a no-op.
  */
 void http_server_stop(struct http_server *s, unsigned drain_s)
 {
@@ -357,14 +708,21 @@ void http_server_stop(struct http_server *s, unsigned drain_s)
 
     if (!s)
         return;
-    s->quiesced = MHD_quiesce_daemon(s->d);
-    while (atomic_load(&s->inflight) > 0 && waited < drain_s * 100) {
-        nanosleep(&tick, NULL);
-        waited++;
-    }
-    if (atomic_load(&s->inflight) > 0)
+    http_server_drain(s, drain_s);
+    if (atomic_load(&s->inflight) > 0) {
         log_warn("http: stopping with %d requests still in flight", atomic_load(&s->inflight));
+        unpark_all(s);
+        waited = 0;
+        while (atomic_load(&s->inflight) > 0 && waited < 200) {
+            nanosleep(&tick, NULL);
+            waited++;
+        }
+    }
+    atomic_store(&s->stopping, true);
+    if (s->ticker_started)
+        pthread_join(s->ticker, NULL);
     MHD_stop_daemon(s->d);
+    pthread_mutex_destroy(&s->mu);
     if (s->quiesced != MHD_INVALID_SOCKET)
         close(s->quiesced);
     free(s);

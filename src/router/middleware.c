@@ -14,6 +14,7 @@
 #include "router.h"
 
 #include "../api/api.h"
+#include "../core/buf.h"
 #include "../core/clock.h"
 #include "../core/crypto.h"
 #include "../core/id.h"
@@ -234,6 +235,84 @@ static int read_body(struct router_req *r, struct err *e)
     return jb_parse(body, len, &r->body, e);
 }
 
+/* ---- Idempotency-Key (contract §5) ---- */
+
+#define IDEM_MAX_AGE_MS (24LL * 3600 * 1000)
+
+static bool idem_key_ok(const char *k)
+{
+    size_t n = 0;
+    for (; k[n]; n++) {
+        if (n >= 255 || (unsigned char)k[n] < 0x20 || (unsigned char)k[n] > 0x7E)
+            return false;
+    }
+    return n > 0;
+}
+
+/*
+ * Claim the request's Idempotency-Key. 0 with '*replayed' false: run the handler (r->idem_key
+ * is set); 0 with '*replayed' true: the first response was set again; or an error.
+ */
+static int idem_begin(struct router_req *r, const char *key, bool *replayed, struct err *e)
+{
+    unsigned char fp[CRYPTO_SHA256_LEN];
+    struct buf in;
+    struct store_idem rec;
+    const char *body;
+    size_t len;
+    int rc;
+
+    *replayed = false;
+    if (!idem_key_ok(key))
+        return err_set(e, ERR_INVALID, "invalid_request", "Idempotency-Key",
+                       "Invalid Idempotency-Key: 1 to 255 printable ASCII characters.");
+    /* The fingerprint covers method, path and body: another request under the key is refused. */
+    body = http_req_body(r->http, &len);
+    buf_init(&in, (2u << 20));
+    buf_appends(&in, http_req_method(r->http));
+    buf_append(&in, "", 1);
+    buf_appends(&in, http_req_path(r->http));
+    buf_append(&in, "", 1);
+    buf_append(&in, body, len);
+    crypto_sha256(buf_ptr(&in), buf_len(&in), fp);
+    buf_cleanup(&in);
+    rc = store_idem_claim(r->store, &r->tenant, key, fp, clock_now_ms(), IDEM_MAX_AGE_MS, r->arena,
+                          &rec);
+    if (rc == 0) {
+        r->idem_key = arena_strdup(r->arena, key);
+        return 0;
+    }
+    if (rc != ERR_CONFLICT)
+        return err_set(e, rc, "internal_error", NULL, "idempotency check failed");
+    if (!crypto_equal(fp, rec.fingerprint, sizeof(fp)))
+        return err_set(e, ERR_INVALID, "idempotency_key_reused", "Idempotency-Key",
+                       "This Idempotency-Key was used with another request.");
+    if (rec.state == 0)
+        return err_set(e, ERR_CONFLICT, "idempotency_key_in_use", "Idempotency-Key",
+                       "A request with this Idempotency-Key is still in progress.");
+    http_resp_header(r->http, "Idempotent-Replayed", "true");
+    router_respond_raw(r, (unsigned)rec.status,
+                       rec.content_type ? arena_strdup(r->arena, rec.content_type)
+                                        : "application/json",
+                       xstrndup(rec.body, rec.body_len), rec.body_len);
+    *replayed = true;
+    return 0;
+}
+
+/* Keep (or, for a 5xx, release) the response of a synchronous request under its key. */
+static void idem_end(struct router_req *r)
+{
+    unsigned status = http_resp_status(r->http);
+    const char *ctype = NULL;
+    size_t len = 0;
+    const char *body = http_resp_peek(r->http, &len, &ctype);
+    int rc = status >= 500 ? store_idem_release(r->store, &r->tenant, r->idem_key)
+                           : store_idem_complete(r->store, &r->tenant, r->idem_key, (int)status,
+                                                 ctype, body ? body : "", len);
+    if (rc)
+        log_error("request %s: cannot record the Idempotency-Key response", r->request_id);
+}
+
 static void render(struct router_req *r)
 {
     size_t len;
@@ -338,10 +417,19 @@ static void on_handle(struct http_req *h, void *ud)
     rc = read_body(r, &e);
     if (!rc)
         rc = check_query(r, rt, &e);
+    if (!rc && strcmp(http_req_method(h), "POST") == 0 && !(rt->flags & ROUTE_PUBLIC)) {
+        const char *key = http_req_header(h, "Idempotency-Key");
+        bool replayed = false;
+        if (key)
+            rc = idem_begin(r, key, &replayed, &e);
+        if (!rc && replayed) {
+            store_pool_put(r->env->pool, r->store);
+            r->store = NULL;
+            return;
+        }
+    }
     if (!rc)
         rc = rt->handler(r, &e);
-    store_pool_put(r->env->pool, r->store);
-    r->store = NULL;
     if (rc) {
         if (!e.code) {
             log_error("request %s: %s %s failed with %s and no details", r->request_id,
@@ -353,9 +441,14 @@ static void on_handle(struct http_req *h, void *ud)
             r->resp = NULL;
         }
         api_error_respond(r, &e);
-        return;
+    } else {
+        render(r);
     }
-    render(r);
+    /* An asynchronous handler records its own response when it has one. */
+    if (r->idem_key && !r->async)
+        idem_end(r);
+    store_pool_put(r->env->pool, r->store);
+    r->store = NULL;
 }
 
 static void on_done(struct http_req *h, void *ud)

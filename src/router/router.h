@@ -23,6 +23,8 @@
 #define ROUTER_MAX_PARAMS 4
 #define ROUTER_MAX_QUERY 16
 
+struct llm;
+struct httpc;
 struct metrics;
 struct ratelimit;
 struct router_req;
@@ -50,6 +52,9 @@ struct router_env {
     struct metrics *metrics;
     unsigned char secret[AUTH_SECRET_LEN];
     int64_t started_ms;
+    struct httpc *httpc;
+    struct llm *llm;         /* the configured engine (live keys) */
+    struct llm *llm_builtin; /* test keys, unless WORKFORCE_TEST_LLM=provider */
 };
 
 struct router_req {
@@ -75,7 +80,9 @@ struct router_req {
     unsigned status;     /* 0: 200 */
     json_t *resp;        /* owned until rendered */
     int64_t t0_us;
-    struct err early; /* refusal decided when the headers arrived, answered after the body */
+    struct err early;     /* refusal decided when the headers arrived, answered after the body */
+    bool async;           /* the handler deferred or streamed its response */
+    const char *idem_key; /* the claimed Idempotency-Key, or NULL */
     char request_id[160];
 };
 

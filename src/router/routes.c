@@ -11,6 +11,7 @@
 
 static const char *const q_employees[] = {"category", "status", "limit", "after", NULL};
 static const char *const q_stats[] = {"period", NULL};
+static const char *const q_conversations[] = {"employee_id", "limit", "before", NULL};
 
 const struct route router_routes[] = {
     {"GET", "/healthz", api_healthz, 0, ROUTE_PUBLIC, NULL},
@@ -24,6 +25,15 @@ const struct route router_routes[] = {
     {"GET", "/v1/employees/{id}", api_employees_get, AUTH_SCOPE_EMPLOYEES_READ, 0, NULL},
     {"PATCH", "/v1/employees/{id}", api_employees_update, AUTH_SCOPE_EMPLOYEES_WRITE, 0, NULL},
     {"GET", "/v1/employees/{id}/stats", api_employees_stats, AUTH_SCOPE_EMPLOYEES_READ, 0, q_stats},
+    {"POST", "/v1/chat", api_chat, AUTH_SCOPE_CHAT, 0, NULL},
+    {"POST", "/v1/chat/stream", api_chat_stream, AUTH_SCOPE_CHAT, 0, NULL},
+    {"GET", "/v1/conversations", api_conversations_list, AUTH_SCOPE_CONVERSATIONS, 0,
+     q_conversations},
+    {"GET", "/v1/conversations/{id}", api_conversations_get, AUTH_SCOPE_CONVERSATIONS, 0, NULL},
+    {"DELETE", "/v1/conversations/{id}", api_conversations_delete, AUTH_SCOPE_CONVERSATIONS, 0,
+     NULL},
+    {"POST", "/v1/conversations/{id}/messages/{message_id}/feedback", api_feedback_create,
+     AUTH_SCOPE_CONVERSATIONS, 0, NULL},
 };
 
 const size_t router_nroutes = sizeof(router_routes) / sizeof(router_routes[0]);

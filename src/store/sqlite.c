@@ -821,6 +821,487 @@ static int s_event_add(struct store *s, const struct store_tenant *t, const stru
     return 0;
 }
 
+/* ---- Chat ---- */
+
+static int s_conversation_get_in(struct store *s, const struct store_tenant *t, const char *id,
+                                 struct arena *a, struct store_conversation *out);
+
+/* Run 'sql' with text parameters (NULL -> null) and int64 ones after them; ERR_STORE on error. */
+static int run(struct store *s, const char *sql, const char *const *texts, size_t nt,
+               const int64_t *ints, size_t ni)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (sqlite3_prepare_v2(DB(s), sql, -1, &st, NULL) != SQLITE_OK)
+        return fail(s, sql);
+    for (size_t i = 0; i < nt; i++)
+        bind_text(st, (int)i + 1, texts[i]);
+    for (size_t i = 0; i < ni; i++)
+        sqlite3_bind_int64(st, (int)(nt + i) + 1, ints[i]);
+    rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+        return fail(s, sql);
+    return 0;
+}
+
+/* Insert message 'm' as the next of its conversation and bump the conversation's counters. */
+static int insert_message(struct store *s, const struct store_tenant *t,
+                          const struct store_message *m)
+{
+    const char *texts[] = {
+        m->id,   m->conversation_id, t->org_id, mode_names[t->mode], m->employee_id,
+        m->role, m->content,         m->sources};
+    const int64_t ints[] = {m->credits_used, m->input_tokens, m->output_tokens, m->response_ms,
+                            m->created_at};
+    const char *conv[] = {m->conversation_id};
+    const int64_t when[] = {m->created_at};
+    int rc;
+
+    if (m->response_ms >= 0) {
+        rc = run(s,
+                 "INSERT INTO messages (id, conversation_id, org_id, mode, employee_id, role,"
+                 " content, sources, credits_used, input_tokens, output_tokens, response_ms,"
+                 " created_at, seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,"
+                 " ?13, (SELECT message_count + 1 FROM conversations WHERE id = ?2))",
+                 texts, 8, ints, 5);
+    } else {
+        rc = run(s,
+                 "INSERT INTO messages (id, conversation_id, org_id, mode, employee_id, role,"
+                 " content, sources, credits_used, input_tokens, output_tokens, response_ms,"
+                 " created_at, seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, NULL,"
+                 " ?13, (SELECT message_count + 1 FROM conversations WHERE id = ?2))",
+                 texts, 8, ints, 5);
+    }
+    if (rc)
+        return rc;
+    return run(s,
+               "UPDATE conversations SET message_count = message_count + 1,"
+               " updated_at = max(updated_at, ?2) WHERE id = ?1",
+               conv, 1, when, 1);
+}
+
+static int set_busy(struct store *s, const struct store_tenant *t, const char *employee_id,
+                    int delta)
+{
+    const char *texts[] = {t->org_id, mode_names[t->mode], employee_id};
+    const int64_t d[] = {delta};
+    return run(s,
+               "UPDATE employees SET busy = max(0, busy + ?4) WHERE org_id = ?1 AND mode = ?2"
+               " AND id = ?3",
+               texts, 3, d, 1);
+}
+
+static int s_chat_begin(struct store *s, const struct store_tenant *t,
+                        const struct store_chat_begin *in)
+{
+    int rc = exec(s, "BEGIN IMMEDIATE");
+    if (rc)
+        return rc;
+    if (in->reserve_credit) {
+        const char *org[] = {t->org_id};
+        rc = run(s, "UPDATE orgs SET credits = credits - 1 WHERE id = ?1 AND credits >= 1", org, 1,
+                 NULL, 0);
+        if (!rc && sqlite3_changes(DB(s)) == 0)
+            rc = ERR_LIMIT;
+        if (rc)
+            goto rollback;
+    }
+    if (in->new_conversation) {
+        const struct store_conversation *c = &in->conversation;
+        const char *texts[] = {c->id, t->org_id, mode_names[t->mode], c->employee_id, c->title};
+        const int64_t ints[] = {c->created_at};
+        rc = run(s,
+                 "INSERT INTO conversations (id, org_id, mode, employee_id, title, message_count,"
+                 " created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6, ?6)",
+                 texts, 5, ints, 1);
+        if (rc)
+            goto rollback;
+    }
+    rc = insert_message(s, t, &in->user);
+    if (!rc)
+        rc = set_busy(s, t, in->user.employee_id, 1);
+    if (!rc)
+        rc = exec(s, "COMMIT");
+    if (rc)
+        goto rollback;
+    return 0;
+rollback:
+    exec(s, "ROLLBACK");
+    return rc;
+}
+
+static int s_chat_finish(struct store *s, const struct store_tenant *t,
+                         const struct store_chat_finish *in, int64_t *charged)
+{
+    struct store_message m = in->reply;
+    struct store_conversation conv;
+    struct arena a;
+    int64_t taken = 0;
+    int rc;
+
+    *charged = 0;
+    arena_init(&a);
+    rc = exec(s, "BEGIN IMMEDIATE");
+    if (rc)
+        goto out;
+    if (in->charge) {
+        int64_t extra = m.credits_used - (in->reserved ? 1 : 0);
+        taken = in->reserved ? 1 : 0;
+        if (extra > 0) {
+            sqlite3_stmt *st = NULL;
+            int64_t have = 0;
+            if (sqlite3_prepare_v2(DB(s), "SELECT credits FROM orgs WHERE id = ?1", -1, &st,
+                                   NULL) != SQLITE_OK) {
+                rc = fail(s, "read credits");
+                goto rollback;
+            }
+            sqlite3_bind_text(st, 1, t->org_id, -1, SQLITE_STATIC);
+            if (sqlite3_step(st) == SQLITE_ROW)
+                have = sqlite3_column_int64(st, 0);
+            sqlite3_finalize(st);
+            if (extra > have)
+                extra = have;
+            {
+                const char *org[] = {t->org_id};
+                const int64_t take[] = {extra};
+                rc =
+                    run(s, "UPDATE orgs SET credits = credits - ?2 WHERE id = ?1", org, 1, take, 1);
+            }
+            if (rc)
+                goto rollback;
+            taken += extra;
+        }
+    }
+    m.credits_used = taken;
+    /* The conversation may have been deleted while the reply was written: then the reply has
+     * nowhere to go, but the work was done and is charged and counted. */
+    if (s_conversation_get_in(s, t, m.conversation_id, &a, &conv) == 0) {
+        rc = insert_message(s, t, &m);
+        if (rc)
+            goto rollback;
+    }
+    {
+        struct store_event ev = {m.employee_id, "message", m.created_at,     m.response_ms,
+                                 taken,         -1,        m.conversation_id};
+        rc = s_event_add(s, t, &ev);
+        if (rc)
+            goto rollback;
+    }
+    rc = set_busy(s, t, m.employee_id, -1);
+    if (!rc)
+        rc = exec(s, "COMMIT");
+    if (rc)
+        goto rollback;
+    *charged = taken;
+    goto out;
+rollback:
+    exec(s, "ROLLBACK");
+out:
+    arena_cleanup(&a);
+    return rc;
+}
+
+static int s_chat_abort(struct store *s, const struct store_tenant *t, const char *employee_id,
+                        bool refund)
+{
+    int rc = exec(s, "BEGIN IMMEDIATE");
+    if (rc)
+        return rc;
+    if (refund) {
+        const char *org[] = {t->org_id};
+        rc = run(s, "UPDATE orgs SET credits = credits + 1 WHERE id = ?1", org, 1, NULL, 0);
+    }
+    if (!rc)
+        rc = set_busy(s, t, employee_id, -1);
+    if (!rc)
+        rc = exec(s, "COMMIT");
+    if (rc)
+        exec(s, "ROLLBACK");
+    return rc;
+}
+
+#define CONV_COLS "id, employee_id, title, message_count, created_at, updated_at"
+
+static void read_conversation(sqlite3_stmt *st, struct arena *a, struct store_conversation *out)
+{
+    out->id = arena_col(a, st, 0);
+    out->employee_id = arena_col(a, st, 1);
+    out->title = arena_col(a, st, 2);
+    out->message_count = sqlite3_column_int64(st, 3);
+    out->created_at = sqlite3_column_int64(st, 4);
+    out->updated_at = sqlite3_column_int64(st, 5);
+}
+
+static int s_conversation_get_in(struct store *s, const struct store_tenant *t, const char *id,
+                                 struct arena *a, struct store_conversation *out)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (sqlite3_prepare_v2(DB(s),
+                           "SELECT " CONV_COLS " FROM conversations WHERE org_id = ?1 AND mode = ?2"
+                           " AND id = ?3",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail(s, "prepare conversation get");
+    bind_tenant(st, t);
+    sqlite3_bind_text(st, 3, id, -1, SQLITE_STATIC);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        read_conversation(st, a, out);
+    sqlite3_finalize(st);
+    if (rc == SQLITE_DONE)
+        return ERR_NOT_FOUND;
+    return rc == SQLITE_ROW ? 0 : fail(s, "conversation get");
+}
+
+static int s_conversation_get(struct store *s, const struct store_tenant *t, const char *id,
+                              struct arena *a, struct store_conversation *out)
+{
+    return s_conversation_get_in(s, t, id, a, out);
+}
+
+static int s_conversation_list(struct store *s, const struct store_tenant *t,
+                               const struct store_conv_filter *f, struct arena *a,
+                               struct store_conv_page *out)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (sqlite3_prepare_v2(DB(s),
+                           "SELECT " CONV_COLS " FROM conversations WHERE org_id = ?1 AND mode = ?2"
+                           " AND (?3 IS NULL OR employee_id = ?3)"
+                           " AND (?5 IS NULL OR (updated_at, id) < (?4, ?5))"
+                           " ORDER BY updated_at DESC, id DESC LIMIT ?6",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail(s, "prepare conversation list");
+    bind_tenant(st, t);
+    bind_text(st, 3, f->employee_id);
+    sqlite3_bind_int64(st, 4, f->before_updated);
+    bind_text(st, 5, f->before_id);
+    sqlite3_bind_int64(st, 6, (int64_t)f->limit + 1);
+    out->items = arena_alloc(a, ((size_t)f->limit + 1) * sizeof(*out->items));
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (out->n == f->limit) {
+            out->has_more = true;
+            break;
+        }
+        read_conversation(st, a, &out->items[out->n++]);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(s, "conversation list");
+}
+
+static int s_conversation_delete(struct store *s, const struct store_tenant *t, const char *id)
+{
+    const char *texts[] = {t->org_id, mode_names[t->mode], id};
+    int rc = run(s, "DELETE FROM conversations WHERE org_id = ?1 AND mode = ?2 AND id = ?3", texts,
+                 3, NULL, 0);
+    if (!rc && sqlite3_changes(DB(s)) == 0)
+        rc = ERR_NOT_FOUND;
+    return rc;
+}
+
+#define MSG_COLS                                                                                   \
+    "id, conversation_id, employee_id, role, content, sources, credits_used, input_tokens,"        \
+    " output_tokens, coalesce(response_ms, -1), created_at"
+
+static void read_message(sqlite3_stmt *st, struct arena *a, struct store_message *out)
+{
+    out->id = arena_col(a, st, 0);
+    out->conversation_id = arena_col(a, st, 1);
+    out->employee_id = arena_col(a, st, 2);
+    out->role = arena_col(a, st, 3);
+    out->content = arena_col(a, st, 4);
+    out->sources = arena_col(a, st, 5);
+    out->credits_used = sqlite3_column_int64(st, 6);
+    out->input_tokens = sqlite3_column_int64(st, 7);
+    out->output_tokens = sqlite3_column_int64(st, 8);
+    out->response_ms = sqlite3_column_int64(st, 9);
+    out->created_at = sqlite3_column_int64(st, 10);
+}
+
+static int s_message_list(struct store *s, const struct store_tenant *t,
+                          const char *conversation_id, unsigned limit, struct arena *a,
+                          struct store_message **out, size_t *n)
+{
+    sqlite3_stmt *st = NULL;
+    struct store_message *v;
+    size_t len = 0;
+    int rc;
+
+    if (sqlite3_prepare_v2(DB(s),
+                           "SELECT * FROM (SELECT " MSG_COLS ", seq FROM messages WHERE org_id = ?1"
+                           " AND mode = ?2 AND conversation_id = ?3 ORDER BY seq DESC LIMIT ?4)"
+                           " ORDER BY seq",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail(s, "prepare message list");
+    bind_tenant(st, t);
+    sqlite3_bind_text(st, 3, conversation_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 4, limit);
+    v = arena_alloc(a, ((size_t)limit ? limit : 1) * sizeof(*v));
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW && len < limit)
+        read_message(st, a, &v[len++]);
+    sqlite3_finalize(st);
+    *out = v;
+    *n = len;
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(s, "message list");
+}
+
+static int s_message_get(struct store *s, const struct store_tenant *t, const char *conversation_id,
+                         const char *id, struct arena *a, struct store_message *out)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (sqlite3_prepare_v2(DB(s),
+                           "SELECT " MSG_COLS " FROM messages WHERE org_id = ?1 AND mode = ?2 AND"
+                           " conversation_id = ?3 AND id = ?4",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail(s, "prepare message get");
+    bind_tenant(st, t);
+    sqlite3_bind_text(st, 3, conversation_id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, id, -1, SQLITE_STATIC);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        read_message(st, a, out);
+    sqlite3_finalize(st);
+    if (rc == SQLITE_DONE)
+        return ERR_NOT_FOUND;
+    return rc == SQLITE_ROW ? 0 : fail(s, "message get");
+}
+
+static int s_feedback_set(struct store *s, const struct store_tenant *t,
+                          const struct store_message *msg, int rating, const char *comment,
+                          int64_t now)
+{
+    const char *fb[] = {msg->id, msg->conversation_id, comment};
+    const int64_t fbi[] = {rating, now};
+    const char *ev[] = {t->org_id, mode_names[t->mode], msg->employee_id, msg->id};
+    const int64_t evi[] = {now, rating};
+    int rc = exec(s, "BEGIN IMMEDIATE");
+    if (rc)
+        return rc;
+    rc = run(s,
+             "INSERT INTO feedback (message_id, conversation_id, comment, rating, created_at)"
+             " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (message_id) DO UPDATE SET"
+             " rating = excluded.rating, comment = excluded.comment,"
+             " created_at = excluded.created_at",
+             fb, 3, fbi, 2);
+    if (!rc)
+        rc = run(s, "DELETE FROM employee_events WHERE message_id = ?1 AND kind = 'rating'", ev + 3,
+                 1, NULL, 0);
+    if (!rc)
+        rc = run(s,
+                 "INSERT INTO employee_events (org_id, mode, employee_id, message_id, kind, at,"
+                 " value) VALUES (?1, ?2, ?3, ?4, 'rating', ?5, ?6)",
+                 ev, 4, evi, 2);
+    if (!rc)
+        rc = exec(s, "COMMIT");
+    if (rc)
+        exec(s, "ROLLBACK");
+    return rc;
+}
+
+/* ---- Idempotency ---- */
+
+static int s_idem_claim(struct store *s, const struct store_tenant *t, const char *key,
+                        const unsigned char fingerprint[32], int64_t now, int64_t max_age_ms,
+                        struct arena *a, struct store_idem *out)
+{
+    sqlite3_stmt *st = NULL;
+    const char *texts[] = {t->org_id, mode_names[t->mode], key};
+    int rc = exec(s, "BEGIN IMMEDIATE");
+    if (rc)
+        return rc;
+    if (sqlite3_prepare_v2(DB(s),
+                           "SELECT fingerprint, state, coalesce(status, 0), content_type, body,"
+                           " created_at FROM idempotency_keys WHERE org_id = ?1 AND mode = ?2 AND"
+                           " key = ?3",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = fail(s, "prepare idempotency read");
+        goto rollback;
+    }
+    bind_tenant(st, t);
+    sqlite3_bind_text(st, 3, key, -1, SQLITE_STATIC);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW && sqlite3_column_int64(st, 5) >= now - max_age_ms) {
+        const void *fp = sqlite3_column_blob(st, 0);
+        memset(out, 0, sizeof(*out));
+        if (fp && sqlite3_column_bytes(st, 0) == 32)
+            memcpy(out->fingerprint, fp, 32);
+        out->state = sqlite3_column_int(st, 1);
+        out->status = sqlite3_column_int(st, 2);
+        out->content_type = arena_col(a, st, 3);
+        out->body_len = (size_t)sqlite3_column_bytes(st, 4);
+        out->body = arena_strndup(a, sqlite3_column_blob(st, 4) ? sqlite3_column_blob(st, 4) : "",
+                                  out->body_len);
+        out->created_at = sqlite3_column_int64(st, 5);
+        sqlite3_finalize(st);
+        exec(s, "COMMIT");
+        return ERR_CONFLICT;
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        rc = fail(s, "idempotency read");
+        goto rollback;
+    }
+    rc = run(s, "DELETE FROM idempotency_keys WHERE org_id = ?1 AND mode = ?2 AND key = ?3", texts,
+             3, NULL, 0);
+    if (rc)
+        goto rollback;
+    if (sqlite3_prepare_v2(DB(s),
+                           "INSERT INTO idempotency_keys (org_id, mode, key, fingerprint, state,"
+                           " created_at) VALUES (?1, ?2, ?3, ?4, 0, ?5)",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = fail(s, "prepare idempotency claim");
+        goto rollback;
+    }
+    bind_tenant(st, t);
+    sqlite3_bind_text(st, 3, key, -1, SQLITE_STATIC);
+    sqlite3_bind_blob(st, 4, fingerprint, 32, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 5, now);
+    rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(s, "idempotency claim");
+    sqlite3_finalize(st);
+    if (!rc)
+        rc = exec(s, "COMMIT");
+    if (rc)
+        goto rollback;
+    return 0;
+rollback:
+    exec(s, "ROLLBACK");
+    return rc;
+}
+
+static int s_idem_complete(struct store *s, const struct store_tenant *t, const char *key,
+                           int status, const char *content_type, const char *body, size_t len)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (sqlite3_prepare_v2(DB(s),
+                           "UPDATE idempotency_keys SET state = 1, status = ?4, content_type = ?5,"
+                           " body = ?6 WHERE org_id = ?1 AND mode = ?2 AND key = ?3",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail(s, "prepare idempotency complete");
+    bind_tenant(st, t);
+    sqlite3_bind_text(st, 3, key, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 4, status);
+    bind_text(st, 5, content_type);
+    sqlite3_bind_blob(st, 6, body, (int)len, SQLITE_STATIC);
+    rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(s, "idempotency complete");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int s_idem_release(struct store *s, const struct store_tenant *t, const char *key)
+{
+    const char *texts[] = {t->org_id, mode_names[t->mode], key};
+    return run(s,
+               "DELETE FROM idempotency_keys WHERE org_id = ?1 AND mode = ?2 AND key = ?3"
+               " AND state = 0",
+               texts, 3, NULL, 0);
+}
+
 static const struct store_ops sqlite_ops = {
     .version = 1,
     .name = "sqlite",
@@ -844,6 +1325,18 @@ static const struct store_ops sqlite_ops = {
     .employee_summary = s_employee_summary,
     .employee_stats = s_employee_stats,
     .event_add = s_event_add,
+    .chat_begin = s_chat_begin,
+    .chat_finish = s_chat_finish,
+    .chat_abort = s_chat_abort,
+    .conversation_get = s_conversation_get,
+    .conversation_list = s_conversation_list,
+    .conversation_delete = s_conversation_delete,
+    .message_list = s_message_list,
+    .message_get = s_message_get,
+    .feedback_set = s_feedback_set,
+    .idem_claim = s_idem_claim,
+    .idem_complete = s_idem_complete,
+    .idem_release = s_idem_release,
 };
 
 /*

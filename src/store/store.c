@@ -189,6 +189,91 @@ int store_event_add(struct store *s, const struct store_tenant *t, const struct 
     WRAP(s->ops->event_add(s, t, ev));
 }
 
+/* Store the user message (and a new conversation), reserve a credit, start the work. */
+int store_chat_begin(struct store *s, const struct store_tenant *t,
+                     const struct store_chat_begin *in)
+{
+    WRAP(s->ops->chat_begin(s, t, in));
+}
+
+/* Store the reply, charge, count the fact, end the work; '*charged' is what was taken. */
+int store_chat_finish(struct store *s, const struct store_tenant *t,
+                      const struct store_chat_finish *in, int64_t *charged)
+{
+    WRAP(s->ops->chat_finish(s, t, in, charged));
+}
+
+/* End the work of a failed reply; 'refund' gives the reserved credit back. */
+int store_chat_abort(struct store *s, const struct store_tenant *t, const char *employee_id,
+                     bool refund)
+{
+    WRAP(s->ops->chat_abort(s, t, employee_id, refund));
+}
+
+/* Read one conversation; ERR_NOT_FOUND when absent or another tenant's. */
+int store_conversation_get(struct store *s, const struct store_tenant *t, const char *id,
+                           struct arena *a, struct store_conversation *out)
+{
+    WRAP(s->ops->conversation_get(s, t, id, a, out));
+}
+
+/* One page of conversations, newest activity first. */
+int store_conversation_list(struct store *s, const struct store_tenant *t,
+                            const struct store_conv_filter *f, struct arena *a,
+                            struct store_conv_page *out)
+{
+    WRAP(s->ops->conversation_list(s, t, f, a, out));
+}
+
+/* Delete a conversation with its messages and feedback; ERR_NOT_FOUND when absent. */
+int store_conversation_delete(struct store *s, const struct store_tenant *t, const char *id)
+{
+    WRAP(s->ops->conversation_delete(s, t, id));
+}
+
+/* The last 'limit' messages of a conversation, oldest first, as an array in 'a'. */
+int store_message_list(struct store *s, const struct store_tenant *t, const char *conversation_id,
+                       unsigned limit, struct arena *a, struct store_message **out, size_t *n)
+{
+    WRAP(s->ops->message_list(s, t, conversation_id, limit, a, out, n));
+}
+
+/* Read one message of a conversation; ERR_NOT_FOUND when absent. */
+int store_message_get(struct store *s, const struct store_tenant *t, const char *conversation_id,
+                      const char *id, struct arena *a, struct store_message *out)
+{
+    WRAP(s->ops->message_get(s, t, conversation_id, id, a, out));
+}
+
+/* Set or replace the rating of 'msg'. */
+int store_feedback_set(struct store *s, const struct store_tenant *t,
+                       const struct store_message *msg, int rating, const char *comment,
+                       int64_t now)
+{
+    WRAP(s->ops->feedback_set(s, t, msg, rating, comment, now));
+}
+
+/* Claim an idempotency key; ERR_CONFLICT with the record when it exists. */
+int store_idem_claim(struct store *s, const struct store_tenant *t, const char *key,
+                     const unsigned char fingerprint[32], int64_t now, int64_t max_age_ms,
+                     struct arena *a, struct store_idem *out)
+{
+    WRAP(s->ops->idem_claim(s, t, key, fingerprint, now, max_age_ms, a, out));
+}
+
+/* Record the response of a claimed key. */
+int store_idem_complete(struct store *s, const struct store_tenant *t, const char *key, int status,
+                        const char *content_type, const char *body, size_t len)
+{
+    WRAP(s->ops->idem_complete(s, t, key, status, content_type, body, len));
+}
+
+/* Forget a claimed key (the request failed in a way that may be retried). */
+int store_idem_release(struct store *s, const struct store_tenant *t, const char *key)
+{
+    WRAP(s->ops->idem_release(s, t, key));
+}
+
 /* ---- Pool ---- */
 
 struct store_pool {

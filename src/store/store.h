@@ -175,6 +175,104 @@ struct store_event {
 };
 int store_event_add(struct store *s, const struct store_tenant *t, const struct store_event *ev);
 
+/* ---- Conversations and messages ---- */
+struct store_conversation {
+    const char *id;
+    const char *employee_id;
+    const char *title;
+    int64_t message_count;
+    int64_t created_at;
+    int64_t updated_at;
+};
+
+struct store_message {
+    const char *id;
+    const char *conversation_id;
+    const char *employee_id;
+    const char *role; /* user | assistant */
+    const char *content;
+    const char *sources; /* JSON array text; NULL for user messages */
+    int64_t credits_used;
+    int64_t input_tokens;
+    int64_t output_tokens;
+    int64_t response_ms; /* < 0: none */
+    int64_t created_at;
+};
+
+struct store_conv_filter {
+    const char *employee_id; /* NULL: any */
+    unsigned limit;
+    int64_t before_updated; /* keyset cursor: with before_id; before_id NULL for page one */
+    const char *before_id;
+};
+
+struct store_conv_page {
+    struct store_conversation *items;
+    size_t n;
+    bool has_more;
+};
+
+/* Everything a chat call writes before the engine runs, in one transaction. */
+struct store_chat_begin {
+    bool new_conversation;                  /* create 'conversation' first */
+    struct store_conversation conversation; /* id, employee_id, title, created_at */
+    struct store_message user;              /* id, content, created_at */
+    bool reserve_credit;                    /* live: take 1 credit now, ERR_LIMIT when none */
+};
+
+/* Everything a finished reply writes, in one transaction. */
+struct store_chat_finish {
+    struct store_message reply; /* id, conversation_id, employee_id, content, sources, tokens,
+                                   response_ms, created_at; credits_used = the cost */
+    bool reserved;              /* a credit was reserved at begin */
+    bool charge;                /* live: take the cost (minus the reserved credit) */
+};
+
+int store_chat_begin(struct store *s, const struct store_tenant *t,
+                     const struct store_chat_begin *in);
+/* Store the reply, charge (never below 0: '*charged' is what was taken), count the fact. */
+int store_chat_finish(struct store *s, const struct store_tenant *t,
+                      const struct store_chat_finish *in, int64_t *charged);
+/* The engine failed: give the reserved credit back and end the employee's work. */
+int store_chat_abort(struct store *s, const struct store_tenant *t, const char *employee_id,
+                     bool refund);
+int store_conversation_get(struct store *s, const struct store_tenant *t, const char *id,
+                           struct arena *a, struct store_conversation *out);
+int store_conversation_list(struct store *s, const struct store_tenant *t,
+                            const struct store_conv_filter *f, struct arena *a,
+                            struct store_conv_page *out);
+int store_conversation_delete(struct store *s, const struct store_tenant *t, const char *id);
+/* The last 'limit' messages of a conversation, oldest first. */
+int store_message_list(struct store *s, const struct store_tenant *t, const char *conversation_id,
+                       unsigned limit, struct arena *a, struct store_message **out, size_t *n);
+int store_message_get(struct store *s, const struct store_tenant *t, const char *conversation_id,
+                      const char *id, struct arena *a, struct store_message *out);
+/* Set (or replace) the rating of an assistant message; statistics count the latest. */
+int store_feedback_set(struct store *s, const struct store_tenant *t,
+                       const struct store_message *msg, int rating, const char *comment,
+                       int64_t now);
+
+/* ---- Idempotency keys ---- */
+struct store_idem {
+    unsigned char fingerprint[32];
+    int state; /* 0: in flight, 1: done */
+    int status;
+    const char *content_type;
+    const char *body;
+    size_t body_len;
+    int64_t created_at;
+};
+/*
+ * Claim 'key' for a request with 'fingerprint'. 0: claimed, run the request. ERR_CONFLICT: the
+ * key exists (younger than 'max_age_ms'); '*out' holds what was recorded.
+ */
+int store_idem_claim(struct store *s, const struct store_tenant *t, const char *key,
+                     const unsigned char fingerprint[32], int64_t now, int64_t max_age_ms,
+                     struct arena *a, struct store_idem *out);
+int store_idem_complete(struct store *s, const struct store_tenant *t, const char *key, int status,
+                        const char *content_type, const char *body, size_t len);
+int store_idem_release(struct store *s, const struct store_tenant *t, const char *key);
+
 /* Tests: make the 'n'th store call from now fail with ERR_STORE (0 = off). */
 void store_fail_after(long n);
 

@@ -44,6 +44,31 @@ struct store_ops {
                           int64_t from, int64_t to, int64_t bucket_ms, size_t nbuckets,
                           struct arena *a, struct store_stats *out);
     int (*event_add)(struct store *s, const struct store_tenant *t, const struct store_event *ev);
+    int (*chat_begin)(struct store *s, const struct store_tenant *t,
+                      const struct store_chat_begin *in);
+    int (*chat_finish)(struct store *s, const struct store_tenant *t,
+                       const struct store_chat_finish *in, int64_t *charged);
+    int (*chat_abort)(struct store *s, const struct store_tenant *t, const char *employee_id,
+                      bool refund);
+    int (*conversation_get)(struct store *s, const struct store_tenant *t, const char *id,
+                            struct arena *a, struct store_conversation *out);
+    int (*conversation_list)(struct store *s, const struct store_tenant *t,
+                             const struct store_conv_filter *f, struct arena *a,
+                             struct store_conv_page *out);
+    int (*conversation_delete)(struct store *s, const struct store_tenant *t, const char *id);
+    int (*message_list)(struct store *s, const struct store_tenant *t, const char *conversation_id,
+                        unsigned limit, struct arena *a, struct store_message **out, size_t *n);
+    int (*message_get)(struct store *s, const struct store_tenant *t, const char *conversation_id,
+                       const char *id, struct arena *a, struct store_message *out);
+    int (*feedback_set)(struct store *s, const struct store_tenant *t,
+                        const struct store_message *msg, int rating, const char *comment,
+                        int64_t now);
+    int (*idem_claim)(struct store *s, const struct store_tenant *t, const char *key,
+                      const unsigned char fingerprint[32], int64_t now, int64_t max_age_ms,
+                      struct arena *a, struct store_idem *out);
+    int (*idem_complete)(struct store *s, const struct store_tenant *t, const char *key, int status,
+                         const char *content_type, const char *body, size_t len);
+    int (*idem_release)(struct store *s, const struct store_tenant *t, const char *key);
 };
 
 struct store {

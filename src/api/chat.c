@@ -1,0 +1,453 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * chat.c: POST /v1/chat and POST /v1/chat/stream (contract §8, §3 credits and tiers).
+ *
+ * DESIGN: the handler validates, then in one store transaction stores the user message (and a
+ * new conversation), reserves one credit for a live key and marks the employee busy. It then
+ * starts the engine and returns: the response is deferred (blocking chat) or streamed (SSE),
+ * so no worker thread waits for the model. A struct chat_job owns everything the reply needs;
+ * the engine's done() finishes it on whichever thread the engine runs: stores the reply,
+ * charges the rest of the cost (never below zero), counts the statistics fact, answers, and
+ * records the Idempotency-Key response. A client that leaves a stream does not stop any of it.
+ */
+#include "api.h"
+
+#include "../core/buf.h"
+#include "../core/clock.h"
+#include "../core/id.h"
+#include "../core/log.h"
+#include "../llm/llm.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HISTORY_MESSAGES 100
+
+struct chat_body {
+    const char *employee_id;
+    const char *message;
+    const char *conversation_id;
+    bool stream;
+    json_t *context;
+};
+
+enum { F_EMPLOYEE, F_MESSAGE, F_CONVERSATION, F_STREAM, F_CONTEXT, F_N };
+
+static const struct jb_field chat_fields[F_N] = {
+    {"employee_id", JB_STRING, offsetof(struct chat_body, employee_id), JB_REQUIRED, 1, 100, NULL,
+     NULL, NULL},
+    {"message", JB_STRING, offsetof(struct chat_body, message), JB_REQUIRED, 1, 32000, NULL, NULL,
+     NULL},
+    {"conversation_id", JB_STRING, offsetof(struct chat_body, conversation_id), 0, 1, 100, NULL,
+     NULL, NULL},
+    {"stream", JB_BOOL, offsetof(struct chat_body, stream), 0, 0, 0, NULL, NULL, NULL},
+    {"context", JB_ANY, offsetof(struct chat_body, context), JB_OBJECT, 0, 0, NULL, NULL, NULL},
+};
+
+struct chat_job {
+    const struct router_env *env;
+    struct store_tenant tenant;
+    struct router_req *req;     /* blocking: valid until http_req_resume() */
+    struct http_req *http;      /* blocking */
+    struct http_stream *stream; /* streaming */
+    char reply_id[ID_MAX];
+    char conv_id[ID_MAX];
+    char emp_id[ID_MAX];
+    char *idem_key;
+    bool live;
+    bool reserved;
+    int64_t created_at;
+    int64_t t0_us;
+    struct buf content;
+    struct buf transcript; /* the event stream as sent, for Idempotency-Key replay */
+    unsigned seq;
+};
+
+/* ---- Output ---- */
+
+static void write_message(struct jw *w, const struct chat_job *j, const char *content,
+                          int64_t credits, const struct llm_usage *u)
+{
+    jw_obj(w);
+    jw_key(w, "id");
+    jw_str(w, j->reply_id);
+    jw_key(w, "conversation_id");
+    jw_str(w, j->conv_id);
+    jw_key(w, "employee_id");
+    jw_str(w, j->emp_id);
+    jw_key(w, "content");
+    jw_str(w, content);
+    jw_key(w, "role");
+    jw_str(w, "assistant");
+    jw_key(w, "credits_used");
+    jw_int(w, credits);
+    jw_key(w, "created_at");
+    jw_time(w, j->created_at);
+    jw_key(w, "sources");
+    jw_raw(w, "[]", "[]");
+    jw_key(w, "usage");
+    jw_obj(w);
+    jw_key(w, "input_tokens");
+    jw_int(w, u ? u->input_tokens : 0);
+    jw_key(w, "output_tokens");
+    jw_int(w, u ? u->output_tokens : 0);
+    jw_obj_end(w);
+    jw_obj_end(w);
+}
+
+/* Send one SSE event whose data is the JSON in 'data'. A client that left is ignored. */
+static void send_event(struct chat_job *j, const char *name, const char *data, size_t len)
+{
+    struct buf ev;
+    buf_init(&ev, (4u << 20) + 256);
+    buf_appendf(&ev, "id: %u\nevent: %s\ndata: ", ++j->seq, name);
+    buf_append(&ev, data, len);
+    buf_appends(&ev, "\n\n");
+    buf_append(&j->transcript, buf_ptr(&ev), buf_len(&ev));
+    http_stream_write(j->stream, buf_ptr(&ev), buf_len(&ev));
+    buf_cleanup(&ev);
+}
+
+/* ---- The job ---- */
+
+static void job_free(struct chat_job *j)
+{
+    buf_cleanup(&j->content);
+    buf_cleanup(&j->transcript);
+    free(j->idem_key);
+    free(j);
+}
+
+static void record_idem(struct chat_job *j, struct store *s, int status, const char *ctype,
+                        const char *body, size_t len)
+{
+    if (!j->idem_key)
+        return;
+    if (status >= 500 ? store_idem_release(s, &j->tenant, j->idem_key)
+                      : store_idem_complete(s, &j->tenant, j->idem_key, status, ctype, body, len))
+        log_error("chat: cannot record the Idempotency-Key response of %s", j->reply_id);
+}
+
+static void on_delta(void *ud, const char *text, size_t len)
+{
+    struct chat_job *j = ud;
+    if (buf_append(&j->content, text, len))
+        return; /* past 4 MiB the reply is cut; the deltas sent so far stay equal to it */
+    if (j->stream) {
+        struct buf d;
+        struct jw w;
+        char *piece = xstrndup(text, len);
+        buf_init(&d, (4u << 20) + 128);
+        jw_init(&w, &d);
+        jw_obj(&w);
+        jw_key(&w, "id");
+        jw_str(&w, j->reply_id);
+        jw_key(&w, "delta");
+        jw_str(&w, piece);
+        jw_obj_end(&w);
+        if (!jw_finish(&w))
+            send_event(j, "message.delta", buf_ptr(&d), buf_len(&d));
+        buf_cleanup(&d);
+        free(piece);
+    }
+}
+
+static void fail_job(struct chat_job *j, struct store *s, const struct err *e)
+{
+    if (store_chat_abort(s, &j->tenant, j->emp_id, j->reserved))
+        log_error("chat: cannot end the failed reply %s cleanly", j->reply_id);
+    if (j->stream) {
+        struct buf d;
+        struct jw w;
+        buf_init(&d, 4096);
+        jw_init(&w, &d);
+        jw_obj(&w);
+        jw_key(&w, "error");
+        jw_obj(&w);
+        jw_key(&w, "code");
+        jw_str(&w, e->code ? e->code : "upstream_error");
+        jw_key(&w, "message");
+        jw_str(&w, e->msg);
+        jw_obj_end(&w);
+        jw_obj_end(&w);
+        send_event(j, "error", buf_ptr(&d), buf_len(&d));
+        buf_cleanup(&d);
+        record_idem(j, s, 502, NULL, NULL, 0);
+        http_stream_close(j->stream);
+    } else {
+        struct router_req *r = j->req;
+        api_error_respond(r, e);
+        record_idem(j, s, (int)r->status, NULL, NULL, 0);
+        http_req_resume(j->http);
+    }
+}
+
+static void on_done(void *ud, const struct llm_usage *u, const struct err *e)
+{
+    struct chat_job *j = ud;
+    struct store *s = store_pool_get(j->env->pool);
+    struct store_chat_finish fin;
+    int64_t charged = 0, cost = 0;
+    struct buf out;
+    struct jw w;
+    int rc;
+
+    if (e) {
+        fail_job(j, s, e);
+        goto out;
+    }
+    if (j->live) {
+        int64_t total = u->input_tokens + u->output_tokens;
+        cost = total <= 1000 ? 1 : (total + 999) / 1000;
+    }
+    memset(&fin, 0, sizeof(fin));
+    fin.reply.id = j->reply_id;
+    fin.reply.conversation_id = j->conv_id;
+    fin.reply.employee_id = j->emp_id;
+    fin.reply.role = "assistant";
+    fin.reply.content = buf_ptr(&j->content);
+    fin.reply.sources = "[]";
+    fin.reply.credits_used = cost;
+    fin.reply.input_tokens = u->input_tokens;
+    fin.reply.output_tokens = u->output_tokens;
+    fin.reply.response_ms = (clock_mono_us() - j->t0_us) / 1000;
+    fin.reply.created_at = j->created_at;
+    fin.reserved = j->reserved;
+    fin.charge = j->live;
+    rc = store_chat_finish(s, &j->tenant, &fin, &charged);
+    if (rc) {
+        struct err fe;
+        log_error("chat: cannot store the reply %s (%s)", j->reply_id, err_name(rc));
+        err_set(&fe, ERR_STORE, "internal_error", NULL, "The reply could not be stored.");
+        fail_job(j, s, &fe);
+        goto out;
+    }
+    buf_init(&out, (8u << 20));
+    jw_init(&w, &out);
+    write_message(&w, j, buf_ptr(&j->content), charged, u);
+    if (j->stream) {
+        send_event(j, "message.completed", buf_ptr(&out), buf_len(&out));
+        record_idem(j, s, 200, "text/event-stream", buf_ptr(&j->transcript),
+                    buf_len(&j->transcript));
+        http_stream_close(j->stream);
+    } else {
+        size_t len;
+        char *body = buf_take(&out, &len);
+        record_idem(j, s, 200, "application/json", body, len);
+        j->req->status = 200;
+        http_resp_set(j->http, 200, "application/json", body, len);
+        http_req_resume(j->http);
+    }
+    buf_cleanup(&out);
+out:
+    store_pool_put(j->env->pool, s);
+    job_free(j);
+}
+
+/* ---- The handler ---- */
+
+/* The last messages of the conversation that fit the history budget, oldest first. */
+static void load_history(struct router_req *r, const char *conv_id, struct llm_message **out,
+                         size_t *n)
+{
+    struct store_message *msgs = NULL;
+    size_t nm = 0, first;
+    int64_t words = 0;
+
+    *out = NULL;
+    *n = 0;
+    if (store_message_list(r->store, &r->tenant, conv_id, HISTORY_MESSAGES, r->arena, &msgs, &nm))
+        return;
+    first = nm;
+    while (first > 0) {
+        int64_t w = llm_count_words(msgs[first - 1].content);
+        if (words + w > r->env->cfg->llm_history_tokens)
+            break;
+        words += w;
+        first--;
+    }
+    *out = arena_alloc(r->arena, (nm - first + 1) * sizeof(**out));
+    for (size_t i = first; i < nm; i++) {
+        (*out)[*n].role = msgs[i].role;
+        (*out)[(*n)++].content = msgs[i].content;
+    }
+}
+
+static int chat(struct router_req *r, struct err *e, bool always_stream)
+{
+    struct chat_body b;
+    struct jb_result res;
+    struct store_employee emp;
+    struct store_conversation conv;
+    struct store_chat_begin begin;
+    struct llm_request lreq;
+    struct llm_sink sink;
+    struct chat_job *j;
+    struct llm *engine;
+    char user_id[ID_MAX];
+    char *context = NULL;
+    bool stream;
+    int64_t now = clock_now_ms();
+    int rc;
+
+    memset(&b, 0, sizeof(b));
+    rc = jb_bind(r->body, chat_fields, F_N, &b, r->arena, &res, e);
+    if (rc)
+        return rc;
+    stream = always_stream || b.stream;
+    rc = store_employee_get(r->store, &r->tenant, b.employee_id, r->arena, &emp);
+    if (rc == ERR_NOT_FOUND)
+        return err_set(e, rc, "employee_not_found", "employee_id", "No employee %.60s.",
+                       b.employee_id);
+    if (rc)
+        return err_set(e, rc, "internal_error", NULL, "employee read failed");
+    if (strcmp(emp.tier, "manager") == 0 && r->org.tier == TIER_STARTER)
+        return err_set(e, ERR_FORBIDDEN, "permission_denied", "employee_id",
+                       "%s is a manager-tier employee; the starter subscription cannot chat with "
+                       "manager-tier employees.",
+                       emp.name);
+    if (emp.status == STORE_EMP_OFFLINE)
+        return err_set(e, ERR_CONFLICT, "employee_offline", "employee_id",
+                       "%s is offline. Set the employee back to idle first.", emp.name);
+    memset(&begin, 0, sizeof(begin));
+    if (b.conversation_id) {
+        rc = store_conversation_get(r->store, &r->tenant, b.conversation_id, r->arena, &conv);
+        if (rc == ERR_NOT_FOUND)
+            return err_set(e, rc, "conversation_not_found", "conversation_id",
+                           "No conversation %.60s.", b.conversation_id);
+        if (rc)
+            return err_set(e, rc, "internal_error", NULL, "conversation read failed");
+        if (strcmp(conv.employee_id, emp.id) != 0)
+            return err_set(e, ERR_INVALID, "invalid_request", "conversation_id",
+                           "Invalid conversation_id: the conversation is with another employee.");
+    } else {
+        char *id = arena_alloc(r->arena, ID_MAX);
+        size_t cut = 0, chars = 0;
+        if (id_new("conv", id, ID_MAX))
+            return err_set(e, ERR_INTERNAL, "internal_error", NULL, "no id");
+        /* Title: the first message cut to 80 characters (not bytes). */
+        while (b.message[cut] && chars < 80) {
+            cut++;
+            while (((unsigned char)b.message[cut] & 0xC0) == 0x80)
+                cut++;
+            chars++;
+        }
+        memset(&conv, 0, sizeof(conv));
+        conv.id = id;
+        conv.employee_id = emp.id;
+        conv.title = arena_strndup(r->arena, b.message, cut);
+        conv.created_at = now;
+        begin.new_conversation = true;
+        begin.conversation = conv;
+    }
+    if (id_new("msg", user_id, sizeof(user_id)))
+        return err_set(e, ERR_INTERNAL, "internal_error", NULL, "no id");
+
+    j = xcalloc(1, sizeof(*j));
+    j->env = r->env;
+    j->tenant = r->tenant;
+    j->live = r->tenant.mode == STORE_LIVE;
+    j->reserved = j->live;
+    j->t0_us = r->t0_us;
+    snprintf(j->conv_id, sizeof(j->conv_id), "%s", conv.id);
+    snprintf(j->emp_id, sizeof(j->emp_id), "%s", emp.id);
+    buf_init(&j->content, 4u << 20);
+    buf_init(&j->transcript, 16u << 20);
+    if (id_new("msg", j->reply_id, sizeof(j->reply_id))) {
+        job_free(j);
+        return err_set(e, ERR_INTERNAL, "internal_error", NULL, "no id");
+    }
+
+    /* History is read before the new message is stored, so it holds only earlier turns. */
+    memset(&lreq, 0, sizeof(lreq));
+    if (b.conversation_id) {
+        struct llm_message *hist = NULL;
+        load_history(r, conv.id, &hist, &lreq.nhistory);
+        lreq.history = hist;
+    }
+
+    begin.user.id = user_id;
+    begin.user.conversation_id = conv.id;
+    begin.user.employee_id = emp.id;
+    begin.user.role = "user";
+    begin.user.content = b.message;
+    begin.user.response_ms = -1;
+    begin.user.created_at = now;
+    begin.reserve_credit = j->reserved;
+    rc = store_chat_begin(r->store, &r->tenant, &begin);
+    if (rc == ERR_LIMIT) {
+        job_free(j);
+        return err_set(e, rc, "insufficient_credits", NULL,
+                       "The organization has no credits left for live calls.");
+    }
+    if (rc) {
+        job_free(j);
+        return err_set(e, rc, "internal_error", NULL, "chat begin failed");
+    }
+    j->created_at = clock_now_ms();
+    if (r->idem_key)
+        j->idem_key = xstrdup(r->idem_key);
+
+    if (b.context)
+        context = json_dumps(b.context, JSON_COMPACT);
+    lreq.model = emp.model;
+    lreq.employee_name = emp.name;
+    lreq.employee_role = emp.role;
+    lreq.persona = emp.instructions;
+    lreq.capabilities = emp.capabilities;
+    lreq.context = context;
+    lreq.message = b.message;
+    engine = (r->tenant.mode == STORE_TEST && strcmp(r->env->cfg->test_llm, "builtin") == 0)
+                 ? r->env->llm_builtin
+                 : r->env->llm;
+
+    r->async = true;
+    if (stream) {
+        struct buf d;
+        struct jw w;
+        http_resp_header(r->http, "Cache-Control", "no-cache");
+        http_resp_header(r->http, "X-Accel-Buffering", "no");
+        j->stream = http_stream_open(r->http, 200, "text/event-stream");
+        r->status = 200;
+        buf_init(&d, 4096);
+        jw_init(&w, &d);
+        jw_obj(&w);
+        jw_key(&w, "id");
+        jw_str(&w, j->reply_id);
+        jw_key(&w, "conversation_id");
+        jw_str(&w, j->conv_id);
+        jw_key(&w, "employee_id");
+        jw_str(&w, j->emp_id);
+        jw_key(&w, "role");
+        jw_str(&w, "assistant");
+        jw_key(&w, "created_at");
+        jw_time(&w, j->created_at);
+        jw_obj_end(&w);
+        send_event(j, "message.created", buf_ptr(&d), buf_len(&d));
+        buf_cleanup(&d);
+    } else {
+        j->req = r;
+        j->http = r->http;
+        http_req_defer(r->http);
+    }
+    sink.delta = on_delta;
+    sink.done = on_done;
+    sink.ud = j;
+    llm_call(engine, &lreq, &sink); /* 'j' may be gone when this returns */
+    free(context);
+    return 0;
+}
+
+/* POST /v1/chat */
+int api_chat(struct router_req *r, struct err *e)
+{
+    return chat(r, e, false);
+}
+
+/* POST /v1/chat/stream */
+int api_chat_stream(struct router_req *r, struct err *e)
+{
+    return chat(r, e, true);
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * httpc: outbound HTTP for the language-model and OAuth providers. One thread runs libcurl's
+ * multi interface for every transfer, so a thousand slow upstream streams cost a thousand easy
+ * handles, not a thousand threads. Callbacks run on that thread: they must not block.
+ */
+#ifndef WORKFORCE_HTTPC_H
+#define WORKFORCE_HTTPC_H
+
+#include "../core/err.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct httpc;
+
+struct httpc_request {
+    const char *method; /* "POST" or "GET" */
+    const char *url;
+    const char *const *headers; /* "Name: value" lines */
+    size_t nheaders;
+    const char *body; /* copied */
+    size_t body_len;
+    long connect_timeout_ms;
+    long timeout_ms;     /* whole transfer */
+    int64_t start_at_ms; /* 0: now; else not before this wall time (retry backoff) */
+};
+
+/* Body bytes as they arrive, with the response status; non-zero aborts the transfer. */
+typedef int (*httpc_data_fn)(void *ud, long status, const char *p, size_t n);
+/* End of the transfer: 0, ERR_UPSTREAM (network, timeout) or the data callback's abort. */
+typedef void (*httpc_done_fn)(void *ud, int rc, long status, const char *why);
+
+int httpc_new(struct httpc **out);
+void httpc_free(struct httpc *h); /* stops the thread; pending transfers end with ERR_UPSTREAM */
+int httpc_start(struct httpc *h, const struct httpc_request *req, httpc_data_fn on_data,
+                httpc_done_fn on_done, void *ud);
+
+#endif

@@ -1,0 +1,355 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * openai.c: any OpenAI-compatible server (OpenAI, vLLM, llama.cpp, Ollama): POST
+ * {base}/chat/completions with "stream": true, read the event stream through httpc, hand each
+ * delta to the sink. Before the first token a failed attempt (network, timeout, HTTP error,
+ * garbage) is retried up to 'retries' times with a growing pause; after it, a failure ends the
+ * reply. A server that ignores "stream" and answers one JSON object is accepted too.
+ */
+#include "llm_int.h"
+
+#include "../core/buf.h"
+#include "../core/clock.h"
+#include "../core/log.h"
+#include "../core/mem.h"
+#include "../httpc/httpc.h"
+#include "../httpc/sse.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_EVENT (1u << 20)
+#define MAX_PLAIN (4u << 20)
+
+struct openai {
+    struct llm base;
+    struct httpc *h;
+    char *url;
+    char *auth;
+    char *model;
+    long timeout_ms, connect_timeout_ms;
+    int retries;
+};
+
+struct call {
+    struct openai *o;
+    struct llm_sink sink;
+    char *body;
+    int attempt;
+    /* per attempt */
+    struct sse_reader sse;
+    struct buf plain; /* a non-streamed body, or an error body */
+    bool plain_mode;
+    bool first_byte_seen;
+    bool got_delta;
+    bool finished; /* [DONE] or a finish_reason */
+    bool garbage;
+    bool have_usage;
+    struct llm_usage usage;
+    int64_t out_words;
+};
+
+static void o_free(struct llm *l)
+{
+    struct openai *o = (struct openai *)l;
+    free(o->url);
+    free(o->auth);
+    free(o->model);
+    free(o);
+}
+
+static void take_usage(struct call *c, json_t *usage)
+{
+    json_t *p = json_object_get(usage, "prompt_tokens");
+    json_t *q = json_object_get(usage, "completion_tokens");
+    if (json_is_integer(p) && json_is_integer(q) && json_integer_value(p) >= 0 &&
+        json_integer_value(q) >= 0) {
+        c->usage.input_tokens = json_integer_value(p);
+        c->usage.output_tokens = json_integer_value(q);
+        c->have_usage = true;
+    }
+}
+
+static void give_delta(struct call *c, const char *text, size_t len)
+{
+    if (len == 0)
+        return;
+    c->got_delta = true;
+    /* Words, for a server that reports no usage (a word that spans two deltas counts twice). */
+    for (size_t i = 0; i < len; i++) {
+        bool space = text[i] == ' ' || text[i] == '\n' || text[i] == '\t';
+        bool prev_space =
+            i == 0 || text[i - 1] == ' ' || text[i - 1] == '\n' || text[i - 1] == '\t';
+        if (!space && prev_space)
+            c->out_words++;
+    }
+    c->sink.delta(c->sink.ud, text, len);
+}
+
+/* One decoded chunk object (streamed "chat.completion.chunk" or a whole "chat.completion"). */
+static int take_chunk(struct call *c, json_t *obj)
+{
+    json_t *choices, *usage;
+    size_t i;
+    json_t *ch;
+
+    if (!json_is_object(obj))
+        return ERR_UPSTREAM;
+    if (json_object_get(obj, "error"))
+        return ERR_UPSTREAM;
+    usage = json_object_get(obj, "usage");
+    if (json_is_object(usage))
+        take_usage(c, usage);
+    choices = json_object_get(obj, "choices");
+    if (choices && !json_is_array(choices))
+        return ERR_UPSTREAM;
+    json_array_foreach(choices, i, ch)
+    {
+        json_t *d = json_object_get(ch, "delta");
+        json_t *m = json_object_get(ch, "message");
+        json_t *content = json_object_get(d ? d : m, "content");
+        json_t *fr = json_object_get(ch, "finish_reason");
+        if (i > 0)
+            break; /* n = 1 */
+        if (json_is_string(content))
+            give_delta(c, json_string_value(content), json_string_length(content));
+        if (json_is_string(fr))
+            c->finished = true;
+    }
+    return 0;
+}
+
+static int on_event(void *ud, const struct sse_event *ev)
+{
+    struct call *c = ud;
+    json_t *obj;
+    int rc;
+
+    if (ev->data_len == 6 && memcmp(ev->data, "[DONE]", 6) == 0) {
+        c->finished = true;
+        return 0;
+    }
+    obj = json_loadb(ev->data, ev->data_len, 0, NULL);
+    if (!obj) {
+        c->garbage = true;
+        return ERR_UPSTREAM;
+    }
+    rc = take_chunk(c, obj);
+    json_decref(obj);
+    if (rc)
+        c->garbage = true;
+    return rc;
+}
+
+static int on_data(void *ud, long status, const char *p, size_t n)
+{
+    struct call *c = ud;
+    if (status >= 300 || c->plain_mode) {
+        buf_append(&c->plain, p, n); /* past the cap: kept cut, only for the log */
+        return 0;
+    }
+    if (!c->first_byte_seen) {
+        size_t i = 0;
+        while (i < n && (p[i] == ' ' || p[i] == '\n' || p[i] == '\r' || p[i] == '\t'))
+            i++;
+        if (i == n)
+            return 0;
+        c->first_byte_seen = true;
+        if (p[i] == '{') {
+            c->plain_mode = true;
+            return buf_append(&c->plain, p, n) ? ERR_UPSTREAM : 0;
+        }
+    }
+    return sse_feed(&c->sse, p, n, on_event, c);
+}
+
+static void attempt(struct call *c);
+
+static void finish(struct call *c, const struct err *e)
+{
+    struct llm_usage u = c->usage;
+    if (!e && !c->have_usage) {
+        u.input_tokens = 0;
+        u.output_tokens = c->out_words;
+    }
+    c->sink.done(c->sink.ud, e ? NULL : &u, e);
+    free(c->body);
+    free(c);
+}
+
+static void reset_attempt(struct call *c)
+{
+    sse_cleanup(&c->sse);
+    buf_cleanup(&c->plain);
+    sse_init(&c->sse, MAX_EVENT);
+    buf_init(&c->plain, MAX_PLAIN);
+    c->plain_mode = c->first_byte_seen = c->finished = c->garbage = c->have_usage = false;
+}
+
+static void on_done(void *ud, int rc, long status, const char *why)
+{
+    struct call *c = ud;
+    struct err e;
+    char reason[160];
+
+    if (!rc && status < 300 && c->plain_mode) {
+        json_t *obj = json_loadb(buf_ptr(&c->plain), buf_len(&c->plain), 0, NULL);
+        if (!obj || take_chunk(c, obj) != 0)
+            c->garbage = true;
+        else
+            c->finished = true;
+        json_decref(obj);
+    }
+    if (!rc && status < 300 && !c->plain_mode)
+        sse_finish(&c->sse, on_event, c);
+    if (!rc && status >= 200 && status < 300 && c->finished && !c->garbage) {
+        sse_cleanup(&c->sse);
+        buf_cleanup(&c->plain);
+        finish(c, NULL);
+        return;
+    }
+    if (c->garbage)
+        snprintf(reason, sizeof(reason), "an unreadable response");
+    else if (rc)
+        snprintf(reason, sizeof(reason), "%s", why && *why ? why : "transfer failed");
+    else if (status >= 300)
+        snprintf(reason, sizeof(reason), "HTTP %ld", status);
+    else
+        snprintf(reason, sizeof(reason), "the stream ended early");
+    log_warn("llm: openai attempt %d failed: %s%s%.200s", c->attempt + 1, reason,
+             buf_len(&c->plain) ? ": " : "", buf_ptr(&c->plain));
+    if (!c->got_delta && c->attempt < c->o->retries) {
+        c->attempt++;
+        reset_attempt(c);
+        attempt(c);
+        return;
+    }
+    sse_cleanup(&c->sse);
+    buf_cleanup(&c->plain);
+    err_set(&e, ERR_UPSTREAM, "upstream_error", NULL, "The language-model provider failed (%s).",
+            reason);
+    finish(c, &e);
+}
+
+static void attempt(struct call *c)
+{
+    const char *headers[3];
+    struct httpc_request req;
+    size_t nh = 0;
+
+    headers[nh++] = "Content-Type: application/json";
+    headers[nh++] = "Accept: text/event-stream";
+    if (c->o->auth)
+        headers[nh++] = c->o->auth;
+    memset(&req, 0, sizeof(req));
+    req.method = "POST";
+    req.url = c->o->url;
+    req.headers = headers;
+    req.nheaders = nh;
+    req.body = c->body;
+    req.body_len = strlen(c->body);
+    req.connect_timeout_ms = c->o->connect_timeout_ms;
+    req.timeout_ms = c->o->timeout_ms;
+    req.start_at_ms = c->attempt ? clock_now_ms() + 250 * (1 << c->attempt) : 0;
+    httpc_start(c->o->h, &req, on_data, on_done, c);
+}
+
+static json_t *message(const char *role, const char *content)
+{
+    json_t *m = json_object();
+    json_object_set_new(m, "role", json_string(role));
+    json_object_set_new(m, "content", json_string(content ? content : ""));
+    return m;
+}
+
+/* The request body: persona and context as the system message, the history, the message. */
+static char *build_body(const struct openai *o, const struct llm_request *req)
+{
+    json_t *root = json_object(), *msgs = json_array(), *opts = json_object();
+    struct buf sys;
+    char *s;
+
+    buf_init(&sys, 1u << 20);
+    buf_appendf(&sys, "You are %s, %s.", req->employee_name ? req->employee_name : "an employee",
+                req->employee_role ? req->employee_role : "an AI employee");
+    if (req->persona && *req->persona)
+        buf_appendf(&sys, "\n\n%s", req->persona);
+    if (req->capabilities)
+        buf_appendf(&sys, "\n\nYour capabilities: %s", req->capabilities);
+    if (req->context && strcmp(req->context, "{}") != 0)
+        buf_appendf(&sys, "\n\nContext for this request (JSON): %s", req->context);
+    json_array_append_new(msgs, message("system", buf_ptr(&sys)));
+    buf_cleanup(&sys);
+    for (size_t i = 0; i < req->nhistory; i++)
+        json_array_append_new(msgs, message(req->history[i].role, req->history[i].content));
+    json_array_append_new(msgs, message("user", req->message));
+    json_object_set_new(root, "model", json_string(req->model ? req->model : o->model));
+    json_object_set_new(root, "messages", msgs);
+    json_object_set_new(root, "stream", json_true());
+    json_object_set_new(opts, "include_usage", json_true());
+    json_object_set_new(root, "stream_options", opts);
+    s = json_dumps(root, JSON_COMPACT);
+    json_decref(root);
+    return s;
+}
+
+static void o_call(struct llm *l, const struct llm_request *req, const struct llm_sink *sink)
+{
+    struct openai *o = (struct openai *)l;
+    struct call *c = xcalloc(1, sizeof(*c));
+    c->o = o;
+    c->sink = *sink;
+    c->body = build_body(o, req);
+    sse_init(&c->sse, MAX_EVENT);
+    buf_init(&c->plain, MAX_PLAIN);
+    if (!c->body) {
+        struct err e;
+        err_set(&e, ERR_INTERNAL, "internal_error", NULL, "cannot build the request");
+        sse_cleanup(&c->sse);
+        buf_cleanup(&c->plain);
+        finish(c, &e);
+        return;
+    }
+    attempt(c);
+}
+
+static const struct llm_ops openai_ops = {"openai", o_call, o_free};
+
+/* An engine for the OpenAI-compatible server of 'cfg'; transfers run on 'h'. */
+int llm_openai_new(const struct llm_config *cfg, struct httpc *h, struct llm **out, struct err *e)
+{
+    struct openai *o;
+    size_t n;
+
+    *out = NULL;
+    if (!cfg->base_url || !*cfg->base_url)
+        return err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_LLM_BASE_URL",
+                       "is required with WORKFORCE_LLM=openai");
+    if (strncmp(cfg->base_url, "http://", 7) != 0 && strncmp(cfg->base_url, "https://", 8) != 0)
+        return err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_LLM_BASE_URL",
+                       "must start with http:// or https://");
+    o = xcalloc(1, sizeof(*o));
+    o->base.ops = &openai_ops;
+    o->h = h;
+    n = strlen(cfg->base_url);
+    while (n > 0 && cfg->base_url[n - 1] == '/')
+        n--;
+    o->url = xmalloc(n + sizeof("/chat/completions"));
+    memcpy(o->url, cfg->base_url, n);
+    memcpy(o->url + n, "/chat/completions", sizeof("/chat/completions"));
+    if (cfg->api_key && *cfg->api_key) {
+        size_t kl = strlen(cfg->api_key);
+        o->auth = xmalloc(kl + sizeof("Authorization: Bearer "));
+        memcpy(o->auth, "Authorization: Bearer ", sizeof("Authorization: Bearer ") - 1);
+        memcpy(o->auth + sizeof("Authorization: Bearer ") - 1, cfg->api_key, kl + 1);
+    }
+    o->model = xstrdup(cfg->model && *cfg->model ? cfg->model : "gpt-4o-mini");
+    o->timeout_ms = cfg->timeout_ms;
+    o->connect_timeout_ms = cfg->connect_timeout_ms;
+    o->retries = cfg->retries;
+    *out = &o->base;
+    return 0;
+}
