@@ -236,6 +236,148 @@ static void test_stats(struct store *s, const struct store_org *org)
     }
 }
 
+static void test_chat(struct store *s, const struct store_org *org)
+{
+    subtest("chat")
+    {
+        struct store_tenant t = {.mode = STORE_LIVE};
+        struct store_emp_filter f = {.status = -1, .limit = 1};
+        struct store_emp_page p;
+        struct store_chat_begin b;
+        struct store_chat_finish fin;
+        struct store_conversation c;
+        struct store_conv_filter cf;
+        struct store_conv_page cp;
+        struct store_message *msgs = NULL, m;
+        struct store_org o;
+        struct store_employee emp;
+        struct arena a;
+        size_t n = 0;
+        int64_t charged = -1;
+        const char *emp_id;
+
+        snprintf(t.org_id, sizeof(t.org_id), "%s", org->id);
+        arena_init(&a);
+        store_employee_list(s, &t, &f, &a, &p);
+        emp_id = p.items[0].id;
+        store_org_update(s, "acme", -1, 2, &o);
+
+        memset(&b, 0, sizeof(b));
+        b.new_conversation = true;
+        b.conversation = (struct store_conversation){
+            "conv_aaaaaaaaaaaaaaaaaaaaaaaa", emp_id, "Title", 0, 100, 100};
+        b.user = (struct store_message){"msg_user1aaaaaaaaaaaaaaaaaaa",
+                                        "conv_aaaaaaaaaaaaaaaaaaaaaaaa",
+                                        emp_id,
+                                        "user",
+                                        "hello there",
+                                        NULL,
+                                        0,
+                                        0,
+                                        0,
+                                        -1,
+                                        100};
+        b.reserve_credit = true;
+        is_int(store_chat_begin(s, &t, &b), 0, "begin: conversation, user message, credit");
+        store_org_get(s, org->id, &o);
+        is_int(o.credits, 1, "one credit reserved");
+        store_employee_get(s, &t, emp_id, &a, &emp);
+        is_int(emp.status, STORE_EMP_ACTIVE, "employee active while replying");
+
+        memset(&fin, 0, sizeof(fin));
+        fin.reply = (struct store_message){"msg_reply1aaaaaaaaaaaaaaaaaa",
+                                           "conv_aaaaaaaaaaaaaaaaaaaaaaaa",
+                                           emp_id,
+                                           "assistant",
+                                           "hi!",
+                                           "[]",
+                                           5,
+                                           10,
+                                           20,
+                                           42,
+                                           200};
+        fin.reserved = true;
+        fin.charge = true;
+        is_int(store_chat_finish(s, &t, &fin, &charged), 0, "finish");
+        is_int(charged, 2, "a cost of 5 with 2 credits takes 2: never below zero");
+        store_org_get(s, org->id, &o);
+        is_int(o.credits, 0, "balance is zero, not negative");
+        store_employee_get(s, &t, emp_id, &a, &emp);
+        is_int(emp.status, STORE_EMP_IDLE, "idle again");
+
+        b.new_conversation = false;
+        b.user.id = "msg_user2aaaaaaaaaaaaaaaaaaa";
+        is_int(store_chat_begin(s, &t, &b), ERR_LIMIT, "no credit left: refused");
+        is_int(store_message_list(s, &t, "conv_aaaaaaaaaaaaaaaaaaaaaaaa", 10, &a, &msgs, &n), 0,
+               "list messages");
+        ok(n == 2 && strcmp(msgs[0].role, "user") == 0 && strcmp(msgs[1].role, "assistant") == 0 &&
+               msgs[1].credits_used == 2 && msgs[1].response_ms == 42,
+           "the refused message was not stored; reply carries what was charged");
+        store_org_update(s, "acme", -1, 5, &o);
+        is_int(store_chat_begin(s, &t, &b), 0, "begin again with credits");
+        is_int(store_chat_abort(s, &t, emp_id, true), 0, "abort refunds");
+        store_org_get(s, org->id, &o);
+        is_int(o.credits, 5, "refunded");
+        store_conversation_get(s, &t, "conv_aaaaaaaaaaaaaaaaaaaaaaaa", &a, &c);
+        is_int(c.message_count, 3, "the failed reply's user message stays");
+
+        is_int(store_message_get(s, &t, c.id, "msg_reply1aaaaaaaaaaaaaaaaaa", &a, &m), 0, "get");
+        is_int(store_feedback_set(s, &t, &m, 2, "meh", 300), 0, "rate");
+        is_int(store_feedback_set(s, &t, &m, 5, NULL, 301), 0, "rate again");
+        {
+            struct store_stats st;
+            store_employee_stats(s, &t, emp_id, 0, 1000, 1000, 1, &a, &st);
+            ok(st.ratings == 1 && st.satisfaction > 4.99, "the second rating replaced the first");
+            is_int(st.messages, 1, "one reply counted");
+            is_int(st.credits, 2, "credits counted as charged");
+        }
+
+        memset(&cf, 0, sizeof(cf));
+        cf.limit = 10;
+        is_int(store_conversation_list(s, &t, &cf, &a, &cp), 0, "list conversations");
+        is_int(cp.n, 1, "one conversation");
+        t.mode = STORE_TEST;
+        store_conversation_list(s, &t, &cf, &a, &cp);
+        is_int(cp.n, 0, "test mode sees none");
+        is_int(store_conversation_delete(s, &t, c.id), ERR_NOT_FOUND, "test mode cannot delete");
+        t.mode = STORE_LIVE;
+        is_int(store_conversation_delete(s, &t, c.id), 0, "delete");
+        is_int(store_message_get(s, &t, c.id, "msg_reply1aaaaaaaaaaaaaaaaaa", &a, &m),
+               ERR_NOT_FOUND, "messages went with it");
+        arena_cleanup(&a);
+    }
+    subtest("idempotency")
+    {
+        struct store_tenant t = {.mode = STORE_LIVE};
+        struct store_idem rec;
+        unsigned char fp[32], other[32];
+        struct arena a;
+        snprintf(t.org_id, sizeof(t.org_id), "%s", org->id);
+        memset(fp, 1, sizeof(fp));
+        memset(other, 2, sizeof(other));
+        arena_init(&a);
+        is_int(store_idem_claim(s, &t, "k1", fp, 1000, 86400000, &a, &rec), 0, "first claim");
+        ok(store_idem_claim(s, &t, "k1", fp, 1001, 86400000, &a, &rec) == ERR_CONFLICT &&
+               rec.state == 0,
+           "second claim sees it in flight");
+        is_int(store_idem_complete(s, &t, "k1", 201, "application/json", "{\"a\":1}", 7), 0,
+               "complete");
+        ok(store_idem_claim(s, &t, "k1", other, 1002, 86400000, &a, &rec) == ERR_CONFLICT &&
+               rec.state == 1 && rec.status == 201 && rec.body_len == 7 &&
+               memcmp(rec.fingerprint, fp, 32) == 0 && strcmp(rec.body, "{\"a\":1}") == 0,
+           "the record comes back with its fingerprint and response");
+        is_int(store_idem_claim(s, &t, "k1", other, 1000 + 86400001, 86400000, &a, &rec), 0,
+               "after 24 h the key is free again");
+        is_int(store_idem_release(s, &t, "k1"), 0, "release");
+        is_int(store_idem_claim(s, &t, "k1", fp, 1000 + 86400002, 86400000, &a, &rec), 0,
+               "a released key can be claimed");
+        t.mode = STORE_TEST;
+        is_int(store_idem_claim(s, &t, "k1", fp, 1000 + 86400002, 86400000, &a, &rec), 0,
+               "keys are per mode");
+        arena_cleanup(&a);
+    }
+}
+
 static void test_faults(const char *path)
 {
     subtest("fault injection")
@@ -346,6 +488,7 @@ int main(void)
     test_orgs_keys(s, &org);
     test_employees(s, &org);
     test_stats(s, &org);
+    test_chat(s, &org);
     store_close(s);
     test_faults(dbpath);
     test_durable(dbpath);
