@@ -2,7 +2,9 @@
 """Generate docs/openapi.json, the OpenAPI 3.1 document of the Workforce API.
 
 Source of truth: /work/shared/api-contract.md (the contract) and the lead's decisions
-for what is built now (issue 2). Operations not built yet carry
+for what is built now (issues 2 and 3: keys, errors, rate limits, employees; chat,
+conversations, feedback, credits, Idempotency-Key, reply engines), checked against the C
+implementation (src/router/routes.c is what is built). Operations not built yet carry
 `x-workforce-status: planned`; their schemas are the contract's shapes and may be
 refined when they are built (change this generator, then regenerate).
 
@@ -31,7 +33,7 @@ OUT = os.path.join(ROOT, "docs", "openapi.json")
 # order codes are listed in every response description.
 ERRORS = [
     ("invalid_request", 400, "A request field, query parameter or body is invalid, or a required one is missing; `param` names it when one field is at fault."),
-    ("idempotency_key_reused", 400, "This Idempotency-Key was used in the last 24 hours with another request body."),
+    ("idempotency_key_reused", 400, "This Idempotency-Key was used in the last 24 hours with another method, path or request body."),
     ("integration_not_configured", 400, "No OAuth client credentials are configured for this provider."),
     ("missing_api_key", 401, "No Authorization header."),
     ("invalid_api_key", 401, "The Authorization header is not `Bearer <key>`, or the key is malformed, unknown, revoked or expired."),
@@ -209,8 +211,10 @@ operation names its scope in `x-workforce-scope`.
    `Content-Length` exceeds 1 MiB is refused with 413 before it is read.
 6. Content type: 415 `unsupported_media_type` when a body is present and is not
    `application/json` (not `multipart/form-data` for the knowledge upload).
-7. Query parameters, JSON parse and binding: 400 `invalid_request` with `param`.
-8. The handler (404 of a missing object, 403 of an employee tier, 409, ...).
+7. Query parameters and JSON parse: 400 `invalid_request` with `param`.
+8. `Idempotency-Key` on a POST (see Idempotency): 400, a replay of the first response, or 409.
+9. The handler: binding of the body fields (400 with `param`), then its own checks (404 of a
+   missing object, 403 of an employee tier, 409, 402, ...).
 
 ## Validation (400 `invalid_request`)
 - Malformed JSON, a non-object body, duplicate keys, invalid UTF-8 or `\\u0000` in a string:
@@ -245,19 +249,80 @@ requests in flight, an open event stream until it closes. Every authenticated re
 minute boundary). Over a limit: 429 with `Retry-After` (integer seconds, at least 1).
 
 ## Idempotency
-Any POST may carry `Idempotency-Key`. The same key with the same body within 24 hours
-replays the first response (status and body) with `Idempotent-Replayed: true` and does no
-work again (no second charge, no second task). The same key with another body: 400
-`idempotency_key_reused`. While the first request is still in flight: 409
-`idempotency_key_in_use`.
+Any POST of `/v1` that takes an API key may carry `Idempotency-Key`:
+- The value is 1..255 printable ASCII characters (0x20-0x7E), else 400 `invalid_request`
+  with `param: "Idempotency-Key"`.
+- Keys are scoped to the organization and the key mode (live and test keys never share a
+  key); any API key of that organization and mode can replay it.
+- A key is bound to a fingerprint of the request: method, path and the body bytes as sent.
+- The same key with the same fingerprint within 24 hours of the first use replays the
+  first response (status, body and content type) with the header `Idempotent-Replayed: true`
+  and does no work again (no second charge, no second message, no second task).
+- The same key with another method, path or body: 400 `idempotency_key_reused`
+  (`param: "Idempotency-Key"`). While the first request is still running (a blocking chat
+  until its reply, a stream until it ends): 409 `idempotency_key_in_use`
+  (`param: "Idempotency-Key"`).
+- Any first response below 500 is kept and replayed, errors included (e.g. 402, 404, 409 of
+  the handler). A 5xx first response is not kept: the key is released and the request can be
+  retried with it. Requests refused before the key is looked at (route, API key, rate limits,
+  scope, body size, content type, malformed JSON, query parameters) do not use the key.
+- A streamed reply (`text/event-stream`) is recorded when it completes and is replayed as
+  the whole recorded event stream at once (without `: ping` comments). A stream that ends
+  with an `error` event releases the key, like a 5xx.
+- After 24 hours the key may be used afresh.
 
 ## Credits and tiers
-Live-key chat, task runs and workflow steps consume `max(1, ceil(total_tokens / 1000))`
-credits per language-model call; test keys consume none (`credits_used` 0). A live call
-with a balance below 1 gets 402 `insufficient_credits` before any work is done. A
-`manager`-tier employee can be chatted with or given tasks only by a `manager` or `agency`
-organization (else 403 `permission_denied`); every organization can list and read every
-employee.
+Live-key chat, task runs and workflow steps consume `max(1, ceil((input_tokens +
+output_tokens) / 1000))` credits per language-model call, taken from the organization's
+balance, which never goes below 0 (a reply that costs more than is left takes what is left;
+its `credits_used` says what was taken). Test keys consume none (`credits_used` 0) and leave
+the balance untouched. A live call with a balance below 1 gets 402 `insufficient_credits`
+before any work is done. A reply that fails (502 `upstream_error`, or an `error` event in a
+stream) stores no assistant message and charges nothing; the user's message stays stored.
+A `manager`-tier employee can be chatted with or given tasks only by a `manager` or
+`agency` organization (else 403 `permission_denied` with `param: "employee_id"`); every
+organization can list and read every employee.
+
+## Language models (reply engines)
+The server's operator chooses the engine with environment variables:
+- `WORKFORCE_LLM`: `builtin` (default) or `openai`.
+- `WORKFORCE_LLM_BASE_URL` (required with `openai`; `http://` or `https://`, e.g.
+  `http://127.0.0.1:8000/v1`): the server POSTs `{base}/chat/completions`.
+  `WORKFORCE_LLM_API_KEY` is sent as `Authorization: Bearer`. `WORKFORCE_LLM_MODEL` is the
+  default model (`gpt-4o-mini` when unset); an employee's own `model` overrides it.
+- `WORKFORCE_LLM_TIMEOUT_MS`: total time per provider call, default 120000 (100..3600000).
+  `WORKFORCE_LLM_CONNECT_TIMEOUT_MS`: connect time, default 10000 (100..600000).
+  `WORKFORCE_LLM_RETRIES`: retries before the first token, default 2 (0..10).
+  `WORKFORCE_LLM_HISTORY_TOKENS`: the conversation history budget, default 3000
+  (0..10000000), where tokens are counted as words.
+- `WORKFORCE_TEST_LLM`: `builtin` (default: test keys always use the built-in engine) or
+  `provider` (test keys use the configured engine too).
+- An unknown `WORKFORCE_*` variable or a malformed value stops the server at start.
+
+`builtin` is offline, deterministic and honest: the same inputs give the same reply. It
+names the employee, says plainly that no language model is configured on this server,
+restates the request and answers from the employee's persona and capabilities (it will quote
+the organization's knowledge once knowledge is built; `sources` is `[]` until then). It is
+streamed in chunks of a few words (one `message.delta` each). Its tokens are words: input =
+the words of the persona, the message, the `context` and the history it was given; output =
+the words of the reply.
+
+`openai` speaks to any OpenAI-compatible server (OpenAI, vLLM, llama.cpp server, Ollama).
+Every call is made with `"stream": true` and `"stream_options": {"include_usage": true}`;
+the prompt is a system message (the employee's name, role, persona, capabilities and the
+request's `context`), the history, then the user's message. `usage` is the provider's
+reported `prompt_tokens` / `completion_tokens`; a server that reports none gives input 0
+and output = the words of the reply. A server that ignores `stream` and answers one JSON
+completion is accepted. A failure (connection refused, HTTP status 400 or more, timeout,
+an unreadable answer, a stream cut short) before the first token is retried
+`WORKFORCE_LLM_RETRIES` times with a growing pause, then answered with 502
+`upstream_error` (a stream: an `error` event). After the first token there is no retry: a
+blocking chat gets 502, a stream an `error` event. In every failure the user's message stays
+stored, no assistant message is stored and nothing is charged.
+
+History: of the conversation's earlier messages (at most the last 100), the most recent
+ones whose words fit `WORKFORCE_LLM_HISTORY_TOKENS` are given to the engine, oldest first.
+While a reply is generated the employee's status is `active`.
 
 ## Errors
 Body `{"error": {"code", "message", "param"?, "doc_url"}}`, where `doc_url` is
@@ -462,18 +527,30 @@ def build_schemas():
 
     # --- chat and conversations ------------------------------------------
     s["ChatRequest"] = obj({
-        "employee_id": S("EmployeeId"),
-        "message": string("The user's message.", minLength=1, maxLength=32000),
-        "conversation_id": {"$ref": "#/components/schemas/ConversationId",
-                            "description": "Continue this conversation; it must be with the "
-                                           "same employee (else 400 `param: \"conversation_id\"`). "
-                                           "Without it a new conversation starts, titled with "
-                                           "the first message cut to 80 characters."},
+        "employee_id": string("The employee to chat with (`emp_...`); any string of 1..100 "
+                              "characters is accepted, and one that names no employee of this "
+                              "organization and key mode gives 404 `employee_not_found` "
+                              "(`param: \"employee_id\"`).", minLength=1, maxLength=100,
+                              examples=[ID["emp"]]),
+        "message": string("The user's message, 1..32,000 characters (Unicode characters, not "
+                          "bytes).", minLength=1, maxLength=32000),
+        "conversation_id": string("Continue this conversation (`conv_...`, 1..100 characters). "
+                                  "Unknown: 404 `conversation_not_found` "
+                                  "(`param: \"conversation_id\"`); with another employee: 400 "
+                                  "`invalid_request` (`param: \"conversation_id\"`). Without it "
+                                  "a new conversation starts, titled with the first message cut "
+                                  "to 80 characters.", minLength=1, maxLength=100,
+                                  examples=[ID["conv"]]),
         "stream": {"type": "boolean", "default": False,
-                   "description": "`true`: answer `text/event-stream` like `POST /v1/chat/stream`."},
+                   "description": "`true`: answer `text/event-stream` like "
+                                  "`POST /v1/chat/stream`. Ignored by `POST /v1/chat/stream`, "
+                                  "which always streams (but it must still be a boolean)."},
         "context": {"type": "object", "additionalProperties": True,
-                    "description": "Free-form additional context given to the employee."},
+                    "description": "Free-form JSON object of additional context given to the "
+                                   "employee (any members; not `null`)."},
     }, required=["employee_id", "message"],
+        description="The body of `POST /v1/chat` and `POST /v1/chat/stream`. An unknown field "
+                    "gives 400 with `param` the field name; `null` is refused for every field.",
         examples=[{"employee_id": ID["emp"], "message": "Summarize this week's open tasks."}])
     s["Source"] = obj({
         "document_id": S("DocumentId"),
@@ -486,46 +563,70 @@ def build_schemas():
         "input_tokens": integer(minimum=0),
         "output_tokens": integer(minimum=0),
     }, required=["input_tokens", "output_tokens"],
-        description="Tokens as reported by the provider (words for the built-in engine).")
+        description="Tokens of the model call: the provider's reported `prompt_tokens` and "
+                    "`completion_tokens`; words for the built-in engine (input: persona, "
+                    "message, context and history; output: the reply); for a provider that "
+                    "reports no usage, input 0 and output the words of the reply.")
+    sources_desc = ("The knowledge passages the reply drew on; always `[]` until knowledge "
+                    "is built.")
     s["Message"] = obj({
         "id": S("MessageId"),
         "conversation_id": S("ConversationId"),
         "employee_id": S("EmployeeId"),
-        "role": {"type": "string", "enum": ["assistant"]},
-        "content": string("The employee's reply."),
-        "credits_used": integer("0 for test keys.", minimum=0),
-        "created_at": S("Timestamp"),
-        "sources": {"type": "array", "items": S("Source")},
+        "content": string("The employee's reply; equal to the concatenated `message.delta` "
+                          "texts of a stream."),
+        "role": {"type": "string", "const": "assistant"},
+        "credits_used": integer("Credits taken for this reply: `max(1, ceil((input_tokens + "
+                                "output_tokens) / 1000))` for a live key, less only when the "
+                                "balance had less left (it never goes below 0); 0 for test "
+                                "keys.", minimum=0),
+        "created_at": {"$ref": "#/components/schemas/Timestamp",
+                       "description": "When the reply was started (the same as in "
+                                      "`message.created`)."},
+        "sources": {"type": "array", "items": S("Source"), "description": sources_desc},
         "usage": S("Usage"),
-    }, required=["id", "conversation_id", "employee_id", "role", "content", "credits_used",
+    }, required=["id", "conversation_id", "employee_id", "content", "role", "credits_used",
                  "created_at", "sources", "usage"],
-        description="The employee's reply to a chat message.",
+        description="The employee's reply to a chat message: the answer of a blocking "
+                    "`POST /v1/chat` and the data of the `message.completed` event.",
         examples=[{"id": ID["msg"], "conversation_id": ID["conv"], "employee_id": ID["emp"],
-                   "role": "assistant", "content": "Three tasks are open.", "credits_used": 1,
+                   "content": "Three tasks are open.", "role": "assistant", "credits_used": 1,
                    "created_at": TS, "sources": [], "usage": {"input_tokens": 120,
                                                               "output_tokens": 4}}])
-    s["ConversationMessage"] = obj({
+    cm = obj({
         "id": S("MessageId"),
         "role": {"type": "string", "enum": ["user", "assistant"]},
         "content": string(),
-        "credits_used": integer(minimum=0),
+        "credits_used": integer("What this reply was charged; 0 for user messages and test "
+                                "keys.", minimum=0),
         "created_at": S("Timestamp"),
         "sources": {"type": "array", "items": S("Source"),
-                    "description": "Assistant messages only."},
-    }, required=["id", "role", "content", "credits_used", "created_at"])
+                    "description": "Present on assistant messages only (absent on user "
+                                   "messages). " + sources_desc},
+    }, required=["id", "role", "content", "credits_used", "created_at"],
+        description="A stored message of a conversation. A user message whose reply failed "
+                    "stays stored without an assistant message after it.")
+    cm["if"] = {"properties": {"role": {"const": "assistant"}}}
+    cm["then"] = {"required": ["sources"], "properties": {"sources": {"type": "array"}}}
+    cm["else"] = {"not": {"required": ["sources"], "properties": {"sources": {}}},
+                  "description": "A user message has no `sources`."}
+    s["ConversationMessage"] = cm
     conv_props = {
         "id": S("ConversationId"),
         "employee_id": S("EmployeeId"),
-        "title": string("The first message cut to 80 characters.", maxLength=80),
-        "message_count": integer(minimum=0),
+        "title": string("The first message cut to 80 characters.", minLength=1, maxLength=80),
+        "message_count": integer("Stored messages, user and assistant.", minimum=0),
         "created_at": S("Timestamp"),
-        "updated_at": S("Timestamp"),
+        "updated_at": {"$ref": "#/components/schemas/Timestamp",
+                       "description": "Time of the latest message (the list's order)."},
     }
     conv_req = ["id", "employee_id", "title", "message_count", "created_at", "updated_at"]
-    s["ConversationListItem"] = obj(conv_props, required=conv_req)
+    s["ConversationListItem"] = obj(conv_props, required=conv_req,
+                                    description="A conversation as listed (exactly these "
+                                                "fields).")
     detail = dict(conv_props)
     detail["messages"] = {"type": "array", "items": S("ConversationMessage"),
-                          "description": "Oldest first."}
+                          "description": "Every message, oldest first."}
     s["Conversation"] = obj(detail, required=conv_req + ["messages"],
                             description="A conversation with its full message history.")
     s["ConversationList"] = obj({
@@ -533,21 +634,28 @@ def build_schemas():
         "has_more": {"type": "boolean"},
         "next_cursor": nullable(S("Cursor")),
     }, required=["conversations", "has_more", "next_cursor"],
-        description="A page of conversations, newest activity first.")
+        description="A page of conversations, newest activity (`updated_at`, then id) first.")
     s["FeedbackRequest"] = obj({
-        "rating": integer(minimum=1, maximum=5),
-        "comment": string(maxLength=2000),
-    }, required=["rating"], examples=[{"rating": 5, "comment": "Spot on."}])
+        "rating": integer("1..5, a JSON integer (`4.0` is refused).", minimum=1, maximum=5),
+        "comment": {"type": ["string", "null"], "maxLength": 2000,
+                    "description": "Optional, up to 2,000 characters; `null` or absent for "
+                                   "none."},
+    }, required=["rating"],
+        description="Unknown fields give 400 with `param` the field name.",
+        examples=[{"rating": 5, "comment": "Spot on."}])
     s["Feedback"] = obj({
-        "conversation_id": S("ConversationId"),
         "message_id": S("MessageId"),
-        "employee_id": S("EmployeeId"),
+        "conversation_id": S("ConversationId"),
         "rating": integer(minimum=1, maximum=5),
-        "comment": {"type": ["string", "null"]},
-        "created_at": S("Timestamp"),
-    }, required=["conversation_id", "message_id", "employee_id", "rating", "comment",
-                 "created_at"],
-        description="A rating of one message; it feeds the employee's `satisfaction_score`.")
+        "comment": {"type": ["string", "null"], "maxLength": 2000},
+        "created_at": {"$ref": "#/components/schemas/Timestamp",
+                       "description": "When this rating was given (rating again replaces the "
+                                      "earlier rating)."},
+    }, required=["message_id", "conversation_id", "rating", "comment", "created_at"],
+        description="The rating of one assistant message; it feeds the employee's "
+                    "`satisfaction_score` and `ratings`.",
+        examples=[{"message_id": ID["msg"], "conversation_id": ID["conv"], "rating": 5,
+                   "comment": "Spot on.", "created_at": TS2}])
 
     # --- tasks -------------------------------------------------------------
     s["TaskPriority"] = {"type": "string", "enum": ["low", "medium", "high", "urgent"]}
@@ -868,8 +976,8 @@ def build_headers():
             "schema": integer(minimum=1),
         },
         "Idempotent-Replayed": {
-            "description": "`true` when this is a replay of an earlier response with the same "
-                           "Idempotency-Key.",
+            "description": "`true` when this is a replay of the first response given under "
+                           "the same Idempotency-Key (no work was done again); absent otherwise.",
             "schema": {"type": "string", "enum": ["true"]},
         },
     }
@@ -888,11 +996,17 @@ def build_parameters():
     return {
         "IdempotencyKey": {
             "name": "Idempotency-Key", "in": "header", "required": False,
-            "description": "Makes the POST safe to retry: the same key with the same body within "
-                           "24 hours replays the first response (with `Idempotent-Replayed: "
-                           "true`); another body gives 400 `idempotency_key_reused`; while the "
-                           "first is in flight, 409 `idempotency_key_in_use`.",
-            "schema": string(minLength=1, maxLength=255),
+            "description": "Makes the POST safe to retry. 1..255 printable ASCII characters "
+                           "(else 400 `param: \"Idempotency-Key\"`), scoped to the "
+                           "organization and key mode. The same key with the same method, path "
+                           "and body within 24 hours replays the first response (status, body, "
+                           "content type; a stream as its whole recorded event stream) with "
+                           "`Idempotent-Replayed: true` and does no work again. Another method, "
+                           "path or body gives 400 `idempotency_key_reused`; while the first is "
+                           "still running, 409 `idempotency_key_in_use`. A 5xx first response "
+                           "(or a stream ending in an `error` event) is not kept: the key can be "
+                           "retried. See Idempotency in the API description.",
+            "schema": string(minLength=1, maxLength=255, pattern="^[\\x20-\\x7E]{1,255}$"),
         },
         "RequestId": {
             "name": "X-Request-Id", "in": "header", "required": False,
@@ -1123,41 +1237,75 @@ SSE_EXAMPLE = (
     "id: 4\n"
     "event: message.completed\n"
     "data: {\"id\":\"%(msg)s\",\"conversation_id\":\"%(conv)s\",\"employee_id\":\"%(emp)s\","
-    "\"role\":\"assistant\",\"content\":\"Three tasks are open.\",\"credits_used\":1,"
+    "\"content\":\"Three tasks are open.\",\"role\":\"assistant\",\"credits_used\":1,"
     "\"created_at\":\"%(ts)s\",\"sources\":[],\"usage\":{\"input_tokens\":120,"
     "\"output_tokens\":4}}\n\n"
 ) % {"msg": ID["msg"], "conv": ID["conv"], "emp": ID["emp"], "ts": TS}
 
 SSE_DESCRIPTION = (
-    "Server-Sent Events, each with a sequential `id:`: one `message.created` "
-    "(`{id, conversation_id, employee_id, role: \"assistant\", created_at}`), one or more "
-    "`message.delta` (`{id, delta}`), then `message.completed` (the full Message object) or, "
-    "instead of it, `error` (`{\"error\": {code, message}}`). The concatenated deltas equal the "
-    "final `content`. A `: ping` comment is sent after 15 s of silence. Errors found before the "
-    "first byte (validation, auth, 402, 404, 409, 429) are ordinary JSON errors. If the client "
-    "goes away the reply is still finished, stored and charged. An open stream counts against "
-    "the concurrency limit until it closes.")
+    "Server-Sent Events (`text/event-stream`, headers `Cache-Control: no-cache` and "
+    "`X-Accel-Buffering: no`). Each event is the lines `id: <n>`, `event: <name>` and "
+    "`data: <one line of JSON>`, then an empty line; `id` counts 1, 2, 3, ... within the "
+    "response. The events: one `message.created` (`{id, conversation_id, employee_id, role: "
+    "\"assistant\", created_at}`); one or more `message.delta` (`{id, delta}`, `id` being the "
+    "reply's message id); then either `message.completed` (the full Message object, exactly the "
+    "blocking answer) or, instead of it, `error` (`{\"error\": {\"code\", \"message\"}}`, code "
+    "`upstream_error`, or `internal_error` when the reply could not be stored). The stream "
+    "closes after `message.completed` or `error`. The concatenated deltas equal the final "
+    "`content` (there is at least one delta unless the reply is empty). A `: ping` comment line (no id, no event) is sent after 15 s of silence. "
+    "Errors found before the stream starts (authentication, limits, scope, validation, 402, "
+    "403, 404, 409) are ordinary JSON errors; the stream starts (status 200) right after "
+    "them, once the user's message is stored, so a provider failure is always an `error` "
+    "event. If the client goes away the reply is still finished, stored and charged. An open "
+    "stream counts against the concurrency limit until it closes. With an Idempotency-Key, a "
+    "replay sends the whole recorded event stream at once (without pings).")
 
 
 def sse_media():
+    def ev(props, required, description):
+        return obj(props, required=required, description=description)
     return {
-        "schema": {"type": "string", "description": "A stream of Server-Sent Events."},
-        "example": SSE_EXAMPLE,
+        "schema": {"type": "string",
+                   "description": "A stream of Server-Sent Events; `x-workforce-events` gives "
+                                  "the JSON schema of each event's `data` by event name."},
+        "examples": {
+            "completed": {"summary": "A reply streamed to the end", "value": SSE_EXAMPLE},
+            "error": {"summary": "The provider failed: an error event, nothing stored or "
+                                 "charged", "value": SSE_ERROR_EXAMPLE},
+        },
         "x-workforce-events": {
-            "message.created": obj({
-                "id": {"type": "string"}, "conversation_id": {"type": "string"},
-                "employee_id": {"type": "string"}, "role": {"type": "string",
-                                                            "const": "assistant"},
-                "created_at": {"type": "string"},
-            }, required=["id", "conversation_id", "employee_id", "role", "created_at"]),
-            "message.delta": obj({"id": {"type": "string"}, "delta": {"type": "string"}},
-                                 required=["id", "delta"]),
+            "message.created": ev({
+                "id": S("MessageId"), "conversation_id": S("ConversationId"),
+                "employee_id": S("EmployeeId"), "role": {"type": "string",
+                                                         "const": "assistant"},
+                "created_at": S("Timestamp"),
+            }, ["id", "conversation_id", "employee_id", "role", "created_at"],
+                "First event (`id: 1`): the reply has started."),
+            "message.delta": ev({"id": S("MessageId"),
+                                 "delta": string("The next piece of the reply.", minLength=1)},
+                                ["id", "delta"], "One or more (none only for an empty "
+                                                 "reply): the reply's text in order."),
             "message.completed": S("Message"),
-            "error": obj({"error": obj({"code": {"type": "string"},
-                                        "message": {"type": "string"}},
-                                       required=["code", "message"])}, required=["error"]),
+            "error": ev({"error": obj({
+                "code": {"type": "string", "enum": ["upstream_error", "internal_error"]},
+                "message": {"type": "string"}}, required=["code", "message"])},
+                ["error"], "Instead of `message.completed`: the reply failed; nothing was "
+                           "stored or charged for it."),
         },
     }
+
+
+SSE_ERROR_EXAMPLE = (
+    "id: 1\n"
+    "event: message.created\n"
+    "data: {\"id\":\"%(msg)s\",\"conversation_id\":\"%(conv)s\",\"employee_id\":\"%(emp)s\","
+    "\"role\":\"assistant\",\"created_at\":\"%(ts)s\"}\n\n"
+    ": ping\n\n"
+    "id: 2\n"
+    "event: error\n"
+    "data: {\"error\":{\"code\":\"upstream_error\",\"message\":\"The language-model provider "
+    "failed (HTTP 503).\"}}\n\n"
+) % {"msg": ID["msg"], "conv": ID["conv"], "emp": ID["emp"], "ts": TS}
 
 
 SSE_HEADERS = {
@@ -1231,20 +1379,57 @@ def build_paths():
     chat_codes = ["insufficient_credits", "employee_not_found", "conversation_not_found",
                   "employee_offline", "upstream_error"]
     chat_notes = {
-        "permission_denied": "The key lacks the `chat` scope, or the employee's tier is above "
-                             "the organization's subscription tier.",
-        "invalid_request": "A field is invalid (`message` must be 1..32,000 characters; a "
-                           "`conversation_id` of another employee gives `param: "
-                           "\"conversation_id\"`); `param` names it.",
+        "invalid_request": "The body is invalid: `message` missing or not 1..32,000 characters, "
+                           "`employee_id` or `conversation_id` not a string of 1..100 "
+                           "characters, `stream` not a boolean, `context` not an object, a "
+                           "`null` value or an unknown field (`param` names it); a "
+                           "`conversation_id` of a conversation with another employee "
+                           "(`param: \"conversation_id\"`); or a malformed Idempotency-Key "
+                           "(`param: \"Idempotency-Key\"`). Malformed JSON has no `param`.",
+        "permission_denied": "The key lacks the `chat` scope (no `param`), or the employee is "
+                             "`manager` tier and the organization's subscription is `starter` "
+                             "(`param: \"employee_id\"`).",
+        "insufficient_credits": "A live key and an organization balance below 1; nothing was "
+                                "stored. Test keys never get it.",
+        "employee_not_found": "No such employee in this organization and key mode "
+                              "(`param: \"employee_id\"`).",
+        "conversation_not_found": "No such conversation in this organization and key mode "
+                                  "(`param: \"conversation_id\"`).",
+        "employee_offline": "The employee is offline (`param: \"employee_id\"`); `PATCH` it "
+                            "back to `idle` first.",
+        "idempotency_key_in_use": "A request with this Idempotency-Key is still running (a "
+                                  "blocking chat until its reply, a stream until it ends).",
+        "internal_error": "An unexpected server error, or the reply could not be stored; the "
+                          "message carries no internals.",
+        "upstream_error": "The language-model provider failed (connection, HTTP status 400 or "
+                          "more, timeout, an unreadable answer, a stream cut short), after "
+                          "`WORKFORCE_LLM_RETRIES` retries when it failed before the first "
+                          "token. The user's message stays stored; no reply is stored; nothing "
+                          "is charged. In a stream this is an `error` event instead.",
     }
+    chat_common = (
+        "Checks after the body, in order: the employee (404 `employee_not_found`), its tier "
+        "(403 `permission_denied`: a `manager` employee needs a `manager` or `agency` "
+        "organization), offline (409 `employee_offline`), the conversation (404 "
+        "`conversation_not_found`; another employee's: 400 `param: \"conversation_id\"`), "
+        "credits (live key with a balance below 1: 402 `insufficient_credits`). Then the "
+        "user's message is stored (with a new conversation when no `conversation_id` was "
+        "given, titled with the message cut to 80 characters), so it survives a failed reply, "
+        "and the employee is `active` until the reply ends.\n\n"
+        "The engine gets the employee's persona, capabilities and model (its `model`, else "
+        "`WORKFORCE_LLM_MODEL`), the `context`, and the conversation's earlier messages that "
+        "fit `WORKFORCE_LLM_HISTORY_TOKENS` words. Test keys use the built-in engine unless "
+        "the operator set `WORKFORCE_TEST_LLM=provider`; see Language models in the API "
+        "description.\n\n"
+        "Credits (live keys): `max(1, ceil((input_tokens + output_tokens) / 1000))`, taken "
+        "from the organization's balance, never below 0; test keys: 0 and the balance is "
+        "untouched. A failed reply charges nothing and stores no assistant message.")
     sp.add("post", "/v1/chat", "createChatMessage", "Chat with an employee", "Chat",
-           scope="chat",
-           description="Sends a message and answers the employee's reply (a Message with "
-                       "`sources` and `usage`). The user message is stored before the model is "
-                       "called, so it survives a failed reply. Live keys are charged "
-                       "`max(1, ceil(total_tokens / 1000))` credits per model call. With "
-                       "`stream: true` the answer is `text/event-stream`, exactly as "
-                       "`POST /v1/chat/stream`.",
+           built=True, scope="chat",
+           description="Sends a message and answers the employee's reply, a Message with "
+                       "`sources` and `usage`. With `stream: true` the answer is "
+                       "`text/event-stream`, exactly as `POST /v1/chat/stream`.\n\n"
+                       + chat_common,
            body=json_content("ChatRequest"), body_required=True,
            ok={"description": "The reply (JSON), or with `stream: true` an event stream. "
                               + SSE_DESCRIPTION,
@@ -1252,39 +1437,73 @@ def build_paths():
                            "text/event-stream": sse_media()}},
            extra=SSE_HEADERS, codes=chat_codes, notes=chat_notes, bad_param="message")
     sp.add("post", "/v1/chat/stream", "streamChatMessage", "Chat with an employee, streamed",
-           "Chat", scope="chat",
+           "Chat", built=True, scope="chat",
            description="The same body as `POST /v1/chat`; the answer is always an event stream "
-                       "(`stream` is accepted and ignored). Send `Accept: text/event-stream`.",
+                       "(`stream` is accepted and ignored). `Accept` is not checked; clients "
+                       "should send `Accept: text/event-stream`.\n\n" + chat_common,
            body=json_content("ChatRequest"), body_required=True,
            ok={"description": SSE_DESCRIPTION,
                "content": {"text/event-stream": sse_media()}},
            extra=SSE_HEADERS, codes=chat_codes, notes=chat_notes, bad_param="message")
 
     # --- conversations ----------------------------------------------------------------
-    conv_id = path_param("id", "Conversation id (`conv_...`).")
+    conv_id = path_param("id", "Conversation id (`conv_...`). An id of another organization "
+                               "or key mode is reported as not found.")
+    conv_nf = {"conversation_not_found": "No such conversation in this organization and key "
+                                         "mode (`param: \"id\"`); also after it was deleted."}
     sp.add("get", "/v1/conversations", "listConversations", "List conversations",
-           "Conversations", scope="conversations",
-           description="Newest activity first.",
-           params=[query_param("employee_id", "Only conversations with this employee.",
-                               S("EmployeeId")),
+           "Conversations", built=True, scope="conversations",
+           description="Conversations of this organization and key mode, newest activity "
+                       "(`updated_at`, then id) first, keyset-paginated with `before`.",
+           params=[query_param("employee_id", "Only conversations with this employee "
+                                              "(`emp_...`). Not checked: an id that names no "
+                                              "employee gives an empty page, not 404.",
+                               string()),
                    ref("parameters", "ConversationsLimit"), ref("parameters", "Before")],
-           ok=ok_json("ConversationList", "A page of conversations."), bad_param="limit")
+           ok=ok_json("ConversationList", "A page of conversations."),
+           notes={"invalid_request": "`limit` not 1..100 (`param: \"limit\"`), a malformed "
+                                     "`before` cursor (`param: \"before\"`), or an unknown or "
+                                     "repeated query parameter (`param` names it)."},
+           bad_param="limit")
     sp.add("get", "/v1/conversations/{id}", "getConversation", "Get a conversation",
-           "Conversations", scope="conversations", params=[conv_id],
-           description="The conversation with all its messages, oldest first.",
-           ok=ok_json("Conversation", "The conversation."), codes=["conversation_not_found"])
+           "Conversations", built=True, scope="conversations", params=[conv_id],
+           description="The conversation with all its messages, oldest first; `sources` only "
+                       "on assistant messages.",
+           ok=ok_json("Conversation", "The conversation."), codes=["conversation_not_found"],
+           notes=conv_nf)
     sp.add("delete", "/v1/conversations/{id}", "deleteConversation", "Delete a conversation",
-           "Conversations", scope="conversations", params=[conv_id],
-           description="Deletes the conversation and all its messages.",
-           ok=ok_json("Deleted", "Deleted."), codes=["conversation_not_found"])
+           "Conversations", built=True, scope="conversations", params=[conv_id],
+           description="Deletes the conversation and all its messages; then reads give 404. A "
+                       "reply still being generated for it is finished and charged but not "
+                       "stored.",
+           ok=ok_json("Deleted", "Deleted: `{id, deleted: true}`."),
+           codes=["conversation_not_found"], notes=conv_nf)
     sp.add("post", "/v1/conversations/{id}/messages/{message_id}/feedback",
-           "createMessageFeedback", "Rate a message", "Conversations", scope="conversations",
-           params=[conv_id, path_param("message_id", "Message id (`msg_...`).")],
-           description="Extension: a rating 1..5 with an optional comment; it feeds the "
-                       "employee's `satisfaction_score`.",
+           "createMessageFeedback", "Rate a message", "Conversations", built=True,
+           scope="conversations",
+           params=[conv_id, path_param("message_id", "Message id (`msg_...`) of an assistant "
+                                                     "message of this conversation.")],
+           description="Extension: rates one of the employee's replies 1..5 with an optional "
+                       "comment. Rating the same message again replaces the earlier rating. "
+                       "Ratings feed the employee's `satisfaction_score` (detail and "
+                       "statistics) and `ratings` (statistics). Checks after the body, in "
+                       "order: the conversation (404 `conversation_not_found`), the message "
+                       "(404 `message_not_found`), its role (a user message: 400 "
+                       "`param: \"message_id\"`).",
            body=json_content("FeedbackRequest"), body_required=True,
-           ok=ok_json("Feedback", "The stored feedback."),
-           codes=["conversation_not_found", "message_not_found"], bad_param="rating")
+           ok=ok_json("Feedback", "The stored rating."),
+           codes=["conversation_not_found", "message_not_found"],
+           notes=dict(conv_nf, **{
+               "invalid_request": "The body is invalid: `rating` missing or not an integer "
+                                  "1..5, `comment` not a string of at most 2,000 characters "
+                                  "or null, or an unknown field (`param` names it); the message "
+                                  "is a user message, which cannot be rated "
+                                  "(`param: \"message_id\"`); or a malformed Idempotency-Key "
+                                  "(`param: \"Idempotency-Key\"`).",
+               "permission_denied": "The key lacks the `conversations` scope.",
+               "message_not_found": "No such message in this conversation "
+                                    "(`param: \"message_id\"`)."}),
+           bad_param="rating")
 
     # --- tasks ----------------------------------------------------------------------
     task_id = path_param("id", "Task id (`task_...`).")

@@ -63,6 +63,7 @@ struct chat_job {
     struct buf content;
     struct buf transcript; /* the event stream as sent, for Idempotency-Key replay */
     unsigned seq;
+    bool sent_delta;
 };
 
 /* ---- Output ---- */
@@ -136,6 +137,7 @@ static void on_delta(void *ud, const char *text, size_t len)
     if (buf_append(&j->content, text, len))
         return; /* past 4 MiB the reply is cut; the deltas sent so far stay equal to it */
     if (j->stream) {
+        j->sent_delta = true;
         struct buf d;
         struct jw w;
         char *piece = xstrndup(text, len);
@@ -228,6 +230,8 @@ static void on_done(void *ud, const struct llm_usage *u, const struct err *e)
     jw_init(&w, &out);
     write_message(&w, j, buf_ptr(&j->content), charged, u);
     if (j->stream) {
+        if (!j->sent_delta)
+            on_delta(j, "", 0); /* one delta at least, even for an empty reply */
         send_event(j, "message.completed", buf_ptr(&out), buf_len(&out));
         record_idem(j, s, 200, "text/event-stream", buf_ptr(&j->transcript),
                     buf_len(&j->transcript));

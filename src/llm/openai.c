@@ -50,6 +50,7 @@ struct call {
     bool have_usage;
     struct llm_usage usage;
     int64_t out_words;
+    int64_t in_words; /* the prompt's words, for a server that reports no usage */
 };
 
 static void o_free(struct llm *l)
@@ -172,7 +173,7 @@ static void finish(struct call *c, const struct err *e)
 {
     struct llm_usage u = c->usage;
     if (!e && !c->have_usage) {
-        u.input_tokens = 0;
+        u.input_tokens = c->in_words;
         u.output_tokens = c->out_words;
     }
     c->sink.done(c->sink.ud, e ? NULL : &u, e);
@@ -303,6 +304,10 @@ static void o_call(struct llm *l, const struct llm_request *req, const struct ll
     c->o = o;
     c->sink = *sink;
     c->body = build_body(o, req);
+    c->in_words = llm_count_words(req->persona) + llm_count_words(req->message) +
+                  llm_count_words(req->context) + llm_count_words(req->capabilities);
+    for (size_t i = 0; i < req->nhistory; i++)
+        c->in_words += llm_count_words(req->history[i].content);
     sse_init(&c->sse, MAX_EVENT);
     buf_init(&c->plain, MAX_PLAIN);
     if (!c->body) {

@@ -291,6 +291,10 @@ static int idem_begin(struct router_req *r, const char *key, bool *replayed, str
         return err_set(e, ERR_CONFLICT, "idempotency_key_in_use", "Idempotency-Key",
                        "A request with this Idempotency-Key is still in progress.");
     http_resp_header(r->http, "Idempotent-Replayed", "true");
+    if (rec.content_type && strcmp(rec.content_type, "text/event-stream") == 0) {
+        http_resp_header(r->http, "Cache-Control", "no-cache");
+        http_resp_header(r->http, "X-Accel-Buffering", "no");
+    }
     router_respond_raw(r, (unsigned)rec.status,
                        rec.content_type ? arena_strdup(r->arena, rec.content_type)
                                         : "application/json",

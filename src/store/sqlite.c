@@ -215,9 +215,11 @@ static int s_ping(struct store *s)
     return exec(s, "SELECT 1");
 }
 
+/* At start nothing is in flight: no employee works, no Idempotency-Key request runs. */
 static int s_reset_busy(struct store *s)
 {
-    return exec(s, "UPDATE employees SET busy = 0 WHERE busy != 0");
+    return exec(s, "UPDATE employees SET busy = 0 WHERE busy != 0;"
+                   " DELETE FROM idempotency_keys WHERE state = 0");
 }
 
 /* ---- Organizations and keys ---- */

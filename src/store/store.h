@@ -120,7 +120,7 @@ int store_open(const char *url, struct store **out, struct err *e); /* one conne
 void store_close(struct store *s);                                  /* NULL is a no-op */
 int store_migrate(struct store *s, struct err *e);                  /* idempotent */
 int store_ping(struct store *s);                                    /* 0 when it answers */
-int store_reset_busy(struct store *s); /* at start: no work is in flight */
+int store_reset_busy(struct store *s); /* at start: no work, no Idempotency-Key in flight */
 
 int store_pool_new(const char *url, unsigned n, struct store_pool **out, struct err *e);
 void store_pool_free(struct store_pool *p);
