@@ -1,0 +1,380 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""A deterministic OpenAI-compatible chat-completions mock (Python standard library only).
+
+Run it:     python3 tests/mock/openai_mock.py [--port N]   -> first stdout line `PORT <n>`
+Or import:  m = openai_mock.MockLLM().start(); m.base_url ("http://127.0.0.1:N/v1"); m.stop()
+            (module level start()/stop() manage one shared instance).
+
+Endpoints
+  POST /v1/chat/completions, POST /chat/completions   the model
+  GET  /__requests    every chat request seen so far: [{path, headers, body, marker, reply}]
+                      (`reply` is {status, content, usage} of what the mock answered, or null)
+  POST /__reset       forget the recorded requests and the per-message attempt counters
+  GET  /health        {"status":"ok"}
+
+Behaviour is chosen by markers in the content of the LAST user message:
+  (none)              reply "Hello from the mock. You said: <first 40 chars of that message>",
+                      streamed (stream: true) as a role chunk, ~5 content chunks, a finish chunk,
+                      a usage chunk {"choices":[],"usage":{...}} (only when the request has
+                      stream_options.include_usage, as OpenAI does) and `data: [DONE]`;
+                      non-streamed: an ordinary chat.completion object with usage.
+  [[slow:MS]]         sleep MS milliseconds before each content chunk after the first
+  [[pause:MS]]        sleep MS milliseconds once, before the first content chunk
+  [[fail:STATUS]]     answer HTTP STATUS with an OpenAI-style JSON error, before any chunk
+  [[fail-first:N]]    answer 500 to the first N attempts of this exact message text, then succeed
+  [[cut]]             send the role chunk and 2 content chunks, then drop the connection
+                      (no terminating chunk, no [DONE])
+  [[garbage]]         send `data:` lines that are not JSON, then [DONE]
+  [[hang]]            accept the request and never answer (until the mock stops)
+  [[bigusage]]        usage.total_tokens 2500 (prompt_tokens = 2500 - completion_tokens)
+  [[nousage]]         no usage chunk / no usage object
+Tokens: prompt_tokens = words over all request messages, completion_tokens = words of the reply.
+"""
+
+import json
+import re
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+MARK_RE = re.compile(r"\[\[(slow|pause|fail|fail-first|cut|garbage|hang|bigusage|nousage)"
+                     r"(?::(\d+))?\]\]")
+CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
+MODEL_DEFAULT = "mock-default"
+
+
+def _text_of(content):
+    """The text of a message content: a string, or OpenAI content parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        out = []
+        for p in content:
+            if isinstance(p, dict) and isinstance(p.get("text"), str):
+                out.append(p["text"])
+        return "".join(out)
+    return ""
+
+
+def _words(s):
+    return len(s.split())
+
+
+def reply_text(last_user):
+    return "Hello from the mock. You said: " + last_user[:40]
+
+
+def split_chunks(text, n=5):
+    """Split text into about n pieces at character positions (deterministic)."""
+    if not text:
+        return [""]
+    size = max(1, -(-len(text) // n))
+    return [text[i:i + size] for i in range(0, len(text), size)]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "openai-mock/1.0"
+
+    def log_message(self, fmt, *args):  # quiet
+        if self.server.mock.verbose:
+            sys.stderr.write("openai-mock: " + (fmt % args) + "\n")
+
+    # -- plumbing --
+
+    def _read_body(self):
+        te = (self.headers.get("Transfer-Encoding") or "").lower()
+        if "chunked" in te:
+            data = b""
+            while True:
+                line = self.rfile.readline()
+                size = int(line.split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    break
+                data += self.rfile.read(size)
+                self.rfile.readline()
+            return data
+        n = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(n) if n > 0 else b""
+
+    def _send_json(self, status, obj, close=False):
+        data = json.dumps(obj).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        if close:
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
+
+    def _chunk(self, data):
+        if isinstance(data, str):
+            data = data.encode()
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        self.wfile.flush()
+
+    def _event(self, obj):
+        payload = obj if isinstance(obj, str) else json.dumps(obj)
+        self._chunk("data: " + payload + "\n\n")
+
+    # -- routes --
+
+    def do_GET(self):
+        mock = self.server.mock
+        if self.path == "/__requests":
+            self._send_json(200, mock.requests())
+        elif self.path in ("/health", "/healthz"):
+            self._send_json(200, {"status": "ok"})
+        else:
+            self._send_json(404, {"error": {"message": "not found", "type": "invalid_request_error",
+                                            "code": None}})
+
+    def do_POST(self):
+        mock = self.server.mock
+        raw = self._read_body()
+        if self.path == "/__reset":
+            mock.reset()
+            self._send_json(200, {"reset": True})
+            return
+        if self.path not in CHAT_PATHS:
+            self._send_json(404, {"error": {"message": "not found", "type": "invalid_request_error",
+                                            "code": None}})
+            return
+        try:
+            body = json.loads(raw.decode("utf-8"))
+            if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+                raise ValueError("messages missing")
+        except (ValueError, UnicodeDecodeError) as e:
+            rec = mock.record(self, raw, None, None)
+            rec["reply"] = {"status": 400}
+            self._send_json(400, {"error": {"message": "bad request: %s" % e,
+                                            "type": "invalid_request_error", "code": None}})
+            return
+        self._chat(mock, body, raw)
+
+    def _chat(self, mock, body, raw):
+        msgs = body["messages"]
+        last_user = ""
+        for m in reversed(msgs):
+            if isinstance(m, dict) and m.get("role") == "user":
+                last_user = _text_of(m.get("content"))
+                break
+        marks = {}
+        for name, arg in MARK_RE.findall(last_user):
+            marks[name] = int(arg) if arg else True
+        rec = mock.record(self, raw, body, last_user)
+        attempt = mock.count_attempt(last_user)
+        rec["attempt"] = attempt
+        model = body.get("model") or MODEL_DEFAULT
+        stream = body.get("stream") is True
+        include_usage = bool(isinstance(body.get("stream_options"), dict)
+                             and body["stream_options"].get("include_usage"))
+
+        if "hang" in marks:
+            rec["reply"] = {"status": None, "hang": True}
+            mock.stopping.wait(600)
+            self.close_connection = True
+            return
+        if "fail" in marks or ("fail-first" in marks and attempt <= marks["fail-first"]):
+            status = marks.get("fail") if "fail" in marks else 500
+            if not isinstance(status, int) or status < 400 or status > 599:
+                status = 500
+            rec["reply"] = {"status": status}
+            self._send_json(status, {"error": {"message": "mock failure (HTTP %d)" % status,
+                                               "type": "server_error" if status >= 500
+                                               else "invalid_request_error",
+                                               "param": None, "code": None}})
+            return
+
+        text = reply_text(last_user)
+        completion = _words(text)
+        prompt = sum(_words(_text_of(m.get("content"))) for m in msgs if isinstance(m, dict))
+        if "bigusage" in marks:
+            prompt = max(0, 2500 - completion)
+        usage = None if "nousage" in marks else {
+            "prompt_tokens": prompt, "completion_tokens": completion,
+            "total_tokens": prompt + completion}
+        cid = "chatcmpl-mock%06d" % attempt
+        created = int(time.time())
+        rec["reply"] = {"status": 200, "content": text, "usage": usage}
+
+        if not stream:
+            obj = {"id": cid, "object": "chat.completion", "created": created, "model": model,
+                   "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                                "finish_reason": "stop"}]}
+            if usage is not None:
+                obj["usage"] = usage
+            self._send_json(200, obj)
+            return
+
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+
+        def chunk(delta, finish=None):
+            return {"id": cid, "object": "chat.completion.chunk", "created": created,
+                    "model": model, "choices": [{"index": 0, "delta": delta,
+                                                 "finish_reason": finish}]}
+        try:
+            self._event(chunk({"role": "assistant", "content": ""}))
+            if "garbage" in marks:
+                self._event("this is not json {{{")
+                self._event("<html>502 Bad Gateway</html>")
+                self._event("[DONE]")
+                self._chunk(b"")
+                return
+            pieces = split_chunks(text)
+            slow = marks.get("slow") if isinstance(marks.get("slow"), int) else 0
+            pause = marks.get("pause") if isinstance(marks.get("pause"), int) else 0
+            for i, piece in enumerate(pieces):
+                if i == 0 and pause:
+                    time.sleep(pause / 1000.0)
+                if i > 0 and slow:
+                    time.sleep(slow / 1000.0)
+                self._event(chunk({"content": piece}))
+                if "cut" in marks and i == 1:
+                    rec["reply"]["cut"] = True
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                    return
+            self._event(chunk({}, "stop"))
+            if usage is not None and include_usage:
+                self._event({"id": cid, "object": "chat.completion.chunk", "created": created,
+                             "model": model, "choices": [], "usage": usage})
+            self._event("[DONE]")
+            self._chunk(b"")
+        except OSError:
+            rec["reply"]["client_gone"] = True
+            self.close_connection = True
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+    allow_reuse_address = True
+
+
+class MockLLM:
+    """One mock server on 127.0.0.1 in a background thread."""
+
+    def __init__(self, host="127.0.0.1", port=0, verbose=False):
+        self.host = host
+        self.want_port = port
+        self.verbose = verbose
+        self.lock = threading.Lock()
+        self._requests = []
+        self._attempts = {}
+        self.stopping = threading.Event()
+        self.httpd = None
+        self.thread = None
+
+    # -- state --
+
+    def record(self, handler, raw, body, last_user):
+        hdrs = {k.lower(): v for k, v in handler.headers.items()}
+        rec = {"path": handler.path, "headers": hdrs,
+               "body": body if body is not None else raw.decode("utf-8", "replace"),
+               "last_user": last_user, "reply": None, "time": time.time()}
+        with self.lock:
+            self._requests.append(rec)
+        return rec
+
+    def count_attempt(self, text):
+        with self.lock:
+            n = self._attempts.get(text, 0) + 1
+            self._attempts[text] = n
+            return n
+
+    def requests(self):
+        with self.lock:
+            return json.loads(json.dumps(self._requests))
+
+    def attempts(self, text):
+        with self.lock:
+            return self._attempts.get(text, 0)
+
+    def reset(self):
+        with self.lock:
+            self._requests = []
+            self._attempts = {}
+
+    # -- lifecycle --
+
+    def start(self):
+        self.httpd = _Server((self.host, self.want_port), _Handler)
+        self.httpd.mock = self
+        self.thread = threading.Thread(target=self.httpd.serve_forever, name="openai-mock",
+                                       daemon=True)
+        self.thread.start()
+        return self
+
+    @property
+    def port(self):
+        return self.httpd.server_address[1]
+
+    @property
+    def base_url(self):
+        return "http://%s:%d/v1" % (self.host, self.port)
+
+    def stop(self):
+        self.stopping.set()
+        if self.httpd is not None:
+            self.httpd.shutdown()
+            self.httpd.server_close()
+            self.httpd = None
+
+
+_default = None
+
+
+def start(port=0):
+    """Start the shared module-level mock (idempotent) and return it."""
+    global _default
+    if _default is None:
+        _default = MockLLM(port=port).start()
+    return _default
+
+
+def stop():
+    global _default
+    if _default is not None:
+        _default.stop()
+        _default = None
+
+
+def main(argv):
+    port = 0
+    verbose = False
+    i = 0
+    while i < len(argv):
+        if argv[i] == "--port" and i + 1 < len(argv):
+            port = int(argv[i + 1])
+            i += 2
+        elif argv[i] == "-v":
+            verbose = True
+            i += 1
+        else:
+            sys.stderr.write("usage: openai_mock.py [--port N] [-v]\n")
+            return 2
+    m = MockLLM(port=port, verbose=verbose).start()
+    print("PORT %d" % m.port, flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        m.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
