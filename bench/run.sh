@@ -272,4 +272,11 @@ if [ "$WF_BAD" != "0" ] || [ "$WF_ERR" != "0" ]; then
     echo
     echo "warning: workforce had $WF_BAD non-2xx responses and $WF_ERR socket errors (see numbers above)"
 fi
+
+# ---------------------------------------------------------------- chat (bench/chat.sh)
+# The servers above are no longer needed: stop them first (the chat part wants the cores).
+stop_pid "$WF_PID" workforce; WF_PID=""
+stop_pid "$NGX_PID" nginx; NGX_PID=""
+rm -rf "$TMP"; TMP=""
+bash bench/chat.sh || exit 1
 exit 0

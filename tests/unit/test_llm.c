@@ -74,6 +74,7 @@ int main(void)
     is_int(a.usage.output_tokens, llm_count_words(buf_ptr(&a.text)), "output tokens are words");
     is_int(a.usage.input_tokens, 10 + 6 + 1 + 2 + 2, "input tokens are the prompt's words");
     req.message = "another question";
+    buf_cleanup(&b.text);
     run(l, &req, &b);
     ok(strcmp(buf_ptr(&a.text), buf_ptr(&b.text)) != 0, "another message, another reply");
     buf_cleanup(&a.text);
