@@ -33,19 +33,6 @@ static void write_item(struct jw *w, const struct store_conversation *c)
     jw_time(w, c->updated_at);
 }
 
-static int respond_buf(struct router_req *r, struct jw *w, struct buf *b, struct err *e)
-{
-    size_t len;
-    char *s;
-    if (jw_finish(w)) {
-        buf_cleanup(b);
-        return err_set(e, ERR_INTERNAL, "internal_error", NULL, "response too large");
-    }
-    s = buf_take(b, &len);
-    router_respond_raw(r, 200, "application/json", s, len);
-    return 0;
-}
-
 /* GET /v1/conversations */
 int api_conversations_list(struct router_req *r, struct err *e)
 {
@@ -98,7 +85,7 @@ int api_conversations_list(struct router_req *r, struct err *e)
         jw_null(&w);
     }
     jw_obj_end(&w);
-    return respond_buf(r, &w, &b, e);
+    return router_respond_jw(r, &w, &b, e);
 }
 
 static int get_conversation(struct router_req *r, struct store_conversation *c, struct err *e)
@@ -156,7 +143,7 @@ int api_conversations_get(struct router_req *r, struct err *e)
     }
     jw_arr_end(&w);
     jw_obj_end(&w);
-    return respond_buf(r, &w, &b, e);
+    return router_respond_jw(r, &w, &b, e);
 }
 
 /* DELETE /v1/conversations/{id}: the conversation and all its messages. */

@@ -54,21 +54,6 @@ static void write_item(struct jw *w, const struct store_employee *emp)
     jw_str(w, emp->tier);
 }
 
-/* Answer with the JSON the writer built in 'b' (taken). */
-static int respond_buf(struct router_req *r, struct jw *w, struct buf *b, struct err *e)
-{
-    size_t len;
-    if (jw_finish(w)) {
-        buf_cleanup(b);
-        return err_set(e, ERR_INTERNAL, "internal_error", NULL, "response too large");
-    }
-    {
-        char *s = buf_take(b, &len);
-        router_respond_raw(r, 200, "application/json", s, len);
-    }
-    return 0;
-}
-
 /* Answer with the detail object of employee 'id'. */
 static int respond_detail(struct router_req *r, const char *id, struct err *e)
 {
@@ -111,7 +96,7 @@ static int respond_detail(struct router_req *r, const char *id, struct err *e)
     jw_key(&w, "created_at");
     jw_time(&w, emp.created_at);
     jw_obj_end(&w);
-    return respond_buf(r, &w, &b, e);
+    return router_respond_jw(r, &w, &b, e);
 }
 
 /* GET /v1/employees */
@@ -180,7 +165,7 @@ int api_employees_list(struct router_req *r, struct err *e)
         jw_null(&w);
     }
     jw_obj_end(&w);
-    return respond_buf(r, &w, &b, e);
+    return router_respond_jw(r, &w, &b, e);
 }
 
 /* GET /v1/employees/{id} */

@@ -70,6 +70,20 @@ void router_respond(struct router_req *r, json_t *body)
     r->resp = body;
 }
 
+/* Answer 200 with what the writer 'w' put in 'b'; 'b' is emptied either way. */
+int router_respond_jw(struct router_req *r, struct jw *w, struct buf *b, struct err *e)
+{
+    size_t len;
+    char *s;
+    if (jw_finish(w)) {
+        buf_cleanup(b);
+        return err_set(e, ERR_INTERNAL, "internal_error", NULL, "response too large");
+    }
+    s = buf_take(b, &len);
+    router_respond_raw(r, 200, "application/json", s, len);
+    return 0;
+}
+
 /* Answer with a non-JSON body (taken; released with free()). */
 void router_respond_raw(struct router_req *r, unsigned status, const char *ctype, char *body,
                         size_t len)

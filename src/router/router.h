@@ -107,6 +107,8 @@ const char *router_query(const struct router_req *r, const char *name); /* NULL:
 int router_query_limit(const struct router_req *r, unsigned def, unsigned max, unsigned *out,
                        struct err *e);
 void router_respond(struct router_req *r, json_t *body); /* status 200 JSON, takes 'body' */
+/* Answer 200 with the JSON written by 'w' into 'b' (taken); ERR_INTERNAL when it did not fit. */
+int router_respond_jw(struct router_req *r, struct jw *w, struct buf *b, struct err *e);
 void router_respond_raw(struct router_req *r, unsigned status, const char *ctype, char *body,
                         size_t len); /* takes 'body' (free()) */
 

@@ -1035,25 +1035,44 @@ static void read_conversation(sqlite3_stmt *st, struct arena *a, struct store_co
     out->updated_at = sqlite3_column_int64(st, 5);
 }
 
-static int s_conversation_get_in(struct store *s, const struct store_tenant *t, const char *id,
-                                 struct arena *a, struct store_conversation *out)
+/*
+ * Run 'sql' (parameters ?1 org, ?2 mode, then the 'n' texts) expecting at most one row, read by
+ * 'read' into 'out'. ERR_NOT_FOUND when there is none.
+ */
+static int query_one(struct store *s, const char *sql, const struct store_tenant *t,
+                     const char *const *texts, size_t n,
+                     void (*read)(sqlite3_stmt *, struct arena *, void *), struct arena *a,
+                     void *out)
 {
     sqlite3_stmt *st = NULL;
     int rc;
-    if (sqlite3_prepare_v2(DB(s),
-                           "SELECT " CONV_COLS " FROM conversations WHERE org_id = ?1 AND mode = ?2"
-                           " AND id = ?3",
-                           -1, &st, NULL) != SQLITE_OK)
-        return fail(s, "prepare conversation get");
+    if (sqlite3_prepare_v2(DB(s), sql, -1, &st, NULL) != SQLITE_OK)
+        return fail(s, sql);
     bind_tenant(st, t);
-    sqlite3_bind_text(st, 3, id, -1, SQLITE_STATIC);
+    for (size_t i = 0; i < n; i++)
+        bind_text(st, (int)i + 3, texts[i]);
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW)
-        read_conversation(st, a, out);
+        read(st, a, out);
     sqlite3_finalize(st);
     if (rc == SQLITE_DONE)
         return ERR_NOT_FOUND;
-    return rc == SQLITE_ROW ? 0 : fail(s, "conversation get");
+    return rc == SQLITE_ROW ? 0 : fail(s, sql);
+}
+
+static void read_conversation_cb(sqlite3_stmt *st, struct arena *a, void *out)
+{
+    read_conversation(st, a, out);
+}
+
+static int s_conversation_get_in(struct store *s, const struct store_tenant *t, const char *id,
+                                 struct arena *a, struct store_conversation *out)
+{
+    const char *texts[] = {id};
+    return query_one(s,
+                     "SELECT " CONV_COLS " FROM conversations WHERE org_id = ?1 AND mode = ?2"
+                     " AND id = ?3",
+                     t, texts, 1, read_conversation_cb, a, out);
 }
 
 static int s_conversation_get(struct store *s, const struct store_tenant *t, const char *id,
@@ -1150,26 +1169,19 @@ static int s_message_list(struct store *s, const struct store_tenant *t,
     return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(s, "message list");
 }
 
+static void read_message_cb(sqlite3_stmt *st, struct arena *a, void *out)
+{
+    read_message(st, a, out);
+}
+
 static int s_message_get(struct store *s, const struct store_tenant *t, const char *conversation_id,
                          const char *id, struct arena *a, struct store_message *out)
 {
-    sqlite3_stmt *st = NULL;
-    int rc;
-    if (sqlite3_prepare_v2(DB(s),
-                           "SELECT " MSG_COLS " FROM messages WHERE org_id = ?1 AND mode = ?2 AND"
-                           " conversation_id = ?3 AND id = ?4",
-                           -1, &st, NULL) != SQLITE_OK)
-        return fail(s, "prepare message get");
-    bind_tenant(st, t);
-    sqlite3_bind_text(st, 3, conversation_id, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 4, id, -1, SQLITE_STATIC);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW)
-        read_message(st, a, out);
-    sqlite3_finalize(st);
-    if (rc == SQLITE_DONE)
-        return ERR_NOT_FOUND;
-    return rc == SQLITE_ROW ? 0 : fail(s, "message get");
+    const char *texts[] = {conversation_id, id};
+    return query_one(s,
+                     "SELECT " MSG_COLS " FROM messages WHERE org_id = ?1 AND mode = ?2 AND"
+                     " conversation_id = ?3 AND id = ?4",
+                     t, texts, 2, read_message_cb, a, out);
 }
 
 static int s_feedback_set(struct store *s, const struct store_tenant *t,
