@@ -420,7 +420,7 @@ static enum MHD_Result send_stream(struct http_req *r)
     struct MHD_Response *resp;
     enum MHD_Result ret;
 
-    resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, stream_read, r->stream,
+    resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 1024, stream_read, r->stream,
                                              stream_free);
     if (!resp) {
         stream_free(r->stream);
@@ -523,7 +523,8 @@ static int append_body(struct http_req *r, const char *data, size_t n)
         return 0;
     }
     if (r->body_len + n + 1 > r->body_alloc) {
-        size_t want = r->body_alloc ? r->body_alloc : 4096;
+        /* Start from what this piece needs: small bodies stay small (a stream keeps it). */
+        size_t want = r->body_alloc ? r->body_alloc : 256;
         char *nb;
         while (want < r->body_len + n + 1)
             want *= 2;
@@ -661,7 +662,10 @@ int http_server_start(const struct http_options *o, const struct http_app *app,
         /* the logger first, so that MHD never prints with its own */
         MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)(o->threads ? o->threads : 1),
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_CONNECTION_TIMEOUT,
+        /* 16 KiB per connection (headers, response head, send buffer) instead of MHD's 32:
+         * an open stream holds it for its whole life. */
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(16 * 1024), MHD_OPTION_NOTIFY_COMPLETED,
+        on_completed, srv, MHD_OPTION_CONNECTION_TIMEOUT,
         (unsigned)(o->conn_timeout_s ? o->conn_timeout_s : 60), MHD_OPTION_CONNECTION_LIMIT, 20000u,
         MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u, MHD_OPTION_END);
     freeaddrinfo(ai);

@@ -91,7 +91,8 @@ static int setup(struct xfer *x)
     curl_easy_setopt(x->easy, CURLOPT_ERRORBUFFER, x->errbuf);
     curl_easy_setopt(x->easy, CURLOPT_CONNECTTIMEOUT_MS, x->connect_timeout_ms);
     curl_easy_setopt(x->easy, CURLOPT_TIMEOUT_MS, x->timeout_ms);
-    curl_easy_setopt(x->easy, CURLOPT_BUFFERSIZE, 8192L);
+    /* 4 KiB receive buffer: model streams come in small events, and each open stream keeps it. */
+    curl_easy_setopt(x->easy, CURLOPT_BUFFERSIZE, 4096L);
     curl_easy_setopt(x->easy, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(x->easy, CURLOPT_FOLLOWLOCATION, 0L);
     if (strcmp(x->method, "POST") == 0) {
