@@ -18,6 +18,7 @@ export TSAN_OPTIONS=halt_on_error=1
 
 passed=0
 failed=0
+skipped=0
 add_tap() { # name log
     p=$(grep -c '^ok ' "$2" || true)
     f=$(grep -c '^not ok ' "$2" || true)
@@ -34,8 +35,11 @@ add_line() { # name log: reads the "name: N passed, N failed" line the suite pri
     fi
     p=$(echo "$line" | sed -E 's/.*: ([0-9]+) passed.*/\1/')
     f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
+    s=0
+    case "$line" in *skipped*) s=$(echo "$line" | sed -E 's/.* ([0-9]+) skipped.*/\1/') ;; esac
     passed=$((passed + p))
     failed=$((failed + f))
+    skipped=$((skipped + s))
     echo "$line"
 }
 run_tap_bins() { # name dir
@@ -86,5 +90,9 @@ if [ "$failed" -gt 0 ]; then
     echo "failures: see the logs in $LOGS:"
     grep -l -E '^not ok|FAIL|ERROR' "$LOGS"/*.log 2>/dev/null | sed 's/^/  /'
 fi
-echo "$passed passed, $failed failed"
+if [ "$skipped" -gt 0 ]; then
+    echo "$passed passed, $failed failed, $skipped skipped"
+else
+    echo "$passed passed, $failed failed"
+fi
 [ "$failed" -eq 0 ]
