@@ -55,3 +55,33 @@ void crypto_hex(const unsigned char *in, size_t n, char *out)
     }
     out[2 * n] = '\0';
 }
+
+/* A new incremental SHA-256; the caller frees it with crypto_sha256_free(). */
+struct crypto_sha256 *crypto_sha256_new(void)
+{
+    EVP_MD_CTX *c = EVP_MD_CTX_new();
+    if (c && EVP_DigestInit_ex(c, EVP_sha256(), NULL) != 1) {
+        EVP_MD_CTX_free(c);
+        c = NULL;
+    }
+    return (struct crypto_sha256 *)c;
+}
+
+/* Hash 'n' more bytes. */
+void crypto_sha256_update(struct crypto_sha256 *h, const void *p, size_t n)
+{
+    EVP_DigestUpdate((EVP_MD_CTX *)h, p, n);
+}
+
+/* The digest of everything hashed so far (call once). */
+void crypto_sha256_final(struct crypto_sha256 *h, unsigned char out[CRYPTO_SHA256_LEN])
+{
+    unsigned int len = 0;
+    EVP_DigestFinal_ex((EVP_MD_CTX *)h, out, &len);
+}
+
+/* Free 'h'; NULL is a no-op. */
+void crypto_sha256_free(struct crypto_sha256 *h)
+{
+    EVP_MD_CTX_free((EVP_MD_CTX *)h);
+}
