@@ -12,6 +12,7 @@
 #include "../core/clock.h"
 #include "../core/log.h"
 
+#include <jansson.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1328,6 +1329,298 @@ static int s_idem_release(struct store *s, const struct store_tenant *t, const c
                texts, 3, NULL, 0);
 }
 
+/* ---- Knowledge ---- */
+
+#define DOC_COLS                                                                                   \
+    "d.id, d.name, d.filename, d.content_type, d.sha256, d.tags, d.employee_ids, d.status,"        \
+    " d.error, d.size_bytes, d.chunk_count, d.created_at, d.updated_at, d.org_id, d.mode"
+
+/* The access and tag rules of a search or list, with parameters ?10 (tags) and ?11 (reader). */
+#define DOC_RULES                                                                                  \
+    " AND (?10 IS NULL OR EXISTS (SELECT 1 FROM json_each(d.tags) WHERE value IN"                  \
+    " (SELECT value FROM json_each(?10))))"                                                        \
+    " AND (?11 IS NULL OR d.employee_ids = '[]' OR EXISTS (SELECT 1 FROM"                          \
+    " json_each(d.employee_ids) WHERE value = ?11))"
+
+static void read_document(sqlite3_stmt *st, struct arena *a, void *pout)
+{
+    struct store_document *out = pout;
+    const unsigned char *mode;
+    out->id = arena_col(a, st, 0);
+    out->name = arena_col(a, st, 1);
+    out->filename = arena_col(a, st, 2);
+    out->content_type = arena_col(a, st, 3);
+    out->sha256 = arena_col(a, st, 4);
+    out->tags = arena_col(a, st, 5);
+    out->employee_ids = arena_col(a, st, 6);
+    out->status = arena_col(a, st, 7);
+    out->error = arena_col(a, st, 8);
+    out->size_bytes = sqlite3_column_int64(st, 9);
+    out->chunk_count = sqlite3_column_int64(st, 10);
+    out->created_at = sqlite3_column_int64(st, 11);
+    out->updated_at = sqlite3_column_int64(st, 12);
+    copy_col(st, 13, out->tenant.org_id, sizeof(out->tenant.org_id));
+    mode = sqlite3_column_text(st, 14);
+    out->tenant.mode = mode && strcmp((const char *)mode, "test") == 0 ? STORE_TEST : STORE_LIVE;
+}
+
+static int s_document_create(struct store *s, const struct store_tenant *t,
+                             const struct store_document *d)
+{
+    const char *texts[] = {d->id,     t->org_id,   mode_names[t->mode],
+                           d->name,   d->filename, d->content_type,
+                           d->sha256, d->tags,     d->employee_ids};
+    const int64_t ints[] = {d->size_bytes, d->created_at};
+    return run(s,
+               "INSERT INTO documents (id, org_id, mode, name, filename, content_type, sha256,"
+               " tags, employee_ids, size_bytes, status, chunk_count, created_at, updated_at)"
+               " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'processing', 0, ?11, ?11)",
+               texts, 9, ints, 2);
+}
+
+static int s_document_get(struct store *s, const struct store_tenant *t, const char *id,
+                          struct arena *a, struct store_document *out)
+{
+    const char *texts[] = {id};
+    return query_one(s,
+                     "SELECT " DOC_COLS " FROM documents d WHERE d.org_id = ?1 AND d.mode = ?2"
+                     " AND d.id = ?3",
+                     t, texts, 1, read_document, a, out);
+}
+
+static int s_document_list(struct store *s, const struct store_tenant *t,
+                           const struct store_doc_filter *f, struct arena *a,
+                           struct store_doc_page *out)
+{
+    sqlite3_stmt *st = NULL;
+    char tags[200];
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (sqlite3_prepare_v2(
+            DB(s),
+            "SELECT " DOC_COLS " FROM documents d WHERE d.org_id = ?1 AND"
+            " d.mode = ?2 AND (?4 IS NULL OR (d.created_at, d.id) < (?3, ?4))" DOC_RULES
+            " ORDER BY d.created_at DESC, d.id DESC LIMIT ?5",
+            -1, &st, NULL) != SQLITE_OK)
+        return fail(s, "prepare document list");
+    bind_tenant(st, t);
+    sqlite3_bind_int64(st, 3, f->before_created);
+    bind_text(st, 4, f->before_id);
+    sqlite3_bind_int64(st, 5, (int64_t)f->limit + 1);
+    if (f->tag) {
+        json_t *arr = json_array();
+        char *js;
+        json_array_append_new(arr, json_string(f->tag));
+        js = json_dumps(arr, JSON_COMPACT);
+        snprintf(tags, sizeof(tags), "%s", js ? js : "[]");
+        free(js);
+        json_decref(arr);
+        sqlite3_bind_text(st, 10, tags, -1, SQLITE_TRANSIENT);
+    }
+    bind_text(st, 11, f->employee_id);
+    out->items = arena_alloc(a, ((size_t)f->limit + 1) * sizeof(*out->items));
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (out->n == f->limit) {
+            out->has_more = true;
+            break;
+        }
+        read_document(st, a, &out->items[out->n++]);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(s, "document list");
+}
+
+static int s_document_delete(struct store *s, const struct store_tenant *t, const char *id)
+{
+    const char *texts[] = {t->org_id, mode_names[t->mode], id};
+    int rc = run(s, "DELETE FROM documents WHERE org_id = ?1 AND mode = ?2 AND id = ?3", texts, 3,
+                 NULL, 0);
+    if (!rc && sqlite3_changes(DB(s)) == 0)
+        rc = ERR_NOT_FOUND;
+    return rc;
+}
+
+static int s_document_next(struct store *s, const char *after_id, struct arena *a,
+                           struct store_document *out)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (sqlite3_prepare_v2(DB(s),
+                           "SELECT " DOC_COLS " FROM documents d WHERE d.status = 'processing'"
+                           " AND (?1 IS NULL OR d.id > ?1) ORDER BY d.id LIMIT 1",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail(s, "prepare document next");
+    bind_text(st, 1, after_id);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        read_document(st, a, out);
+    sqlite3_finalize(st);
+    if (rc == SQLITE_DONE)
+        return ERR_NOT_FOUND;
+    return rc == SQLITE_ROW ? 0 : fail(s, "document next");
+}
+
+static int s_document_finish(struct store *s, const char *id, const struct store_chunk *chunks,
+                             size_t n, const char *error)
+{
+    sqlite3_stmt *st = NULL;
+    const char *doc[] = {id};
+    int rc = exec(s, "BEGIN IMMEDIATE");
+    if (rc)
+        return rc;
+    rc = run(s, "DELETE FROM chunks WHERE document_id = ?1", doc, 1, NULL, 0);
+    if (!rc && !error && n > 0) {
+        if (sqlite3_prepare_v2(DB(s),
+                               "INSERT INTO chunks (id, document_id, org_id, mode, seq, page,"
+                               " content, embedding) SELECT ?1, id, org_id, mode, ?2, ?3, ?4, ?5"
+                               " FROM documents WHERE id = ?6",
+                               -1, &st, NULL) != SQLITE_OK)
+            rc = fail(s, "prepare chunk insert");
+        for (size_t i = 0; !rc && i < n; i++) {
+            char cid[ID_MAX];
+            rc = id_new("chunk", cid, sizeof(cid));
+            if (rc)
+                break;
+            sqlite3_reset(st);
+            sqlite3_bind_text(st, 1, cid, -1, SQLITE_TRANSIENT);
+            sqlite3_bind_int64(st, 2, (int64_t)i);
+            if (chunks[i].page > 0)
+                sqlite3_bind_int(st, 3, chunks[i].page);
+            else
+                sqlite3_bind_null(st, 3);
+            sqlite3_bind_text(st, 4, chunks[i].content, -1, SQLITE_STATIC);
+            if (chunks[i].embedding)
+                sqlite3_bind_blob(st, 5, chunks[i].embedding, (int)(chunks[i].dim * sizeof(float)),
+                                  SQLITE_STATIC);
+            else
+                sqlite3_bind_null(st, 5);
+            sqlite3_bind_text(st, 6, id, -1, SQLITE_STATIC);
+            if (sqlite3_step(st) != SQLITE_DONE)
+                rc = fail(s, "insert chunk");
+        }
+        sqlite3_finalize(st);
+    }
+    if (!rc) {
+        const char *texts[] = {id, error ? "failed" : "ready", error};
+        const int64_t ints[] = {error ? 0 : (int64_t)n, clock_now_ms()};
+        rc = run(s,
+                 "UPDATE documents SET status = ?2, error = ?3, chunk_count = ?4, updated_at = ?5"
+                 " WHERE id = ?1",
+                 texts, 3, ints, 2);
+    }
+    if (!rc)
+        rc = exec(s, "COMMIT");
+    if (rc)
+        exec(s, "ROLLBACK");
+    return rc;
+}
+
+#define HIT_COLS "c.id, c.document_id, d.name, c.content, d.tags, coalesce(c.page, 0)"
+
+static void read_hit(sqlite3_stmt *st, struct arena *a, struct store_hit *h)
+{
+    h->chunk_id = arena_col(a, st, 0);
+    h->document_id = arena_col(a, st, 1);
+    h->document_name = arena_col(a, st, 2);
+    h->content = arena_col(a, st, 3);
+    h->tags = arena_col(a, st, 4);
+    h->page = sqlite3_column_int(st, 5);
+}
+
+static int s_search_text(struct store *s, const struct store_tenant *t, const char *fts_query,
+                         const struct store_search_filter *f, unsigned limit, struct arena *a,
+                         struct store_hit **out, size_t *n)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    *n = 0;
+    *out = arena_alloc(a, ((size_t)limit + 1) * sizeof(**out));
+    if (sqlite3_prepare_v2(DB(s),
+                           "SELECT " HIT_COLS ", -bm25(chunks_fts) FROM chunks_fts JOIN chunks c ON"
+                           " c.rowid = chunks_fts.rowid JOIN documents d ON d.id = c.document_id"
+                           " WHERE chunks_fts MATCH ?3 AND c.org_id = ?1 AND c.mode = ?2 AND"
+                           " d.status = 'ready'" DOC_RULES " ORDER BY bm25(chunks_fts) LIMIT ?4",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail(s, "prepare text search");
+    bind_tenant(st, t);
+    sqlite3_bind_text(st, 3, fts_query, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 4, limit);
+    bind_text(st, 10, f->tags_json);
+    bind_text(st, 11, f->employee_id);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW && *n < limit) {
+        read_hit(st, a, &(*out)[*n]);
+        (*out)[(*n)++].score = sqlite3_column_double(st, 6);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(s, "text search");
+}
+
+static int s_search_vectors(struct store *s, const struct store_tenant *t, const float *q,
+                            size_t dim, const struct store_search_filter *f, unsigned limit,
+                            struct arena *a, struct store_hit **out, size_t *n)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t *best_row;
+    double *best;
+    size_t have = 0;
+    int rc;
+
+    *n = 0;
+    *out = arena_alloc(a, ((size_t)limit + 1) * sizeof(**out));
+    best_row = arena_alloc(a, ((size_t)limit + 1) * sizeof(*best_row));
+    best = arena_alloc(a, ((size_t)limit + 1) * sizeof(*best));
+    /* A scan with a small sorted top-k; the vectors are unit length, so cosine is a dot. */
+    if (sqlite3_prepare_v2(DB(s),
+                           "SELECT c.rowid, c.embedding FROM chunks c JOIN documents d ON d.id ="
+                           " c.document_id WHERE c.org_id = ?1 AND c.mode = ?2 AND d.status ="
+                           " 'ready' AND c.embedding IS NOT NULL" DOC_RULES,
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail(s, "prepare vector search");
+    bind_tenant(st, t);
+    bind_text(st, 10, f->tags_json);
+    bind_text(st, 11, f->employee_id);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const float *v = sqlite3_column_blob(st, 1);
+        double dot = 0;
+        size_t pos;
+        if (!v || (size_t)sqlite3_column_bytes(st, 1) != dim * sizeof(float))
+            continue;
+        for (size_t i = 0; i < dim; i++)
+            dot += (double)q[i] * v[i];
+        if (have == limit && dot <= best[have - 1])
+            continue;
+        pos = have < limit ? have++ : limit - 1;
+        while (pos > 0 && best[pos - 1] < dot) {
+            best[pos] = best[pos - 1];
+            best_row[pos] = best_row[pos - 1];
+            pos--;
+        }
+        best[pos] = dot;
+        best_row[pos] = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if (rc != SQLITE_DONE)
+        return fail(s, "vector search");
+    if (sqlite3_prepare_v2(DB(s),
+                           "SELECT " HIT_COLS " FROM chunks c JOIN documents d ON d.id ="
+                           " c.document_id WHERE c.rowid = ?1",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail(s, "prepare hit read");
+    for (size_t i = 0; i < have; i++) {
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, best_row[i]);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            read_hit(st, a, &(*out)[*n]);
+            (*out)[(*n)++].score = best[i];
+        }
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
 static const struct store_ops sqlite_ops = {
     .version = 1,
     .name = "sqlite",
@@ -1363,6 +1656,14 @@ static const struct store_ops sqlite_ops = {
     .idem_claim = s_idem_claim,
     .idem_complete = s_idem_complete,
     .idem_release = s_idem_release,
+    .document_create = s_document_create,
+    .document_get = s_document_get,
+    .document_list = s_document_list,
+    .document_delete = s_document_delete,
+    .document_next = s_document_next,
+    .document_finish = s_document_finish,
+    .search_text = s_search_text,
+    .search_vectors = s_search_vectors,
 };
 
 /*

@@ -274,6 +274,64 @@ int store_idem_release(struct store *s, const struct store_tenant *t, const char
     WRAP(s->ops->idem_release(s, t, key));
 }
 
+/* Insert a new document record (status processing). */
+int store_document_create(struct store *s, const struct store_tenant *t,
+                          const struct store_document *d)
+{
+    WRAP(s->ops->document_create(s, t, d));
+}
+
+/* Read one document; ERR_NOT_FOUND when absent or another tenant's. */
+int store_document_get(struct store *s, const struct store_tenant *t, const char *id,
+                       struct arena *a, struct store_document *out)
+{
+    WRAP(s->ops->document_get(s, t, id, a, out));
+}
+
+/* One page of documents, newest first. */
+int store_document_list(struct store *s, const struct store_tenant *t,
+                        const struct store_doc_filter *f, struct arena *a,
+                        struct store_doc_page *out)
+{
+    WRAP(s->ops->document_list(s, t, f, a, out));
+}
+
+/* Delete a document with its chunks and index entries; ERR_NOT_FOUND when absent. */
+int store_document_delete(struct store *s, const struct store_tenant *t, const char *id)
+{
+    WRAP(s->ops->document_delete(s, t, id));
+}
+
+/* The oldest processing document after 'after_id' (NULL: from the start). */
+int store_document_next(struct store *s, const char *after_id, struct arena *a,
+                        struct store_document *out)
+{
+    WRAP(s->ops->document_next(s, after_id, a, out));
+}
+
+/* Chunks and status of a processed document, in one transaction. */
+int store_document_finish(struct store *s, const char *id, const struct store_chunk *chunks,
+                          size_t n, const char *error)
+{
+    WRAP(s->ops->document_finish(s, id, chunks, n, error));
+}
+
+/* BM25 search over the tenant's ready chunks. */
+int store_search_text(struct store *s, const struct store_tenant *t, const char *fts_query,
+                      const struct store_search_filter *f, unsigned limit, struct arena *a,
+                      struct store_hit **out, size_t *n)
+{
+    WRAP(s->ops->search_text(s, t, fts_query, f, limit, a, out, n));
+}
+
+/* Nearest chunks by cosine similarity of their embeddings. */
+int store_search_vectors(struct store *s, const struct store_tenant *t, const float *q, size_t dim,
+                         const struct store_search_filter *f, unsigned limit, struct arena *a,
+                         struct store_hit **out, size_t *n)
+{
+    WRAP(s->ops->search_vectors(s, t, q, dim, f, limit, a, out, n));
+}
+
 /* ---- Pool ---- */
 
 struct store_pool {

@@ -273,6 +273,83 @@ int store_idem_complete(struct store *s, const struct store_tenant *t, const cha
                         const char *content_type, const char *body, size_t len);
 int store_idem_release(struct store *s, const struct store_tenant *t, const char *key);
 
+/* ---- Knowledge ---- */
+struct store_document {
+    const char *id;
+    const char *name;
+    const char *filename;
+    const char *content_type;
+    const char *sha256;       /* hex */
+    const char *tags;         /* JSON array text */
+    const char *employee_ids; /* JSON array text */
+    const char *status;       /* processing | ready | failed */
+    const char *error;        /* NULL unless failed */
+    int64_t size_bytes;
+    int64_t chunk_count;
+    int64_t created_at;
+    int64_t updated_at;
+    struct store_tenant tenant; /* filled by store_document_next() */
+};
+
+struct store_doc_filter {
+    const char *tag;         /* NULL: any */
+    const char *employee_id; /* NULL: any; else documents this employee may read */
+    unsigned limit;
+    int64_t before_created; /* keyset cursor with before_id (NULL: first page) */
+    const char *before_id;
+};
+
+struct store_doc_page {
+    struct store_document *items;
+    size_t n;
+    bool has_more;
+};
+
+struct store_chunk {
+    const char *content;
+    int page;               /* 0: not paged */
+    const float *embedding; /* NULL: none */
+    size_t dim;
+};
+
+/* Which chunks a search may see: ready documents of the tenant, by tags and reader. */
+struct store_search_filter {
+    const char *tags_json;   /* JSON array of tags (any of), or NULL */
+    const char *employee_id; /* NULL: any reader */
+};
+
+struct store_hit {
+    const char *chunk_id;
+    const char *document_id;
+    const char *document_name;
+    const char *content;
+    const char *tags; /* JSON array text */
+    int page;
+    double score; /* BM25: -bm25() (higher is better); vectors: cosine */
+};
+
+int store_document_create(struct store *s, const struct store_tenant *t,
+                          const struct store_document *d);
+int store_document_get(struct store *s, const struct store_tenant *t, const char *id,
+                       struct arena *a, struct store_document *out);
+int store_document_list(struct store *s, const struct store_tenant *t,
+                        const struct store_doc_filter *f, struct arena *a,
+                        struct store_doc_page *out);
+int store_document_delete(struct store *s, const struct store_tenant *t, const char *id);
+/* The oldest document still processing, any tenant (the worker's queue); ERR_NOT_FOUND if none. */
+int store_document_next(struct store *s, const char *after_id, struct arena *a,
+                        struct store_document *out);
+/* Store the chunks of 'id' (replacing any) and mark it ready; or mark it failed with 'error'. */
+int store_document_finish(struct store *s, const char *id, const struct store_chunk *chunks,
+                          size_t n, const char *error);
+int store_search_text(struct store *s, const struct store_tenant *t, const char *fts_query,
+                      const struct store_search_filter *f, unsigned limit, struct arena *a,
+                      struct store_hit **out, size_t *n);
+/* The 'limit' chunks whose embeddings are closest (cosine) to 'q' of 'dim' floats. */
+int store_search_vectors(struct store *s, const struct store_tenant *t, const float *q, size_t dim,
+                         const struct store_search_filter *f, unsigned limit, struct arena *a,
+                         struct store_hit **out, size_t *n);
+
 /* Tests: make the 'n'th store call from now fail with ERR_STORE (0 = off). */
 void store_fail_after(long n);
 

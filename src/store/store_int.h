@@ -69,6 +69,24 @@ struct store_ops {
     int (*idem_complete)(struct store *s, const struct store_tenant *t, const char *key, int status,
                          const char *content_type, const char *body, size_t len);
     int (*idem_release)(struct store *s, const struct store_tenant *t, const char *key);
+    int (*document_create)(struct store *s, const struct store_tenant *t,
+                           const struct store_document *d);
+    int (*document_get)(struct store *s, const struct store_tenant *t, const char *id,
+                        struct arena *a, struct store_document *out);
+    int (*document_list)(struct store *s, const struct store_tenant *t,
+                         const struct store_doc_filter *f, struct arena *a,
+                         struct store_doc_page *out);
+    int (*document_delete)(struct store *s, const struct store_tenant *t, const char *id);
+    int (*document_next)(struct store *s, const char *after_id, struct arena *a,
+                         struct store_document *out);
+    int (*document_finish)(struct store *s, const char *id, const struct store_chunk *chunks,
+                           size_t n, const char *error);
+    int (*search_text)(struct store *s, const struct store_tenant *t, const char *fts_query,
+                       const struct store_search_filter *f, unsigned limit, struct arena *a,
+                       struct store_hit **out, size_t *n);
+    int (*search_vectors)(struct store *s, const struct store_tenant *t, const float *q, size_t dim,
+                          const struct store_search_filter *f, unsigned limit, struct arena *a,
+                          struct store_hit **out, size_t *n);
 };
 
 struct store {
