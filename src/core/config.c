@@ -319,6 +319,9 @@ int config_load_env(struct config *c, char *const *envp, struct err *e)
             c->llm_retries = (int)r;
         } else if (IS("WORKFORCE_LLM_HISTORY_TOKENS")) {
             rc = set_int(&c->llm_history_tokens, v, 0, 10000000, "WORKFORCE_LLM_HISTORY_TOKENS", e);
+        } else if (IS("WORKFORCE_EMBEDDINGS_PATH")) {
+            rc = set_str(c->embeddings_path, sizeof(c->embeddings_path), v,
+                         "WORKFORCE_EMBEDDINGS_PATH", e);
         } else if (IS("WORKFORCE_LLM")) {
             if (!one_of(v, "builtin", "openai"))
                 rc = err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_LLM",
@@ -351,6 +354,14 @@ void config_finish(struct config *c)
     if (!c->public_url[0])
         snprintf(c->public_url, sizeof(c->public_url), "http://%s:%u", c->listen_host,
                  c->listen_port);
+    {
+        const char *slash = strrchr(c->database, '/');
+        if (strncmp(c->database, "postgres", 8) == 0 || !slash)
+            snprintf(c->files_dir, sizeof(c->files_dir), "files");
+        else
+            snprintf(c->files_dir, sizeof(c->files_dir), "%.*s/files", (int)(slash - c->database),
+                     c->database);
+    }
     if (!c->secret_file[0]) {
         const char *slash = strrchr(c->database, '/');
         if (strncmp(c->database, "postgres", 8) == 0 || !slash)

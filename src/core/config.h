@@ -25,6 +25,8 @@ struct config {
     char database[1024];
     char public_url[512];
     char secret_file[1024];
+    char files_dir[1024];       /* uploaded documents: "files" beside the database */
+    char embeddings_path[1024]; /* the model's package directory ("" = look in node_modules) */
     unsigned threads;
     struct config_limits limits[TIER_COUNT];
     char llm[16]; /* builtin | openai */

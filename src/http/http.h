@@ -53,6 +53,10 @@ void http_req_query_each(struct http_req *r, http_kv_fn fn, void *ud); /* value 
 const char *http_req_body(const struct http_req *r, size_t *len);
 bool http_req_body_too_large(const struct http_req *r);
 void http_req_set_body_cap(struct http_req *r, size_t cap);
+/* begin() only: body bytes go to 'fn' as they arrive instead of the buffer (no cap applies).
+ * A non-zero return stops the calls; the rest of the body is read and dropped. */
+typedef int (*http_body_fn)(void *ud, const char *p, size_t n);
+void http_req_set_body_sink(struct http_req *r, http_body_fn fn, void *ud);
 void http_req_set_user(struct http_req *r, void *p);
 void *http_req_user(const struct http_req *r);
 

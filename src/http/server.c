@@ -88,6 +88,9 @@ struct http_req {
     bool too_large;
     bool responded;
     void *user;
+    http_body_fn sink;
+    void *sink_ud;
+    int sink_rc;
     unsigned status;
     const char *ctype;
     char *resp_body;
@@ -170,6 +173,13 @@ bool http_req_body_too_large(const struct http_req *r)
 void http_req_set_body_cap(struct http_req *r, size_t cap)
 {
     r->body_cap = cap;
+}
+
+/* Stream the body to 'fn' instead of buffering it (see http.h). */
+void http_req_set_body_sink(struct http_req *r, http_body_fn fn, void *ud)
+{
+    r->sink = fn;
+    r->sink_ud = ud;
 }
 
 /* Attach the application's per-request state. */
@@ -518,6 +528,11 @@ static void unpark_all(struct http_server *srv)
 
 static int append_body(struct http_req *r, const char *data, size_t n)
 {
+    if (r->sink) {
+        if (!r->sink_rc)
+            r->sink_rc = r->sink(r->sink_ud, data, n);
+        return 0;
+    }
     if (r->too_large || n > r->body_cap - r->body_len) {
         r->too_large = true;
         return 0;

@@ -238,6 +238,8 @@ static int read_body(struct router_req *r, struct err *e)
 
     if (strcmp(m, "POST") != 0 && strcmp(m, "PATCH") != 0 && strcmp(m, "PUT") != 0)
         return 0;
+    if (r->route >= 0 && (router_routes[r->route].flags & ROUTE_UPLOAD))
+        return 0; /* streamed to the upload sink */
     if (http_req_body_too_large(r->http))
         return err_set(e, ERR_LIMIT, "request_too_large", NULL,
                        "The request body is larger than %u bytes.", JSON_BODY_CAP);
@@ -288,6 +290,8 @@ static int idem_begin(struct router_req *r, const char *key, bool *replayed, str
     buf_appends(&in, http_req_path(r->http));
     buf_append(&in, "", 1);
     buf_append(&in, body, len);
+    if (r->body_digest)
+        buf_appends(&in, r->body_digest);
     crypto_sha256(buf_ptr(&in), buf_len(&in), fp);
     buf_cleanup(&in);
     rc = store_idem_claim(r->store, &r->tenant, key, fp, clock_now_ms(), IDEM_MAX_AGE_MS, r->arena,
@@ -402,8 +406,16 @@ static enum http_begin on_begin(struct http_req *h, void *ud)
             if (!rc)
                 rc = admit(r, &r->early);
             if (!rc && !auth_scope_allows(r->scopes, rt->scope))
-                err_set(&r->early, ERR_FORBIDDEN, "permission_denied", NULL,
-                        "This API key lacks the scope %s.", auth_scope_name(rt->scope));
+                rc = err_set(&r->early, ERR_FORBIDDEN, "permission_denied", NULL,
+                             "This API key lacks the scope %s.", auth_scope_name(rt->scope));
+            if (!rc && (rt->flags & ROUTE_UPLOAD)) {
+                rc = rt->upload_begin(r, &r->early);
+                /* A declared body over the limit is refused at once, unread. */
+                if (rc && r->early.code && strcmp(r->early.code, "file_too_large") == 0) {
+                    api_error_respond(r, &r->early);
+                    return HTTP_RESPOND_NOW;
+                }
+            }
         }
     }
     if (!r->early.code && cl && !str_to_u64(str_c(cl), &n) && n > JSON_BODY_CAP) {
@@ -475,6 +487,8 @@ static void on_done(struct http_req *h, void *ud)
     const struct router_env *env = ud;
     if (!r)
         return;
+    if (r->cleanup)
+        r->cleanup(r);
     if (r->rl_entered)
         ratelimit_leave(env->rl, r->rl_tenant);
     metrics_observe(env->metrics, r->route, http_resp_status(h), clock_mono_us() - r->t0_us);

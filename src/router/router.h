@@ -25,6 +25,8 @@
 
 struct llm;
 struct httpc;
+struct embed_model;
+struct knowledge_worker;
 struct metrics;
 struct ratelimit;
 struct router_req;
@@ -33,6 +35,7 @@ typedef int (*router_handler_fn)(struct router_req *r, struct err *e);
 
 enum router_flag {
     ROUTE_PUBLIC = 1 << 0, /* no key needed */
+    ROUTE_UPLOAD = 1 << 1, /* multipart body streamed to the route's upload_begin() sink */
 };
 
 struct route {
@@ -42,6 +45,8 @@ struct route {
     uint32_t scope;           /* enum auth_scope bits needed; 0: any key */
     unsigned flags;           /* enum router_flag */
     const char *const *query; /* allowed query parameters, NULL-terminated; NULL: none */
+    /* ROUTE_UPLOAD: called when the headers are accepted, to set up the body sink. */
+    int (*upload_begin)(struct router_req *r, struct err *e);
 };
 
 /* Process-wide services, read-only once serving starts. */
@@ -53,8 +58,10 @@ struct router_env {
     unsigned char secret[AUTH_SECRET_LEN];
     int64_t started_ms;
     struct httpc *httpc;
-    struct llm *llm;         /* the configured engine (live keys) */
-    struct llm *llm_builtin; /* test keys, unless WORKFORCE_TEST_LLM=provider */
+    struct embed_model *embed;        /* NULL: no vectors (BM25 only) */
+    struct knowledge_worker *kworker; /* processes uploaded documents */
+    struct llm *llm;                  /* the configured engine (live keys) */
+    struct llm *llm_builtin;          /* test keys, unless WORKFORCE_TEST_LLM=provider */
 };
 
 struct router_req {
@@ -80,9 +87,11 @@ struct router_req {
     unsigned status;     /* 0: 200 */
     json_t *resp;        /* owned until rendered */
     int64_t t0_us;
-    struct err early;     /* refusal decided when the headers arrived, answered after the body */
-    bool async;           /* the handler deferred or streamed its response */
-    const char *idem_key; /* the claimed Idempotency-Key, or NULL */
+    struct err early;        /* refusal decided when the headers arrived, answered after the body */
+    bool async;              /* the handler deferred or streamed its response */
+    const char *body_digest; /* uploads: hex SHA-256 of the raw body (idempotency) */
+    void (*cleanup)(struct router_req *r); /* runs when the request is done */
+    const char *idem_key;                  /* the claimed Idempotency-Key, or NULL */
     char request_id[160];
 };
 

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * routes.c: THE route table (Redis commands.def style). Method, pattern, handler, scope,
- * flags and the query parameters the route accepts; anything not listed here is 404, and a
- * known path with another method is 405. Routes of the contract that are not built yet are
- * absent (404 route_not_found) and marked planned in docs/openapi.json.
+ * flags, the query parameters the route accepts and, for uploads, the hook that sets up the
+ * streamed body. Anything not listed here is 404, and a known path with another method is 405.
+ * Routes of the contract that are not built yet are absent (404 route_not_found) and marked
+ * planned in docs/openapi.json.
  */
 #include "router.h"
 
@@ -13,27 +14,29 @@ static const char *const q_employees[] = {"category", "status", "limit", "after"
 static const char *const q_stats[] = {"period", NULL};
 static const char *const q_conversations[] = {"employee_id", "limit", "before", NULL};
 
+#define CONV AUTH_SCOPE_CONVERSATIONS
+
 const struct route router_routes[] = {
-    {"GET", "/healthz", api_healthz, 0, ROUTE_PUBLIC, NULL},
-    {"GET", "/readyz", api_readyz, 0, ROUTE_PUBLIC, NULL},
-    {"GET", "/metrics", api_metrics, 0, ROUTE_PUBLIC, NULL},
-    {"GET", "/v1/openapi.json", api_openapi, 0, ROUTE_PUBLIC, NULL},
-    {"GET", "/docs/errors/{code}", api_docs_error, 0, ROUTE_PUBLIC, NULL},
-    {"GET", "/v1/account", api_account_get, 0, 0, NULL},
-    {"GET", "/v1/employees", api_employees_list, AUTH_SCOPE_EMPLOYEES_READ, 0, q_employees},
-    {"POST", "/v1/employees", api_employees_create, AUTH_SCOPE_EMPLOYEES_WRITE, 0, NULL},
-    {"GET", "/v1/employees/{id}", api_employees_get, AUTH_SCOPE_EMPLOYEES_READ, 0, NULL},
-    {"PATCH", "/v1/employees/{id}", api_employees_update, AUTH_SCOPE_EMPLOYEES_WRITE, 0, NULL},
-    {"GET", "/v1/employees/{id}/stats", api_employees_stats, AUTH_SCOPE_EMPLOYEES_READ, 0, q_stats},
-    {"POST", "/v1/chat", api_chat, AUTH_SCOPE_CHAT, 0, NULL},
-    {"POST", "/v1/chat/stream", api_chat_stream, AUTH_SCOPE_CHAT, 0, NULL},
-    {"GET", "/v1/conversations", api_conversations_list, AUTH_SCOPE_CONVERSATIONS, 0,
-     q_conversations},
-    {"GET", "/v1/conversations/{id}", api_conversations_get, AUTH_SCOPE_CONVERSATIONS, 0, NULL},
-    {"DELETE", "/v1/conversations/{id}", api_conversations_delete, AUTH_SCOPE_CONVERSATIONS, 0,
+    {"GET", "/healthz", api_healthz, 0, ROUTE_PUBLIC, NULL, NULL},
+    {"GET", "/readyz", api_readyz, 0, ROUTE_PUBLIC, NULL, NULL},
+    {"GET", "/metrics", api_metrics, 0, ROUTE_PUBLIC, NULL, NULL},
+    {"GET", "/v1/openapi.json", api_openapi, 0, ROUTE_PUBLIC, NULL, NULL},
+    {"GET", "/docs/errors/{code}", api_docs_error, 0, ROUTE_PUBLIC, NULL, NULL},
+    {"GET", "/v1/account", api_account_get, 0, 0, NULL, NULL},
+    {"GET", "/v1/employees", api_employees_list, AUTH_SCOPE_EMPLOYEES_READ, 0, q_employees, NULL},
+    {"POST", "/v1/employees", api_employees_create, AUTH_SCOPE_EMPLOYEES_WRITE, 0, NULL, NULL},
+    {"GET", "/v1/employees/{id}", api_employees_get, AUTH_SCOPE_EMPLOYEES_READ, 0, NULL, NULL},
+    {"PATCH", "/v1/employees/{id}", api_employees_update, AUTH_SCOPE_EMPLOYEES_WRITE, 0, NULL,
      NULL},
-    {"POST", "/v1/conversations/{id}/messages/{message_id}/feedback", api_feedback_create,
-     AUTH_SCOPE_CONVERSATIONS, 0, NULL},
+    {"GET", "/v1/employees/{id}/stats", api_employees_stats, AUTH_SCOPE_EMPLOYEES_READ, 0, q_stats,
+     NULL},
+    {"POST", "/v1/chat", api_chat, AUTH_SCOPE_CHAT, 0, NULL, NULL},
+    {"POST", "/v1/chat/stream", api_chat_stream, AUTH_SCOPE_CHAT, 0, NULL, NULL},
+    {"GET", "/v1/conversations", api_conversations_list, CONV, 0, q_conversations, NULL},
+    {"GET", "/v1/conversations/{id}", api_conversations_get, CONV, 0, NULL, NULL},
+    {"DELETE", "/v1/conversations/{id}", api_conversations_delete, CONV, 0, NULL, NULL},
+    {"POST", "/v1/conversations/{id}/messages/{message_id}/feedback", api_feedback_create, CONV, 0,
+     NULL, NULL},
 };
 
 const size_t router_nroutes = sizeof(router_routes) / sizeof(router_routes[0]);
