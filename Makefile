@@ -14,11 +14,11 @@ CC ?= cc
 ifeq ($(origin CC),default)
 CC := gcc
 endif
-PKGS := libmicrohttpd jansson sqlite3 libcrypto libcurl
+PKGS := libmicrohttpd jansson sqlite3 libcrypto libcurl libzip libxml-2.0
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wpointer-arith \
         -Wcast-qual -Wformat=2 -Wvla -Wimplicit-fallthrough
 CFLAGS_BASE := -std=c17 -D_GNU_SOURCE -g $(WARN) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
+LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lunistring -lpthread -lm
 
 OUT ?= build
 OPT ?= -O2

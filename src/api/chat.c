@@ -24,6 +24,8 @@
 #include <string.h>
 
 #define HISTORY_MESSAGES 100
+#define KNOWLEDGE_PASSAGES 3
+#define KNOWLEDGE_MIN_COSINE 0.35
 
 struct chat_body {
     const char *employee_id;
@@ -56,6 +58,7 @@ struct chat_job {
     char conv_id[ID_MAX];
     char emp_id[ID_MAX];
     char *idem_key;
+    char *sources; /* JSON array text of the passages the reply drew on */
     bool live;
     bool reserved;
     int64_t created_at;
@@ -87,7 +90,7 @@ static void write_message(struct jw *w, const struct chat_job *j, const char *co
     jw_key(w, "created_at");
     jw_time(w, j->created_at);
     jw_key(w, "sources");
-    jw_raw(w, "[]", "[]");
+    jw_raw(w, j->sources, "[]");
     jw_key(w, "usage");
     jw_obj(w);
     jw_key(w, "input_tokens");
@@ -118,6 +121,7 @@ static void job_free(struct chat_job *j)
     buf_cleanup(&j->content);
     buf_cleanup(&j->transcript);
     free(j->idem_key);
+    free(j->sources);
     free(j);
 }
 
@@ -210,7 +214,7 @@ static void on_done(void *ud, const struct llm_usage *u, const struct err *e)
     fin.reply.employee_id = j->emp_id;
     fin.reply.role = "assistant";
     fin.reply.content = buf_ptr(&j->content);
-    fin.reply.sources = "[]";
+    fin.reply.sources = j->sources ? j->sources : "[]";
     fin.reply.credits_used = cost;
     fin.reply.input_tokens = u->input_tokens;
     fin.reply.output_tokens = u->output_tokens;
@@ -396,6 +400,39 @@ static int chat(struct router_req *r, struct err *e, bool always_stream)
 
     if (b.context)
         context = json_dumps(b.context, JSON_COMPACT);
+    {
+        /* The knowledge this employee may read that matches the message. */
+        struct store_search_filter kf = {NULL, emp.id};
+        struct store_hit *hits = NULL;
+        size_t nh = 0;
+        struct err ke;
+        err_clear(&ke);
+        if (api_knowledge_search(r, b.message, &kf, KNOWLEDGE_PASSAGES, KNOWLEDGE_MIN_COSINE, &hits,
+                                 &nh, &ke) == 0) {
+            struct llm_passage *ps = arena_alloc(r->arena, (nh + 1) * sizeof(*ps));
+            json_t *src = json_array();
+            char *dumped;
+            for (size_t i = 0; i < nh; i++) {
+                json_t *o = json_object();
+                ps[i].source = hits[i].document_name;
+                ps[i].content = hits[i].content;
+                ps[i].page = hits[i].page;
+                json_object_set_new(o, "document_id", json_string(hits[i].document_id));
+                json_object_set_new(o, "document_name", json_string(hits[i].document_name));
+                json_object_set_new(o, "chunk_id", json_string(hits[i].chunk_id));
+                json_object_set_new(o, "score", json_real(hits[i].score > 1 ? 1.0 : hits[i].score));
+                json_array_append_new(src, o);
+            }
+            dumped = json_dumps(src, JSON_COMPACT);
+            json_decref(src);
+            j->sources = dumped;
+            lreq.knowledge = ps;
+            lreq.nknowledge = nh;
+            lreq.knowledge_searched = true;
+        } else {
+            log_warn("chat: knowledge search failed: %s", ke.msg);
+        }
+    }
     lreq.model = emp.model;
     lreq.employee_name = emp.name;
     lreq.employee_role = emp.role;

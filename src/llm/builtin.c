@@ -66,6 +66,21 @@ static void compose(struct buf *b, const struct llm_request *req)
     buf_appends(b, "You asked: \"");
     append_cut(b, req->message ? req->message : "", 300);
     buf_appends(b, "\"\n\n");
+    if (req->nknowledge > 0) {
+        buf_appends(b, "From the knowledge I can read:\n");
+        for (size_t i = 0; i < req->nknowledge; i++) {
+            const struct llm_passage *p = &req->knowledge[i];
+            buf_appendf(b, "[%zu] %s", i + 1, p->source);
+            if (p->page > 0)
+                buf_appendf(b, " (page %d)", p->page);
+            buf_appends(b, ": \"");
+            append_cut(b, p->content, 400);
+            buf_appends(b, "\"\n");
+        }
+        buf_appends(b, "\n");
+    } else if (req->knowledge_searched) {
+        buf_appends(b, "I found nothing about this in the knowledge I can read.\n\n");
+    }
     if (req->persona && *req->persona) {
         buf_appends(b, "How I work: ");
         append_persona(b, req->persona);
@@ -105,6 +120,8 @@ static int64_t prompt_words(const struct llm_request *req)
                 llm_count_words(req->context);
     for (size_t i = 0; i < req->nhistory; i++)
         n += llm_count_words(req->history[i].content);
+    for (size_t i = 0; i < req->nknowledge; i++)
+        n += llm_count_words(req->knowledge[i].content);
     return n;
 }
 

@@ -10,6 +10,7 @@
 
 #include "../core/err.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,6 +20,13 @@ struct llm;
 struct llm_message {
     const char *role; /* user | assistant */
     const char *content;
+};
+
+/* A passage of the knowledge base the reply may draw on. */
+struct llm_passage {
+    const char *source; /* the document's name */
+    const char *content;
+    int page; /* 0: not paged */
 };
 
 /* What the engine is asked; every string is borrowed for the length of llm_call(). */
@@ -31,7 +39,10 @@ struct llm_request {
     const char *context;               /* the request's context as JSON text, or NULL */
     const struct llm_message *history; /* oldest first, already cut to the budget */
     size_t nhistory;
-    const char *message; /* the new user message */
+    const char *message;                 /* the new user message */
+    const struct llm_passage *knowledge; /* best first */
+    size_t nknowledge;
+    bool knowledge_searched; /* the employee can read knowledge and it was searched */
 };
 
 struct llm_usage {

@@ -282,6 +282,20 @@ static char *build_body(const struct openai *o, const struct llm_request *req)
         buf_appendf(&sys, "\n\nYour capabilities: %s", req->capabilities);
     if (req->context && strcmp(req->context, "{}") != 0)
         buf_appendf(&sys, "\n\nContext for this request (JSON): %s", req->context);
+    if (req->nknowledge > 0) {
+        buf_appends(&sys, "\n\nKnowledge you may use. Cite the passages you use by their name "
+                          "in square brackets:");
+        for (size_t i = 0; i < req->nknowledge; i++) {
+            const struct llm_passage *p = &req->knowledge[i];
+            buf_appendf(&sys, "\n[%zu] %s", i + 1, p->source);
+            if (p->page > 0)
+                buf_appendf(&sys, ", page %d", p->page);
+            buf_appendf(&sys, ": %s", p->content);
+        }
+    } else if (req->knowledge_searched) {
+        buf_appends(&sys, "\n\nThe knowledge base has nothing on this request; say so if it "
+                          "matters.");
+    }
     json_array_append_new(msgs, message("system", buf_ptr(&sys)));
     buf_cleanup(&sys);
     for (size_t i = 0; i < req->nhistory; i++)
@@ -308,6 +322,8 @@ static void o_call(struct llm *l, const struct llm_request *req, const struct ll
                   llm_count_words(req->context) + llm_count_words(req->capabilities);
     for (size_t i = 0; i < req->nhistory; i++)
         c->in_words += llm_count_words(req->history[i].content);
+    for (size_t i = 0; i < req->nknowledge; i++)
+        c->in_words += llm_count_words(req->knowledge[i].content);
     sse_init(&c->sse, MAX_EVENT);
     buf_init(&c->plain, MAX_PLAIN);
     if (!c->body) {

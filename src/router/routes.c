@@ -13,8 +13,10 @@
 static const char *const q_employees[] = {"category", "status", "limit", "after", NULL};
 static const char *const q_stats[] = {"period", NULL};
 static const char *const q_conversations[] = {"employee_id", "limit", "before", NULL};
+static const char *const q_documents[] = {"tag", "employee_id", "limit", "before", NULL};
 
 #define CONV AUTH_SCOPE_CONVERSATIONS
+#define KNOW AUTH_SCOPE_KNOWLEDGE
 
 const struct route router_routes[] = {
     {"GET", "/healthz", api_healthz, 0, ROUTE_PUBLIC, NULL, NULL},
@@ -37,6 +39,12 @@ const struct route router_routes[] = {
     {"DELETE", "/v1/conversations/{id}", api_conversations_delete, CONV, 0, NULL, NULL},
     {"POST", "/v1/conversations/{id}/messages/{message_id}/feedback", api_feedback_create, CONV, 0,
      NULL, NULL},
+    {"POST", "/v1/knowledge/documents", api_knowledge_upload, KNOW, ROUTE_UPLOAD, NULL,
+     api_knowledge_upload_begin},
+    {"GET", "/v1/knowledge/documents", api_knowledge_list, KNOW, 0, q_documents, NULL},
+    {"GET", "/v1/knowledge/documents/{id}", api_knowledge_get, KNOW, 0, NULL, NULL},
+    {"DELETE", "/v1/knowledge/documents/{id}", api_knowledge_delete, KNOW, 0, NULL, NULL},
+    {"POST", "/v1/knowledge/query", api_knowledge_query, KNOW, 0, NULL, NULL},
 };
 
 const size_t router_nroutes = sizeof(router_routes) / sizeof(router_routes[0]);

@@ -173,8 +173,14 @@ class RateLimitTest(ServerTestCase):
             self.assertJson(self.account(key))  # 1 held + this one = 2 <= 2
             two, _ = self._slow_upload(key)
             try:
-                time.sleep(0.3)
-                self.assert429(self.account(key), code="concurrency_limit_exceeded")
+                # The held uploads count once the server has read their headers: on a loaded
+                # machine that can take longer than a fixed pause, so wait for it (bounded).
+                deadline = time.time() + 3.0
+                r = self.account(key)
+                while r.status != 429 and time.time() < deadline:
+                    time.sleep(0.1)
+                    r = self.account(key)
+                self.assert429(r, code="concurrency_limit_exceeded")
             finally:
                 two.close()
         finally:

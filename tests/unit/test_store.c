@@ -378,6 +378,91 @@ static void test_chat(struct store *s, const struct store_org *org)
     }
 }
 
+static void test_knowledge(struct store *s, const struct store_org *org)
+{
+    subtest("knowledge")
+    {
+        struct store_tenant t = {.mode = STORE_LIVE}, other = {.mode = STORE_TEST};
+        struct store_document d, got;
+        struct store_doc_filter f;
+        struct store_doc_page page;
+        struct store_search_filter sf = {NULL, NULL};
+        struct store_hit *hits = NULL;
+        size_t n = 0;
+        struct arena a;
+        float e1[4] = {1, 0, 0, 0}, e2[4] = {0, 1, 0, 0}, q[4] = {0.6f, 0.8f, 0, 0};
+        struct store_chunk ch[2] = {{"refunds are possible within thirty days", 1, e1, 4},
+                                    {"shipping takes two business days", 2, e2, 4}};
+
+        snprintf(t.org_id, sizeof(t.org_id), "%s", org->id);
+        snprintf(other.org_id, sizeof(other.org_id), "%s", org->id);
+        arena_init(&a);
+        memset(&d, 0, sizeof(d));
+        d.id = "doc_aaaaaaaaaaaaaaaaaaaaaaa1";
+        d.name = "Policy";
+        d.filename = "policy.pdf";
+        d.content_type = "application/pdf";
+        d.sha256 = "00";
+        d.tags = "[\"policies\"]";
+        d.employee_ids = "[\"emp_reader\"]";
+        d.size_bytes = 10;
+        d.created_at = 1000;
+        is_int(store_document_create(s, &t, &d), 0, "create document");
+        ok(store_document_get(s, &t, d.id, &a, &got) == 0 && strcmp(got.status, "processing") == 0,
+           "processing after upload");
+        ok(store_document_next(s, NULL, &a, &got) == 0 && strcmp(got.id, d.id) == 0 &&
+               strcmp(got.tenant.org_id, org->id) == 0 && got.tenant.mode == STORE_LIVE,
+           "the worker finds it with its tenant");
+        is_int(store_search_text(s, &t, "\"refunds\"", &sf, 5, &a, &hits, &n), 0, "search");
+        is_int(n, 0, "nothing is searchable before it is ready");
+        is_int(store_document_finish(s, d.id, ch, 2, NULL), 0, "finish with chunks");
+        ok(store_document_next(s, NULL, &a, &got) == ERR_NOT_FOUND, "nothing left to process");
+        store_document_get(s, &t, d.id, &a, &got);
+        ok(strcmp(got.status, "ready") == 0 && got.chunk_count == 2, "ready with 2 chunks");
+        store_search_text(s, &t, "\"refunds\" OR \"days\"", &sf, 5, &a, &hits, &n);
+        ok(n == 2 && strcmp(hits[0].content, ch[0].content) == 0 && hits[0].page == 1 &&
+               hits[0].score > 0,
+           "BM25 ranks the refund chunk first, with its page");
+        sf.employee_id = "emp_other";
+        store_search_text(s, &t, "\"refunds\"", &sf, 5, &a, &hits, &n);
+        is_int(n, 0, "a reader not in employee_ids sees nothing");
+        sf.employee_id = "emp_reader";
+        store_search_text(s, &t, "\"refunds\"", &sf, 5, &a, &hits, &n);
+        is_int(n, 1, "the named reader sees it");
+        sf.employee_id = NULL;
+        sf.tags_json = "[\"hr\",\"policies\"]";
+        store_search_text(s, &t, "\"refunds\"", &sf, 5, &a, &hits, &n);
+        is_int(n, 1, "tags match any of");
+        sf.tags_json = "[\"hr\"]";
+        store_search_text(s, &t, "\"refunds\"", &sf, 5, &a, &hits, &n);
+        is_int(n, 0, "other tags do not match");
+        sf.tags_json = NULL;
+        is_int(store_search_vectors(s, &t, q, 4, &sf, 1, &a, &hits, &n), 0, "vector search");
+        ok(n == 1 && strcmp(hits[0].content, ch[1].content) == 0 && hits[0].score > 0.79 &&
+               hits[0].score < 0.81,
+           "nearest by cosine, top-k respected");
+        store_search_vectors(s, &t, q, 4, &sf, 5, &a, &hits, &n);
+        ok(n == 2 && hits[0].score >= hits[1].score, "best first");
+        store_search_text(s, &other, "\"refunds\"", &sf, 5, &a, &hits, &n);
+        is_int(n, 0, "test mode sees no live knowledge");
+        memset(&f, 0, sizeof(f));
+        f.limit = 10;
+        f.tag = "policies";
+        store_document_list(s, &t, &f, &a, &page);
+        is_int(page.n, 1, "list by tag");
+        f.tag = "hr";
+        store_document_list(s, &t, &f, &a, &page);
+        is_int(page.n, 0, "list by another tag");
+        is_int(store_document_delete(s, &t, d.id), 0, "delete");
+        store_search_text(s, &t, "\"refunds\" OR \"days\"", &sf, 5, &a, &hits, &n);
+        is_int(n, 0, "deleted documents are never returned");
+        store_search_vectors(s, &t, q, 4, &sf, 5, &a, &hits, &n);
+        is_int(n, 0, "nor their vectors");
+        is_int(store_document_delete(s, &t, d.id), ERR_NOT_FOUND, "delete twice");
+        arena_cleanup(&a);
+    }
+}
+
 static void test_faults(const char *path)
 {
     subtest("fault injection")
@@ -489,6 +574,7 @@ int main(void)
     test_employees(s, &org);
     test_stats(s, &org);
     test_chat(s, &org);
+    test_knowledge(s, &org);
     store_close(s);
     test_faults(dbpath);
     test_durable(dbpath);

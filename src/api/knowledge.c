@@ -1,0 +1,730 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * knowledge.c: the knowledge base API (contract §11).
+ *
+ * DESIGN (upload): POST /v1/knowledge/documents is a ROUTE_UPLOAD route. When its headers are
+ * accepted, upload_begin() refuses a declared body over the limit (413, unread) and installs a
+ * sink: the multipart parser streams the file part into a temporary file while hashing it and
+ * counting its bytes, and keeps the small fields (name, tags, employee_ids) in capped buffers.
+ * Past 52,428,800 file bytes nothing more is written and the request ends in 413. The handler
+ * then validates, detects the type by content and name, stores the record (status processing),
+ * moves the file under files/<document id> and wakes the worker, which extracts, chunks,
+ * embeds and indexes it in the background. The temporary file never outlives the request.
+ *
+ * DESIGN (query): BM25 through FTS5 and cosine over the chunk embeddings, each up to 50
+ * candidates, fused by reciprocal rank (k = 60); the fused score is scaled to [0, 1] by the
+ * best score a chunk could reach with the methods that ran.
+ */
+#include "api.h"
+
+#include "../core/buf.h"
+#include "../core/clock.h"
+#include "../core/crypto.h"
+#include "../core/id.h"
+#include "../core/log.h"
+#include "../core/str.h"
+#include "../embed/embed.h"
+#include "../http/multipart.h"
+#include "../knowledge/extract.h"
+#include "../knowledge/worker.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAX_FILE 52428800ull
+#define MAX_FIELD (64u * 1024)
+#define MAX_TAGS 32
+#define MAX_EMPLOYEES 100
+#define RRF_K 60.0
+#define CANDIDATES 50
+
+enum part_kind { PART_NONE, PART_FILE, PART_NAME, PART_TAGS, PART_EMPLOYEES };
+
+struct upload {
+    struct router_req *r;
+    struct multipart mp;
+    bool mp_ok;
+    struct crypto_sha256 *raw;
+    struct crypto_sha256 *file_hash;
+    int fd;
+    char tmp[1300];
+    bool moved;
+    uint64_t file_bytes;
+    bool too_large;
+    bool have_file;
+    int files;
+    enum part_kind kind;
+    struct buf field;
+    struct buf name;
+    bool have_name;
+    const char *tags[MAX_TAGS + 1];
+    size_t ntags;
+    const char *emps[MAX_EMPLOYEES + 1];
+    size_t nemps;
+    char filename[256];
+    char part_ctype[128];
+    unsigned char head[1024];
+    size_t head_len;
+    struct err bad; /* the first problem with the fields */
+    int io_error;
+};
+
+/* ---- Upload: sink and cleanup ---- */
+
+static void upload_cleanup(struct router_req *r)
+{
+    struct upload *u = r->upload_state;
+    if (!u)
+        return;
+    if (u->fd >= 0)
+        close(u->fd);
+    if (u->tmp[0] && !u->moved)
+        unlink(u->tmp);
+    crypto_sha256_free(u->raw);
+    crypto_sha256_free(u->file_hash);
+    if (u->mp_ok)
+        multipart_cleanup(&u->mp);
+    buf_cleanup(&u->field);
+    buf_cleanup(&u->name);
+    r->upload_state = NULL;
+}
+
+/* Take one tag or employee id (or a JSON array of them) from a finished field. */
+static void add_values(struct upload *u, const char *text, size_t len, const char **list, size_t *n,
+                       size_t max, const char *param)
+{
+    struct arena *a = u->r->arena;
+    if (u->bad.code)
+        return;
+    if (len > 0 && text[0] == '[') {
+        json_error_t je;
+        json_t *arr = json_loadb(text, len, 0, &je);
+        size_t i;
+        json_t *v;
+        if (!json_is_array(arr)) {
+            json_decref(arr);
+            err_set(&u->bad, ERR_INVALID, "invalid_request", param,
+                    "Invalid %s: a JSON array of strings, or the field repeated.", param);
+            return;
+        }
+        json_array_foreach(arr, i, v)
+        {
+            if (!json_is_string(v) || json_string_length(v) == 0 || json_string_length(v) > 100) {
+                err_set(&u->bad, ERR_INVALID, "invalid_request", param,
+                        "Invalid %s: each item is a string of 1 to 100 characters.", param);
+                break;
+            }
+            if (*n >= max) {
+                err_set(&u->bad, ERR_INVALID, "invalid_request", param,
+                        "Invalid %s: at most %zu items.", param, max);
+                break;
+            }
+            list[(*n)++] = arena_strdup(a, json_string_value(v));
+        }
+        json_decref(arr);
+        return;
+    }
+    if (len == 0 || len > 100 || memchr(text, '\0', len)) {
+        err_set(&u->bad, ERR_INVALID, "invalid_request", param,
+                "Invalid %s: each item is a string of 1 to 100 characters.", param);
+        return;
+    }
+    if (*n >= max) {
+        err_set(&u->bad, ERR_INVALID, "invalid_request", param, "Invalid %s: at most %zu items.",
+                param, max);
+        return;
+    }
+    list[(*n)++] = arena_strndup(a, text, len);
+}
+
+static int on_part(void *ud, const struct multipart_part *p)
+{
+    struct upload *u = ud;
+    buf_reset(&u->field);
+    if (strcmp(p->name, "file") == 0 && p->filename) {
+        const char *base = strrchr(p->filename, '/');
+        u->kind = PART_FILE;
+        if (++u->files > 1) {
+            if (!u->bad.code)
+                err_set(&u->bad, ERR_INVALID, "invalid_request", "file", "Send one file only.");
+            u->kind = PART_NONE;
+            return 0;
+        }
+        base = base ? base + 1 : p->filename;
+        snprintf(u->filename, sizeof(u->filename), "%s", *base ? base : "upload");
+        snprintf(u->part_ctype, sizeof(u->part_ctype), "%s",
+                 p->content_type ? p->content_type : "");
+        u->have_file = true;
+        return 0;
+    }
+    if (strcmp(p->name, "name") == 0)
+        u->kind = PART_NAME;
+    else if (strcmp(p->name, "tags") == 0 || strcmp(p->name, "tags[]") == 0)
+        u->kind = PART_TAGS;
+    else if (strcmp(p->name, "employee_ids") == 0 || strcmp(p->name, "employee_ids[]") == 0)
+        u->kind = PART_EMPLOYEES;
+    else {
+        u->kind = PART_NONE;
+        if (!u->bad.code)
+            err_set(&u->bad, ERR_INVALID, "invalid_request", p->name[0] ? p->name : "file",
+                    "Unknown form field: %.80s.", p->name);
+    }
+    return 0;
+}
+
+static int on_data(void *ud, const char *p, size_t n)
+{
+    struct upload *u = ud;
+    if (u->kind == PART_FILE) {
+        if (u->head_len < sizeof(u->head)) {
+            size_t k = n < sizeof(u->head) - u->head_len ? n : sizeof(u->head) - u->head_len;
+            memcpy(u->head + u->head_len, p, k);
+            u->head_len += k;
+        }
+        u->file_bytes += n;
+        if (u->file_bytes > MAX_FILE) {
+            u->too_large = true; /* keep reading (and dropping) so that the client gets the 413 */
+            return 0;
+        }
+        crypto_sha256_update(u->file_hash, p, n);
+        while (n > 0 && !u->io_error) {
+            ssize_t w = write(u->fd, p, n);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0) {
+                u->io_error = errno ? errno : EIO;
+                break;
+            }
+            p += w;
+            n -= (size_t)w;
+        }
+        return 0;
+    }
+    if (u->kind != PART_NONE && buf_append(&u->field, p, n) == ERR_LIMIT && !u->bad.code)
+        err_set(&u->bad, ERR_INVALID, "invalid_request", "file", "A form field is too long.");
+    return 0;
+}
+
+static int on_end(void *ud)
+{
+    struct upload *u = ud;
+    switch (u->kind) {
+    case PART_NAME:
+        buf_reset(&u->name);
+        buf_append(&u->name, buf_ptr(&u->field), buf_len(&u->field));
+        u->have_name = true;
+        break;
+    case PART_TAGS:
+        add_values(u, buf_ptr(&u->field), buf_len(&u->field), u->tags, &u->ntags, MAX_TAGS, "tags");
+        break;
+    case PART_EMPLOYEES:
+        add_values(u, buf_ptr(&u->field), buf_len(&u->field), u->emps, &u->nemps, MAX_EMPLOYEES,
+                   "employee_ids");
+        break;
+    default:
+        break;
+    }
+    u->kind = PART_NONE;
+    return 0;
+}
+
+static int sink(void *ud, const char *p, size_t n)
+{
+    struct upload *u = ud;
+    struct multipart_cb cb = {on_part, on_data, on_end, u};
+    crypto_sha256_update(u->raw, p, n);
+    multipart_feed(&u->mp, p, n, &cb); /* errors are sticky and reported at the end */
+    return 0;
+}
+
+/* When the upload's headers are accepted: refuse what is too large, set up the sink. */
+int api_knowledge_upload_begin(struct router_req *r, struct err *e)
+{
+    const char *ct = http_req_header(r->http, "Content-Type");
+    const char *cl = http_req_header(r->http, "Content-Length");
+    struct upload *u;
+    uint64_t n;
+    int fd;
+
+    if (cl && !str_to_u64(str_c(cl), &n) && n > MAX_FILE + MAX_FIELD * 4)
+        return err_set(e, ERR_LIMIT, "file_too_large", "file",
+                       "The file is larger than 52,428,800 bytes.");
+    u = arena_calloc(r->arena, sizeof(*u));
+    u->r = r;
+    u->fd = -1;
+    buf_init(&u->field, MAX_FIELD);
+    buf_init(&u->name, MAX_FIELD);
+    err_clear(&u->bad);
+    r->upload_state = u;
+    r->cleanup = upload_cleanup;
+    if (multipart_init(&u->mp, ct) != 0) {
+        multipart_cleanup(&u->mp);
+        return err_set(e, ERR_INVALID, "unsupported_media_type", NULL,
+                       "Send the document as multipart/form-data with a file field.");
+    }
+    u->mp_ok = true;
+    u->raw = crypto_sha256_new();
+    u->file_hash = crypto_sha256_new();
+    snprintf(u->tmp, sizeof(u->tmp), "%s/.upload-%s", r->env->cfg->files_dir, r->request_id);
+    fd = open(u->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0 || !u->raw || !u->file_hash) {
+        log_error("knowledge: cannot create %s: %s", u->tmp, strerror(errno));
+        u->tmp[0] = '\0';
+        return err_set(e, ERR_IO, "internal_error", NULL, "upload storage failed");
+    }
+    u->fd = fd;
+    http_req_set_body_sink(r->http, sink, u);
+    return 0;
+}
+
+/* ---- Records ---- */
+
+static void write_document(struct jw *w, const struct store_document *d)
+{
+    jw_obj(w);
+    jw_key(w, "id");
+    jw_str(w, d->id);
+    jw_key(w, "name");
+    jw_str(w, d->name);
+    jw_key(w, "filename");
+    jw_str(w, d->filename);
+    jw_key(w, "content_type");
+    jw_str(w, d->content_type);
+    jw_key(w, "size_bytes");
+    jw_int(w, d->size_bytes);
+    jw_key(w, "sha256");
+    jw_str(w, d->sha256);
+    jw_key(w, "tags");
+    jw_raw(w, d->tags, "[]");
+    jw_key(w, "employee_ids");
+    jw_raw(w, d->employee_ids, "[]");
+    jw_key(w, "status");
+    jw_str(w, d->status);
+    jw_key(w, "error");
+    jw_str(w, d->error);
+    jw_key(w, "chunk_count");
+    jw_int(w, d->chunk_count);
+    jw_key(w, "created_at");
+    jw_time(w, d->created_at);
+    jw_key(w, "updated_at");
+    jw_time(w, d->updated_at);
+    jw_obj_end(w);
+}
+
+static int respond_document(struct router_req *r, const char *id, struct err *e)
+{
+    struct store_document d;
+    struct buf b;
+    struct jw w;
+    int rc = store_document_get(r->store, &r->tenant, id, r->arena, &d);
+    if (rc == ERR_NOT_FOUND)
+        return err_set(e, rc, "document_not_found", "id", "No document %.60s.", id);
+    if (rc)
+        return err_set(e, rc, "internal_error", NULL, "document read failed");
+    buf_init(&b, 1u << 20);
+    jw_init(&w, &b);
+    write_document(&w, &d);
+    return router_respond_jw(r, &w, &b, e);
+}
+
+static const char *json_list(struct router_req *r, const char *const *v, size_t n)
+{
+    json_t *arr = json_array();
+    char *s, *copy;
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(arr, json_string(v[i]));
+    s = jo_dump(arr, NULL);
+    json_decref(arr);
+    copy = arena_strdup(r->arena, s);
+    free(s);
+    return copy;
+}
+
+/* POST /v1/knowledge/documents (multipart/form-data) */
+int api_knowledge_upload(struct router_req *r, struct err *e)
+{
+    struct upload *u = r->upload_state;
+    struct store_document d;
+    enum extract_type type;
+    unsigned char digest[CRYPTO_SHA256_LEN];
+    char hex[2 * CRYPTO_SHA256_LEN + 1], id[ID_MAX], final_path[1200];
+    int rc;
+
+    if (!u)
+        return err_set(e, ERR_INTERNAL, "internal_error", NULL, "no upload state");
+    crypto_sha256_final(u->raw, digest);
+    crypto_hex(digest, sizeof(digest), hex);
+    r->body_digest = arena_strdup(r->arena, hex);
+    if (u->too_large)
+        return err_set(e, ERR_LIMIT, "file_too_large", "file",
+                       "The file is larger than 52,428,800 bytes.");
+    if (multipart_finish(&u->mp) != 0)
+        return err_set(e, ERR_INVALID, "invalid_request", NULL,
+                       "The multipart/form-data body is malformed or cut short.");
+    if (u->bad.code) {
+        *e = u->bad;
+        return e->kind;
+    }
+    if (!u->have_file)
+        return err_set(e, ERR_INVALID, "invalid_request", "file",
+                       "Missing required parameter: file (a form field with a file name).");
+    if (u->file_bytes == 0)
+        return err_set(e, ERR_INVALID, "invalid_request", "file", "Invalid file: it is empty.");
+    if (u->io_error)
+        return err_set(e, ERR_IO, "internal_error", NULL, "upload write failed");
+    if (u->have_name &&
+        (buf_len(&u->name) == 0 || jb_utf8_len(buf_ptr(&u->name), buf_len(&u->name)) > 200))
+        return err_set(e, ERR_INVALID, "invalid_request", "name",
+                       "Invalid name: length must be between 1 and 200 characters.");
+    for (size_t i = 0; i < u->nemps; i++) {
+        struct store_employee emp;
+        rc = store_employee_get(r->store, &r->tenant, u->emps[i], r->arena, &emp);
+        if (rc == ERR_NOT_FOUND)
+            return err_set(e, rc, "employee_not_found", "employee_ids",
+                           "No employee %.60s (in employee_ids).", u->emps[i]);
+        if (rc)
+            return err_set(e, rc, "internal_error", NULL, "employee read failed");
+    }
+    type = extract_detect(u->filename, u->part_ctype, u->head, u->head_len);
+    if (type == EXTRACT_UNKNOWN)
+        return err_set(e, ERR_INVALID, "unsupported_file_type", "file",
+                       "Unsupported file type. Send PDF, DOCX, TXT, Markdown, HTML, CSV or JSON.");
+    if (id_new("doc", id, sizeof(id)))
+        return err_set(e, ERR_INTERNAL, "internal_error", NULL, "no id");
+    crypto_sha256_final(u->file_hash, digest);
+    crypto_hex(digest, sizeof(digest), hex);
+    if (fsync(u->fd) != 0)
+        return err_set(e, ERR_IO, "internal_error", NULL, "upload sync failed");
+    snprintf(final_path, sizeof(final_path), "%s/%s", r->env->cfg->files_dir, id);
+    if (rename(u->tmp, final_path) != 0)
+        return err_set(e, ERR_IO, "internal_error", NULL, "upload move failed");
+    u->moved = true;
+    memset(&d, 0, sizeof(d));
+    d.id = id;
+    d.name = u->have_name ? buf_ptr(&u->name) : u->filename;
+    d.filename = u->filename;
+    d.content_type = extract_type_mime(type);
+    d.sha256 = hex;
+    d.tags = json_list(r, u->tags, u->ntags);
+    d.employee_ids = json_list(r, u->emps, u->nemps);
+    d.size_bytes = (int64_t)u->file_bytes;
+    d.created_at = clock_now_ms();
+    rc = store_document_create(r->store, &r->tenant, &d);
+    if (rc) {
+        unlink(final_path);
+        return err_set(e, rc, "internal_error", NULL, "document insert failed");
+    }
+    knowledge_worker_wake(r->env->kworker);
+    return respond_document(r, id, e);
+}
+
+/* ---- List, read, delete ---- */
+
+/* GET /v1/knowledge/documents */
+int api_knowledge_list(struct router_req *r, struct err *e)
+{
+    struct store_doc_filter f;
+    struct store_doc_page page;
+    const char *v;
+    struct buf b;
+    struct jw w;
+    int rc;
+
+    memset(&f, 0, sizeof(f));
+    rc = router_query_limit(r, 50, 100, &f.limit, e);
+    if (rc)
+        return rc;
+    f.tag = router_query(r, "tag");
+    f.employee_id = router_query(r, "employee_id");
+    v = router_query(r, "before");
+    if (v) {
+        const char *fields[2];
+        int64_t t;
+        if (router_cursor_decode(v, strlen(v), r->arena, fields, 2) ||
+            str_to_i64(str_c(fields[0]), &t) || !id_valid(fields[1], "doc"))
+            return err_set(e, ERR_INVALID, "invalid_request", "before",
+                           "Invalid before: not a cursor this list returned.");
+        f.before_created = t;
+        f.before_id = fields[1];
+    }
+    rc = store_document_list(r->store, &r->tenant, &f, r->arena, &page);
+    if (rc)
+        return err_set(e, rc, "internal_error", NULL, "document list failed");
+    buf_init(&b, 64u << 20);
+    jw_init(&w, &b);
+    jw_obj(&w);
+    jw_key(&w, "documents");
+    jw_arr(&w);
+    for (size_t i = 0; i < page.n; i++)
+        write_document(&w, &page.items[i]);
+    jw_arr_end(&w);
+    jw_key(&w, "has_more");
+    jw_bool(&w, page.has_more);
+    jw_key(&w, "next_cursor");
+    if (page.has_more) {
+        const struct store_document *last = &page.items[page.n - 1];
+        const char *fields[2] = {arena_printf(r->arena, "%lld", (long long)last->created_at),
+                                 last->id};
+        jw_str(&w, router_cursor_encode(r->arena, fields, 2));
+    } else {
+        jw_null(&w);
+    }
+    jw_obj_end(&w);
+    return router_respond_jw(r, &w, &b, e);
+}
+
+/* GET /v1/knowledge/documents/{id} */
+int api_knowledge_get(struct router_req *r, struct err *e)
+{
+    return respond_document(r, r->params[0], e);
+}
+
+/* DELETE /v1/knowledge/documents/{id}: the record, its chunks, index entries and file. */
+int api_knowledge_delete(struct router_req *r, struct err *e)
+{
+    char path[1100];
+    json_t *o;
+    int rc = store_document_delete(r->store, &r->tenant, r->params[0]);
+    if (rc == ERR_NOT_FOUND)
+        return err_set(e, rc, "document_not_found", "id", "No document %.60s.", r->params[0]);
+    if (rc)
+        return err_set(e, rc, "internal_error", NULL, "document delete failed");
+    snprintf(path, sizeof(path), "%s/%s", r->env->cfg->files_dir, r->params[0]);
+    unlink(path);
+    o = jo_object();
+    jo_str(o, "id", r->params[0]);
+    jo_bool(o, "deleted", true);
+    router_respond(r, o);
+    return 0;
+}
+
+/* ---- Query ---- */
+
+/* An FTS5 query that can never be a syntax error: every word quoted, joined by OR. */
+char *api_knowledge_fts_query(struct arena *a, const char *q)
+{
+    struct buf b;
+    char *out;
+    const char *p = q;
+    buf_init(&b, 64 * 1024);
+    while (*p) {
+        const char *start;
+        while (*p && !(((unsigned char)*p & 0x80) || (*p >= '0' && *p <= '9') ||
+                       (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')))
+            p++;
+        start = p;
+        while (*p && (((unsigned char)*p & 0x80) || (*p >= '0' && *p <= '9') ||
+                      (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')))
+            p++;
+        if (p > start) {
+            if (buf_len(&b))
+                buf_appends(&b, " OR ");
+            buf_append(&b, "\"", 1);
+            buf_append(&b, start, (size_t)(p - start));
+            buf_append(&b, "\"", 1);
+        }
+    }
+    out = buf_len(&b) ? arena_strndup(a, buf_ptr(&b), buf_len(&b)) : NULL;
+    buf_cleanup(&b);
+    return out;
+}
+
+struct fused {
+    const struct store_hit *hit;
+    double score;
+};
+
+static int by_score(const void *a, const void *b)
+{
+    double x = ((const struct fused *)a)->score, y = ((const struct fused *)b)->score;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/*
+ * Search the tenant's knowledge: BM25 and vectors fused by reciprocal rank. '*out' and '*n'
+ * hold at most 'limit' hits (in 'r->arena'), best first, with scores in [0, 1].
+ */
+int api_knowledge_search(struct router_req *r, const char *query,
+                         const struct store_search_filter *f, unsigned limit, double min_cosine,
+                         struct store_hit **out, size_t *n, struct err *e)
+{
+    struct store_hit *text = NULL, *vec = NULL;
+    size_t nt = 0, nv = 0, nf = 0;
+    struct fused *all;
+    const char *fts = api_knowledge_fts_query(r->arena, query);
+    int methods = 0;
+    int rc;
+
+    *out = NULL;
+    *n = 0;
+    if (fts) {
+        methods++;
+        rc = store_search_text(r->store, &r->tenant, fts, f, CANDIDATES, r->arena, &text, &nt);
+        if (rc)
+            return err_set(e, rc, "internal_error", NULL, "text search failed");
+    }
+    if (r->env->embed) {
+        float q[EMBED_DIM];
+        if (embed_text(r->env->embed, query, strlen(query), q) == 0) {
+            methods++;
+            rc = store_search_vectors(r->store, &r->tenant, q, EMBED_DIM, f, CANDIDATES, r->arena,
+                                      &vec, &nv);
+            if (rc)
+                return err_set(e, rc, "internal_error", NULL, "vector search failed");
+            while (nv > 0 && vec[nv - 1].score < min_cosine)
+                nv--; /* best first: drop the tail below the threshold */
+        }
+    }
+    all = arena_alloc(r->arena, (nt + nv + 1) * sizeof(*all));
+    for (size_t i = 0; i < nt; i++) {
+        all[nf].hit = &text[i];
+        all[nf++].score = 1.0 / (RRF_K + (double)i + 1);
+    }
+    for (size_t i = 0; i < nv; i++) {
+        size_t j;
+        double s = 1.0 / (RRF_K + (double)i + 1);
+        for (j = 0; j < nf; j++) {
+            if (strcmp(all[j].hit->chunk_id, vec[i].chunk_id) == 0)
+                break;
+        }
+        if (j < nf) {
+            all[j].score += s;
+        } else {
+            all[nf].hit = &vec[i];
+            all[nf++].score = s;
+        }
+    }
+    qsort(all, nf, sizeof(*all), by_score);
+    if (nf > limit)
+        nf = limit;
+    *out = arena_alloc(r->arena, (nf + 1) * sizeof(**out));
+    for (size_t i = 0; i < nf; i++) {
+        (*out)[i] = *all[i].hit;
+        (*out)[i].score = methods ? all[i].score * (RRF_K + 1) / methods : 0;
+    }
+    *n = nf;
+    return 0;
+}
+
+static bool blank(const char *s)
+{
+    for (; *s; s++) {
+        if (*s != ' ' && *s != '\t' && *s != '\n' && *s != '\r')
+            return false;
+    }
+    return true;
+}
+
+struct query_body {
+    const char *query;
+    int64_t limit;
+    json_t *filters;
+};
+
+static const struct jb_field query_fields[] = {
+    {"query", JB_STRING, offsetof(struct query_body, query), JB_REQUIRED, 1, 2000, NULL, NULL,
+     NULL},
+    {"limit", JB_INT, offsetof(struct query_body, limit), 0, 1, 50, NULL, NULL, NULL},
+    {"filters", JB_ANY, offsetof(struct query_body, filters), JB_OBJECT, 0, 0, NULL, NULL, NULL},
+};
+
+/* POST /v1/knowledge/query */
+int api_knowledge_query(struct router_req *r, struct err *e)
+{
+    struct query_body b = {NULL, 5, NULL};
+    struct jb_result res;
+    struct store_search_filter f = {NULL, NULL};
+    struct store_hit *hits;
+    size_t n;
+    struct buf out;
+    struct jw w;
+    int rc;
+
+    rc = jb_bind(r->body, query_fields, 3, &b, r->arena, &res, e);
+    if (rc)
+        return rc;
+    if (blank(b.query))
+        return err_set(e, ERR_INVALID, "invalid_request", "query", "Invalid query: it is blank.");
+    if (b.filters) {
+        const char *key;
+        json_t *v;
+        json_object_foreach(b.filters, key, v)
+        {
+            if (strcmp(key, "tags") == 0) {
+                size_t i;
+                json_t *t;
+                if (!json_is_array(v))
+                    return err_set(e, ERR_INVALID, "invalid_request", "filters.tags",
+                                   "Invalid filters.tags: must be an array of strings.");
+                json_array_foreach(v, i, t)
+                {
+                    if (!json_is_string(t))
+                        return err_set(e, ERR_INVALID, "invalid_request", "filters.tags",
+                                       "Invalid filters.tags[%zu]: must be a string.", i);
+                }
+                if (json_array_size(v) > 0) {
+                    char *s = jo_dump(v, NULL);
+                    f.tags_json = arena_strdup(r->arena, s);
+                    free(s);
+                }
+            } else if (strcmp(key, "employee_id") == 0) {
+                struct store_employee emp;
+                if (!json_is_string(v))
+                    return err_set(e, ERR_INVALID, "invalid_request", "filters.employee_id",
+                                   "Invalid filters.employee_id: must be a string.");
+                f.employee_id = arena_strdup(r->arena, json_string_value(v));
+                rc = store_employee_get(r->store, &r->tenant, f.employee_id, r->arena, &emp);
+                if (rc == ERR_NOT_FOUND)
+                    return err_set(e, rc, "employee_not_found", "filters.employee_id",
+                                   "No employee %.60s.", f.employee_id);
+                if (rc)
+                    return err_set(e, rc, "internal_error", NULL, "employee read failed");
+            } else {
+                return err_set(e, ERR_INVALID, "invalid_request",
+                               arena_printf(r->arena, "filters.%.60s", key),
+                               "Unknown parameter: filters.%.60s.", key);
+            }
+        }
+    }
+    rc = api_knowledge_search(r, b.query, &f, (unsigned)b.limit, -1.0, &hits, &n, e);
+    if (rc)
+        return rc;
+    buf_init(&out, 16u << 20);
+    jw_init(&w, &out);
+    jw_obj(&w);
+    jw_key(&w, "query");
+    jw_str(&w, b.query);
+    jw_key(&w, "results");
+    jw_arr(&w);
+    for (size_t i = 0; i < n; i++) {
+        char score[32];
+        jw_obj(&w);
+        jw_key(&w, "document_id");
+        jw_str(&w, hits[i].document_id);
+        jw_key(&w, "document_name");
+        jw_str(&w, hits[i].document_name);
+        jw_key(&w, "chunk_id");
+        jw_str(&w, hits[i].chunk_id);
+        jw_key(&w, "content");
+        jw_str(&w, hits[i].content);
+        jw_key(&w, "score");
+        snprintf(score, sizeof(score), "%.6f", hits[i].score > 1 ? 1.0 : hits[i].score);
+        jw_raw(&w, score, "0");
+        jw_key(&w, "tags");
+        jw_raw(&w, hits[i].tags, "[]");
+        if (hits[i].page > 0) {
+            jw_key(&w, "page");
+            jw_int(&w, hits[i].page);
+        }
+        jw_obj_end(&w);
+    }
+    jw_arr_end(&w);
+    jw_obj_end(&w);
+    return router_respond_jw(r, &w, &out, e);
+}
