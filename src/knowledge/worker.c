@@ -43,6 +43,15 @@ static enum extract_type type_of(const char *mime)
     return EXTRACT_UNKNOWN;
 }
 
+static bool stopping(struct knowledge_worker *w)
+{
+    bool stop;
+    pthread_mutex_lock(&w->mu);
+    stop = w->stop;
+    pthread_mutex_unlock(&w->mu);
+    return stop;
+}
+
 static void process(struct knowledge_worker *w, struct store *s, const struct store_document *d)
 {
     struct extract_limits lim = {60000, 512u << 20, 64u << 20, 256u << 20};
@@ -70,6 +79,16 @@ static void process(struct knowledge_worker *w, struct store *s, const struct st
         if (w->embed)
             vecs = xmalloc(n * EMBED_DIM * sizeof(float));
         for (size_t i = 0; i < n; i++) {
+            if (stopping(w)) {
+                /* Left 'processing': the next start takes the document up again. */
+                for (size_t k = 0; k < i; k++)
+                    free((char *)(uintptr_t)sc[k].content);
+                free(sc);
+                free(vecs);
+                free(chunks);
+                extract_result_cleanup(&res);
+                return;
+            }
             sc[i].content = xstrndup(res.text + chunks[i].off, chunks[i].len);
             sc[i].page = chunks[i].page;
             if (vecs &&

@@ -418,7 +418,8 @@ static enum http_begin on_begin(struct http_req *h, void *ud)
             }
         }
     }
-    if (!r->early.code && cl && !str_to_u64(str_c(cl), &n) && n > JSON_BODY_CAP) {
+    if (!r->early.code && cl && !str_to_u64(str_c(cl), &n) && n > JSON_BODY_CAP &&
+        !(r->route >= 0 && (router_routes[r->route].flags & ROUTE_UPLOAD))) {
         struct err e;
         err_set(&e, ERR_LIMIT, "request_too_large", NULL,
                 "The request body is larger than %u bytes.", JSON_BODY_CAP);
@@ -444,6 +445,8 @@ static void on_handle(struct http_req *h, void *ud)
     rt = &router_routes[r->route];
     http_req_query_each(h, collect_query, r);
     r->store = store_pool_get(r->env->pool);
+    if (r->body_end)
+        r->body_end(r); /* uploads: the body digest the Idempotency-Key fingerprint covers */
     rc = read_body(r, &e);
     if (!rc)
         rc = check_query(r, rt, &e);

@@ -91,8 +91,9 @@ struct router_req {
     bool async;              /* the handler deferred or streamed its response */
     const char *body_digest; /* uploads: hex SHA-256 of the raw body (idempotency) */
     void *upload_state;      /* uploads: the sink state (api/knowledge.c) */
-    void (*cleanup)(struct router_req *r); /* runs when the request is done */
-    const char *idem_key;                  /* the claimed Idempotency-Key, or NULL */
+    void (*body_end)(struct router_req *r); /* uploads: called when the body is read */
+    void (*cleanup)(struct router_req *r);  /* runs when the request is done */
+    const char *idem_key;                   /* the claimed Idempotency-Key, or NULL */
     char request_id[160];
 };
 

@@ -1393,7 +1393,6 @@ static int s_document_list(struct store *s, const struct store_tenant *t,
                            struct store_doc_page *out)
 {
     sqlite3_stmt *st = NULL;
-    char tags[200];
     int rc;
 
     memset(out, 0, sizeof(*out));
@@ -1413,10 +1412,9 @@ static int s_document_list(struct store *s, const struct store_tenant *t,
         char *js;
         json_array_append_new(arr, json_string(f->tag));
         js = json_dumps(arr, JSON_COMPACT);
-        snprintf(tags, sizeof(tags), "%s", js ? js : "[]");
+        sqlite3_bind_text(st, 10, js ? js : "[\"\"]", -1, SQLITE_TRANSIENT);
         free(js);
         json_decref(arr);
-        sqlite3_bind_text(st, 10, tags, -1, SQLITE_TRANSIENT);
     }
     bind_text(st, 11, f->employee_id);
     out->items = arena_alloc(a, ((size_t)f->limit + 1) * sizeof(*out->items));
