@@ -280,4 +280,5 @@ stop_pid "$NGX_PID" nginx; NGX_PID=""
 rm -rf "$TMP"; TMP=""
 bash bench/chat.sh || exit 1
 bash bench/embed.sh || exit 1
+bash bench/knowledge.sh || exit 1
 exit 0
