@@ -16,6 +16,7 @@
 #include "http/http.h"
 #include "httpc/httpc.h"
 #include "embed/embed.h"
+#include "knowledge/index.h"
 #include "knowledge/worker.h"
 #include "llm/llm.h"
 #include "metrics/metrics.h"
@@ -445,7 +446,8 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
         goto out;
     }
     env.embed = load_embeddings(c, argv0);
-    if (knowledge_worker_start(c->files_dir, env.pool, env.embed, &env.kworker)) {
+    env.kindex = kindex_new();
+    if (knowledge_worker_start(c->files_dir, env.pool, env.embed, env.kindex, &env.kworker)) {
         fprintf(stderr, "workforce: cannot start the knowledge worker\n");
         goto out;
     }
@@ -490,6 +492,7 @@ out:
     httpc_free(env.httpc);
     http_server_stop(srv, 0);
     knowledge_worker_stop(env.kworker);
+    kindex_free(env.kindex);
     embed_model_free(env.embed);
     llm_free(env.llm);
     llm_free(env.llm_builtin);

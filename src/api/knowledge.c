@@ -26,6 +26,7 @@
 #include "../embed/embed.h"
 #include "../http/multipart.h"
 #include "../knowledge/extract.h"
+#include "../knowledge/index.h"
 #include "../knowledge/worker.h"
 
 #include <errno.h>
@@ -530,6 +531,7 @@ int api_knowledge_delete(struct router_req *r, struct err *e)
         return err_set(e, rc, "document_not_found", "id", "No document %.60s.", r->params[0]);
     if (rc)
         return err_set(e, rc, "internal_error", NULL, "document delete failed");
+    kindex_invalidate(r->env->kindex, &r->tenant);
     snprintf(path, sizeof(path), "%s/%s", r->env->cfg->files_dir, r->params[0]);
     unlink(path);
     o = jo_object();
@@ -697,8 +699,10 @@ int api_knowledge_search(struct router_req *r, const char *query,
         float q[EMBED_DIM];
         if (embed_text(r->env->embed, query, strlen(query), q) == 0) {
             methods++;
-            rc = store_search_vectors(r->store, &r->tenant, q, EMBED_DIM, f, CANDIDATES, r->arena,
-                                      &vec, &nv);
+            rc = r->env->kindex ? kindex_search(r->env->kindex, r->store, &r->tenant, q, EMBED_DIM,
+                                                f, CANDIDATES, r->arena, &vec, &nv)
+                                : store_search_vectors(r->store, &r->tenant, q, EMBED_DIM, f,
+                                                       CANDIDATES, r->arena, &vec, &nv);
             if (rc)
                 return err_set(e, rc, "internal_error", NULL, "vector search failed");
             while (nv > 0 && vec[nv - 1].score < min_cosine)

@@ -12,6 +12,7 @@
 #include "../embed/embed.h"
 #include "../store/store.h"
 #include "extract.h"
+#include "index.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -32,6 +33,7 @@ struct knowledge_worker {
     char *files_dir;
     struct store_pool *pool;
     const struct embed_model *embed;
+    struct kindex *index;
 };
 
 static enum extract_type type_of(const char *mime)
@@ -108,6 +110,7 @@ static void process(struct knowledge_worker *w, struct store *s, const struct st
     }
     if (rc)
         log_error("knowledge: cannot store the result of document %s", d->id);
+    kindex_invalidate(w->index, &d->tenant);
     for (size_t i = 0; sc && i < n; i++)
         free((char *)(uintptr_t)sc[i].content);
     free(sc);
@@ -161,9 +164,11 @@ static void *loop(void *arg)
 
 /* Start the worker thread. */
 int knowledge_worker_start(const char *files_dir, struct store_pool *pool,
-                           const struct embed_model *embed, struct knowledge_worker **out)
+                           const struct embed_model *embed, struct kindex *index,
+                           struct knowledge_worker **out)
 {
     struct knowledge_worker *w = xcalloc(1, sizeof(*w));
+    w->index = index;
     w->files_dir = xstrdup(files_dir);
     w->pool = pool;
     w->embed = embed;

@@ -9,12 +9,14 @@
 #define WORKFORCE_KNOWLEDGE_WORKER_H
 
 struct embed_model;
+struct kindex;
 struct store_pool;
 struct knowledge_worker;
 
 /* Start the thread; documents are read from 'files_dir'. '*out' owned by the caller. */
 int knowledge_worker_start(const char *files_dir, struct store_pool *pool,
-                           const struct embed_model *embed, struct knowledge_worker **out);
+                           const struct embed_model *embed, struct kindex *index,
+                           struct knowledge_worker **out);
 void knowledge_worker_wake(struct knowledge_worker *w); /* a document was uploaded; NULL ok */
 void knowledge_worker_stop(struct knowledge_worker *w); /* finishes the current document */
 

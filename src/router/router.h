@@ -26,6 +26,7 @@
 struct llm;
 struct httpc;
 struct embed_model;
+struct kindex;
 struct knowledge_worker;
 struct metrics;
 struct ratelimit;
@@ -60,6 +61,7 @@ struct router_env {
     struct httpc *httpc;
     struct embed_model *embed;        /* NULL: no vectors (BM25 only) */
     struct knowledge_worker *kworker; /* processes uploaded documents */
+    struct kindex *kindex;            /* in-memory vectors of the knowledge base */
     struct llm *llm;                  /* the configured engine (live keys) */
     struct llm *llm_builtin;          /* test keys, unless WORKFORCE_TEST_LLM=provider */
 };

@@ -1514,6 +1514,8 @@ static int s_document_finish(struct store *s, const char *id, const struct store
     return rc;
 }
 
+#define TEXT_CANDIDATES 200
+
 #define HIT_COLS "c.id, c.document_id, d.name, c.content, d.tags, coalesce(c.page, 0)"
 
 static void read_hit(sqlite3_stmt *st, struct arena *a, struct store_hit *h)
@@ -1526,33 +1528,130 @@ static void read_hit(sqlite3_stmt *st, struct arena *a, struct store_hit *h)
     h->page = sqlite3_column_int(st, 5);
 }
 
-static int s_search_text(struct store *s, const struct store_tenant *t, const char *fts_query,
-                         const struct store_search_filter *f, unsigned limit, struct arena *a,
-                         struct store_hit **out, size_t *n)
+/* Run one text-search statement 'sql' (parameters as in s_search_text) into 'out'. */
+static int text_query(struct store *s, const char *sql, const struct store_tenant *t,
+                      const char *fts_query, const struct store_search_filter *f, unsigned limit,
+                      struct arena *a, struct store_hit *out, size_t *n)
 {
     sqlite3_stmt *st = NULL;
     int rc;
-
     *n = 0;
-    *out = arena_alloc(a, ((size_t)limit + 1) * sizeof(**out));
-    if (sqlite3_prepare_v2(DB(s),
-                           "SELECT " HIT_COLS ", -bm25(chunks_fts) FROM chunks_fts JOIN chunks c ON"
-                           " c.rowid = chunks_fts.rowid JOIN documents d ON d.id = c.document_id"
-                           " WHERE chunks_fts MATCH ?3 AND c.org_id = ?1 AND c.mode = ?2 AND"
-                           " d.status = 'ready'" DOC_RULES " ORDER BY bm25(chunks_fts) LIMIT ?4",
-                           -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(DB(s), sql, -1, &st, NULL) != SQLITE_OK)
         return fail(s, "prepare text search");
     bind_tenant(st, t);
     sqlite3_bind_text(st, 3, fts_query, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 4, limit);
+    sqlite3_bind_int64(st, 5, TEXT_CANDIDATES);
     bind_text(st, 10, f->tags_json);
     bind_text(st, 11, f->employee_id);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW && *n < limit) {
-        read_hit(st, a, &(*out)[*n]);
-        (*out)[(*n)++].score = sqlite3_column_double(st, 6);
+        read_hit(st, a, &out[*n]);
+        out[(*n)++].score = sqlite3_column_double(st, 6);
     }
     sqlite3_finalize(st);
     return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(s, "text search");
+}
+
+/*
+ * BM25 in two steps: FTS5 ranks its best TEXT_CANDIDATES matches on its fast path (no join),
+ * and only those are joined and filtered by tenant and rules. The index is shared by all
+ * tenants, so when that leaves fewer than 'limit' hits while the candidates were cut, the
+ * whole match set is ranked again with the filters (exact, slower).
+ */
+static int s_search_text(struct store *s, const struct store_tenant *t, const char *fts_query,
+                         const struct store_search_filter *f, unsigned limit, struct arena *a,
+                         struct store_hit **out, size_t *n)
+{
+    int rc;
+    *out = arena_alloc(a, ((size_t)limit + 1) * sizeof(**out));
+    rc = text_query(
+        s,
+        "SELECT " HIT_COLS ", m.score FROM (SELECT rowid, -bm25(chunks_fts) AS score,"
+        " rank FROM chunks_fts WHERE chunks_fts MATCH ?3 ORDER BY rank LIMIT ?5) m"
+        " JOIN chunks c ON c.rowid = m.rowid JOIN documents d ON d.id ="
+        " c.document_id WHERE c.org_id = ?1 AND c.mode = ?2 AND d.status = 'ready'" DOC_RULES
+        " ORDER BY m.rank LIMIT ?4",
+        t, fts_query, f, limit, a, *out, n);
+    if (rc || *n >= limit)
+        return rc;
+    {
+        /* Were the candidates cut? Then a fuller answer may exist. */
+        sqlite3_stmt *st = NULL;
+        int64_t matches = 0;
+        if (sqlite3_prepare_v2(DB(s),
+                               "SELECT count(*) FROM (SELECT rowid FROM chunks_fts WHERE"
+                               " chunks_fts MATCH ?1 LIMIT ?2)",
+                               -1, &st, NULL) != SQLITE_OK)
+            return fail(s, "prepare match count");
+        sqlite3_bind_text(st, 1, fts_query, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, TEXT_CANDIDATES + 1);
+        if (sqlite3_step(st) == SQLITE_ROW)
+            matches = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+        if (matches <= TEXT_CANDIDATES)
+            return 0;
+    }
+    return text_query(s,
+                      "SELECT " HIT_COLS ", -bm25(chunks_fts) FROM chunks_fts JOIN chunks c ON"
+                      " c.rowid = chunks_fts.rowid JOIN documents d ON d.id = c.document_id"
+                      " WHERE chunks_fts MATCH ?3 AND c.org_id = ?1 AND c.mode = ?2 AND"
+                      " d.status = 'ready'" DOC_RULES " ORDER BY bm25(chunks_fts) LIMIT ?4",
+                      t, fts_query, f, limit, a, *out, n);
+}
+
+static int s_hits_by_rowid(struct store *s, const int64_t *rowids, const double *scores, size_t n,
+                           struct arena *a, struct store_hit **out, size_t *nout)
+{
+    sqlite3_stmt *st = NULL;
+    *nout = 0;
+    *out = arena_alloc(a, (n + 1) * sizeof(**out));
+    if (sqlite3_prepare_v2(DB(s),
+                           "SELECT " HIT_COLS " FROM chunks c JOIN documents d ON d.id ="
+                           " c.document_id WHERE c.rowid = ?1 AND d.status = 'ready'",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail(s, "prepare hit read");
+    for (size_t i = 0; i < n; i++) {
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, rowids[i]);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            read_hit(st, a, &(*out)[*nout]);
+            (*out)[(*nout)++].score = scores[i];
+        }
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+static int s_vectors_each(struct store *s, const struct store_tenant *t,
+                          int (*fn)(void *ud, const struct store_vector_row *row), void *ud)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (sqlite3_prepare_v2(DB(s),
+                           "SELECT c.rowid, c.document_id, d.tags, d.employee_ids, c.embedding"
+                           " FROM chunks c JOIN documents d ON d.id = c.document_id WHERE"
+                           " c.org_id = ?1 AND c.mode = ?2 AND d.status = 'ready' AND"
+                           " c.embedding IS NOT NULL ORDER BY c.document_id, c.rowid",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail(s, "prepare vectors");
+    bind_tenant(st, t);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct store_vector_row row;
+        int frc;
+        row.rowid = sqlite3_column_int64(st, 0);
+        row.document_id = (const char *)sqlite3_column_text(st, 1);
+        row.tags = (const char *)sqlite3_column_text(st, 2);
+        row.employee_ids = (const char *)sqlite3_column_text(st, 3);
+        row.embedding = sqlite3_column_blob(st, 4);
+        row.dim = (size_t)sqlite3_column_bytes(st, 4) / sizeof(float);
+        frc = fn(ud, &row);
+        if (frc) {
+            sqlite3_finalize(st);
+            return frc;
+        }
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : fail(s, "vectors");
 }
 
 static int s_search_vectors(struct store *s, const struct store_tenant *t, const float *q,
@@ -1602,21 +1701,7 @@ static int s_search_vectors(struct store *s, const struct store_tenant *t, const
     st = NULL;
     if (rc != SQLITE_DONE)
         return fail(s, "vector search");
-    if (sqlite3_prepare_v2(DB(s),
-                           "SELECT " HIT_COLS " FROM chunks c JOIN documents d ON d.id ="
-                           " c.document_id WHERE c.rowid = ?1",
-                           -1, &st, NULL) != SQLITE_OK)
-        return fail(s, "prepare hit read");
-    for (size_t i = 0; i < have; i++) {
-        sqlite3_reset(st);
-        sqlite3_bind_int64(st, 1, best_row[i]);
-        if (sqlite3_step(st) == SQLITE_ROW) {
-            read_hit(st, a, &(*out)[*n]);
-            (*out)[(*n)++].score = best[i];
-        }
-    }
-    sqlite3_finalize(st);
-    return 0;
+    return s_hits_by_rowid(s, best_row, best, have, a, out, n);
 }
 
 static const struct store_ops sqlite_ops = {
@@ -1662,6 +1747,8 @@ static const struct store_ops sqlite_ops = {
     .document_finish = s_document_finish,
     .search_text = s_search_text,
     .search_vectors = s_search_vectors,
+    .vectors_each = s_vectors_each,
+    .hits_by_rowid = s_hits_by_rowid,
 };
 
 /*

@@ -332,6 +332,20 @@ int store_search_vectors(struct store *s, const struct store_tenant *t, const fl
     WRAP(s->ops->search_vectors(s, t, q, dim, f, limit, a, out, n));
 }
 
+/* Stream the tenant's chunk vectors with their documents' access data. */
+int store_vectors_each(struct store *s, const struct store_tenant *t,
+                       int (*fn)(void *ud, const struct store_vector_row *row), void *ud)
+{
+    WRAP(s->ops->vectors_each(s, t, fn, ud));
+}
+
+/* Read the hits of the given chunk rowids, keeping their order and scores. */
+int store_hits_by_rowid(struct store *s, const int64_t *rowids, const double *scores, size_t n,
+                        struct arena *a, struct store_hit **out, size_t *nout)
+{
+    WRAP(s->ops->hits_by_rowid(s, rowids, scores, n, a, out, nout));
+}
+
 /* ---- Pool ---- */
 
 struct store_pool {

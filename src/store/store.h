@@ -350,6 +350,22 @@ int store_search_vectors(struct store *s, const struct store_tenant *t, const fl
                          const struct store_search_filter *f, unsigned limit, struct arena *a,
                          struct store_hit **out, size_t *n);
 
+/* One searchable chunk's vector with what the access rules need (store_vectors_each). */
+struct store_vector_row {
+    int64_t rowid;
+    const char *document_id;
+    const char *tags;         /* JSON array text */
+    const char *employee_ids; /* JSON array text */
+    const float *embedding;
+    size_t dim;
+};
+/* Call 'fn' for every embedded chunk of the tenant's ready documents, grouped by document. */
+int store_vectors_each(struct store *s, const struct store_tenant *t,
+                       int (*fn)(void *ud, const struct store_vector_row *row), void *ud);
+/* The hits of chunks 'rowids' (in that order), with 'scores'. */
+int store_hits_by_rowid(struct store *s, const int64_t *rowids, const double *scores, size_t n,
+                        struct arena *a, struct store_hit **out, size_t *nout);
+
 /* Tests: make the 'n'th store call from now fail with ERR_STORE (0 = off). */
 void store_fail_after(long n);
 

@@ -84,6 +84,10 @@ struct store_ops {
     int (*search_text)(struct store *s, const struct store_tenant *t, const char *fts_query,
                        const struct store_search_filter *f, unsigned limit, struct arena *a,
                        struct store_hit **out, size_t *n);
+    int (*vectors_each)(struct store *s, const struct store_tenant *t,
+                        int (*fn)(void *ud, const struct store_vector_row *row), void *ud);
+    int (*hits_by_rowid)(struct store *s, const int64_t *rowids, const double *scores, size_t n,
+                         struct arena *a, struct store_hit **out, size_t *nout);
     int (*search_vectors)(struct store *s, const struct store_tenant *t, const float *q, size_t dim,
                           const struct store_search_filter *f, unsigned limit, struct arena *a,
                           struct store_hit **out, size_t *n);

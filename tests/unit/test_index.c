@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests of knowledge/index.c: loading, rules per document, top-k, invalidation. */
+#include "../../src/knowledge/index.h"
+#include "t.h"
+
+int main(void)
+{
+    struct store *s = NULL;
+    struct store_org org;
+    struct store_tenant t = {.mode = STORE_LIVE}, other = {.mode = STORE_TEST};
+    struct kindex *k = kindex_new();
+    struct store_search_filter f = {NULL, NULL};
+    struct store_hit *hits = NULL;
+    struct arena a;
+    struct err e;
+    size_t n = 0;
+    float e1[4] = {1, 0, 0, 0}, e2[4] = {0, 1, 0, 0}, e3[4] = {0, 0, 1, 0};
+    float q[4] = {0.6f, 0.8f, 0, 0};
+    struct store_chunk c1[] = {{"alpha one", 0, e1, 4}, {"beta one", 0, e2, 4}};
+    struct store_chunk c2[] = {{"gamma two", 0, e3, 4}};
+    struct store_document d;
+
+    err_clear(&e);
+    arena_init(&a);
+    ok(store_open(":memory:", &s, &e) == 0 && store_migrate(s, &e) == 0, "store");
+    store_org_create(s, "x", 0, 0, NULL, 0, &org, &e);
+    snprintf(t.org_id, sizeof(t.org_id), "%s", org.id);
+    snprintf(other.org_id, sizeof(other.org_id), "%s", org.id);
+    memset(&d, 0, sizeof(d));
+    d.id = "doc_one000000000000000000000";
+    d.name = "One";
+    d.filename = "one.txt";
+    d.content_type = "text/plain";
+    d.sha256 = "0";
+    d.tags = "[\"a\\\"b\",\"hr\"]";
+    d.employee_ids = "[]";
+    store_document_create(s, &t, &d);
+    store_document_finish(s, d.id, c1, 2, NULL);
+    d.id = "doc_two000000000000000000000";
+    d.name = "Two";
+    d.tags = "[\"sales\"]";
+    d.employee_ids = "[\"emp_reader\"]";
+    store_document_create(s, &t, &d);
+    store_document_finish(s, d.id, c2, 1, NULL);
+
+    is_int(kindex_search(k, s, &t, q, 4, &f, 2, &a, &hits, &n), 0, "search");
+    ok(n == 2 && strcmp(hits[0].content, "beta one") == 0 &&
+           strcmp(hits[1].content, "alpha one") == 0,
+       "best first, top-k cut");
+    ok(hits[0].score > 0.79 && hits[0].score < 0.81, "cosine score");
+    ok(kindex_bytes(k) > 0, "loaded");
+    f.tags_json = "[\"sales\"]";
+    kindex_search(k, s, &t, q, 4, &f, 5, &a, &hits, &n);
+    ok(n == 1 && strcmp(hits[0].document_name, "Two") == 0, "tags filter");
+    f.tags_json = "[\"a\\\"b\"]";
+    kindex_search(k, s, &t, q, 4, &f, 5, &a, &hits, &n);
+    ok(n == 2 && strcmp(hits[0].document_name, "One") == 0, "a tag with a quote matches exactly");
+    f.tags_json = "[\"a\"]";
+    kindex_search(k, s, &t, q, 4, &f, 5, &a, &hits, &n);
+    is_int(n, 0, "a prefix of a tag does not match");
+    f.tags_json = NULL;
+    f.employee_id = "emp_other";
+    kindex_search(k, s, &t, q, 4, &f, 5, &a, &hits, &n);
+    ok(n == 2 && strcmp(hits[0].document_name, "One") == 0, "restricted document hidden");
+    f.employee_id = "emp_reader";
+    kindex_search(k, s, &t, q, 4, &f, 5, &a, &hits, &n);
+    is_int(n, 3, "its reader sees it");
+    f.employee_id = NULL;
+    kindex_search(k, s, &other, q, 4, &f, 5, &a, &hits, &n);
+    is_int(n, 0, "another mode has its own (empty) index");
+    store_document_delete(s, &t, "doc_one000000000000000000000");
+    kindex_search(k, s, &t, q, 4, &f, 5, &a, &hits, &n);
+    is_int(n, 1, "a stale index never returns a deleted document");
+    kindex_invalidate(k, &t);
+    kindex_search(k, s, &t, q, 4, &f, 5, &a, &hits, &n);
+    ok(n == 1 && strcmp(hits[0].document_name, "Two") == 0, "reloaded after invalidation");
+    arena_cleanup(&a);
+    kindex_free(k);
+    store_close(s);
+    return done_testing();
+}
