@@ -49,7 +49,8 @@ MIME = {
     "json": "application/json", "pdf": "application/pdf",
     "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
 }
-READY_TIMEOUT = 30.0
+# Bounded poll; the sanitized build embeds ~10x slower than the release one.
+READY_TIMEOUT = 240.0
 
 
 def multipart(fields=(), files=(), boundary=None):
