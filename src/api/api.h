@@ -38,7 +38,7 @@ int api_knowledge_delete(struct router_req *r, struct err *e);
 int api_knowledge_query(struct router_req *r, struct err *e);
 char *api_knowledge_fts_query(struct arena *a, const char *q);
 /* Hybrid search; vector candidates below 'min_cosine' are dropped (-1: keep all). */
-int api_knowledge_search(struct router_req *r, const char *query,
+int api_knowledge_search(struct router_req *r, struct arena *a, const char *query,
                          const struct store_search_filter *f, unsigned limit, double min_cosine,
                          struct store_hit **out, size_t *n, struct err *e);
 

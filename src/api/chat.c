@@ -401,21 +401,24 @@ static int chat(struct router_req *r, struct err *e, bool always_stream)
     if (b.context)
         context = json_dumps(b.context, JSON_COMPACT);
     {
-        /* The knowledge this employee may read that matches the message. */
+        /* The knowledge this employee may read that matches the message. The search runs
+         * in its own arena: only the chosen passages stay with the request, which a stream
+         * keeps for its whole life. */
         struct store_search_filter kf = {NULL, emp.id};
         struct store_hit *hits = NULL;
         size_t nh = 0;
+        struct arena ka;
         struct err ke;
         err_clear(&ke);
-        if (api_knowledge_search(r, b.message, &kf, KNOWLEDGE_PASSAGES, KNOWLEDGE_MIN_COSINE, &hits,
-                                 &nh, &ke) == 0) {
+        arena_init(&ka);
+        if (api_knowledge_search(r, &ka, b.message, &kf, KNOWLEDGE_PASSAGES, KNOWLEDGE_MIN_COSINE,
+                                 &hits, &nh, &ke) == 0) {
             struct llm_passage *ps = arena_alloc(r->arena, (nh + 1) * sizeof(*ps));
             json_t *src = json_array();
-            char *dumped;
             for (size_t i = 0; i < nh; i++) {
                 json_t *o = json_object();
-                ps[i].source = hits[i].document_name;
-                ps[i].content = hits[i].content;
+                ps[i].source = arena_strdup(r->arena, hits[i].document_name);
+                ps[i].content = arena_strdup(r->arena, hits[i].content);
                 ps[i].page = hits[i].page;
                 json_object_set_new(o, "document_id", json_string(hits[i].document_id));
                 json_object_set_new(o, "document_name", json_string(hits[i].document_name));
@@ -423,15 +426,15 @@ static int chat(struct router_req *r, struct err *e, bool always_stream)
                 json_object_set_new(o, "score", json_real(hits[i].score > 1 ? 1.0 : hits[i].score));
                 json_array_append_new(src, o);
             }
-            dumped = json_dumps(src, JSON_COMPACT);
+            j->sources = json_dumps(src, JSON_COMPACT);
             json_decref(src);
-            j->sources = dumped;
             lreq.knowledge = ps;
             lreq.nknowledge = nh;
             lreq.knowledge_searched = true;
         } else {
             log_warn("chat: knowledge search failed: %s", ke.msg);
         }
+        arena_cleanup(&ka);
     }
     lreq.model = emp.model;
     lreq.employee_name = emp.name;

@@ -662,14 +662,14 @@ static int by_score(const void *a, const void *b)
  * Search the tenant's knowledge: BM25 and vectors fused by reciprocal rank. '*out' and '*n'
  * hold at most 'limit' hits (in 'r->arena'), best first, with scores in [0, 1].
  */
-int api_knowledge_search(struct router_req *r, const char *query,
+int api_knowledge_search(struct router_req *r, struct arena *a, const char *query,
                          const struct store_search_filter *f, unsigned limit, double min_cosine,
                          struct store_hit **out, size_t *n, struct err *e)
 {
     struct store_hit *text = NULL, *vec = NULL;
     size_t nt = 0, nv = 0, nf = 0;
     struct fused *all;
-    const char *fts = api_knowledge_fts_query(r->arena, query);
+    const char *fts = api_knowledge_fts_query(a, query);
     int methods = 0;
     int rc;
 
@@ -677,7 +677,7 @@ int api_knowledge_search(struct router_req *r, const char *query,
     *n = 0;
     if (fts) {
         methods++;
-        rc = store_search_text(r->store, &r->tenant, fts, f, CANDIDATES, r->arena, &text, &nt);
+        rc = store_search_text(r->store, &r->tenant, fts, f, CANDIDATES, a, &text, &nt);
         if (rc)
             return err_set(e, rc, "internal_error", NULL, "text search failed");
         /* A weak lexical match would outrank a strong match by meaning in the fusion: keep
@@ -695,21 +695,22 @@ int api_knowledge_search(struct router_req *r, const char *query,
             nt = kept;
         }
     }
-    if (r->env->embed) {
+    /* A tenant without vectors needs no query embedding (chat asks on every message). */
+    if (r->env->embed && (!r->env->kindex || kindex_rows(r->env->kindex, r->store, &r->tenant))) {
         float q[EMBED_DIM];
         if (embed_text(r->env->embed, query, strlen(query), q) == 0) {
             methods++;
             rc = r->env->kindex ? kindex_search(r->env->kindex, r->store, &r->tenant, q, EMBED_DIM,
-                                                f, CANDIDATES, r->arena, &vec, &nv)
+                                                f, CANDIDATES, a, &vec, &nv)
                                 : store_search_vectors(r->store, &r->tenant, q, EMBED_DIM, f,
-                                                       CANDIDATES, r->arena, &vec, &nv);
+                                                       CANDIDATES, a, &vec, &nv);
             if (rc)
                 return err_set(e, rc, "internal_error", NULL, "vector search failed");
             while (nv > 0 && vec[nv - 1].score < min_cosine)
                 nv--; /* best first: drop the tail below the threshold */
         }
     }
-    all = arena_alloc(r->arena, (nt + nv + 1) * sizeof(*all));
+    all = arena_alloc(a, (nt + nv + 1) * sizeof(*all));
     for (size_t i = 0; i < nt; i++) {
         all[nf].hit = &text[i];
         all[nf++].score = 1.0 / (RRF_K + (double)i + 1);
@@ -731,7 +732,7 @@ int api_knowledge_search(struct router_req *r, const char *query,
     qsort(all, nf, sizeof(*all), by_score);
     if (nf > limit)
         nf = limit;
-    *out = arena_alloc(r->arena, (nf + 1) * sizeof(**out));
+    *out = arena_alloc(a, (nf + 1) * sizeof(**out));
     for (size_t i = 0; i < nf; i++) {
         (*out)[i] = *all[i].hit;
         (*out)[i].score = methods ? all[i].score * (RRF_K + 1) / methods : 0;
@@ -820,7 +821,7 @@ int api_knowledge_query(struct router_req *r, struct err *e)
             }
         }
     }
-    rc = api_knowledge_search(r, b.query, &f, (unsigned)b.limit, -1.0, &hits, &n, e);
+    rc = api_knowledge_search(r, r->arena, b.query, &f, (unsigned)b.limit, -1.0, &hits, &n, e);
     if (rc)
         return rc;
     buf_init(&out, 16u << 20);

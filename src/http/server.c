@@ -677,9 +677,9 @@ int http_server_start(const struct http_options *o, const struct http_app *app,
         /* the logger first, so that MHD never prints with its own */
         MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)(o->threads ? o->threads : 1),
-        /* 16 KiB per connection (headers, response head, send buffer) instead of MHD's 32:
+        /* 12 KiB per connection (headers, response head, send buffer) instead of MHD's 32:
          * an open stream holds it for its whole life. */
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(16 * 1024), MHD_OPTION_NOTIFY_COMPLETED,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(12 * 1024), MHD_OPTION_NOTIFY_COMPLETED,
         on_completed, srv, MHD_OPTION_CONNECTION_TIMEOUT,
         (unsigned)(o->conn_timeout_s ? o->conn_timeout_s : 60), MHD_OPTION_CONNECTION_LIMIT, 20000u,
         MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u, MHD_OPTION_END);

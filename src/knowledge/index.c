@@ -267,3 +267,15 @@ size_t kindex_bytes(struct kindex *k)
     pthread_mutex_unlock(&k->mu);
     return total;
 }
+
+/* Rows of the tenant's index: a query of a tenant without vectors need not embed anything. */
+size_t kindex_rows(struct kindex *k, struct store *s, const struct store_tenant *t)
+{
+    struct ktenant *kt;
+    size_t n = 0;
+    pthread_mutex_lock(&k->mu);
+    if (tenant_get(k, s, t, &kt) == 0)
+        n = kt->n;
+    pthread_mutex_unlock(&k->mu);
+    return n;
+}

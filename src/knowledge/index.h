@@ -22,5 +22,7 @@ int kindex_search(struct kindex *k, struct store *s, const struct store_tenant *
                   size_t dim, const struct store_search_filter *f, unsigned limit, struct arena *a,
                   struct store_hit **out, size_t *n);
 size_t kindex_bytes(struct kindex *k); /* memory held, for the benchmark and metrics */
+/* How many chunk vectors the tenant has (loading its index); 0 on error. */
+size_t kindex_rows(struct kindex *k, struct store *s, const struct store_tenant *t);
 
 #endif

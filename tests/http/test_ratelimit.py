@@ -171,6 +171,9 @@ class RateLimitTest(ServerTestCase):
         try:
             time.sleep(0.3)
             self.assertJson(self.account(key))  # 1 held + this one = 2 <= 2
+            # The server frees that request's slot just after its response reaches us: wait
+            # for it, or the next upload is refused (and never held) instead of held.
+            time.sleep(0.3)
             two, _ = self._slow_upload(key)
             try:
                 # The held uploads count once the server has read their headers: on a loaded
