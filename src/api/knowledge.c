@@ -673,8 +673,19 @@ int api_knowledge_search(struct router_req *r, struct arena *a, const char *quer
     int methods = 0;
     int rc;
 
+    size_t nchunks = 1, nvectors = 1;
+
     *out = NULL;
     *n = 0;
+    /* Chat searches on every message: a tenant without searchable chunks (the in-memory index
+     * knows) answers at once, and one without vectors needs no query embedding. */
+    if (r->env->kindex) {
+        rc = kindex_counts(r->env->kindex, r->store, &r->tenant, &nchunks, &nvectors);
+        if (rc)
+            return err_set(e, rc, "internal_error", NULL, "knowledge index failed");
+        if (nchunks == 0)
+            return 0;
+    }
     if (fts) {
         methods++;
         rc = store_search_text(r->store, &r->tenant, fts, f, CANDIDATES, a, &text, &nt);
@@ -696,7 +707,7 @@ int api_knowledge_search(struct router_req *r, struct arena *a, const char *quer
         }
     }
     /* A tenant without vectors needs no query embedding (chat asks on every message). */
-    if (r->env->embed && (!r->env->kindex || kindex_rows(r->env->kindex, r->store, &r->tenant))) {
+    if (r->env->embed && nvectors > 0) {
         float q[EMBED_DIM];
         if (embed_text(r->env->embed, query, strlen(query), q) == 0) {
             methods++;

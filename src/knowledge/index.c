@@ -29,7 +29,8 @@ struct ktenant {
     struct ktenant *next;
     char key[ID_MAX + 8];
     size_t dim;
-    size_t n, cap; /* rows */
+    size_t chunks; /* searchable chunks, with or without a vector */
+    size_t n, cap; /* rows with a vector */
     float *vecs;
     int64_t *rowids;
     uint32_t *doc;
@@ -105,6 +106,7 @@ void kindex_invalidate(struct kindex *k, const struct store_tenant *t)
 static int add_row(void *ud, const struct store_vector_row *row)
 {
     struct ktenant *kt = ud;
+    kt->chunks++;
     if (!row->embedding || row->dim == 0 || (kt->dim && row->dim != kt->dim))
         return 0;
     kt->dim = row->dim;
@@ -268,14 +270,23 @@ size_t kindex_bytes(struct kindex *k)
     return total;
 }
 
-/* Rows of the tenant's index: a query of a tenant without vectors need not embed anything. */
-size_t kindex_rows(struct kindex *k, struct store *s, const struct store_tenant *t)
+/*
+ * The tenant's searchable chunks ('*chunks') and those with a vector ('*vectors'), loading its
+ * index: a tenant without chunks needs no search at all, one without vectors no embedding.
+ * Returns 0, or the store's error (then both are 0).
+ */
+int kindex_counts(struct kindex *k, struct store *s, const struct store_tenant *t, size_t *chunks,
+                  size_t *vectors)
 {
     struct ktenant *kt;
-    size_t n = 0;
+    int rc;
+    *chunks = *vectors = 0;
     pthread_mutex_lock(&k->mu);
-    if (tenant_get(k, s, t, &kt) == 0)
-        n = kt->n;
+    rc = tenant_get(k, s, t, &kt);
+    if (rc == 0) {
+        *chunks = kt->chunks;
+        *vectors = kt->n;
+    }
     pthread_mutex_unlock(&k->mu);
-    return n;
+    return rc;
 }

@@ -22,7 +22,8 @@ int kindex_search(struct kindex *k, struct store *s, const struct store_tenant *
                   size_t dim, const struct store_search_filter *f, unsigned limit, struct arena *a,
                   struct store_hit **out, size_t *n);
 size_t kindex_bytes(struct kindex *k); /* memory held, for the benchmark and metrics */
-/* How many chunk vectors the tenant has (loading its index); 0 on error. */
-size_t kindex_rows(struct kindex *k, struct store *s, const struct store_tenant *t);
+/* The tenant's searchable chunks and those with a vector (loading its index). */
+int kindex_counts(struct kindex *k, struct store *s, const struct store_tenant *t, size_t *chunks,
+                  size_t *vectors);
 
 #endif

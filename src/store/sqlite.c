@@ -1630,8 +1630,8 @@ static int s_vectors_each(struct store *s, const struct store_tenant *t,
     if (sqlite3_prepare_v2(DB(s),
                            "SELECT c.rowid, c.document_id, d.tags, d.employee_ids, c.embedding"
                            " FROM chunks c JOIN documents d ON d.id = c.document_id WHERE"
-                           " c.org_id = ?1 AND c.mode = ?2 AND d.status = 'ready' AND"
-                           " c.embedding IS NOT NULL ORDER BY c.document_id, c.rowid",
+                           " c.org_id = ?1 AND c.mode = ?2 AND d.status = 'ready'"
+                           " ORDER BY c.document_id, c.rowid",
                            -1, &st, NULL) != SQLITE_OK)
         return fail(s, "prepare vectors");
     bind_tenant(st, t);

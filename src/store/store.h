@@ -359,7 +359,8 @@ struct store_vector_row {
     const float *embedding;
     size_t dim;
 };
-/* Call 'fn' for every embedded chunk of the tenant's ready documents, grouped by document. */
+/* Call 'fn' for every chunk of the tenant's ready documents, grouped by document ('embedding'
+ * NULL for a chunk without one). */
 int store_vectors_each(struct store *s, const struct store_tenant *t,
                        int (*fn)(void *ud, const struct store_vector_row *row), void *ud);
 /* The hits of chunks 'rowids' (in that order), with 'scores'. */
