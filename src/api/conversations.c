@@ -9,7 +9,6 @@
 #include "../core/buf.h"
 #include "../core/clock.h"
 #include "../core/id.h"
-#include "../core/str.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -38,7 +37,6 @@ int api_conversations_list(struct router_req *r, struct err *e)
 {
     struct store_conv_filter f;
     struct store_conv_page page;
-    const char *v;
     struct buf b;
     struct jw w;
     int rc;
@@ -48,17 +46,9 @@ int api_conversations_list(struct router_req *r, struct err *e)
     if (rc)
         return rc;
     f.employee_id = router_query(r, "employee_id");
-    v = router_query(r, "before");
-    if (v) {
-        const char *fields[2];
-        int64_t t;
-        if (router_cursor_decode(v, strlen(v), r->arena, fields, 2) ||
-            str_to_i64(str_c(fields[0]), &t) || !id_valid(fields[1], "conv"))
-            return err_set(e, ERR_INVALID, "invalid_request", "before",
-                           "Invalid before: not a cursor this list returned.");
-        f.before_updated = t;
-        f.before_id = fields[1];
-    }
+    rc = router_query_before(r, "conv", &f.before_updated, &f.before_id, e);
+    if (rc)
+        return rc;
     rc = store_conversation_list(r->store, &r->tenant, &f, r->arena, &page);
     if (rc)
         return err_set(e, rc, "internal_error", NULL, "conversation list failed");
@@ -75,15 +65,9 @@ int api_conversations_list(struct router_req *r, struct err *e)
     jw_arr_end(&w);
     jw_key(&w, "has_more");
     jw_bool(&w, page.has_more);
-    jw_key(&w, "next_cursor");
-    if (page.has_more) {
-        const struct store_conversation *last = &page.items[page.n - 1];
-        const char *fields[2] = {arena_printf(r->arena, "%lld", (long long)last->updated_at),
-                                 last->id};
-        jw_str(&w, router_cursor_encode(r->arena, fields, 2));
-    } else {
-        jw_null(&w);
-    }
+    router_write_next_before(r, &w, page.has_more,
+                             page.has_more ? page.items[page.n - 1].updated_at : 0,
+                             page.has_more ? page.items[page.n - 1].id : NULL);
     jw_obj_end(&w);
     return router_respond_jw(r, &w, &b, e);
 }

@@ -467,7 +467,6 @@ int api_knowledge_list(struct router_req *r, struct err *e)
 {
     struct store_doc_filter f;
     struct store_doc_page page;
-    const char *v;
     struct buf b;
     struct jw w;
     int rc;
@@ -478,17 +477,9 @@ int api_knowledge_list(struct router_req *r, struct err *e)
         return rc;
     f.tag = router_query(r, "tag");
     f.employee_id = router_query(r, "employee_id");
-    v = router_query(r, "before");
-    if (v) {
-        const char *fields[2];
-        int64_t t;
-        if (router_cursor_decode(v, strlen(v), r->arena, fields, 2) ||
-            str_to_i64(str_c(fields[0]), &t) || !id_valid(fields[1], "doc"))
-            return err_set(e, ERR_INVALID, "invalid_request", "before",
-                           "Invalid before: not a cursor this list returned.");
-        f.before_created = t;
-        f.before_id = fields[1];
-    }
+    rc = router_query_before(r, "doc", &f.before_created, &f.before_id, e);
+    if (rc)
+        return rc;
     rc = store_document_list(r->store, &r->tenant, &f, r->arena, &page);
     if (rc)
         return err_set(e, rc, "internal_error", NULL, "document list failed");
@@ -502,15 +493,9 @@ int api_knowledge_list(struct router_req *r, struct err *e)
     jw_arr_end(&w);
     jw_key(&w, "has_more");
     jw_bool(&w, page.has_more);
-    jw_key(&w, "next_cursor");
-    if (page.has_more) {
-        const struct store_document *last = &page.items[page.n - 1];
-        const char *fields[2] = {arena_printf(r->arena, "%lld", (long long)last->created_at),
-                                 last->id};
-        jw_str(&w, router_cursor_encode(r->arena, fields, 2));
-    } else {
-        jw_null(&w);
-    }
+    router_write_next_before(r, &w, page.has_more,
+                             page.has_more ? page.items[page.n - 1].created_at : 0,
+                             page.has_more ? page.items[page.n - 1].id : NULL);
     jw_obj_end(&w);
     return router_respond_jw(r, &w, &b, e);
 }

@@ -62,6 +62,37 @@ int router_query_limit(const struct router_req *r, unsigned def, unsigned max, u
     return 0;
 }
 
+/* The 'before' cursor of a newest-first list: see router.h. */
+int router_query_before(const struct router_req *r, const char *id_prefix, int64_t *t,
+                        const char **id, struct err *e)
+{
+    const char *v = router_query(r, "before");
+    const char *fields[2];
+    *t = 0;
+    *id = NULL;
+    if (!v)
+        return 0;
+    if (router_cursor_decode(v, strlen(v), r->arena, fields, 2) ||
+        str_to_i64(str_c(fields[0]), t) || !id_valid(fields[1], id_prefix))
+        return err_set(e, ERR_INVALID, "invalid_request", "before",
+                       "Invalid before: not a cursor this list returned.");
+    *id = fields[1];
+    return 0;
+}
+
+/* Write the "next_cursor" member of a newest-first list. */
+void router_write_next_before(const struct router_req *r, struct jw *w, bool more, int64_t t,
+                              const char *id)
+{
+    jw_key(w, "next_cursor");
+    if (more) {
+        const char *fields[2] = {arena_printf(r->arena, "%lld", (long long)t), id};
+        jw_str(w, router_cursor_encode(r->arena, fields, 2));
+    } else {
+        jw_null(w);
+    }
+}
+
 /* Answer 200 with the JSON 'body' (taken). */
 void router_respond(struct router_req *r, json_t *body)
 {

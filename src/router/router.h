@@ -119,6 +119,13 @@ int router_cursor_decode(const char *s, size_t len, struct arena *a, const char 
 const char *router_query(const struct router_req *r, const char *name); /* NULL: absent */
 int router_query_limit(const struct router_req *r, unsigned def, unsigned max, unsigned *out,
                        struct err *e);
+/* Read the newest-first keyset cursor 'before' (a time and an id with 'id_prefix'); absent
+ * leaves '*t' 0 and '*id' NULL; malformed is 400 with param "before". */
+int router_query_before(const struct router_req *r, const char *id_prefix, int64_t *t,
+                        const char **id, struct err *e);
+/* Write "next_cursor": the cursor after (t, id) when 'more', else null. */
+void router_write_next_before(const struct router_req *r, struct jw *w, bool more, int64_t t,
+                              const char *id);
 void router_respond(struct router_req *r, json_t *body); /* status 200 JSON, takes 'body' */
 /* Answer 200 with the JSON written by 'w' into 'b' (taken); ERR_INTERNAL when it did not fit. */
 int router_respond_jw(struct router_req *r, struct jw *w, struct buf *b, struct err *e);
