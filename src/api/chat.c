@@ -67,6 +67,11 @@ struct chat_job {
     struct buf transcript; /* the event stream as sent, for Idempotency-Key replay */
     unsigned seq;
     bool sent_delta;
+    /* Until the engine starts (after the knowledge search): */
+    struct llm_request lreq; /* strings in the request's arena, or 'arena' */
+    struct llm *engine;
+    char *context; /* JSON text of the request's context, or NULL */
+    struct arena arena;
 };
 
 /* ---- Output ---- */
@@ -122,6 +127,8 @@ static void job_free(struct chat_job *j)
     buf_cleanup(&j->transcript);
     free(j->idem_key);
     free(j->sources);
+    free(j->context);
+    arena_cleanup(&j->arena);
     free(j);
 }
 
@@ -254,6 +261,43 @@ out:
     job_free(j);
 }
 
+/* The knowledge search of the message is done: note the passages, start the engine. */
+static void knowledge_done(void *ud, int rc, struct store *s, const struct store_hit *hits,
+                           size_t n, const struct err *e)
+{
+    struct chat_job *j = ud;
+    struct llm_request lreq = j->lreq;
+    struct llm_sink sink;
+
+    (void)s;
+    if (rc) {
+        log_warn("chat: knowledge search failed: %s", e ? e->msg : "?");
+    } else {
+        struct llm_passage *ps = arena_alloc(&j->arena, (n + 1) * sizeof(*ps));
+        json_t *src = json_array();
+        for (size_t i = 0; i < n; i++) {
+            json_t *o = json_object();
+            ps[i].source = arena_strdup(&j->arena, hits[i].document_name);
+            ps[i].content = arena_strdup(&j->arena, hits[i].content);
+            ps[i].page = hits[i].page;
+            json_object_set_new(o, "document_id", json_string(hits[i].document_id));
+            json_object_set_new(o, "document_name", json_string(hits[i].document_name));
+            json_object_set_new(o, "chunk_id", json_string(hits[i].chunk_id));
+            json_object_set_new(o, "score", json_real(hits[i].score > 1 ? 1.0 : hits[i].score));
+            json_array_append_new(src, o);
+        }
+        j->sources = json_dumps(src, JSON_COMPACT);
+        json_decref(src);
+        lreq.knowledge = ps;
+        lreq.nknowledge = n;
+        lreq.knowledge_searched = true;
+    }
+    sink.delta = on_delta;
+    sink.done = on_done;
+    sink.ud = j;
+    llm_call(j->engine, &lreq, &sink); /* 'j' may be gone when this returns */
+}
+
 /* ---- The handler ---- */
 
 /* The last messages of the conversation that fit the history budget, oldest first. */
@@ -290,12 +334,8 @@ static int chat(struct router_req *r, struct err *e, bool always_stream)
     struct store_employee emp;
     struct store_conversation conv;
     struct store_chat_begin begin;
-    struct llm_request lreq;
-    struct llm_sink sink;
     struct chat_job *j;
-    struct llm *engine;
     char user_id[ID_MAX];
-    char *context = NULL;
     bool stream;
     int64_t now = clock_now_ms();
     int rc;
@@ -361,6 +401,7 @@ static int chat(struct router_req *r, struct err *e, bool always_stream)
     j->t0_us = r->t0_us;
     snprintf(j->conv_id, sizeof(j->conv_id), "%s", conv.id);
     snprintf(j->emp_id, sizeof(j->emp_id), "%s", emp.id);
+    arena_init(&j->arena);
     buf_init(&j->content, 4u << 20);
     buf_init(&j->transcript, 16u << 20);
     if (id_new("msg", j->reply_id, sizeof(j->reply_id))) {
@@ -369,11 +410,10 @@ static int chat(struct router_req *r, struct err *e, bool always_stream)
     }
 
     /* History is read before the new message is stored, so it holds only earlier turns. */
-    memset(&lreq, 0, sizeof(lreq));
     if (b.conversation_id) {
         struct llm_message *hist = NULL;
-        load_history(r, conv.id, &hist, &lreq.nhistory);
-        lreq.history = hist;
+        load_history(r, conv.id, &hist, &j->lreq.nhistory);
+        j->lreq.history = hist;
     }
 
     begin.user.id = user_id;
@@ -399,53 +439,17 @@ static int chat(struct router_req *r, struct err *e, bool always_stream)
         j->idem_key = xstrdup(r->idem_key);
 
     if (b.context)
-        context = json_dumps(b.context, JSON_COMPACT);
-    {
-        /* The knowledge this employee may read that matches the message. The search runs
-         * in its own arena: only the chosen passages stay with the request, which a stream
-         * keeps for its whole life. */
-        struct store_search_filter kf = {NULL, emp.id};
-        struct store_hit *hits = NULL;
-        size_t nh = 0;
-        struct arena ka;
-        struct err ke;
-        err_clear(&ke);
-        arena_init(&ka);
-        if (api_knowledge_search(r, &ka, b.message, &kf, KNOWLEDGE_PASSAGES, KNOWLEDGE_MIN_COSINE,
-                                 &hits, &nh, &ke) == 0) {
-            struct llm_passage *ps = arena_alloc(r->arena, (nh + 1) * sizeof(*ps));
-            json_t *src = json_array();
-            for (size_t i = 0; i < nh; i++) {
-                json_t *o = json_object();
-                ps[i].source = arena_strdup(r->arena, hits[i].document_name);
-                ps[i].content = arena_strdup(r->arena, hits[i].content);
-                ps[i].page = hits[i].page;
-                json_object_set_new(o, "document_id", json_string(hits[i].document_id));
-                json_object_set_new(o, "document_name", json_string(hits[i].document_name));
-                json_object_set_new(o, "chunk_id", json_string(hits[i].chunk_id));
-                json_object_set_new(o, "score", json_real(hits[i].score > 1 ? 1.0 : hits[i].score));
-                json_array_append_new(src, o);
-            }
-            j->sources = json_dumps(src, JSON_COMPACT);
-            json_decref(src);
-            lreq.knowledge = ps;
-            lreq.nknowledge = nh;
-            lreq.knowledge_searched = true;
-        } else {
-            log_warn("chat: knowledge search failed: %s", ke.msg);
-        }
-        arena_cleanup(&ka);
-    }
-    lreq.model = emp.model;
-    lreq.employee_name = emp.name;
-    lreq.employee_role = emp.role;
-    lreq.persona = emp.instructions;
-    lreq.capabilities = emp.capabilities;
-    lreq.context = context;
-    lreq.message = b.message;
-    engine = (r->tenant.mode == STORE_TEST && strcmp(r->env->cfg->test_llm, "builtin") == 0)
-                 ? r->env->llm_builtin
-                 : r->env->llm;
+        j->context = json_dumps(b.context, JSON_COMPACT);
+    j->lreq.model = emp.model;
+    j->lreq.employee_name = emp.name;
+    j->lreq.employee_role = emp.role;
+    j->lreq.persona = emp.instructions;
+    j->lreq.capabilities = emp.capabilities;
+    j->lreq.context = j->context;
+    j->lreq.message = b.message;
+    j->engine = (r->tenant.mode == STORE_TEST && strcmp(r->env->cfg->test_llm, "builtin") == 0)
+                    ? r->env->llm_builtin
+                    : r->env->llm;
 
     r->async = true;
     if (stream) {
@@ -476,11 +480,19 @@ static int chat(struct router_req *r, struct err *e, bool always_stream)
         j->http = r->http;
         http_req_defer(r->http);
     }
-    sink.delta = on_delta;
-    sink.done = on_done;
-    sink.ud = j;
-    llm_call(engine, &lreq, &sink); /* 'j' may be gone when this returns */
-    free(context);
+    {
+        /* The knowledge this employee may read that matches the message; the engine starts
+         * when the search is done (here, or on the embedding pool's thread). */
+        struct api_ksearch q;
+        memset(&q, 0, sizeof(q));
+        q.env = r->env;
+        q.tenant = r->tenant;
+        q.query = b.message;
+        q.filter.employee_id = emp.id;
+        q.limit = KNOWLEDGE_PASSAGES;
+        q.min_cosine = KNOWLEDGE_MIN_COSINE;
+        api_knowledge_search_start(&q, r->store, knowledge_done, j); /* 'j' may be gone */
+    }
     return 0;
 }
 

@@ -46,6 +46,11 @@ int api_conversations_list(struct router_req *r, struct err *e)
     if (rc)
         return rc;
     f.employee_id = router_query(r, "employee_id");
+    if (f.employee_id) {
+        rc = api_employee_find(r, f.employee_id, "employee_id", NULL, e);
+        if (rc)
+            return rc;
+    }
     rc = router_query_before(r, "conv", &f.before_updated, &f.before_id, e);
     if (rc)
         return rc;

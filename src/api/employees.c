@@ -389,3 +389,16 @@ int api_employees_update(struct router_req *r, struct err *e)
         return err_set(e, rc, "internal_error", NULL, "employee update failed");
     return respond_detail(r, r->params[0], e);
 }
+
+/* The tenant's employee 'id', or 404 naming 'param'. */
+int api_employee_find(struct router_req *r, const char *id, const char *param,
+                      struct store_employee *out, struct err *e)
+{
+    struct store_employee tmp;
+    int rc = store_employee_get(r->store, &r->tenant, id, r->arena, out ? out : &tmp);
+    if (rc == ERR_NOT_FOUND)
+        return err_set(e, rc, "employee_not_found", param, "No employee %.60s.", id);
+    if (rc)
+        return err_set(e, rc, "internal_error", NULL, "employee read failed");
+    return 0;
+}

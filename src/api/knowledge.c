@@ -11,9 +11,7 @@
  * moves the file under files/<document id> and wakes the worker, which extracts, chunks,
  * embeds and indexes it in the background. The temporary file never outlives the request.
  *
- * DESIGN (query): BM25 through FTS5 and cosine over the chunk embeddings, each up to 50
- * candidates, fused by reciprocal rank (k = 60); the fused score is scaled to [0, 1] by the
- * best score a chunk could reach with the methods that ran.
+ * The query itself is search.c's: this file validates it and writes the answer.
  */
 #include "api.h"
 
@@ -23,7 +21,6 @@
 #include "../core/id.h"
 #include "../core/log.h"
 #include "../core/str.h"
-#include "../embed/embed.h"
 #include "../http/multipart.h"
 #include "../knowledge/extract.h"
 #include "../knowledge/index.h"
@@ -42,9 +39,6 @@
 #define MAX_FIELD (64u * 1024)
 #define MAX_TAGS 32
 #define MAX_EMPLOYEES 100
-#define RRF_K 60.0
-#define CANDIDATES 50
-#define BM25_RELATIVE 0.5
 
 enum part_kind { PART_NONE, PART_FILE, PART_NAME, PART_TAGS, PART_EMPLOYEES };
 
@@ -477,6 +471,11 @@ int api_knowledge_list(struct router_req *r, struct err *e)
         return rc;
     f.tag = router_query(r, "tag");
     f.employee_id = router_query(r, "employee_id");
+    if (f.employee_id) {
+        rc = api_employee_find(r, f.employee_id, "employee_id", NULL, e);
+        if (rc)
+            return rc;
+    }
     rc = router_query_before(r, "doc", &f.before_created, &f.before_id, e);
     if (rc)
         return rc;
@@ -528,215 +527,6 @@ int api_knowledge_delete(struct router_req *r, struct err *e)
 
 /* ---- Query ---- */
 
-/* Words that carry no meaning for search: matching them would make every document a hit. */
-static const char *const stopwords[] = {
-    "a",    "about", "after", "all",    "also", "am",    "an",    "and",   "any",  "are",
-    "as",   "at",    "be",    "been",   "but",  "by",    "can",   "could", "did",  "do",
-    "does", "for",   "from",  "get",    "had",  "has",   "have",  "he",    "her",  "here",
-    "him",  "his",   "how",   "i",      "if",   "in",    "into",  "is",    "it",   "its",
-    "just", "me",    "more",  "most",   "my",   "no",    "not",   "of",    "on",   "or",
-    "our",  "out",   "she",   "should", "so",   "some",  "than",  "that",  "the",  "their",
-    "them", "then",  "there", "these",  "they", "this",  "those", "to",    "up",   "us",
-    "was",  "we",    "were",  "what",   "when", "where", "which", "who",   "whom", "why",
-    "will", "with",  "would", "you",    "your", NULL};
-
-static bool is_stopword(const char *w, size_t n)
-{
-    char low[16];
-    if (n >= sizeof(low))
-        return false;
-    for (size_t i = 0; i < n; i++)
-        low[i] = (char)(w[i] >= 'A' && w[i] <= 'Z' ? w[i] - 'A' + 'a' : w[i]);
-    low[n] = '\0';
-    for (size_t i = 0; stopwords[i]; i++) {
-        if (strcmp(low, stopwords[i]) == 0)
-            return true;
-    }
-    return false;
-}
-
-static bool word_byte(char c)
-{
-    return ((unsigned char)c & 0x80) || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
-           (c >= 'A' && c <= 'Z');
-}
-
-/*
- * An FTS5 query that can never be a syntax error: every meaningful word quoted, joined by OR.
- * NULL when the query has no such word.
- */
-char *api_knowledge_fts_query(struct arena *a, const char *q)
-{
-    struct buf b;
-    char *out;
-    const char *p = q;
-    buf_init(&b, 64 * 1024);
-    while (*p) {
-        const char *start;
-        while (*p && !word_byte(*p))
-            p++;
-        start = p;
-        while (*p && word_byte(*p))
-            p++;
-        if (p > start && !is_stopword(start, (size_t)(p - start))) {
-            if (buf_len(&b))
-                buf_appends(&b, " OR ");
-            buf_append(&b, "\"", 1);
-            buf_append(&b, start, (size_t)(p - start));
-            buf_append(&b, "\"", 1);
-        }
-    }
-    out = buf_len(&b) ? arena_strndup(a, buf_ptr(&b), buf_len(&b)) : NULL;
-    buf_cleanup(&b);
-    return out;
-}
-
-/* The meaningful words of 'q' (as the FTS query sees them): how many, or how many of them
- * 'content' holds (when not NULL). */
-static size_t each_word(const char *q, const char *content)
-{
-    size_t n = 0;
-    const char *p = q;
-    while (*p) {
-        const char *start;
-        size_t len;
-        while (*p && !word_byte(*p))
-            p++;
-        start = p;
-        while (*p && word_byte(*p))
-            p++;
-        len = (size_t)(p - start);
-        if (len == 0 || is_stopword(start, len))
-            continue;
-        if (!content) {
-            n++;
-        } else {
-            char stem[64];
-            size_t k = len < 5 ? len : 5;
-            memcpy(stem, start, k);
-            stem[k] = '\0';
-            if (strcasestr(content, stem))
-                n++;
-        }
-    }
-    return n;
-}
-
-static size_t count_words(const char *q)
-{
-    return each_word(q, NULL);
-}
-
-static size_t matched_words(const char *q, const char *content)
-{
-    return each_word(q, content);
-}
-
-struct fused {
-    const struct store_hit *hit;
-    double score;
-};
-
-static int by_score(const void *a, const void *b)
-{
-    double x = ((const struct fused *)a)->score, y = ((const struct fused *)b)->score;
-    return x < y ? 1 : x > y ? -1 : 0;
-}
-
-/*
- * Search the tenant's knowledge: BM25 and vectors fused by reciprocal rank. '*out' and '*n'
- * hold at most 'limit' hits (in 'r->arena'), best first, with scores in [0, 1].
- */
-int api_knowledge_search(struct router_req *r, struct arena *a, const char *query,
-                         const struct store_search_filter *f, unsigned limit, double min_cosine,
-                         struct store_hit **out, size_t *n, struct err *e)
-{
-    struct store_hit *text = NULL, *vec = NULL;
-    size_t nt = 0, nv = 0, nf = 0;
-    struct fused *all;
-    const char *fts = api_knowledge_fts_query(a, query);
-    int methods = 0;
-    int rc;
-
-    size_t nchunks = 1, nvectors = 1;
-
-    *out = NULL;
-    *n = 0;
-    /* Chat searches on every message: a tenant without searchable chunks (the in-memory index
-     * knows) answers at once, and one without vectors needs no query embedding. */
-    if (r->env->kindex) {
-        rc = kindex_counts(r->env->kindex, r->store, &r->tenant, &nchunks, &nvectors);
-        if (rc)
-            return err_set(e, rc, "internal_error", NULL, "knowledge index failed");
-        if (nchunks == 0)
-            return 0;
-    }
-    if (fts) {
-        methods++;
-        rc = store_search_text(r->store, &r->tenant, fts, f, CANDIDATES, a, &text, &nt);
-        if (rc)
-            return err_set(e, rc, "internal_error", NULL, "text search failed");
-        /* A weak lexical match would outrank a strong match by meaning in the fusion: keep
-         * the hits within half of the best BM25 score that hold at least half of the
-         * query's words (a 5-character prefix stands in for the stemmer). */
-        {
-            size_t kept = 0, words = count_words(query);
-            for (size_t i = 0; i < nt; i++) {
-                if (text[i].score < BM25_RELATIVE * text[0].score)
-                    break;
-                /* Without vectors, a weak lexical match is better than none. */
-                if (!r->env->embed || 2 * matched_words(query, text[i].content) >= words)
-                    text[kept++] = text[i];
-            }
-            nt = kept;
-        }
-    }
-    /* A tenant without vectors needs no query embedding (chat asks on every message). */
-    if (r->env->embed && nvectors > 0) {
-        float q[EMBED_DIM];
-        if (embed_text(r->env->embed, query, strlen(query), q) == 0) {
-            methods++;
-            rc = r->env->kindex ? kindex_search(r->env->kindex, r->store, &r->tenant, q, EMBED_DIM,
-                                                f, CANDIDATES, a, &vec, &nv)
-                                : store_search_vectors(r->store, &r->tenant, q, EMBED_DIM, f,
-                                                       CANDIDATES, a, &vec, &nv);
-            if (rc)
-                return err_set(e, rc, "internal_error", NULL, "vector search failed");
-            while (nv > 0 && vec[nv - 1].score < min_cosine)
-                nv--; /* best first: drop the tail below the threshold */
-        }
-    }
-    all = arena_alloc(a, (nt + nv + 1) * sizeof(*all));
-    for (size_t i = 0; i < nt; i++) {
-        all[nf].hit = &text[i];
-        all[nf++].score = 1.0 / (RRF_K + (double)i + 1);
-    }
-    for (size_t i = 0; i < nv; i++) {
-        size_t j;
-        double s = 1.0 / (RRF_K + (double)i + 1);
-        for (j = 0; j < nf; j++) {
-            if (strcmp(all[j].hit->chunk_id, vec[i].chunk_id) == 0)
-                break;
-        }
-        if (j < nf) {
-            all[j].score += s;
-        } else {
-            all[nf].hit = &vec[i];
-            all[nf++].score = s;
-        }
-    }
-    qsort(all, nf, sizeof(*all), by_score);
-    if (nf > limit)
-        nf = limit;
-    *out = arena_alloc(a, (nf + 1) * sizeof(**out));
-    for (size_t i = 0; i < nf; i++) {
-        (*out)[i] = *all[i].hit;
-        (*out)[i].score = methods ? all[i].score * (RRF_K + 1) / methods : 0;
-    }
-    *n = nf;
-    return 0;
-}
-
 static bool blank(const char *s)
 {
     for (; *s; s++) {
@@ -759,16 +549,64 @@ static const struct jb_field query_fields[] = {
     {"filters", JB_ANY, offsetof(struct query_body, filters), JB_OBJECT, 0, 0, NULL, NULL, NULL},
 };
 
+/* The search of a query is done: answer {query, results}. */
+static void query_done(void *ud, int rc, struct store *s, const struct store_hit *hits, size_t n,
+                       const struct err *e)
+{
+    struct router_req *r = ud;
+    const char *query = json_string_value(json_object_get(r->body, "query"));
+    struct buf out;
+    struct jw w;
+    struct err fe;
+
+    (void)s;
+    if (rc) {
+        router_async_finish(r, rc, e);
+        return;
+    }
+    buf_init(&out, 16u << 20);
+    jw_init(&w, &out);
+    jw_obj(&w);
+    jw_key(&w, "query");
+    jw_str(&w, query ? query : "");
+    jw_key(&w, "results");
+    jw_arr(&w);
+    for (size_t i = 0; i < n; i++) {
+        char score[32];
+        jw_obj(&w);
+        jw_key(&w, "document_id");
+        jw_str(&w, hits[i].document_id);
+        jw_key(&w, "document_name");
+        jw_str(&w, hits[i].document_name);
+        jw_key(&w, "chunk_id");
+        jw_str(&w, hits[i].chunk_id);
+        jw_key(&w, "content");
+        jw_str(&w, hits[i].content);
+        jw_key(&w, "score");
+        snprintf(score, sizeof(score), "%.6f", hits[i].score > 1 ? 1.0 : hits[i].score);
+        jw_raw(&w, score, "0");
+        jw_key(&w, "tags");
+        jw_raw(&w, hits[i].tags, "[]");
+        if (hits[i].page > 0) {
+            jw_key(&w, "page");
+            jw_int(&w, hits[i].page);
+        }
+        jw_obj_end(&w);
+    }
+    jw_arr_end(&w);
+    jw_obj_end(&w);
+    err_clear(&fe);
+    rc = router_respond_jw(r, &w, &out, &fe);
+    router_async_finish(r, rc, rc ? &fe : NULL);
+}
+
 /* POST /v1/knowledge/query */
 int api_knowledge_query(struct router_req *r, struct err *e)
 {
     struct query_body b = {NULL, 5, NULL};
     struct jb_result res;
     struct store_search_filter f = {NULL, NULL};
-    struct store_hit *hits;
-    size_t n;
-    struct buf out;
-    struct jw w;
+    struct api_ksearch q;
     int rc;
 
     rc = jb_bind(r->body, query_fields, 3, &b, r->arena, &res, e);
@@ -799,17 +637,13 @@ int api_knowledge_query(struct router_req *r, struct err *e)
                     free(s);
                 }
             } else if (strcmp(key, "employee_id") == 0) {
-                struct store_employee emp;
                 if (!json_is_string(v))
                     return err_set(e, ERR_INVALID, "invalid_request", "filters.employee_id",
                                    "Invalid filters.employee_id: must be a string.");
                 f.employee_id = arena_strdup(r->arena, json_string_value(v));
-                rc = store_employee_get(r->store, &r->tenant, f.employee_id, r->arena, &emp);
-                if (rc == ERR_NOT_FOUND)
-                    return err_set(e, rc, "employee_not_found", "filters.employee_id",
-                                   "No employee %.60s.", f.employee_id);
+                rc = api_employee_find(r, f.employee_id, "filters.employee_id", NULL, e);
                 if (rc)
-                    return err_set(e, rc, "internal_error", NULL, "employee read failed");
+                    return rc;
             } else {
                 return err_set(e, ERR_INVALID, "invalid_request",
                                arena_printf(r->arena, "filters.%.60s", key),
@@ -817,39 +651,15 @@ int api_knowledge_query(struct router_req *r, struct err *e)
             }
         }
     }
-    rc = api_knowledge_search(r, r->arena, b.query, &f, (unsigned)b.limit, -1.0, &hits, &n, e);
-    if (rc)
-        return rc;
-    buf_init(&out, 16u << 20);
-    jw_init(&w, &out);
-    jw_obj(&w);
-    jw_key(&w, "query");
-    jw_str(&w, b.query);
-    jw_key(&w, "results");
-    jw_arr(&w);
-    for (size_t i = 0; i < n; i++) {
-        char score[32];
-        jw_obj(&w);
-        jw_key(&w, "document_id");
-        jw_str(&w, hits[i].document_id);
-        jw_key(&w, "document_name");
-        jw_str(&w, hits[i].document_name);
-        jw_key(&w, "chunk_id");
-        jw_str(&w, hits[i].chunk_id);
-        jw_key(&w, "content");
-        jw_str(&w, hits[i].content);
-        jw_key(&w, "score");
-        snprintf(score, sizeof(score), "%.6f", hits[i].score > 1 ? 1.0 : hits[i].score);
-        jw_raw(&w, score, "0");
-        jw_key(&w, "tags");
-        jw_raw(&w, hits[i].tags, "[]");
-        if (hits[i].page > 0) {
-            jw_key(&w, "page");
-            jw_int(&w, hits[i].page);
-        }
-        jw_obj_end(&w);
-    }
-    jw_arr_end(&w);
-    jw_obj_end(&w);
-    return router_respond_jw(r, &w, &out, e);
+    q.env = r->env;
+    q.tenant = r->tenant;
+    q.query = b.query;
+    q.filter = f;
+    q.limit = (unsigned)b.limit;
+    q.min_cosine = -1.0;
+    /* Answered from the embedding pool's thread when the query needs its vector. */
+    r->async = true;
+    http_req_defer(r->http);
+    api_knowledge_search_start(&q, r->store, query_done, r);
+    return 0;
 }

@@ -42,6 +42,8 @@ static const char *const known_vars[] = {
     "WORKFORCE_LLM_CONNECT_TIMEOUT_MS",
     "WORKFORCE_LLM_RETRIES",
     "WORKFORCE_LLM_HISTORY_TOKENS",
+    "WORKFORCE_EMBEDDINGS_THREADS",
+    "WORKFORCE_TASK_WORKERS",
 };
 
 static const char *const oauth_providers[] = {"SLACK", "GOOGLE_CALENDAR", "OUTLOOK", "GITHUB",
@@ -262,6 +264,8 @@ int config_load_env(struct config *c, char *const *envp, struct err *e)
     c->llm_connect_timeout_ms = 10000;
     c->llm_retries = 2;
     c->llm_history_tokens = 3000;
+    c->embeddings_threads = c->threads;
+    c->task_workers = 4;
 
     for (; envp && *envp; envp++) {
         const char *kv = *envp, *eq = strchr(kv, '=');
@@ -320,6 +324,27 @@ int config_load_env(struct config *c, char *const *envp, struct err *e)
             c->llm_retries = (int)r;
         } else if (IS("WORKFORCE_LLM_HISTORY_TOKENS")) {
             rc = set_int(&c->llm_history_tokens, v, 0, 10000000, "WORKFORCE_LLM_HISTORY_TOKENS", e);
+        } else if (IS("WORKFORCE_EMBEDDINGS_BASE_URL")) {
+            if (strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0)
+                rc = err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_EMBEDDINGS_BASE_URL",
+                             "must start with http:// or https://");
+            else
+                rc = set_str(c->embeddings_base_url, sizeof(c->embeddings_base_url), v,
+                             "WORKFORCE_EMBEDDINGS_BASE_URL", e);
+        } else if (IS("WORKFORCE_EMBEDDINGS_API_KEY")) {
+            rc = set_str(c->embeddings_api_key, sizeof(c->embeddings_api_key), v,
+                         "WORKFORCE_EMBEDDINGS_API_KEY", e);
+        } else if (IS("WORKFORCE_EMBEDDINGS_MODEL")) {
+            rc = set_str(c->embeddings_model, sizeof(c->embeddings_model), v,
+                         "WORKFORCE_EMBEDDINGS_MODEL", e);
+        } else if (IS("WORKFORCE_EMBEDDINGS_THREADS")) {
+            int64_t t = 0;
+            rc = set_int(&t, v, 1, 256, "WORKFORCE_EMBEDDINGS_THREADS", e);
+            c->embeddings_threads = (unsigned)t;
+        } else if (IS("WORKFORCE_TASK_WORKERS")) {
+            int64_t t = 0;
+            rc = set_int(&t, v, 1, 256, "WORKFORCE_TASK_WORKERS", e);
+            c->task_workers = (unsigned)t;
         } else if (IS("WORKFORCE_EMBEDDINGS_PATH")) {
             rc = set_str(c->embeddings_path, sizeof(c->embeddings_path), v,
                          "WORKFORCE_EMBEDDINGS_PATH", e);

@@ -37,8 +37,13 @@ struct config {
     int64_t llm_connect_timeout_ms;
     int llm_retries;
     int64_t llm_history_tokens;
-    char test_llm[16];   /* builtin | provider */
-    char embeddings[16]; /* builtin | openai */
+    char test_llm[16];             /* builtin | provider */
+    char embeddings[16];           /* builtin | openai */
+    char embeddings_base_url[512]; /* openai: "" = llm_base_url */
+    char embeddings_api_key[512];  /* openai: "" = llm_api_key; a secret */
+    char embeddings_model[200];    /* openai: "" = text-embedding-3-small */
+    unsigned embeddings_threads;   /* builtin: threads that embed (one kept for queries) */
+    unsigned task_workers;         /* tasks carried out at once */
 };
 
 /* Defaults, then the environment 'envp'; 0 or ERR_INVALID with the setting in e->param. */

@@ -1,13 +1,46 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * err: filling struct err. Messages are truncated, never overflowed; a param longer than the
- * buffer is cut, which only shortens what the client is told.
+ * buffer is cut, which only shortens what the client is told. Both always end up valid UTF-8
+ * (a cut through a character, or invalid bytes quoted from the input, become '?'), because
+ * they go into JSON strings.
  */
 #include "err.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
+/* Replace every byte that is not part of a valid UTF-8 sequence (RFC 3629) with '?'. */
+static void force_utf8(char *s)
+{
+    unsigned char *p = (unsigned char *)s;
+    while (*p) {
+        unsigned char c = p[0], lo = 0x80, hi = 0xBF;
+        size_t more, i;
+        if (c < 0x80) {
+            p++;
+            continue;
+        }
+        if (c >= 0xC2 && c <= 0xDF)
+            more = 1;
+        else if (c >= 0xE0 && c <= 0xEF)
+            more = 2, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+        else if (c >= 0xF0 && c <= 0xF4)
+            more = 3, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+        else
+            more = 0;
+        for (i = 1; more && i <= more; i++) {
+            if (p[i] < (i == 1 ? lo : 0x80) || p[i] > (i == 1 ? hi : 0xBF))
+                break;
+        }
+        if (!more || i <= more) {
+            *p++ = '?';
+            continue;
+        }
+        p += more + 1;
+    }
+}
 
 /*
  * Record a failure in 'e' (ignored when NULL) and return 'kind', so that callers can write
@@ -26,6 +59,8 @@ int err_set(struct err *e, enum err_code kind, const char *code, const char *par
     va_start(ap, fmt);
     vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
     va_end(ap);
+    force_utf8(e->param);
+    force_utf8(e->msg);
     return kind;
 }
 

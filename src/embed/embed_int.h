@@ -67,4 +67,25 @@ struct embed_model;
 /* Test hook: make 'm' use the portable matrix kernel instead of the CPU's best one. */
 void embed_model_force_portable(struct embed_model *m);
 
+/* ---- openai.c: the OpenAI-compatible `/embeddings` provider of pool.c ---- */
+struct embed_pool_options;
+struct embed_openai;
+
+/*
+ * Parse an `/embeddings` answer for 'n' inputs: {"data": [{"index": i, "embedding": [...]}]},
+ * each index 0..n-1 exactly once, every vector of the same width (1..max_dim), finite numbers.
+ * '*vecs' (n x '*dim' floats, each L2-normalised) is owned by the caller. 0 or ERR_UPSTREAM
+ * with the reason in 'e'. Pure: the fuzz target calls it.
+ */
+int embed_openai_parse(const char *body, size_t len, size_t n, size_t max_dim, float **vecs,
+                       size_t *dim, struct err *e);
+int embed_openai_new(const struct embed_pool_options *o, struct embed_openai **out, struct err *e);
+void embed_openai_free(struct embed_openai *o); /* NULL is a no-op; no call may be under way */
+/* One POST of the 'n' texts (copied into the request); 'done' as in pool.h, exactly once. */
+void embed_openai_call(struct embed_openai *o, const char *const *texts, const size_t *lens,
+                       size_t n,
+                       void (*done)(void *ud, int rc, const float *vecs, size_t n, size_t dim,
+                                    const struct err *e),
+                       void *ud);
+
 #endif

@@ -27,6 +27,7 @@ struct kdoc {
 
 struct ktenant {
     struct ktenant *next;
+    const char *model; /* vectors of other models are left out; NULL: any */
     char key[ID_MAX + 8];
     size_t dim;
     size_t chunks; /* searchable chunks, with or without a vector */
@@ -39,6 +40,7 @@ struct ktenant {
 };
 
 struct kindex {
+    char *model; /* NULL: any */
     pthread_mutex_t mu;
     struct ktenant *head;
 };
@@ -62,9 +64,10 @@ static void tenant_free(struct ktenant *kt)
 }
 
 /* An empty index; the caller owns it (kindex_free()). */
-struct kindex *kindex_new(void)
+struct kindex *kindex_new(const char *model)
 {
     struct kindex *k = xcalloc(1, sizeof(*k));
+    k->model = model ? xstrdup(model) : NULL;
     pthread_mutex_init(&k->mu, NULL);
     return k;
 }
@@ -80,6 +83,7 @@ void kindex_free(struct kindex *k)
         tenant_free(kt);
     }
     pthread_mutex_destroy(&k->mu);
+    free(k->model);
     free(k);
 }
 
@@ -108,6 +112,8 @@ static int add_row(void *ud, const struct store_vector_row *row)
     struct ktenant *kt = ud;
     kt->chunks++;
     if (!row->embedding || row->dim == 0 || (kt->dim && row->dim != kt->dim))
+        return 0;
+    if (kt->model && (!row->embed_model || strcmp(row->embed_model, kt->model) != 0))
         return 0;
     kt->dim = row->dim;
     if (kt->ndocs == 0 || strcmp(kt->docs[kt->ndocs - 1].id, row->document_id) != 0) {
@@ -149,6 +155,7 @@ static int tenant_get(struct kindex *k, struct store *s, const struct store_tena
     }
     kt = xcalloc(1, sizeof(*kt));
     snprintf(kt->key, sizeof(kt->key), "%s", key);
+    kt->model = k->model;
     rc = store_vectors_each(s, t, add_row, kt);
     if (rc) {
         tenant_free(kt);

@@ -13,7 +13,8 @@
 
 struct kindex;
 
-struct kindex *kindex_new(void);
+/* Only vectors made by 'model' (embed_pool_model()) are searched; NULL: any. */
+struct kindex *kindex_new(const char *model);
 void kindex_free(struct kindex *k); /* NULL is a no-op */
 /* The tenant's documents changed: its index is rebuilt by the next search. */
 void kindex_invalidate(struct kindex *k, const struct store_tenant *t);

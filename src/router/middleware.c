@@ -353,15 +353,15 @@ static int idem_begin(struct router_req *r, const char *key, bool *replayed, str
 }
 
 /* Keep (or, for a 5xx, release) the response of a synchronous request under its key. */
-static void idem_end(struct router_req *r)
+static void idem_end(struct router_req *r, struct store *s)
 {
     unsigned status = http_resp_status(r->http);
     const char *ctype = NULL;
     size_t len = 0;
     const char *body = http_resp_peek(r->http, &len, &ctype);
-    int rc = status >= 500 ? store_idem_release(r->store, &r->tenant, r->idem_key)
-                           : store_idem_complete(r->store, &r->tenant, r->idem_key, (int)status,
-                                                 ctype, body ? body : "", len);
+    int rc = status >= 500 ? store_idem_release(s, &r->tenant, r->idem_key)
+                           : store_idem_complete(s, &r->tenant, r->idem_key, (int)status, ctype,
+                                                 body ? body : "", len);
     if (rc)
         log_error("request %s: cannot record the Idempotency-Key response", r->request_id);
 }
@@ -376,6 +376,31 @@ static void render(struct router_req *r)
     json_decref(r->resp);
     r->resp = NULL;
     http_resp_set(r->http, r->status ? r->status : 200, "application/json", s, len);
+}
+
+/* The answer of a deferred handler is ready; see router.h. */
+void router_async_finish(struct router_req *r, int rc, const struct err *e)
+{
+    if (rc) {
+        struct err fallback;
+        if (!e || !e->code) {
+            err_set(&fallback, (enum err_code)rc, "internal_error", NULL, "Internal error.");
+            e = &fallback;
+        }
+        if (r->resp) {
+            json_decref(r->resp);
+            r->resp = NULL;
+        }
+        api_error_respond(r, e);
+    } else {
+        render(r);
+    }
+    if (r->idem_key) {
+        struct store *s = store_pool_get(r->env->pool);
+        idem_end(r, s);
+        store_pool_put(r->env->pool, s);
+    }
+    http_req_resume(r->http);
 }
 
 /* ---- libmicrohttpd-facing callbacks ---- */
@@ -510,7 +535,7 @@ static void on_handle(struct http_req *h, void *ud)
     }
     /* An asynchronous handler records its own response when it has one. */
     if (r->idem_key && !r->async)
-        idem_end(r);
+        idem_end(r, r->store);
     store_pool_put(r->env->pool, r->store);
     r->store = NULL;
 }

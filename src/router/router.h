@@ -25,7 +25,7 @@
 
 struct llm;
 struct httpc;
-struct embed_model;
+struct embed_pool;
 struct kindex;
 struct knowledge_worker;
 struct metrics;
@@ -59,7 +59,7 @@ struct router_env {
     unsigned char secret[AUTH_SECRET_LEN];
     int64_t started_ms;
     struct httpc *httpc;
-    struct embed_model *embed;        /* NULL: no vectors (BM25 only) */
+    struct embed_pool *embed;         /* NULL: no vectors (BM25 only) */
     struct knowledge_worker *kworker; /* processes uploaded documents */
     struct kindex *kindex;            /* in-memory vectors of the knowledge base */
     struct llm *llm;                  /* the configured engine (live keys) */
@@ -131,6 +131,14 @@ void router_respond(struct router_req *r, json_t *body); /* status 200 JSON, tak
 int router_respond_jw(struct router_req *r, struct jw *w, struct buf *b, struct err *e);
 void router_respond_raw(struct router_req *r, unsigned status, const char *ctype, char *body,
                         size_t len); /* takes 'body' (free()) */
+
+/*
+ * For a handler that answers later from another thread: it sets r->async, calls
+ * http_req_defer(r->http) and returns 0; when its answer is ready (r->resp, a raw response, or
+ * the error 'e' when 'rc' is not 0), this renders it, records it under the Idempotency-Key and
+ * resumes the request. Any thread, exactly once; 'r' must not be touched afterwards.
+ */
+void router_async_finish(struct router_req *r, int rc, const struct err *e);
 
 /* The three libmicrohttpd-facing callbacks, for http_server_start(). */
 struct http_app router_http_app(const struct router_env *env);

@@ -43,6 +43,11 @@ struct sqlite_store {
 #define DB(s) (((struct sqlite_store *)(s))->db)
 
 static const char *const mode_names[] = {"live", "test"};
+
+static enum store_mode mode_from_name(const unsigned char *v)
+{
+    return v && strcmp((const char *)v, "test") == 0 ? STORE_TEST : STORE_LIVE;
+}
 static const char *const tier_names[] = {"starter", "manager", "agency"};
 
 #define EMP_COLS                                                                                   \
@@ -413,8 +418,7 @@ static void read_key(sqlite3_stmt *st, struct store_key *out)
     memset(out, 0, sizeof(*out));
     copy_col(st, 0, out->id, sizeof(out->id));
     copy_col(st, 1, out->org_id, sizeof(out->org_id));
-    out->mode =
-        strcmp((const char *)sqlite3_column_text(st, 2), "test") == 0 ? STORE_TEST : STORE_LIVE;
+    out->mode = mode_from_name(sqlite3_column_text(st, 2));
     if (h && sqlite3_column_bytes(st, 3) == (int)sizeof(out->hash))
         memcpy(out->hash, h, sizeof(out->hash));
     copy_col(st, 4, out->last4, sizeof(out->last4));
@@ -1361,7 +1365,7 @@ static void read_document(sqlite3_stmt *st, struct arena *a, void *pout)
     out->updated_at = sqlite3_column_int64(st, 12);
     copy_col(st, 13, out->tenant.org_id, sizeof(out->tenant.org_id));
     mode = sqlite3_column_text(st, 14);
-    out->tenant.mode = mode && strcmp((const char *)mode, "test") == 0 ? STORE_TEST : STORE_LIVE;
+    out->tenant.mode = mode_from_name(mode);
 }
 
 static int s_document_create(struct store *s, const struct store_tenant *t,
@@ -1471,8 +1475,8 @@ static int s_document_finish(struct store *s, const char *id, const struct store
     if (!rc && !error && n > 0) {
         if (sqlite3_prepare_v2(DB(s),
                                "INSERT INTO chunks (id, document_id, org_id, mode, seq, page,"
-                               " content, embedding) SELECT ?1, id, org_id, mode, ?2, ?3, ?4, ?5"
-                               " FROM documents WHERE id = ?6",
+                               " content, embedding, embed_model) SELECT ?1, id, org_id, mode, ?2,"
+                               " ?3, ?4, ?5, ?7 FROM documents WHERE id = ?6",
                                -1, &st, NULL) != SQLITE_OK)
             rc = fail(s, "prepare chunk insert");
         for (size_t i = 0; !rc && i < n; i++) {
@@ -1494,6 +1498,7 @@ static int s_document_finish(struct store *s, const char *id, const struct store
             else
                 sqlite3_bind_null(st, 5);
             sqlite3_bind_text(st, 6, id, -1, SQLITE_STATIC);
+            bind_text(st, 7, chunks[i].embedding ? chunks[i].embed_model : NULL);
             if (sqlite3_step(st) != SQLITE_DONE)
                 rc = fail(s, "insert chunk");
         }
@@ -1627,12 +1632,13 @@ static int s_vectors_each(struct store *s, const struct store_tenant *t,
 {
     sqlite3_stmt *st = NULL;
     int rc;
-    if (sqlite3_prepare_v2(DB(s),
-                           "SELECT c.rowid, c.document_id, d.tags, d.employee_ids, c.embedding"
-                           " FROM chunks c JOIN documents d ON d.id = c.document_id WHERE"
-                           " c.org_id = ?1 AND c.mode = ?2 AND d.status = 'ready'"
-                           " ORDER BY c.document_id, c.rowid",
-                           -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(
+            DB(s),
+            "SELECT c.rowid, c.document_id, d.tags, d.employee_ids, c.embedding,"
+            " c.embed_model FROM chunks c JOIN documents d ON d.id = c.document_id WHERE"
+            " c.org_id = ?1 AND c.mode = ?2 AND d.status = 'ready'"
+            " ORDER BY c.document_id, c.rowid",
+            -1, &st, NULL) != SQLITE_OK)
         return fail(s, "prepare vectors");
     bind_tenant(st, t);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -1644,6 +1650,7 @@ static int s_vectors_each(struct store *s, const struct store_tenant *t,
         row.employee_ids = (const char *)sqlite3_column_text(st, 3);
         row.embedding = sqlite3_column_blob(st, 4);
         row.dim = (size_t)sqlite3_column_bytes(st, 4) / sizeof(float);
+        row.embed_model = (const char *)sqlite3_column_text(st, 5);
         frc = fn(ud, &row);
         if (frc) {
             sqlite3_finalize(st);
@@ -1704,6 +1711,62 @@ static int s_search_vectors(struct store *s, const struct store_tenant *t, const
     return s_hits_by_rowid(s, best_row, best, have, a, out, n);
 }
 
+static int s_chunks_stale(struct store *s, const char *model, int64_t after, unsigned limit,
+                          struct arena *a, struct store_stale_chunk **out, size_t *n)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    *n = 0;
+    *out = arena_alloc(a, ((size_t)limit + 1) * sizeof(**out));
+    /* Three ranges of chunks_by_model, not a scan: NULL, below and above 'model'. */
+    if (sqlite3_prepare_v2(DB(s),
+                           "SELECT c.rowid, c.content, c.org_id, c.mode FROM chunks c JOIN"
+                           " documents d ON d.id = c.document_id WHERE (c.embed_model IS NULL OR"
+                           " c.embed_model < ?1 OR c.embed_model > ?1) AND c.rowid > ?2 AND"
+                           " d.status = 'ready' ORDER BY c.rowid LIMIT ?3",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail(s, "prepare stale chunks");
+    sqlite3_bind_text(st, 1, model, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, after);
+    sqlite3_bind_int64(st, 3, limit);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW && *n < limit) {
+        struct store_stale_chunk *c = &(*out)[(*n)++];
+        c->rowid = sqlite3_column_int64(st, 0);
+        c->content = arena_col(a, st, 1);
+        copy_col(st, 2, c->tenant.org_id, sizeof(c->tenant.org_id));
+        c->tenant.mode = mode_from_name(sqlite3_column_text(st, 3));
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(s, "stale chunks");
+}
+
+static int s_chunks_set_vectors(struct store *s, const int64_t *rowids, size_t n, const float *vecs,
+                                size_t dim, const char *model)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = exec(s, "BEGIN IMMEDIATE");
+    if (rc)
+        return rc;
+    if (sqlite3_prepare_v2(DB(s),
+                           "UPDATE chunks SET embedding = ?1, embed_model = ?2 WHERE rowid = ?3",
+                           -1, &st, NULL) != SQLITE_OK)
+        rc = fail(s, "prepare vector update");
+    for (size_t i = 0; !rc && i < n; i++) {
+        sqlite3_reset(st);
+        sqlite3_bind_blob(st, 1, vecs + i * dim, (int)(dim * sizeof(float)), SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, model, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 3, rowids[i]);
+        if (sqlite3_step(st) != SQLITE_DONE)
+            rc = fail(s, "vector update");
+    }
+    sqlite3_finalize(st);
+    if (!rc)
+        rc = exec(s, "COMMIT");
+    if (rc)
+        exec(s, "ROLLBACK");
+    return rc;
+}
+
 static const struct store_ops sqlite_ops = {
     .version = 1,
     .name = "sqlite",
@@ -1748,6 +1811,8 @@ static const struct store_ops sqlite_ops = {
     .search_text = s_search_text,
     .search_vectors = s_search_vectors,
     .vectors_each = s_vectors_each,
+    .chunks_stale = s_chunks_stale,
+    .chunks_set_vectors = s_chunks_set_vectors,
     .hits_by_rowid = s_hits_by_rowid,
 };
 

@@ -339,6 +339,20 @@ int store_vectors_each(struct store *s, const struct store_tenant *t,
     WRAP(s->ops->vectors_each(s, t, fn, ud));
 }
 
+/* Chunks whose vector is missing or of another model, for the background re-embedding. */
+int store_chunks_stale(struct store *s, const char *model, int64_t after, unsigned limit,
+                       struct arena *a, struct store_stale_chunk **out, size_t *n)
+{
+    WRAP(s->ops->chunks_stale(s, model, after, limit, a, out, n));
+}
+
+/* Replace the vectors of the given chunks. */
+int store_chunks_set_vectors(struct store *s, const int64_t *rowids, size_t n, const float *vecs,
+                             size_t dim, const char *model)
+{
+    WRAP(s->ops->chunks_set_vectors(s, rowids, n, vecs, dim, model));
+}
+
 /* Read the hits of the given chunk rowids, keeping their order and scores. */
 int store_hits_by_rowid(struct store *s, const int64_t *rowids, const double *scores, size_t n,
                         struct arena *a, struct store_hit **out, size_t *nout)

@@ -310,6 +310,7 @@ struct store_chunk {
     int page;               /* 0: not paged */
     const float *embedding; /* NULL: none */
     size_t dim;
+    const char *embed_model; /* the model of 'embedding' */
 };
 
 /* Which chunks a search may see: ready documents of the tenant, by tags and reader. */
@@ -358,6 +359,7 @@ struct store_vector_row {
     const char *employee_ids; /* JSON array text */
     const float *embedding;
     size_t dim;
+    const char *embed_model; /* NULL when there is no embedding */
 };
 /* Call 'fn' for every chunk of the tenant's ready documents, grouped by document ('embedding'
  * NULL for a chunk without one). */
@@ -366,6 +368,19 @@ int store_vectors_each(struct store *s, const struct store_tenant *t,
 /* The hits of chunks 'rowids' (in that order), with 'scores'. */
 int store_hits_by_rowid(struct store *s, const int64_t *rowids, const double *scores, size_t n,
                         struct arena *a, struct store_hit **out, size_t *nout);
+
+/* A chunk of a ready document whose vector is missing or of another model than the current. */
+struct store_stale_chunk {
+    int64_t rowid;
+    const char *content;
+    struct store_tenant tenant;
+};
+/* Up to 'limit' stale chunks (see above) with rowid > 'after', in rowid order. */
+int store_chunks_stale(struct store *s, const char *model, int64_t after, unsigned limit,
+                       struct arena *a, struct store_stale_chunk **out, size_t *n);
+/* Set the vectors of chunks 'rowids' ('n' x 'dim' floats of 'model') in one transaction. */
+int store_chunks_set_vectors(struct store *s, const int64_t *rowids, size_t n, const float *vecs,
+                             size_t dim, const char *model);
 
 /* Tests: make the 'n'th store call from now fail with ERR_STORE (0 = off). */
 void store_fail_after(long n);

@@ -91,6 +91,10 @@ struct store_ops {
     int (*search_vectors)(struct store *s, const struct store_tenant *t, const float *q, size_t dim,
                           const struct store_search_filter *f, unsigned limit, struct arena *a,
                           struct store_hit **out, size_t *n);
+    int (*chunks_stale)(struct store *s, const char *model, int64_t after, unsigned limit,
+                        struct arena *a, struct store_stale_chunk **out, size_t *n);
+    int (*chunks_set_vectors)(struct store *s, const int64_t *rowids, size_t n, const float *vecs,
+                              size_t dim, const char *model);
 };
 
 struct store {

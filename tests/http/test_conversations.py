@@ -123,6 +123,8 @@ class ConversationsTest(ConversationsBase):
                 items, sizes = self.walk(key, 2, employee_id=emp)
                 self.assertEqual([x["id"] for x in items], mine)
                 self.assertTrue(all(x["employee_id"] == emp for x in items))
+        self.assertError(self.server.get("/v1/conversations?employee_id=emp_" + "Z" * 24,
+                                         key=key), 404, "employee_not_found", "employee_id")
         # keyset: new activity during a walk neither repeats nor skips the rest
         p1 = self.conversations(key, limit=3)
         self.new_chat(key, a, "walk new")

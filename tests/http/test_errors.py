@@ -179,6 +179,20 @@ class BodyTest(ServerTestCase):
         r = self.server.get("/healthz")
         self.assertEqual(r.status, 200, "server stopped serving")
 
+    def test_a_long_multibyte_name_in_an_error_is_valid_json(self):
+        # An unknown member of 60 two-byte characters: the param and message cut it, and the
+        # cut must not split a character (the server once aborted on the invalid UTF-8).
+        name = "\u00e9" * 60
+        for path, body in (("/v1/employees", dict(VALID, **{name: 1})),
+                           ("/v1/knowledge/query", {"query": "x", name: 1}),
+                           ("/v1/knowledge/query", {"query": "x", "filters": {name: 1}})):
+            with self.subTest(path=path):
+                r = self.server.post(path, body, key=self.key)
+                err = self.assertJson(r, 400)["error"]
+                self.assertEqual(err["code"], "invalid_request", err)
+                self.assertTrue(err["param"].startswith(("\u00e9", "filters.\u00e9")), err)
+                self.assertIn("\u00e9" * 20, err["message"])
+
     # -- 413 --
 
     def _declared_too_large(self, method, path, length):

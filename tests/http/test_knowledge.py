@@ -761,6 +761,9 @@ class DocumentsTest(KnowledgeCase):
         self.assertEqual(self.all_doc_ids(key, employee_id=a),
                          order(["none", "hrpol", "fin", "hr1"]))
         self.assertEqual(self.all_doc_ids(key, tag="hr", employee_id=b), order(["bonly", "hr1"]))
+        # an employee that does not exist (or is another organization's) is not a filter
+        self.assertError(self.server.get(DOCS + "?employee_id=" + NO_EMP, key=key), 404,
+                         "employee_not_found", "employee_id")
         # pages of 2 with before=
         seen, before, pages = [], None, 0
         while True:

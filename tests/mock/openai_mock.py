@@ -8,7 +8,9 @@ Or import:  m = openai_mock.MockLLM().start(); m.base_url ("http://127.0.0.1:N/v
 
 Endpoints
   POST /v1/chat/completions, POST /chat/completions   the model
-  GET  /__requests    every chat request seen so far: [{path, headers, body, marker, reply}]
+  POST /v1/embeddings, POST /embeddings   vectors (see below)
+  POST /__embeddings  {"down": true|false}: while down, every embeddings request gets 503
+  GET  /__requests    every chat and embeddings request seen so far: [{path, headers, body, marker, reply}]
                       (`reply` is {status, content, usage} of what the mock answered, or null)
   POST /__reset       forget the recorded requests and the per-message attempt counters
   GET  /health        {"status":"ok"}
@@ -30,10 +32,16 @@ Behaviour is chosen by markers in the content of the LAST user message:
   [[bigusage]]        usage.total_tokens 2500 (prompt_tokens = 2500 - completion_tokens)
   [[nousage]]         no usage chunk / no usage object
 Tokens: prompt_tokens = words over all request messages, completion_tokens = words of the reply.
+
+Embeddings: each input becomes a 64-d bag of its lower-case words (word -> crc32 % 64, +1 each),
+NOT normalised (the server must normalise), answered in reverse order of index (the server must
+use `index`). Markers in any input: [[fail:STATUS]] answers STATUS; [[fail-first:N]] answers 500
+to the first N attempts of that input list; [[garbage]] answers one embedding too few.
 """
 
 import json
 import re
+import zlib
 import sys
 import threading
 import time
@@ -42,6 +50,18 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 MARK_RE = re.compile(r"\[\[(slow|pause|fail|fail-first|cut|garbage|hang|bigusage|nousage)"
                      r"(?::(\d+))?\]\]")
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
+EMBED_PATHS = ("/v1/embeddings", "/embeddings")
+EMBED_DIM = 64
+
+
+def bag_vector(text):
+    """The mock's embedding of one text: counts of its words hashed into EMBED_DIM slots."""
+    v = [0.0] * EMBED_DIM
+    for w in re.findall(r"[a-z0-9]+", text.lower()):
+        v[zlib.crc32(w.encode()) % EMBED_DIM] += 1.0
+    if not any(v):
+        v[0] = 1.0
+    return v
 MODEL_DEFAULT = "mock-default"
 
 
@@ -142,6 +162,13 @@ class _Handler(BaseHTTPRequestHandler):
             mock.reset()
             self._send_json(200, {"reset": True})
             return
+        if self.path == "/__embeddings":
+            mock.embeddings_down = bool(json.loads(raw.decode("utf-8") or "{}").get("down"))
+            self._send_json(200, {"down": mock.embeddings_down})
+            return
+        if self.path in EMBED_PATHS:
+            self._embeddings(mock, raw)
+            return
         if self.path not in CHAT_PATHS:
             self._send_json(404, {"error": {"message": "not found", "type": "invalid_request_error",
                                             "code": None}})
@@ -157,6 +184,49 @@ class _Handler(BaseHTTPRequestHandler):
                                             "type": "invalid_request_error", "code": None}})
             return
         self._chat(mock, body, raw)
+
+    def _embeddings(self, mock, raw):
+        try:
+            body = json.loads(raw.decode("utf-8"))
+            inputs = body.get("input")
+            if isinstance(inputs, str):
+                inputs = [inputs]
+            if not isinstance(inputs, list) or not all(isinstance(x, str) for x in inputs):
+                raise ValueError("input must be a string or an array of strings")
+        except (ValueError, UnicodeDecodeError, AttributeError) as e:
+            rec = mock.record(self, raw, None, None)
+            rec["reply"] = {"status": 400}
+            self._send_json(400, {"error": {"message": "bad request: %s" % e,
+                                            "type": "invalid_request_error", "code": None}})
+            return
+        joined = "\n".join(inputs)
+        rec = mock.record(self, raw, body, joined)
+        attempt = mock.count_attempt("embeddings:" + joined)
+        marks = {}
+        for name, arg in MARK_RE.findall(joined):
+            marks[name] = int(arg) if arg else True
+        status = 0
+        if mock.embeddings_down:
+            status = 503
+        elif "fail" in marks:
+            status = marks["fail"] if isinstance(marks["fail"], int) else 500
+        elif "fail-first" in marks and attempt <= marks["fail-first"]:
+            status = 500
+        if status:
+            rec["reply"] = {"status": status}
+            self._send_json(status, {"error": {"message": "mock failure (HTTP %d)" % status,
+                                               "type": "server_error", "code": None}})
+            return
+        data = [{"object": "embedding", "index": i, "embedding": bag_vector(t)}
+                for i, t in enumerate(inputs)]
+        data.reverse()
+        if "garbage" in marks:
+            data = data[1:]
+        words = sum(_words(t) for t in inputs)
+        rec["reply"] = {"status": 200, "count": len(data)}
+        self._send_json(200, {"object": "list", "data": data,
+                              "model": body.get("model") or MODEL_DEFAULT,
+                              "usage": {"prompt_tokens": words, "total_tokens": words}})
 
     def _chat(self, mock, body, raw):
         msgs = body["messages"]
@@ -272,6 +342,7 @@ class MockLLM:
         self.lock = threading.Lock()
         self._requests = []
         self._attempts = {}
+        self.embeddings_down = False
         self.stopping = threading.Event()
         self.httpd = None
         self.thread = None

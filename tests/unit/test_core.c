@@ -206,8 +206,38 @@ static void test_buf_oom(void)
     }
 }
 
+static void test_err(void)
+{
+    struct err e;
+    char name[200];
+    size_t n = 0;
+    subtest("err")
+    {
+        for (int i = 0; i < 99; i++) {
+            name[n++] = (char)0xC3;
+            name[n++] = (char)0xA9; /* é */
+        }
+        name[n] = '\0';
+        err_set(&e, ERR_INVALID, "invalid_request", name, "Unknown parameter: %.61s.", name);
+        ok(strlen(e.param) == 127 && e.param[126] == '?',
+           "a param cut inside a character ends in ?");
+        ok(strncmp(e.msg + 19, "\xC3\xA9", 2) == 0 && strstr(e.msg, "?.") != NULL,
+           "a message cut inside a character: whole characters, then ?");
+        err_set(&e, ERR_INVALID, "x",
+                "a\xFF\xC0\x80"
+                "b\xED\xA0\x80\xF4\x90\x80\x80"
+                "c",
+                "ok \xE2\x82");
+        is_str(e.param, "a???b???????c", "invalid bytes, overlongs, surrogates, > U+10FFFF: ?");
+        is_str(e.msg, "ok ??", "a truncated sequence at the end");
+        err_set(&e, ERR_INVALID, "x", "\xF0\x9F\x98\x80 \xE2\x82\xAC", "\xC3\xA9");
+        is_str(e.param, "\xF0\x9F\x98\x80 \xE2\x82\xAC", "valid 4- and 3-byte characters kept");
+    }
+}
+
 int main(void)
 {
+    test_err();
     test_buf();
     test_str();
     test_clock();

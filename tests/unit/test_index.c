@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of knowledge/index.c: loading, rules per document, top-k, invalidation. */
+/* Unit tests of knowledge/index.c: loading, rules per document, top-k, invalidation, the
+ * model of the vectors; and the store's stale-chunk queue behind re-embedding. */
 #include "../../src/knowledge/index.h"
 #include "t.h"
 
@@ -8,7 +9,7 @@ int main(void)
     struct store *s = NULL;
     struct store_org org;
     struct store_tenant t = {.mode = STORE_LIVE}, other = {.mode = STORE_TEST};
-    struct kindex *k = kindex_new();
+    struct kindex *k = kindex_new("m1");
     struct store_search_filter f = {NULL, NULL};
     struct store_hit *hits = NULL;
     struct arena a;
@@ -16,8 +17,12 @@ int main(void)
     size_t n = 0;
     float e1[4] = {1, 0, 0, 0}, e2[4] = {0, 1, 0, 0}, e3[4] = {0, 0, 1, 0};
     float q[4] = {0.6f, 0.8f, 0, 0};
-    struct store_chunk c1[] = {{"alpha one", 0, e1, 4}, {"beta one", 0, e2, 4}};
-    struct store_chunk c2[] = {{"gamma two", 0, e3, 4}};
+    struct store_chunk c1[] = {{"alpha one", 0, e1, 4, "m1"}, {"beta one", 0, e2, 4, "m1"}};
+    struct store_chunk c2[] = {{"gamma two", 0, e3, 4, "m1"}};
+    struct store_chunk c3[] = {{"delta three", 0, e1, 4, "m2"},
+                               {"epsilon three", 0, NULL, 0, NULL}};
+    struct store_stale_chunk *stale = NULL;
+    size_t ns = 0;
     struct store_document d;
 
     err_clear(&e);
@@ -68,6 +73,46 @@ int main(void)
     f.employee_id = NULL;
     kindex_search(k, s, &other, q, 4, &f, 5, &a, &hits, &n);
     is_int(n, 0, "another mode has its own (empty) index");
+    /* A third document whose vectors are of another model, or missing. */
+    d.id = "doc_three0000000000000000000";
+    d.name = "Three";
+    d.tags = "[]";
+    d.employee_ids = "[]";
+    store_document_create(s, &t, &d);
+    store_document_finish(s, d.id, c3, 2, NULL);
+    kindex_invalidate(k, &t);
+    {
+        size_t chunks = 0, vectors = 0;
+        is_int(kindex_counts(k, s, &t, &chunks, &vectors), 0, "counts");
+        ok(chunks == 5 && vectors == 3, "vectors of another model are not searched");
+    }
+    kindex_search(k, s, &t, q, 4, &f, 5, &a, &hits, &n);
+    is_int(n, 3, "the other model's vector is never compared");
+    is_int(store_chunks_stale(s, "m1", 0, 10, &a, &stale, &ns), 0, "stale chunks");
+    ok(ns == 2 && strcmp(stale[0].content, "delta three") == 0 &&
+           strcmp(stale[1].content, "epsilon three") == 0 &&
+           strcmp(stale[0].tenant.org_id, org.id) == 0 && stale[0].tenant.mode == STORE_LIVE,
+       "stale: another model's and the missing vector, in order, with the tenant");
+    store_chunks_stale(s, "m1", stale[0].rowid, 10, &a, &stale, &ns);
+    is_int(ns, 1, "stale: after a rowid");
+    store_chunks_stale(s, "m2", 0, 10, &a, &stale, &ns);
+    is_int(ns, 4, "stale for model m2: the three m1 chunks and the one without a vector");
+    {
+        int64_t rowids[2];
+        float v[8] = {0, 0, 0, 1, 0, 0, 0, 1};
+        store_chunks_stale(s, "m1", 0, 10, &a, &stale, &ns);
+        rowids[0] = stale[0].rowid;
+        rowids[1] = stale[1].rowid;
+        is_int(store_chunks_set_vectors(s, rowids, 2, v, 4, "m1"), 0, "set vectors");
+        store_chunks_stale(s, "m1", 0, 10, &a, &stale, &ns);
+        is_int(ns, 0, "nothing stale once embedded again");
+        kindex_invalidate(k, &t);
+        kindex_search(k, s, &t, (float[4]){0, 0, 0, 1}, 4, &f, 5, &a, &hits, &n);
+        ok(n == 5 && strcmp(hits[0].document_name, "Three") == 0 && hits[0].score > 0.99,
+           "the new vectors are searched");
+    }
+    store_document_delete(s, &t, "doc_three0000000000000000000");
+    kindex_invalidate(k, &t);
     store_document_delete(s, &t, "doc_one000000000000000000000");
     kindex_search(k, s, &t, q, 4, &f, 5, &a, &hits, &n);
     is_int(n, 1, "a stale index never returns a deleted document");

@@ -391,8 +391,8 @@ static void test_knowledge(struct store *s, const struct store_org *org)
         size_t n = 0;
         struct arena a;
         float e1[4] = {1, 0, 0, 0}, e2[4] = {0, 1, 0, 0}, q[4] = {0.6f, 0.8f, 0, 0};
-        struct store_chunk ch[2] = {{"refunds are possible within thirty days", 1, e1, 4},
-                                    {"shipping takes two business days", 2, e2, 4}};
+        struct store_chunk ch[2] = {{"refunds are possible within thirty days", 1, e1, 4, "m"},
+                                    {"shipping takes two business days", 2, e2, 4, "m"}};
 
         snprintf(t.org_id, sizeof(t.org_id), "%s", org->id);
         snprintf(other.org_id, sizeof(other.org_id), "%s", org->id);

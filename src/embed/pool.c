@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pool.c: the job queue in front of the embedding providers (pool.h). For the built-in model,
+ * 'threads' threads take jobs from two FIFO lanes: interactive first, then document batches,
+ * which may occupy at most threads - 1 of them (all, with one thread). For openai, a job is
+ * one HTTP call started at once: httpc already runs every transfer without a thread each.
+ */
+#include "pool.h"
+
+#include "embed.h"
+#include "embed_int.h"
+
+#include "../core/log.h"
+#include "../core/mem.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct job {
+    struct job *next;
+    bool interactive;
+    size_t n;
+    char **texts;
+    size_t *lens;
+    embed_done_fn done;
+    void *ud;
+};
+
+struct lane {
+    struct job *head, *tail;
+};
+
+struct embed_pool {
+    const struct embed_model *model; /* builtin; NULL for openai */
+    struct embed_openai *openai;
+    char name[256];
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct lane lanes[2]; /* 0: interactive, 1: documents */
+    unsigned nthreads, busy_docs;
+    bool stop;
+    pthread_t *threads;
+};
+
+static void job_free(struct job *j)
+{
+    for (size_t i = 0; i < j->n; i++)
+        free(j->texts[i]);
+    free(j->texts);
+    free(j->lens);
+    free(j);
+}
+
+static void fail_job(struct job *j, const char *why)
+{
+    struct err e;
+    err_set(&e, ERR_INTERNAL, "internal_error", NULL, "%s", why);
+    j->done(j->ud, ERR_INTERNAL, NULL, 0, 0, &e);
+    job_free(j);
+}
+
+/* The built-in model over one job, on a pool thread. */
+static void run_builtin(const struct embed_model *m, struct job *j)
+{
+    float *vecs = xmalloc((j->n ? j->n : 1) * EMBED_DIM * sizeof(float));
+    struct err e;
+    int rc = 0;
+
+    err_clear(&e);
+    for (size_t i = 0; !rc && i < j->n; i++)
+        rc = embed_text(m, j->texts[i], j->lens[i], vecs + i * EMBED_DIM);
+    if (rc)
+        err_set(&e, (enum err_code)rc, "internal_error", NULL, "the embedding failed (%s)",
+                err_name((enum err_code)rc));
+    j->done(j->ud, rc, rc ? NULL : vecs, rc ? 0 : j->n, EMBED_DIM, rc ? &e : NULL);
+    free(vecs);
+    job_free(j);
+}
+
+/* The next job this thread may run, or NULL when stopping. Called with 'mu' held. */
+static struct job *take(struct embed_pool *p)
+{
+    for (;;) {
+        struct lane *l = NULL;
+        struct job *j;
+        if (p->stop)
+            return NULL;
+        if (p->lanes[0].head)
+            l = &p->lanes[0];
+        else if (p->lanes[1].head && (p->nthreads == 1 || p->busy_docs + 1 < p->nthreads))
+            l = &p->lanes[1];
+        if (!l) {
+            pthread_cond_wait(&p->cv, &p->mu);
+            continue;
+        }
+        j = l->head;
+        l->head = j->next;
+        if (!l->head)
+            l->tail = NULL;
+        if (!j->interactive)
+            p->busy_docs++;
+        return j;
+    }
+}
+
+static void *thread_main(void *arg)
+{
+    struct embed_pool *p = arg;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        struct job *j = take(p);
+        bool docs;
+        if (!j)
+            break;
+        docs = !j->interactive;
+        pthread_mutex_unlock(&p->mu);
+        run_builtin(p->model, j);
+        pthread_mutex_lock(&p->mu);
+        if (docs) {
+            p->busy_docs--;
+            pthread_cond_broadcast(&p->cv); /* a document batch may run again */
+        }
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+/* A pool over the provider of 'o'; see pool.h. */
+int embed_pool_new(const struct embed_pool_options *o, struct embed_pool **out, struct err *e)
+{
+    struct embed_pool *p;
+    bool openai = o->provider && strcmp(o->provider, "openai") == 0;
+
+    *out = NULL;
+    if (!openai && !o->model)
+        return err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_EMBEDDINGS",
+                       "the built-in embedding model is not loaded");
+    p = xcalloc(1, sizeof(*p));
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    if (openai) {
+        int rc = embed_openai_new(o, &p->openai, e);
+        if (rc) {
+            embed_pool_free(p);
+            return rc;
+        }
+        snprintf(p->name, sizeof(p->name), "openai:%.200s",
+                 o->model_name && *o->model_name ? o->model_name : "text-embedding-3-small");
+        *out = p;
+        return 0;
+    }
+    p->model = o->model;
+    snprintf(p->name, sizeof(p->name), "use-lite-512");
+    p->threads = xcalloc(o->threads ? o->threads : 1, sizeof(*p->threads));
+    for (unsigned i = 0; i < (o->threads ? o->threads : 1); i++) {
+        if (pthread_create(&p->threads[i], NULL, thread_main, p) != 0) {
+            embed_pool_free(p);
+            return err_set(e, ERR_INTERNAL, "internal_error", NULL,
+                           "cannot start an embedding thread");
+        }
+        p->nthreads++;
+    }
+    *out = p;
+    return 0;
+}
+
+void embed_pool_free(struct embed_pool *p)
+{
+    if (!p)
+        return;
+    pthread_mutex_lock(&p->mu);
+    p->stop = true;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    for (unsigned i = 0; i < p->nthreads; i++)
+        pthread_join(p->threads[i], NULL);
+    for (int l = 0; l < 2; l++) {
+        while (p->lanes[l].head) {
+            struct job *j = p->lanes[l].head;
+            p->lanes[l].head = j->next;
+            fail_job(j, "the server is stopping");
+        }
+    }
+    embed_openai_free(p->openai);
+    free(p->threads);
+    pthread_cond_destroy(&p->cv);
+    pthread_mutex_destroy(&p->mu);
+    free(p);
+}
+
+const char *embed_pool_model(const struct embed_pool *p)
+{
+    return p->name;
+}
+
+/* Queue 'n' texts; see pool.h. */
+int embed_pool_submit(struct embed_pool *p, bool interactive, const char *const *texts,
+                      const size_t *lens, size_t n, embed_done_fn done, void *ud)
+{
+    struct job *j;
+    struct lane *l;
+
+    if (p->openai) {
+        embed_openai_call(p->openai, texts, lens, n, done, ud);
+        return 0;
+    }
+    j = xcalloc(1, sizeof(*j));
+    j->interactive = interactive;
+    j->n = n;
+    j->texts = xcalloc(n ? n : 1, sizeof(*j->texts));
+    j->lens = xcalloc(n ? n : 1, sizeof(*j->lens));
+    for (size_t i = 0; i < n; i++) {
+        j->texts[i] = xstrndup(texts[i], lens[i]);
+        j->lens[i] = lens[i];
+    }
+    j->done = done;
+    j->ud = ud;
+    pthread_mutex_lock(&p->mu);
+    if (p->stop) {
+        pthread_mutex_unlock(&p->mu);
+        fail_job(j, "the server is stopping");
+        return 0;
+    }
+    l = &p->lanes[interactive ? 0 : 1];
+    if (l->tail)
+        l->tail->next = j;
+    else
+        l->head = j;
+    l->tail = j;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    return 0;
+}
+
+/* ---- The blocking form, for background threads ---- */
+
+struct waiter {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    size_t pending, n;
+    float *vecs; /* n x dim, allocated by the first answer */
+    size_t dim;
+    int rc;
+    struct err e;
+};
+
+struct part {
+    struct waiter *w;
+    size_t first; /* index of the batch's first text */
+};
+
+static void part_done(void *ud, int rc, const float *vecs, size_t n, size_t dim,
+                      const struct err *e)
+{
+    struct part *pt = ud;
+    struct waiter *w = pt->w;
+    pthread_mutex_lock(&w->mu);
+    if (!rc && !w->rc) {
+        if (!w->vecs) {
+            w->dim = dim;
+            w->vecs = xmalloc(w->n * dim * sizeof(float));
+        }
+        if (dim != w->dim)
+            rc = err_set(&w->e, ERR_UPSTREAM, "upstream_error", NULL,
+                         "the provider changed the vector width from %zu to %zu", w->dim, dim);
+        else
+            memcpy(w->vecs + pt->first * dim, vecs, n * dim * sizeof(float));
+    }
+    if (rc && !w->rc) {
+        w->rc = rc;
+        if (e)
+            w->e = *e;
+    }
+    w->pending--;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* Embed 'n' texts in batches queued at once and wait; see pool.h. */
+int embed_pool_embed_all(struct embed_pool *p, const char *const *texts, const size_t *lens,
+                         size_t n, float **vecs, size_t *dim, struct err *e)
+{
+    struct waiter w;
+    size_t nparts = (n + EMBED_POOL_BATCH - 1) / EMBED_POOL_BATCH;
+    struct part *parts = xcalloc(nparts ? nparts : 1, sizeof(*parts));
+
+    memset(&w, 0, sizeof(w));
+    pthread_mutex_init(&w.mu, NULL);
+    pthread_cond_init(&w.cv, NULL);
+    w.n = n;
+    w.pending = nparts;
+    for (size_t i = 0; i < nparts; i++) {
+        size_t first = i * EMBED_POOL_BATCH;
+        size_t cnt = n - first < EMBED_POOL_BATCH ? n - first : EMBED_POOL_BATCH;
+        parts[i].w = &w;
+        parts[i].first = first;
+        embed_pool_submit(p, false, texts + first, lens + first, cnt, part_done, &parts[i]);
+    }
+    pthread_mutex_lock(&w.mu);
+    while (w.pending > 0)
+        pthread_cond_wait(&w.cv, &w.mu);
+    pthread_mutex_unlock(&w.mu);
+    pthread_cond_destroy(&w.cv);
+    pthread_mutex_destroy(&w.mu);
+    free(parts);
+    if (w.rc) {
+        free(w.vecs);
+        if (e)
+            *e = w.e;
+        *vecs = NULL;
+        *dim = 0;
+        return w.rc;
+    }
+    *vecs = w.vecs;
+    *dim = w.dim;
+    return 0;
+}
