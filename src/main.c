@@ -19,6 +19,7 @@
 #include "embed/pool.h"
 #include "knowledge/index.h"
 #include "knowledge/worker.h"
+#include "tasks/runner.h"
 #include "llm/llm.h"
 #include "metrics/metrics.h"
 #include "ratelimit/ratelimit.h"
@@ -465,7 +466,7 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
     }
     /* Handles: one per HTTP thread, one more for a reply finished on the same thread, and a
      * few for the engine's thread. */
-    if (store_pool_new(c->database, 2 * c->threads + 4, &env.pool, &e)) {
+    if (store_pool_new(c->database, 2 * c->threads + 4 + c->task_workers, &env.pool, &e)) {
         fprintf(stderr, "workforce: %s: %s\n", e.param, e.msg);
         goto out;
     }
@@ -485,6 +486,11 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
     env.kindex = kindex_new(env.embed ? embed_pool_model(env.embed) : NULL);
     if (knowledge_worker_start(c->files_dir, env.pool, env.embed, env.kindex, &env.kworker)) {
         fprintf(stderr, "workforce: cannot start the knowledge worker\n");
+        goto out;
+    }
+
+    if (task_runner_start(&env, c->task_workers, &env.tasks)) {
+        fprintf(stderr, "workforce: cannot start the task workers\n");
         goto out;
     }
 
@@ -514,13 +520,15 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
         ;
     log_info("workforce: signal %d, draining requests in flight", sig);
     http_server_drain(srv, 30);
-    /* The background work stops first (a document left half done is taken up at the next
-     * start). Replies and searches still waiting for a provider end now (their clients get
-     * the error), then the rest of the server stops. */
+    /* Background work stops: no new task runs; calls still waiting for a provider end now
+     * (their clients get the error; task runs are queued again at the next start; a document
+     * half done is taken up again); then the rest of the server stops. */
+    task_runner_quiesce(env.tasks);
+    httpc_shutdown(env.httpc);
     knowledge_worker_stop(env.kworker);
     env.kworker = NULL;
-    httpc_free(env.httpc);
-    env.httpc = NULL;
+    task_runner_stop(env.tasks);
+    env.tasks = NULL;
     embed_pool_free(env.embed);
     env.embed = NULL;
     http_server_stop(srv, 5);
@@ -528,14 +536,17 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
     log_info("workforce: stopped");
     rc = 0;
 out:
+    task_runner_quiesce(env.tasks);
+    httpc_shutdown(env.httpc);
     knowledge_worker_stop(env.kworker);
-    httpc_free(env.httpc);
+    task_runner_stop(env.tasks);
     embed_pool_free(env.embed);
     http_server_stop(srv, 0);
     kindex_free(env.kindex);
     embed_model_free(model);
     llm_free(env.llm);
     llm_free(env.llm_builtin);
+    httpc_free(env.httpc);
     store_pool_free(env.pool);
     ratelimit_free(env.rl);
     metrics_free(env.metrics);

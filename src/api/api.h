@@ -69,6 +69,14 @@ typedef void (*api_ksearch_fn)(void *ud, int rc, struct store *s, const struct s
 void api_knowledge_search_start(const struct api_ksearch *q, struct store *s, api_ksearch_fn done,
                                 void *ud);
 
+/* tasks.c */
+int api_tasks_create(struct router_req *r, struct err *e);
+int api_tasks_list(struct router_req *r, struct err *e);
+int api_tasks_get(struct router_req *r, struct err *e);
+int api_tasks_update(struct router_req *r, struct err *e);
+int api_tasks_delete(struct router_req *r, struct err *e);
+int api_tasks_runs(struct router_req *r, struct err *e);
+
 /* account.c */
 int api_account_get(struct router_req *r, struct err *e);
 

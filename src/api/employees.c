@@ -8,6 +8,8 @@
  */
 #include "api.h"
 
+#include "../tasks/runner.h"
+
 #include "../core/buf.h"
 #include "../core/clock.h"
 #include "../core/id.h"
@@ -387,6 +389,7 @@ int api_employees_update(struct router_req *r, struct err *e)
         return err_set(e, rc, "employee_not_found", "id", "No employee %.60s.", r->params[0]);
     if (rc)
         return err_set(e, rc, "internal_error", NULL, "employee update failed");
+    task_runner_wake(r->env->tasks); /* back online: its tasks may run */
     return respond_detail(r, r->params[0], e);
 }
 

@@ -42,6 +42,7 @@ struct httpc {
     struct xfer *queue;  /* waiting to be added (or for their start time) */
     struct xfer *active; /* in the multi handle; touched by the loop thread only */
     atomic_bool stop;
+    bool closed; /* under 'mu': shut down, new transfers fail at once */
 };
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
@@ -201,10 +202,18 @@ int httpc_new(struct httpc **out)
 }
 
 /* Stop the thread and end every transfer (ERR_UPSTREAM); NULL is a no-op. */
-void httpc_free(struct httpc *h)
+void httpc_shutdown(struct httpc *h)
 {
+    struct xfer *q;
     if (!h)
         return;
+    pthread_mutex_lock(&h->mu);
+    if (h->closed) {
+        pthread_mutex_unlock(&h->mu);
+        return;
+    }
+    h->closed = true;
+    pthread_mutex_unlock(&h->mu);
     atomic_store(&h->stop, true);
     curl_multi_wakeup(h->multi);
     pthread_join(h->thread, NULL);
@@ -215,12 +224,23 @@ void httpc_free(struct httpc *h)
         x->on_done(x->ud, ERR_UPSTREAM, 0, "the client is stopping");
         xfer_free(x);
     }
-    while (h->queue) {
-        struct xfer *x = h->queue;
-        h->queue = x->next;
+    pthread_mutex_lock(&h->mu);
+    q = h->queue;
+    h->queue = NULL;
+    pthread_mutex_unlock(&h->mu);
+    while (q) {
+        struct xfer *x = q;
+        q = x->next;
         x->on_done(x->ud, ERR_UPSTREAM, 0, "the client is stopping");
         xfer_free(x);
     }
+}
+
+void httpc_free(struct httpc *h)
+{
+    if (!h)
+        return;
+    httpc_shutdown(h);
     curl_multi_cleanup(h->multi);
     pthread_mutex_destroy(&h->mu);
     free(h);
@@ -247,6 +267,12 @@ int httpc_start(struct httpc *h, const struct httpc_request *req, httpc_data_fn 
     x->on_done = on_done;
     x->ud = ud;
     pthread_mutex_lock(&h->mu);
+    if (h->closed) {
+        pthread_mutex_unlock(&h->mu);
+        on_done(ud, ERR_UPSTREAM, 0, "the client is stopping");
+        xfer_free(x);
+        return 0;
+    }
     x->next = h->queue;
     h->queue = x;
     pthread_mutex_unlock(&h->mu);

@@ -32,7 +32,10 @@ typedef int (*httpc_data_fn)(void *ud, long status, const char *p, size_t n);
 typedef void (*httpc_done_fn)(void *ud, int rc, long status, const char *why);
 
 int httpc_new(struct httpc **out);
-void httpc_free(struct httpc *h); /* stops the thread; pending transfers end with ERR_UPSTREAM */
+/* Stop the thread: transfers under way and queued end with ERR_UPSTREAM, and later ones at
+ * once (on the caller's thread). Any thread, once or more; NULL is a no-op. */
+void httpc_shutdown(struct httpc *h);
+void httpc_free(struct httpc *h); /* shuts down; no call may be under way or come later */
 int httpc_start(struct httpc *h, const struct httpc_request *req, httpc_data_fn on_data,
                 httpc_done_fn on_done, void *ud);
 

@@ -28,6 +28,7 @@ struct httpc;
 struct embed_pool;
 struct kindex;
 struct knowledge_worker;
+struct task_runner;
 struct metrics;
 struct ratelimit;
 struct router_req;
@@ -64,6 +65,7 @@ struct router_env {
     struct kindex *kindex;            /* in-memory vectors of the knowledge base */
     struct llm *llm;                  /* the configured engine (live keys) */
     struct llm *llm_builtin;          /* test keys, unless WORKFORCE_TEST_LLM=provider */
+    struct task_runner *tasks;        /* the workers that carry out tasks */
 };
 
 struct router_req {

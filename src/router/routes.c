@@ -14,9 +14,12 @@ static const char *const q_employees[] = {"category", "status", "limit", "after"
 static const char *const q_stats[] = {"period", NULL};
 static const char *const q_conversations[] = {"employee_id", "limit", "before", NULL};
 static const char *const q_documents[] = {"tag", "employee_id", "limit", "before", NULL};
+static const char *const q_tasks[] = {"employee_id", "status", "priority", "limit", "before", NULL};
+static const char *const q_runs[] = {"limit", "before", NULL};
 
 #define CONV AUTH_SCOPE_CONVERSATIONS
 #define KNOW AUTH_SCOPE_KNOWLEDGE
+#define TASK AUTH_SCOPE_TASKS
 
 const struct route router_routes[] = {
     {"GET", "/healthz", api_healthz, 0, ROUTE_PUBLIC, NULL, NULL},
@@ -39,6 +42,12 @@ const struct route router_routes[] = {
     {"DELETE", "/v1/conversations/{id}", api_conversations_delete, CONV, 0, NULL, NULL},
     {"POST", "/v1/conversations/{id}/messages/{message_id}/feedback", api_feedback_create, CONV, 0,
      NULL, NULL},
+    {"POST", "/v1/tasks", api_tasks_create, TASK, 0, NULL, NULL},
+    {"GET", "/v1/tasks", api_tasks_list, TASK, 0, q_tasks, NULL},
+    {"GET", "/v1/tasks/{id}", api_tasks_get, TASK, 0, NULL, NULL},
+    {"PATCH", "/v1/tasks/{id}", api_tasks_update, TASK, 0, NULL, NULL},
+    {"DELETE", "/v1/tasks/{id}", api_tasks_delete, TASK, 0, NULL, NULL},
+    {"GET", "/v1/tasks/{id}/runs", api_tasks_runs, TASK, 0, q_runs, NULL},
     {"POST", "/v1/knowledge/documents", api_knowledge_upload, KNOW, ROUTE_UPLOAD, NULL,
      api_knowledge_upload_begin},
     {"GET", "/v1/knowledge/documents", api_knowledge_list, KNOW, 0, q_documents, NULL},

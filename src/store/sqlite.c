@@ -1767,6 +1767,469 @@ static int s_chunks_set_vectors(struct store *s, const int64_t *rowids, size_t n
     return rc;
 }
 
+/* ---- Tasks ---- */
+
+#define TASK_COLS                                                                                  \
+    "t.id, t.employee_id, t.title, t.description, t.status, t.priority, t.recurring, t.run_id,"    \
+    " t.result, t.error, coalesce(t.due_at, 0), coalesce(t.next_run_at, 0),"                       \
+    " coalesce(t.last_run_at, 0), coalesce(t.started_at, 0), coalesce(t.completed_at, 0),"         \
+    " t.created_at, t.updated_at, t.run_count, t.credits_used, t.org_id, t.mode"
+
+static void read_task(sqlite3_stmt *st, struct arena *a, struct store_task *k)
+{
+    memset(k, 0, sizeof(*k));
+    k->id = arena_col(a, st, 0);
+    k->employee_id = arena_col(a, st, 1);
+    k->title = arena_col(a, st, 2);
+    k->description = arena_col(a, st, 3);
+    k->status = arena_col(a, st, 4);
+    k->priority = arena_col(a, st, 5);
+    k->recurring = arena_col(a, st, 6);
+    k->run_id = arena_col(a, st, 7);
+    k->result = arena_col(a, st, 8);
+    k->error = arena_col(a, st, 9);
+    k->due_at = sqlite3_column_int64(st, 10);
+    k->next_run_at = sqlite3_column_int64(st, 11);
+    k->last_run_at = sqlite3_column_int64(st, 12);
+    k->started_at = sqlite3_column_int64(st, 13);
+    k->completed_at = sqlite3_column_int64(st, 14);
+    k->created_at = sqlite3_column_int64(st, 15);
+    k->updated_at = sqlite3_column_int64(st, 16);
+    k->run_count = sqlite3_column_int64(st, 17);
+    k->credits_used = sqlite3_column_int64(st, 18);
+    copy_col(st, 19, k->tenant.org_id, sizeof(k->tenant.org_id));
+    k->tenant.mode = mode_from_name(sqlite3_column_text(st, 20));
+}
+
+/* 0 urgent .. 3 low: the queue's first key. */
+static int64_t prio_rank(const char *p)
+{
+    static const char *const names[] = {"urgent", "high", "medium", "low"};
+    for (int64_t i = 0; i < 4; i++) {
+        if (p && strcmp(p, names[i]) == 0)
+            return i;
+    }
+    return 2;
+}
+
+static int s_task_create(struct store *s, const struct store_tenant *t, const struct store_task *k)
+{
+    const char *texts[] = {k->id,          t->org_id,   mode_names[t->mode],
+                           k->employee_id, k->title,    k->description ? k->description : "",
+                           k->status,      k->priority, k->recurring};
+    const int64_t ints[] = {prio_rank(k->priority), k->due_at, k->next_run_at, k->created_at};
+    return run(s,
+               "INSERT INTO tasks (id, org_id, mode, employee_id, title, description, status,"
+               " priority, recurring, prio_rank, due_at, due_key, next_run_at, created_at,"
+               " updated_at, held) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, nullif(?11,"
+               " 0), coalesce(nullif(?11, 0), 9223372036854775807), nullif(?12, 0), ?13, ?13,"
+               " coalesce((SELECT disabled FROM employees WHERE id = ?4 AND org_id = ?2 AND"
+               " mode = ?3), 0))",
+               texts, 9, ints, 4);
+}
+
+static int s_task_get(struct store *s, const struct store_tenant *t, const char *id,
+                      struct arena *a, struct store_task *out)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (sqlite3_prepare_v2(DB(s),
+                           "SELECT " TASK_COLS " FROM tasks t WHERE t.org_id = ?1 AND t.mode = ?2"
+                           " AND t.id = ?3",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail(s, "prepare task read");
+    bind_tenant(st, t);
+    sqlite3_bind_text(st, 3, id, -1, SQLITE_STATIC);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        read_task(st, a, out);
+    sqlite3_finalize(st);
+    if (rc == SQLITE_DONE)
+        return ERR_NOT_FOUND;
+    return rc == SQLITE_ROW ? 0 : fail(s, "task read");
+}
+
+static int s_task_list(struct store *s, const struct store_tenant *t,
+                       const struct store_task_filter *f, struct arena *a,
+                       struct store_task_page *out)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (sqlite3_prepare_v2(DB(s),
+                           "SELECT " TASK_COLS " FROM tasks t WHERE t.org_id = ?1 AND t.mode = ?2"
+                           " AND (?4 IS NULL OR (t.created_at, t.id) < (?3, ?4)) AND (?6 IS NULL"
+                           " OR t.employee_id = ?6) AND (?7 IS NULL OR t.status = ?7) AND (?8 IS"
+                           " NULL OR t.priority = ?8) ORDER BY t.created_at DESC, t.id DESC"
+                           " LIMIT ?5",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail(s, "prepare task list");
+    bind_tenant(st, t);
+    sqlite3_bind_int64(st, 3, f->before_created);
+    bind_text(st, 4, f->before_id);
+    sqlite3_bind_int64(st, 5, (int64_t)f->limit + 1);
+    bind_text(st, 6, f->employee_id);
+    bind_text(st, 7, f->status);
+    bind_text(st, 8, f->priority);
+    out->items = arena_alloc(a, ((size_t)f->limit + 1) * sizeof(*out->items));
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (out->n == f->limit) {
+            out->has_more = true;
+            break;
+        }
+        read_task(st, a, &out->items[out->n++]);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(s, "task list");
+}
+
+static int s_task_update(struct store *s, const struct store_tenant *t, const struct store_task *k,
+                         const char *old_status, const char *old_run_id, bool cancel_run,
+                         int64_t now)
+{
+    const char *texts[] = {t->org_id,    mode_names[t->mode],
+                           k->id,        k->employee_id,
+                           k->title,     k->description ? k->description : "",
+                           k->status,    k->priority,
+                           k->recurring, k->run_id,
+                           k->result,    k->error,
+                           old_status,   old_run_id};
+    const int64_t ints[] = {prio_rank(k->priority), k->due_at, k->next_run_at, k->completed_at,
+                            k->updated_at};
+    int rc = exec(s, "BEGIN IMMEDIATE");
+    if (rc)
+        return rc;
+    rc = run(s,
+             "UPDATE tasks SET employee_id = ?4, title = ?5, description = ?6, status = ?7,"
+             " priority = ?8, recurring = ?9, run_id = ?10, result = ?11, error = ?12,"
+             " prio_rank = ?15, due_at = nullif(?16, 0), due_key = coalesce(nullif(?16, 0),"
+             " 9223372036854775807), next_run_at = nullif(?17, 0), completed_at = nullif(?18, 0),"
+             " updated_at = ?19, held = coalesce((SELECT disabled FROM employees WHERE id = ?4"
+             " AND org_id = ?1 AND mode = ?2), 0) WHERE org_id = ?1 AND mode = ?2 AND id = ?3"
+             " AND status = ?13 AND run_id IS ?14",
+             texts, 14, ints, 5);
+    if (!rc && sqlite3_changes(DB(s)) == 0)
+        rc = ERR_CONFLICT;
+    if (!rc && cancel_run && old_run_id) {
+        const char *rt[] = {old_run_id, k->error ? k->error : "Cancelled."};
+        const int64_t ri[] = {now};
+        rc = run(s,
+                 "UPDATE task_runs SET status = 'cancelled', error = ?2, completed_at = ?3"
+                 " WHERE id = ?1 AND status = 'in_progress'",
+                 rt, 2, ri, 1);
+    }
+    if (!rc)
+        rc = exec(s, "COMMIT");
+    if (rc)
+        exec(s, "ROLLBACK");
+    return rc;
+}
+
+static int s_task_delete(struct store *s, const struct store_tenant *t, const char *id)
+{
+    const char *texts[] = {t->org_id, mode_names[t->mode], id};
+    int rc =
+        run(s, "DELETE FROM tasks WHERE org_id = ?1 AND mode = ?2 AND id = ?3", texts, 3, NULL, 0);
+    if (!rc && sqlite3_changes(DB(s)) == 0)
+        rc = ERR_NOT_FOUND;
+    return rc;
+}
+
+static int s_task_runs(struct store *s, const struct store_tenant *t, const char *task_id,
+                       unsigned limit, int64_t before_started, const char *before_id,
+                       struct arena *a, struct store_run_page *out)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (sqlite3_prepare_v2(DB(s),
+                           "SELECT id, status, result, error, started_at, coalesce(completed_at,"
+                           " 0), credits_used FROM task_runs WHERE org_id = ?1 AND mode = ?2 AND"
+                           " task_id = ?3 AND (?5 IS NULL OR (started_at, id) < (?4, ?5))"
+                           " ORDER BY started_at DESC, id DESC LIMIT ?6",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail(s, "prepare run list");
+    bind_tenant(st, t);
+    sqlite3_bind_text(st, 3, task_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 4, before_started);
+    bind_text(st, 5, before_id);
+    sqlite3_bind_int64(st, 6, (int64_t)limit + 1);
+    out->items = arena_alloc(a, ((size_t)limit + 1) * sizeof(*out->items));
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct store_task_run *r;
+        if (out->n == limit) {
+            out->has_more = true;
+            break;
+        }
+        r = &out->items[out->n++];
+        r->id = arena_col(a, st, 0);
+        r->status = arena_col(a, st, 1);
+        r->result = arena_col(a, st, 2);
+        r->error = arena_col(a, st, 3);
+        r->started_at = sqlite3_column_int64(st, 4);
+        r->completed_at = sqlite3_column_int64(st, 5);
+        r->credits_used = sqlite3_column_int64(st, 6);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(s, "run list");
+}
+
+/* Recurring tasks whose occurrence has come and that are not waiting or running: pending. */
+static int wake_recurring(struct store *s, int64_t now)
+{
+    const int64_t ints[] = {now};
+    return run(s,
+               "UPDATE tasks SET status = 'pending', updated_at = ?1 WHERE recurring IS NOT NULL"
+               " AND next_run_at <= ?1 AND status IN ('completed', 'failed')",
+               NULL, 0, ints, 1);
+}
+
+static int s_task_claim(struct store *s, int64_t now, store_next_run_fn next_run, struct arena *a,
+                        struct store_task_claim *out, int64_t *wake_at)
+{
+    sqlite3_stmt *st = NULL;
+    struct store_task *k = &out->task;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    *wake_at = 0;
+    rc = exec(s, "BEGIN IMMEDIATE");
+    if (rc)
+        return rc;
+    rc = wake_recurring(s, now);
+    if (rc)
+        goto rollback;
+    /* The queue index in order (tasks of offline employees are not in it); a recurring task
+     * waiting for its first occurrence is skipped. */
+    if (sqlite3_prepare_v2(DB(s),
+                           "SELECT " TASK_COLS " FROM tasks t INDEXED BY tasks_queue WHERE"
+                           " t.status = 'pending' AND t.held = 0 AND (t.next_run_at IS NULL OR"
+                           " t.next_run_at <= ?1) ORDER BY t.prio_rank, t.due_key, t.created_at,"
+                           " t.id LIMIT 1",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = fail(s, "prepare claim");
+        goto rollback;
+    }
+    sqlite3_bind_int64(st, 1, now);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        read_task(st, a, k);
+    sqlite3_finalize(st);
+    st = NULL;
+    if (rc == SQLITE_DONE) {
+        /* Nothing runnable: when does the next occurrence come? */
+        if (sqlite3_prepare_v2(DB(s),
+                               "SELECT min(next_run_at) FROM tasks WHERE recurring IS NOT NULL"
+                               " AND next_run_at > ?1",
+                               -1, &st, NULL) == SQLITE_OK) {
+            sqlite3_bind_int64(st, 1, now);
+            if (sqlite3_step(st) == SQLITE_ROW)
+                *wake_at = sqlite3_column_int64(st, 0);
+            sqlite3_finalize(st);
+        }
+        rc = exec(s, "COMMIT");
+        return rc ? rc : ERR_NOT_FOUND;
+    }
+    if (rc != SQLITE_ROW) {
+        rc = fail(s, "claim");
+        goto rollback;
+    }
+    rc = id_new("run", out->run_id, sizeof(out->run_id));
+    if (rc)
+        goto rollback;
+    if (k->tenant.mode == STORE_LIVE) {
+        const char *org[] = {k->tenant.org_id};
+        rc = run(s, "UPDATE orgs SET credits = credits - 1 WHERE id = ?1 AND credits >= 1", org, 1,
+                 NULL, 0);
+        if (rc)
+            goto rollback;
+        out->reserved = sqlite3_changes(DB(s)) == 1;
+        out->no_credits = !out->reserved;
+    }
+    k->next_run_at = k->recurring ? next_run(k->recurring, now) : 0;
+    {
+        const char *texts[] = {out->run_id, k->id, k->tenant.org_id, mode_names[k->tenant.mode],
+                               k->employee_id};
+        const int64_t ints[] = {out->reserved ? 1 : 0, now};
+        rc = run(s,
+                 "INSERT INTO task_runs (id, task_id, org_id, mode, employee_id, status, reserved,"
+                 " started_at) VALUES (?1, ?2, ?3, ?4, ?5, 'in_progress', ?6, ?7)",
+                 texts, 5, ints, 2);
+    }
+    if (!rc) {
+        const char *texts[] = {k->id, out->run_id};
+        const int64_t ints[] = {now, k->next_run_at};
+        rc = run(s,
+                 "UPDATE tasks SET status = 'in_progress', run_id = ?2, started_at = ?3,"
+                 " last_run_at = ?3, run_count = run_count + 1, result = NULL, error = NULL,"
+                 " completed_at = NULL, next_run_at = nullif(?4, 0), updated_at = ?3 WHERE id = ?1",
+                 texts, 2, ints, 2);
+    }
+    if (!rc)
+        rc = set_busy(s, &k->tenant, k->employee_id, 1);
+    if (!rc)
+        rc = exec(s, "COMMIT");
+    if (rc)
+        goto rollback;
+    k->status = "in_progress";
+    k->run_id = out->run_id;
+    k->started_at = k->last_run_at = now;
+    k->run_count++;
+    return 0;
+rollback:
+    exec(s, "ROLLBACK");
+    return rc;
+}
+
+static int s_task_finish(struct store *s, const struct store_task_finish *in, int64_t *charged,
+                         bool *discarded)
+{
+    const char *status = in->ok ? "completed" : "failed";
+    int64_t taken = in->reserved ? 1 : 0;
+    int rc;
+
+    *charged = 0;
+    *discarded = false;
+    rc = exec(s, "BEGIN IMMEDIATE");
+    if (rc)
+        return rc;
+    {
+        /* Still in progress? A PATCH may have cancelled it or a DELETE removed it. */
+        sqlite3_stmt *st = NULL;
+        bool live = false;
+        if (sqlite3_prepare_v2(DB(s),
+                               "SELECT 1 FROM task_runs r JOIN tasks t ON t.id = r.task_id AND"
+                               " t.run_id = r.id WHERE r.id = ?1 AND r.status = 'in_progress'",
+                               -1, &st, NULL) != SQLITE_OK) {
+            rc = fail(s, "prepare run check");
+            goto rollback;
+        }
+        sqlite3_bind_text(st, 1, in->run_id, -1, SQLITE_STATIC);
+        live = sqlite3_step(st) == SQLITE_ROW;
+        sqlite3_finalize(st);
+        if (!live) {
+            *discarded = true;
+            taken = 0;
+            if (in->reserved) {
+                const char *org[] = {in->tenant->org_id};
+                rc = run(s, "UPDATE orgs SET credits = credits + 1 WHERE id = ?1", org, 1, NULL, 0);
+            }
+            if (!rc)
+                rc = set_busy(s, in->tenant, in->employee_id, -1);
+            if (!rc)
+                rc = exec(s, "COMMIT");
+            if (rc)
+                goto rollback;
+            return 0;
+        }
+    }
+    if (in->ok && in->credits > taken) {
+        /* The rest of the price, up to what the organization has left. */
+        sqlite3_stmt *st = NULL;
+        int64_t have = 0, extra = in->credits - taken;
+        if (sqlite3_prepare_v2(DB(s), "SELECT credits FROM orgs WHERE id = ?1", -1, &st, NULL) !=
+            SQLITE_OK) {
+            rc = fail(s, "read credits");
+            goto rollback;
+        }
+        sqlite3_bind_text(st, 1, in->tenant->org_id, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) == SQLITE_ROW)
+            have = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+        if (extra > have)
+            extra = have;
+        if (extra > 0) {
+            const char *org[] = {in->tenant->org_id};
+            const int64_t take[] = {extra};
+            rc = run(s, "UPDATE orgs SET credits = credits - ?2 WHERE id = ?1", org, 1, take, 1);
+            if (rc)
+                goto rollback;
+            taken += extra;
+        }
+    } else if (!in->ok && in->reserved) {
+        /* A failed run costs nothing: the reserved credit goes back. */
+        const char *org[] = {in->tenant->org_id};
+        rc = run(s, "UPDATE orgs SET credits = credits + 1 WHERE id = ?1", org, 1, NULL, 0);
+        if (rc)
+            goto rollback;
+        taken = 0;
+    }
+    {
+        const char *texts[] = {in->run_id, status, in->result, in->error};
+        const int64_t ints[] = {taken, in->now};
+        rc = run(s,
+                 "UPDATE task_runs SET status = ?2, result = ?3, error = ?4, credits_used = ?5,"
+                 " completed_at = ?6, reserved = 0 WHERE id = ?1",
+                 texts, 4, ints, 2);
+    }
+    if (!rc) {
+        const char *texts[] = {in->task_id, status, in->result, in->error};
+        const int64_t ints[] = {taken, in->now};
+        rc = run(s,
+                 "UPDATE tasks SET status = ?2, result = ?3, error = ?4, credits_used ="
+                 " credits_used + ?5, completed_at = ?6, updated_at = ?6, run_id = NULL WHERE"
+                 " id = ?1",
+                 texts, 4, ints, 2);
+    }
+    if (!rc) {
+        struct store_event ev = {in->employee_id,
+                                 in->ok ? "task_completed" : "task_failed",
+                                 in->now,
+                                 in->response_ms,
+                                 taken,
+                                 -1,
+                                 NULL};
+        rc = s_event_add(s, in->tenant, &ev);
+    }
+    if (!rc)
+        rc = set_busy(s, in->tenant, in->employee_id, -1);
+    if (!rc)
+        rc = exec(s, "COMMIT");
+    if (rc)
+        goto rollback;
+    *charged = taken;
+    return 0;
+rollback:
+    exec(s, "ROLLBACK");
+    return rc;
+}
+
+static int s_task_recover(struct store *s, int64_t now, size_t *n)
+{
+    const int64_t ints[] = {now};
+    int rc = exec(s, "BEGIN IMMEDIATE");
+    *n = 0;
+    if (rc)
+        return rc;
+    /* Reserved credits back, then the runs end failed, then their tasks are pending again
+     * (a recurring one at once: its interrupted occurrence runs again). */
+    rc =
+        exec(s, "UPDATE orgs SET credits = credits + (SELECT count(*) FROM task_runs r WHERE"
+                " r.org_id = orgs.id AND r.status = 'in_progress' AND r.reserved = 1) WHERE id"
+                " IN (SELECT org_id FROM task_runs WHERE status = 'in_progress' AND reserved = 1)");
+    if (!rc)
+        rc = run(s,
+                 "UPDATE task_runs SET status = 'failed', reserved = 0, completed_at = ?1, error ="
+                 " 'Interrupted: the server stopped during this run; the task runs again.' WHERE"
+                 " status = 'in_progress'",
+                 NULL, 0, ints, 1);
+    if (!rc) {
+        *n = (size_t)sqlite3_changes(DB(s));
+        rc = run(s,
+                 "UPDATE tasks SET status = 'pending', run_id = NULL, updated_at = ?1,"
+                 " next_run_at = CASE WHEN recurring IS NULL THEN NULL ELSE ?1 END WHERE status ="
+                 " 'in_progress'",
+                 NULL, 0, ints, 1);
+    }
+    if (!rc)
+        rc = exec(s, "COMMIT");
+    if (rc)
+        exec(s, "ROLLBACK");
+    return rc;
+}
+
 static const struct store_ops sqlite_ops = {
     .version = 1,
     .name = "sqlite",
@@ -1813,6 +2276,15 @@ static const struct store_ops sqlite_ops = {
     .vectors_each = s_vectors_each,
     .chunks_stale = s_chunks_stale,
     .chunks_set_vectors = s_chunks_set_vectors,
+    .task_create = s_task_create,
+    .task_get = s_task_get,
+    .task_list = s_task_list,
+    .task_update = s_task_update,
+    .task_delete = s_task_delete,
+    .task_runs = s_task_runs,
+    .task_claim = s_task_claim,
+    .task_finish = s_task_finish,
+    .task_recover = s_task_recover,
     .hits_by_rowid = s_hits_by_rowid,
 };
 

@@ -353,6 +353,62 @@ int store_chunks_set_vectors(struct store *s, const int64_t *rowids, size_t n, c
     WRAP(s->ops->chunks_set_vectors(s, rowids, n, vecs, dim, model));
 }
 
+/* ---- Tasks ---- */
+
+int store_task_create(struct store *s, const struct store_tenant *t, const struct store_task *k)
+{
+    WRAP(s->ops->task_create(s, t, k));
+}
+
+int store_task_get(struct store *s, const struct store_tenant *t, const char *id, struct arena *a,
+                   struct store_task *out)
+{
+    WRAP(s->ops->task_get(s, t, id, a, out));
+}
+
+int store_task_list(struct store *s, const struct store_tenant *t,
+                    const struct store_task_filter *f, struct arena *a, struct store_task_page *out)
+{
+    WRAP(s->ops->task_list(s, t, f, a, out));
+}
+
+/* Compare-and-set update of a task (see store.h). */
+int store_task_update(struct store *s, const struct store_tenant *t, const struct store_task *k,
+                      const char *old_status, const char *old_run_id, bool cancel_run, int64_t now)
+{
+    WRAP(s->ops->task_update(s, t, k, old_status, old_run_id, cancel_run, now));
+}
+
+int store_task_delete(struct store *s, const struct store_tenant *t, const char *id)
+{
+    WRAP(s->ops->task_delete(s, t, id));
+}
+
+int store_task_runs(struct store *s, const struct store_tenant *t, const char *task_id,
+                    unsigned limit, int64_t before_started, const char *before_id, struct arena *a,
+                    struct store_run_page *out)
+{
+    WRAP(s->ops->task_runs(s, t, task_id, limit, before_started, before_id, a, out));
+}
+
+/* The worker's queue: take the next runnable task (see store.h). */
+int store_task_claim(struct store *s, int64_t now, store_next_run_fn next_run, struct arena *a,
+                     struct store_task_claim *out, int64_t *wake_at)
+{
+    WRAP(s->ops->task_claim(s, now, next_run, a, out, wake_at));
+}
+
+int store_task_finish(struct store *s, const struct store_task_finish *in, int64_t *charged,
+                      bool *discarded)
+{
+    WRAP(s->ops->task_finish(s, in, charged, discarded));
+}
+
+int store_task_recover(struct store *s, int64_t now, size_t *n)
+{
+    WRAP(s->ops->task_recover(s, now, n));
+}
+
 /* Read the hits of the given chunk rowids, keeping their order and scores. */
 int store_hits_by_rowid(struct store *s, const int64_t *rowids, const double *scores, size_t n,
                         struct arena *a, struct store_hit **out, size_t *nout)

@@ -382,6 +382,113 @@ int store_chunks_stale(struct store *s, const char *model, int64_t after, unsign
 int store_chunks_set_vectors(struct store *s, const int64_t *rowids, size_t n, const float *vecs,
                              size_t dim, const char *model);
 
+/* ---- Tasks (contract §10) ---- */
+
+/* A task; times are Unix ms, 0 for null. Strings live in the caller's arena. */
+struct store_task {
+    const char *id;
+    const char *employee_id;
+    const char *title;
+    const char *description;
+    const char *status;    /* pending | in_progress | completed | failed */
+    const char *priority;  /* low | medium | high | urgent */
+    const char *recurring; /* canonical JSON text, or NULL */
+    const char *run_id;    /* the run in progress, or NULL */
+    const char *result;
+    const char *error;
+    int64_t due_at, next_run_at, last_run_at, started_at, completed_at;
+    int64_t created_at, updated_at;
+    int64_t run_count, credits_used;
+    struct store_tenant tenant; /* filled by reads */
+};
+
+struct store_task_filter {
+    const char *employee_id, *status, *priority; /* NULL: any */
+    unsigned limit;
+    int64_t before_created; /* keyset cursor with before_id (NULL: first page) */
+    const char *before_id;
+};
+
+struct store_task_page {
+    struct store_task *items;
+    size_t n;
+    bool has_more;
+};
+
+struct store_task_run {
+    const char *id;
+    const char *status; /* in_progress | completed | failed | cancelled */
+    const char *result;
+    const char *error;
+    int64_t started_at, completed_at, credits_used;
+};
+
+struct store_run_page {
+    struct store_task_run *items;
+    size_t n;
+    bool has_more;
+};
+
+int store_task_create(struct store *s, const struct store_tenant *t, const struct store_task *k);
+int store_task_get(struct store *s, const struct store_tenant *t, const char *id, struct arena *a,
+                   struct store_task *out);
+int store_task_list(struct store *s, const struct store_tenant *t,
+                    const struct store_task_filter *f, struct arena *a,
+                    struct store_task_page *out);
+/*
+ * Write every field of 'k' (found by k->id), provided the row still has 'old_status' and
+ * 'old_run_id' (NULL: none): else ERR_CONFLICT (read it again and retry). When 'cancel_run' is
+ * set, the run in progress 'old_run_id' ends 'cancelled' with 'error' at 'now', in the same
+ * transaction.
+ */
+int store_task_update(struct store *s, const struct store_tenant *t, const struct store_task *k,
+                      const char *old_status, const char *old_run_id, bool cancel_run, int64_t now);
+/* Delete the task and its runs (a run in progress is discarded by its worker). */
+int store_task_delete(struct store *s, const struct store_tenant *t, const char *id);
+int store_task_runs(struct store *s, const struct store_tenant *t, const char *task_id,
+                    unsigned limit, int64_t before_started, const char *before_id, struct arena *a,
+                    struct store_run_page *out);
+
+/* The next occurrence after 'now' of the recurrence 'recurring' (JSON text); 0 when none. */
+typedef int64_t (*store_next_run_fn)(const char *recurring, int64_t now);
+
+/* A run the worker has taken: the task as it was, and the run's id. */
+struct store_task_claim {
+    struct store_task task;
+    char run_id[ID_MAX];
+    bool reserved;   /* one credit was taken (a live key) */
+    bool no_credits; /* a live key without credits: the run ended failed at once */
+};
+
+/*
+ * Take the next runnable task of any tenant, in one transaction: recurring tasks whose
+ * occurrence has come become pending; then the first pending task (priority, due, creation)
+ * whose time has come and whose employee is not offline is set in_progress with a new run, its
+ * next occurrence computed by 'next_run', the employee busy, and (live keys) one credit taken.
+ * ERR_NOT_FOUND when nothing is runnable; '*wake_at' then says when a recurring task is next
+ * due (0: none).
+ */
+int store_task_claim(struct store *s, int64_t now, store_next_run_fn next_run, struct arena *a,
+                     struct store_task_claim *out, int64_t *wake_at);
+
+struct store_task_finish {
+    const struct store_tenant *tenant;
+    const char *task_id, *run_id, *employee_id;
+    bool ok;
+    const char *result, *error;
+    int64_t credits; /* the run's price (live keys), charged up to the balance */
+    bool reserved;   /* one credit was taken when it started */
+    int64_t now, response_ms;
+};
+/* End a run: the run and its task (unless cancelled or deleted meanwhile: then the reserved
+ * credit goes back), the statistics fact, the employee no longer busy. '*charged' is what was
+ * taken. */
+int store_task_finish(struct store *s, const struct store_task_finish *in, int64_t *charged,
+                      bool *discarded);
+/* At start: runs left in progress by a stopped process end failed, their tasks pending again,
+ * their reserved credits back. Returns how many through '*n'. */
+int store_task_recover(struct store *s, int64_t now, size_t *n);
+
 /* Tests: make the 'n'th store call from now fail with ERR_STORE (0 = off). */
 void store_fail_after(long n);
 

@@ -95,6 +95,24 @@ struct store_ops {
                         struct arena *a, struct store_stale_chunk **out, size_t *n);
     int (*chunks_set_vectors)(struct store *s, const int64_t *rowids, size_t n, const float *vecs,
                               size_t dim, const char *model);
+    int (*task_create)(struct store *s, const struct store_tenant *t, const struct store_task *k);
+    int (*task_get)(struct store *s, const struct store_tenant *t, const char *id, struct arena *a,
+                    struct store_task *out);
+    int (*task_list)(struct store *s, const struct store_tenant *t,
+                     const struct store_task_filter *f, struct arena *a,
+                     struct store_task_page *out);
+    int (*task_update)(struct store *s, const struct store_tenant *t, const struct store_task *k,
+                       const char *old_status, const char *old_run_id, bool cancel_run,
+                       int64_t now);
+    int (*task_delete)(struct store *s, const struct store_tenant *t, const char *id);
+    int (*task_runs)(struct store *s, const struct store_tenant *t, const char *task_id,
+                     unsigned limit, int64_t before_started, const char *before_id, struct arena *a,
+                     struct store_run_page *out);
+    int (*task_claim)(struct store *s, int64_t now, store_next_run_fn next_run, struct arena *a,
+                      struct store_task_claim *out, int64_t *wake_at);
+    int (*task_finish)(struct store *s, const struct store_task_finish *in, int64_t *charged,
+                       bool *discarded);
+    int (*task_recover)(struct store *s, int64_t now, size_t *n);
 };
 
 struct store {

@@ -1,0 +1,410 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * runner.c: the worker threads of tasks. Each loops: claim a run, carry it out, finish it.
+ * With nothing runnable a worker sleeps until woken (an API call), the next recurring
+ * occurrence, or at most POLL_MS. Carrying out a run: read the employee, search the knowledge
+ * it may read (the embedding happens on the embedding pool; this thread waits), call the
+ * engine and wait for its answer, then price it and store the outcome. A store handle is
+ * borrowed only for each store call, never across the engine's wait.
+ */
+#include "runner.h"
+
+#include "schedule.h"
+
+#include "../api/api.h"
+#include "../core/buf.h"
+#include "../core/clock.h"
+#include "../core/log.h"
+#include "../core/mem.h"
+#include "../llm/llm.h"
+#include "../router/router.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define POLL_MS 2000
+#define KNOWLEDGE_PASSAGES 3
+#define KNOWLEDGE_MIN_COSINE 0.35
+#define RESULT_MAX (1u << 20)
+
+struct task_runner {
+    const struct router_env *env;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    unsigned seq; /* bumped by every wake-up */
+    bool stop;
+    unsigned n;
+    pthread_t *threads;
+};
+
+static bool stopping(struct task_runner *r);
+
+/* The next occurrence of the stored rule after 'now'. */
+int64_t task_next_run(const char *recurring, int64_t now)
+{
+    struct sched_recurring r;
+    if (!recurring || sched_recurring_from_text(recurring, strlen(recurring), &r) != 0)
+        return 0;
+    return sched_next(&r, now);
+}
+
+/* ---- Waiting for a callback on another thread ---- */
+
+struct wait {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool done;
+};
+
+static void wait_init(struct wait *w)
+{
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+    w->done = false;
+}
+
+static void wait_signal(struct wait *w)
+{
+    pthread_mutex_lock(&w->mu);
+    w->done = true;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+static void wait_for(struct wait *w)
+{
+    pthread_mutex_lock(&w->mu);
+    while (!w->done)
+        pthread_cond_wait(&w->cv, &w->mu);
+    pthread_mutex_unlock(&w->mu);
+    pthread_cond_destroy(&w->cv);
+    pthread_mutex_destroy(&w->mu);
+}
+
+/* ---- Knowledge ---- */
+
+struct knowledge {
+    struct wait w;
+    struct arena *a;
+    struct llm_passage *ps;
+    size_t n;
+    bool ok;
+};
+
+static void knowledge_done(void *ud, int rc, struct store *s, const struct store_hit *hits,
+                           size_t n, const struct err *e)
+{
+    struct knowledge *k = ud;
+    (void)s;
+    if (rc) {
+        log_warn("tasks: knowledge search failed: %s", e ? e->msg : "?");
+    } else {
+        k->ps = arena_alloc(k->a, (n + 1) * sizeof(*k->ps));
+        for (size_t i = 0; i < n; i++) {
+            k->ps[i].source = arena_strdup(k->a, hits[i].document_name);
+            k->ps[i].content = arena_strdup(k->a, hits[i].content);
+            k->ps[i].page = hits[i].page;
+        }
+        k->n = n;
+        k->ok = true;
+    }
+    wait_signal(&k->w);
+}
+
+/* ---- The engine ---- */
+
+struct reply {
+    struct wait w;
+    struct buf text;
+    struct llm_usage usage;
+    bool failed;
+    char error[256];
+};
+
+static void on_delta(void *ud, const char *text, size_t len)
+{
+    struct reply *r = ud;
+    buf_append(&r->text, text, len); /* past RESULT_MAX the result is cut */
+}
+
+static void on_done(void *ud, const struct llm_usage *u, const struct err *e)
+{
+    struct reply *r = ud;
+    if (e) {
+        r->failed = true;
+        snprintf(r->error, sizeof(r->error), "%s", e->msg[0] ? e->msg : "the engine failed");
+    } else {
+        r->usage = *u;
+    }
+    wait_signal(&r->w);
+}
+
+/* ---- One run ---- */
+
+static void finish(struct task_runner *tr, const struct store_task_claim *c, bool ok,
+                   const char *result, const char *error, int64_t credits, int64_t t0_us)
+{
+    struct store *s = store_pool_get(tr->env->pool);
+    struct store_task_finish fin;
+    int64_t charged = 0;
+    bool discarded = false;
+
+    memset(&fin, 0, sizeof(fin));
+    fin.tenant = &c->task.tenant;
+    fin.task_id = c->task.id;
+    fin.run_id = c->run_id;
+    fin.employee_id = c->task.employee_id;
+    fin.ok = ok;
+    fin.result = result;
+    fin.error = error;
+    fin.credits = credits;
+    fin.reserved = c->reserved;
+    fin.now = clock_now_ms();
+    fin.response_ms = (clock_mono_us() - t0_us) / 1000;
+    if (store_task_finish(s, &fin, &charged, &discarded))
+        log_error("tasks: cannot store the end of run %s of task %s", c->run_id, c->task.id);
+    else if (discarded)
+        log_info("tasks: run %s of task %s was cancelled; its outcome is discarded", c->run_id,
+                 c->task.id);
+    else
+        log_info("tasks: run %s of task %s %s (%lld credits, %lld ms)", c->run_id, c->task.id,
+                 ok ? "completed" : "failed", (long long)charged, (long long)fin.response_ms);
+    store_pool_put(tr->env->pool, s);
+}
+
+static void carry_out(struct task_runner *tr, const struct store_task_claim *c)
+{
+    const struct router_env *env = tr->env;
+    const struct store_task *k = &c->task;
+    struct store_employee emp;
+    struct llm_request lreq;
+    struct llm_sink sink;
+    struct knowledge kn;
+    struct reply rep;
+    struct arena a;
+    struct store *s;
+    struct buf msg;
+    int64_t t0 = clock_mono_us(), cost = 0;
+    int rc;
+
+    if (c->no_credits) {
+        finish(tr, c, false, NULL,
+               "insufficient_credits: the organization has no credits left for live runs.", 0, t0);
+        return;
+    }
+    arena_init(&a);
+    s = store_pool_get(env->pool);
+    rc = store_employee_get(s, &k->tenant, k->employee_id, &a, &emp);
+    store_pool_put(env->pool, s);
+    if (rc) {
+        finish(tr, c, false, NULL, "The employee of this task no longer exists.", 0, t0);
+        arena_cleanup(&a);
+        return;
+    }
+    buf_init(&msg, 64u << 10);
+    buf_appendf(&msg, "Task: %s", k->title);
+    if (k->description && *k->description)
+        buf_appendf(&msg, "\n\n%s", k->description);
+    if (k->due_at > 0) {
+        char iso[32];
+        buf_appendf(&msg, "\n\nDue: %s", clock_fmt_iso(k->due_at, iso, sizeof(iso)));
+    }
+
+    /* The knowledge this employee may read that matches the task. */
+    memset(&kn, 0, sizeof(kn));
+    wait_init(&kn.w);
+    kn.a = &a;
+    {
+        struct api_ksearch q;
+        memset(&q, 0, sizeof(q));
+        q.env = env;
+        q.tenant = k->tenant;
+        q.query = buf_ptr(&msg);
+        q.filter.employee_id = k->employee_id;
+        q.limit = KNOWLEDGE_PASSAGES;
+        q.min_cosine = KNOWLEDGE_MIN_COSINE;
+        s = store_pool_get(env->pool);
+        api_knowledge_search_start(&q, s, knowledge_done, &kn);
+        store_pool_put(env->pool, s);
+        wait_for(&kn.w);
+    }
+
+    memset(&lreq, 0, sizeof(lreq));
+    lreq.model = emp.model;
+    lreq.employee_name = emp.name;
+    lreq.employee_role = emp.role;
+    lreq.persona = emp.instructions;
+    lreq.capabilities = emp.capabilities;
+    lreq.message = buf_ptr(&msg);
+    lreq.knowledge = kn.ps;
+    lreq.nknowledge = kn.n;
+    lreq.knowledge_searched = kn.ok;
+    memset(&rep, 0, sizeof(rep));
+    wait_init(&rep.w);
+    buf_init(&rep.text, RESULT_MAX);
+    sink.delta = on_delta;
+    sink.done = on_done;
+    sink.ud = &rep;
+    llm_call((k->tenant.mode == STORE_TEST && strcmp(env->cfg->test_llm, "builtin") == 0)
+                 ? env->llm_builtin
+                 : env->llm,
+             &lreq, &sink);
+    wait_for(&rep.w);
+    if (rep.failed && stopping(tr)) {
+        /* The engine call ended because the server is stopping: the run stays in progress
+         * and the next start queues it again (store_task_recover). */
+        log_info("tasks: run %s of task %s left for the next start", c->run_id, k->id);
+        buf_cleanup(&rep.text);
+        buf_cleanup(&msg);
+        arena_cleanup(&a);
+        return;
+    }
+    if (!rep.failed && k->tenant.mode == STORE_LIVE) {
+        int64_t total = rep.usage.input_tokens + rep.usage.output_tokens;
+        cost = total <= 1000 ? 1 : (total + 999) / 1000;
+    }
+    finish(tr, c, !rep.failed, rep.failed ? NULL : buf_ptr(&rep.text),
+           rep.failed ? rep.error : NULL, cost, t0);
+    buf_cleanup(&rep.text);
+    buf_cleanup(&msg);
+    arena_cleanup(&a);
+}
+
+/* ---- The workers ---- */
+
+static void *worker(void *arg)
+{
+    struct task_runner *tr = arg;
+    for (;;) {
+        struct store_task_claim c;
+        struct arena a;
+        struct store *s;
+        int64_t wake_at = 0, now = clock_now_ms();
+        unsigned seen;
+        int rc;
+
+        pthread_mutex_lock(&tr->mu);
+        seen = tr->seq;
+        if (tr->stop) {
+            pthread_mutex_unlock(&tr->mu);
+            break;
+        }
+        pthread_mutex_unlock(&tr->mu);
+
+        arena_init(&a);
+        s = store_pool_get(tr->env->pool);
+        rc = store_task_claim(s, now, task_next_run, &a, &c, &wake_at);
+        store_pool_put(tr->env->pool, s);
+        if (rc == 0) {
+            carry_out(tr, &c);
+            arena_cleanup(&a);
+            continue;
+        }
+        arena_cleanup(&a);
+        if (rc != ERR_NOT_FOUND)
+            log_error("tasks: the queue cannot be read (%s)", err_name((enum err_code)rc));
+        {
+            /* Sleep until woken, the next occurrence, or POLL_MS. */
+            int64_t until = now + POLL_MS;
+            struct timespec ts;
+            if (wake_at > 0 && wake_at < until)
+                until = wake_at;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            {
+                int64_t ms = until - now;
+                ts.tv_sec += ms / 1000;
+                ts.tv_nsec += (ms % 1000) * 1000000;
+                if (ts.tv_nsec >= 1000000000) {
+                    ts.tv_sec++;
+                    ts.tv_nsec -= 1000000000;
+                }
+            }
+            pthread_mutex_lock(&tr->mu);
+            while (!tr->stop && tr->seq == seen)
+                if (pthread_cond_timedwait(&tr->cv, &tr->mu, &ts) != 0)
+                    break;
+            pthread_mutex_unlock(&tr->mu);
+        }
+    }
+    return NULL;
+}
+
+/* Start the workers; runs left in progress by an earlier process are queued again first. */
+int task_runner_start(const struct router_env *env, unsigned workers, struct task_runner **out)
+{
+    struct task_runner *tr = xcalloc(1, sizeof(*tr));
+    struct store *s = store_pool_get(env->pool);
+    size_t n = 0;
+    int rc = store_task_recover(s, clock_now_ms(), &n);
+    store_pool_put(env->pool, s);
+    if (rc) {
+        free(tr);
+        *out = NULL;
+        return rc;
+    }
+    if (n > 0)
+        log_warn("tasks: %zu runs were interrupted by a stop; their tasks run again", n);
+    tr->env = env;
+    pthread_mutex_init(&tr->mu, NULL);
+    pthread_cond_init(&tr->cv, NULL);
+    tr->threads = xcalloc(workers ? workers : 1, sizeof(*tr->threads));
+    for (unsigned i = 0; i < (workers ? workers : 1); i++) {
+        if (pthread_create(&tr->threads[i], NULL, worker, tr) != 0)
+            break;
+        tr->n++;
+    }
+    if (tr->n == 0) {
+        task_runner_stop(tr);
+        *out = NULL;
+        return ERR_INTERNAL;
+    }
+    *out = tr;
+    return 0;
+}
+
+void task_runner_wake(struct task_runner *r)
+{
+    if (!r)
+        return;
+    pthread_mutex_lock(&r->mu);
+    r->seq++;
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+}
+
+/* No new runs from now on; the ones under way go on (see task_runner_stop). */
+void task_runner_quiesce(struct task_runner *r)
+{
+    if (!r)
+        return;
+    pthread_mutex_lock(&r->mu);
+    r->stop = true;
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+}
+
+static bool stopping(struct task_runner *r)
+{
+    bool stop;
+    pthread_mutex_lock(&r->mu);
+    stop = r->stop;
+    pthread_mutex_unlock(&r->mu);
+    return stop;
+}
+
+void task_runner_stop(struct task_runner *r)
+{
+    if (!r)
+        return;
+    task_runner_quiesce(r);
+    for (unsigned i = 0; i < r->n; i++)
+        pthread_join(r->threads[i], NULL);
+    free(r->threads);
+    pthread_cond_destroy(&r->cv);
+    pthread_mutex_destroy(&r->mu);
+    free(r);
+}
