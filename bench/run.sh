@@ -281,4 +281,5 @@ rm -rf "$TMP"; TMP=""
 bash bench/chat.sh || exit 1
 bash bench/embed.sh || exit 1
 bash bench/knowledge.sh || exit 1
+bash bench/tasks.sh || exit 1
 exit 0

@@ -419,7 +419,7 @@ Documents belong to the organization and key mode, like everything else.
   server still starts (with a warning in its log) and search is BM25 only: then only chunks
   sharing a word with the query are found (Porter stemming; case and diacritics ignored).
 - Access: a document with `employee_ids` is visible only to those employees: in their
-  chats (and, once built, tasks and workflows) and in queries and lists whose
+  chats and tasks (and, once built, workflows) and in queries and lists whose
   `employee_id` names one of them. A document with empty `employee_ids` is visible to every
   employee. A query or list without `employee_id` sees every document of the organization
   and key mode (the API key is trusted). `tags` filters match documents having any of the
@@ -790,8 +790,9 @@ def build_schemas():
     s["TaskCreate"] = obj({
         "employee_id": S("EmployeeId"),
         "title": string(minLength=1, maxLength=200),
-        "description": string(maxLength=20000),
-        "due_at": S("Timestamp"),
+        "description": nullable(string("Up to 10,000 characters; null or absent: \"\".",
+                                       maxLength=10000)),
+        "due_at": nullable(S("Timestamp")),
         "priority": {"$ref": "#/components/schemas/TaskPriority", "default": "medium"},
         "recurring": S("Recurring"),
     }, required=["employee_id", "title"],
@@ -800,7 +801,7 @@ def build_schemas():
     s["TaskUpdate"] = obj({
         "employee_id": S("EmployeeId"),
         "title": string(minLength=1, maxLength=200),
-        "description": string(maxLength=20000),
+        "description": nullable(string(maxLength=10000)),
         "due_at": nullable(S("Timestamp")),
         "priority": S("TaskPriority"),
         "recurring": {"anyOf": [S("Recurring"), {"type": "null"}],
@@ -841,8 +842,10 @@ def build_schemas():
     s["TaskRun"] = obj({
         "id": S("TaskRunId"),
         "status": {"type": "string", "enum": ["in_progress", "completed", "failed", "cancelled"],
-                   "description": "`cancelled` when a PATCH ended the task while it was pending "
-                                  "or in progress."},
+                   "description": "`cancelled` when a PATCH (to completed or failed) or a "
+                                  "DELETE ended the task while this run was in progress: its "
+                                  "outcome is discarded and it costs nothing. A task set "
+                                  "completed or failed while pending gets no run."},
         "started_at": nullable(S("Timestamp")),
         "completed_at": nullable(S("Timestamp")),
         "result": {"type": ["string", "null"]},
@@ -1714,41 +1717,87 @@ def build_paths():
     task_id = path_param("id", "Task id (`task_...`).")
     task_notes = {"permission_denied": "The key lacks the `tasks` scope, or the employee's tier "
                                        "is above the organization's subscription tier."}
-    sp.add("post", "/v1/tasks", "createTask", "Create a task", "Tasks", scope="tasks",
-           description="Assigns a task to an employee. A one-time task runs as soon as a worker "
-                       "is free; a recurring one at each occurrence. Order: priority (urgent, "
-                       "high, medium, low), then `due_at`, then creation. Tasks of an offline "
-                       "employee wait as pending.",
+    sp.add("post", "/v1/tasks", "createTask", "Create a task", "Tasks", built=True,
+           scope="tasks",
+           description="Assigns a task to an employee; answers the task (status `pending`).\n\n"
+                       "A one-time task runs as soon as a worker is free (`next_run_at` null); "
+                       "a recurring one at each occurrence (`next_run_at`, UTC), pending until "
+                       "a worker takes it. Order: priority (urgent, high, medium, low), then "
+                       "`due_at` (earliest first, none last), then creation. `due_at` orders, "
+                       "it does not delay. Tasks of an offline employee wait as pending; the "
+                       "employee is accepted.\n\n"
+                       "Each execution is a run (`GET /v1/tasks/{id}/runs`): the employee "
+                       "carries the task out through the reply engine (its persona and model, "
+                       "up to 3 passages of the knowledge it may read that match the title and "
+                       "description, the task's text and `due_at`) and the reply becomes the "
+                       "run's `result`. Test keys use the built-in engine unless "
+                       "`WORKFORCE_TEST_LLM=provider`. An engine failure (after its retries) "
+                       "ends the run `failed` with `error`.\n\n"
+                       "Credits (live keys): as chat, `max(1, ceil(tokens / 1000))` per run, "
+                       "one credit reserved when the run starts, never below 0; a failed run "
+                       "costs nothing; a live run with no credits left ends `failed` at once "
+                       "(`error` starts with `insufficient_credits`). Test keys: 0.\n\n"
+                       "`WORKFORCE_TASK_WORKERS` (default 4) runs that many tasks at once. The "
+                       "queue is in the database: a run in progress when the server stopped "
+                       "ends `failed` (`Interrupted: ...`) at the next start and its task runs "
+                       "again; nothing pending is lost.\n\n"
+                       "Recurring: `daily`, `weekdays` (Monday to Friday), `weekly` (`day`), "
+                       "`monthly` (`day` \"1\"..\"31\", clamped to the month's last day) at "
+                       "`time` UTC. After each run `next_run_at` is the first occurrence after "
+                       "the run started, so after downtime the missed occurrences run once, "
+                       "not once per missed slot.",
            body=json_content("TaskCreate"), body_required=True,
            ok=ok_json("Task", "The new task."), codes=["employee_not_found"],
-           notes=task_notes, bad_param="recurring.time")
-    sp.add("get", "/v1/tasks", "listTasks", "List tasks", "Tasks", scope="tasks",
-           description="Newest first.",
-           params=[query_param("employee_id", "Only this employee's tasks.", S("EmployeeId")),
+           notes=dict(task_notes, invalid_request=(
+               "A member out of its rule, with `param` naming it: `title` (1..200 characters, "
+               "not blank), `description`, `due_at` (ISO 8601 date-time with `Z` or an "
+               "offset, 1970..9999), `priority`, `recurring`, `recurring.frequency`, "
+               "`recurring.day`, `recurring.time`, or an unknown member (its name). Nothing "
+               "is written.")),
+           bad_param="recurring.time")
+    sp.add("get", "/v1/tasks", "listTasks", "List tasks", "Tasks", built=True, scope="tasks",
+           description="Tasks of this organization and key mode, newest first (`created_at`, "
+                       "then id), keyset-paginated with `before`.",
+           params=[query_param("employee_id", "Only this employee's tasks; an id that names no "
+                                              "employee of this organization is 404 "
+                                              "`employee_not_found`.", S("EmployeeId")),
                    query_param("status", "Only this status; an unknown value gives 400.",
                                S("TaskStatus")),
                    query_param("priority", "Only this priority; an unknown value gives 400.",
                                S("TaskPriority")),
                    ref("parameters", "ListLimit"), ref("parameters", "Before")],
-           ok=ok_json("TaskList", "A page of tasks."), bad_param="status")
-    sp.add("get", "/v1/tasks/{id}", "getTask", "Get a task", "Tasks", scope="tasks",
-           params=[task_id], ok=ok_json("Task", "The task."), codes=["task_not_found"])
-    sp.add("patch", "/v1/tasks/{id}", "updateTask", "Update a task", "Tasks", scope="tasks",
-           params=[task_id],
-           description="Changes title, description, due_at, priority, employee_id, recurring "
-                       "(`null` stops recurrence) and status. Status transitions: "
-                       "pending|in_progress -> completed|failed (the run is cancelled, not "
-                       "executed or discarded); completed|failed -> pending (queued to run "
-                       "again); `in_progress` gives 400 `param: \"status\"`.",
+           ok=ok_json("TaskList", "A page of tasks."), codes=["employee_not_found"],
+           bad_param="status")
+    sp.add("get", "/v1/tasks/{id}", "getTask", "Get a task", "Tasks", built=True,
+           scope="tasks", params=[task_id], ok=ok_json("Task", "The task."),
+           codes=["task_not_found"])
+    sp.add("patch", "/v1/tasks/{id}", "updateTask", "Update a task", "Tasks", built=True,
+           scope="tasks", params=[task_id],
+           description="Changes title, description, due_at (`null` clears it), priority, "
+                       "employee_id (checked as on create), recurring (a new rule counts from "
+                       "now; `null` makes it a one-time task, which, when pending, runs once "
+                       "as soon as a worker is free) and status. `{}` changes nothing.\n\n"
+                       "Status: pending|in_progress -> completed|failed cancels it: a run in "
+                       "progress ends `cancelled` (its outcome is discarded, it costs nothing; "
+                       "`error` tells which); completed|failed -> pending queues it again (it "
+                       "runs as soon as a worker is free, a recurring one too); the same status "
+                       "again changes nothing; `in_progress`, and in_progress -> pending, give "
+                       "400 `param: \"status\"`. The whole body is checked before anything is "
+                       "written; a worker taking or finishing the task at the same moment "
+                       "makes the update decide again on the new state.",
            body=json_content("TaskUpdate"), ok=ok_json("Task", "The updated task."),
            codes=["task_not_found", "employee_not_found"], notes=task_notes,
            bad_param="status")
-    sp.add("delete", "/v1/tasks/{id}", "deleteTask", "Delete a task", "Tasks", scope="tasks",
-           params=[task_id], ok=ok_json("Deleted", "Deleted."), codes=["task_not_found"])
+    sp.add("delete", "/v1/tasks/{id}", "deleteTask", "Delete a task", "Tasks", built=True,
+           scope="tasks", params=[task_id],
+           description="Deletes the task and its runs; a run in progress is cancelled (its "
+                       "outcome is discarded and it costs nothing).",
+           ok=ok_json("Deleted", "Deleted."), codes=["task_not_found"])
     sp.add("get", "/v1/tasks/{id}/runs", "listTaskRuns", "List a task's runs", "Tasks",
-           scope="tasks", params=[task_id, ref("parameters", "ListLimit"),
-                                  ref("parameters", "Before")],
-           description="Extension: each execution of the task, newest first.",
+           built=True, scope="tasks",
+           params=[task_id, ref("parameters", "ListLimit"), ref("parameters", "Before")],
+           description="Extension: each execution of the task, newest first (`started_at`, "
+                       "then id).",
            ok=ok_json("TaskRunList", "A page of runs."), codes=["task_not_found"],
            bad_param="limit")
 

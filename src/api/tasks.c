@@ -337,17 +337,33 @@ static int apply_update(struct router_req *r, const struct task_body *b,
                            : NULL;
             k->completed_at = now;
         } else if (ended) {
-            /* completed|failed -> pending: queued again, to run as soon as a worker is free */
+            /* completed|failed -> pending: queued again, to run as soon as a worker is free
+             * (a recurring one too, keeping its schedule) */
             k->status = "pending";
-            if (k->recurring)
-                k->next_run_at = now;
+            k->run_now = true;
         } else {
             (void)r;
             return ERR_CONFLICT; /* in_progress -> pending: reported by the caller */
         }
     }
-    k->updated_at = now;
     return 0;
+}
+
+static bool same_str(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* Whether an update left every field of the task as it was. */
+static bool unchanged(const struct store_task *a, const struct store_task *b)
+{
+    return same_str(a->employee_id, b->employee_id) && same_str(a->title, b->title) &&
+           same_str(a->description, b->description) && same_str(a->status, b->status) &&
+           same_str(a->priority, b->priority) && same_str(a->recurring, b->recurring) &&
+           same_str(a->run_id, b->run_id) && same_str(a->result, b->result) &&
+           same_str(a->error, b->error) && a->due_at == b->due_at &&
+           a->next_run_at == b->next_run_at && a->completed_at == b->completed_at &&
+           a->run_now == b->run_now;
 }
 
 /* PATCH /v1/tasks/{id} */
@@ -383,7 +399,7 @@ int api_tasks_update(struct router_req *r, struct err *e)
             return rc;
     }
     for (int tries = 0; tries < UPDATE_TRIES; tries++) {
-        struct store_task k;
+        struct store_task k, before;
         const char *old_status, *old_run;
         int64_t now = clock_now_ms();
         bool cancel = false;
@@ -393,11 +409,15 @@ int api_tasks_update(struct router_req *r, struct err *e)
             return rc;
         old_status = k.status;
         old_run = k.run_id;
+        before = k;
         rc = apply_update(r, &b, &res, recurring, due_at, now, &k, &cancel);
         if (rc == ERR_CONFLICT)
             return err_set(e, ERR_INVALID, "invalid_request", "status",
                            "Invalid status: a task in progress can be set completed or failed "
                            "(which cancels the run), not pending.");
+        if (unchanged(&before, &k))
+            return respond_task(r, &k, e); /* nothing to write: updated_at stays */
+        k.updated_at = now;
         rc = store_task_update(r->store, &r->tenant, &k, old_status, old_run, cancel, now);
         if (rc == ERR_CONFLICT)
             continue; /* a worker took or finished it meanwhile: decide again */
@@ -439,7 +459,7 @@ int api_tasks_runs(struct router_req *r, struct err *e)
 
     rc = router_query_limit(r, 50, 100, &limit, e);
     if (!rc)
-        rc = router_query_before(r, "run", &before_t, &before_id, e);
+        rc = router_query_before(r, "trun", &before_t, &before_id, e);
     if (!rc)
         rc = read_task(r, r->params[0], &k, e);
     if (rc)

@@ -1773,7 +1773,7 @@ static int s_chunks_set_vectors(struct store *s, const int64_t *rowids, size_t n
     "t.id, t.employee_id, t.title, t.description, t.status, t.priority, t.recurring, t.run_id,"    \
     " t.result, t.error, coalesce(t.due_at, 0), coalesce(t.next_run_at, 0),"                       \
     " coalesce(t.last_run_at, 0), coalesce(t.started_at, 0), coalesce(t.completed_at, 0),"         \
-    " t.created_at, t.updated_at, t.run_count, t.credits_used, t.org_id, t.mode"
+    " t.created_at, t.updated_at, t.run_count, t.credits_used, t.org_id, t.mode, t.run_now"
 
 static void read_task(sqlite3_stmt *st, struct arena *a, struct store_task *k)
 {
@@ -1799,6 +1799,7 @@ static void read_task(sqlite3_stmt *st, struct arena *a, struct store_task *k)
     k->credits_used = sqlite3_column_int64(st, 18);
     copy_col(st, 19, k->tenant.org_id, sizeof(k->tenant.org_id));
     k->tenant.mode = mode_from_name(sqlite3_column_text(st, 20));
+    k->run_now = sqlite3_column_int(st, 21) != 0;
 }
 
 /* 0 urgent .. 3 low: the queue's first key. */
@@ -1895,8 +1896,8 @@ static int s_task_update(struct store *s, const struct store_tenant *t, const st
                            k->recurring, k->run_id,
                            k->result,    k->error,
                            old_status,   old_run_id};
-    const int64_t ints[] = {prio_rank(k->priority), k->due_at, k->next_run_at, k->completed_at,
-                            k->updated_at};
+    const int64_t ints[] = {prio_rank(k->priority), k->due_at,     k->next_run_at,
+                            k->completed_at,        k->updated_at, k->run_now ? 1 : 0};
     int rc = exec(s, "BEGIN IMMEDIATE");
     if (rc)
         return rc;
@@ -1905,10 +1906,11 @@ static int s_task_update(struct store *s, const struct store_tenant *t, const st
              " priority = ?8, recurring = ?9, run_id = ?10, result = ?11, error = ?12,"
              " prio_rank = ?15, due_at = nullif(?16, 0), due_key = coalesce(nullif(?16, 0),"
              " 9223372036854775807), next_run_at = nullif(?17, 0), completed_at = nullif(?18, 0),"
-             " updated_at = ?19, held = coalesce((SELECT disabled FROM employees WHERE id = ?4"
+             " updated_at = ?19, run_now = ?20, held = coalesce((SELECT disabled FROM employees "
+             "WHERE id = ?4"
              " AND org_id = ?1 AND mode = ?2), 0) WHERE org_id = ?1 AND mode = ?2 AND id = ?3"
              " AND status = ?13 AND run_id IS ?14",
-             texts, 14, ints, 5);
+             texts, 14, ints, 6);
     if (!rc && sqlite3_changes(DB(s)) == 0)
         rc = ERR_CONFLICT;
     if (!rc && cancel_run && old_run_id) {
@@ -1998,17 +2000,22 @@ static int s_task_claim(struct store *s, int64_t now, store_next_run_fn next_run
     rc = exec(s, "BEGIN IMMEDIATE");
     if (rc)
         return rc;
+    /* Read the clock inside the write lock: no task created after it is committed yet, so
+     * no run starts before its task was created. */
+    if (now == 0)
+        now = clock_now_ms();
     rc = wake_recurring(s, now);
     if (rc)
         goto rollback;
     /* The queue index in order (tasks of offline employees are not in it); a recurring task
      * waiting for its first occurrence is skipped. */
-    if (sqlite3_prepare_v2(DB(s),
-                           "SELECT " TASK_COLS " FROM tasks t INDEXED BY tasks_queue WHERE"
-                           " t.status = 'pending' AND t.held = 0 AND (t.next_run_at IS NULL OR"
-                           " t.next_run_at <= ?1) ORDER BY t.prio_rank, t.due_key, t.created_at,"
-                           " t.id LIMIT 1",
-                           -1, &st, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(
+            DB(s),
+            "SELECT " TASK_COLS " FROM tasks t INDEXED BY tasks_queue WHERE"
+            " t.status = 'pending' AND t.held = 0 AND (t.next_run_at IS NULL OR"
+            " t.next_run_at <= ?1 OR t.run_now = 1) ORDER BY t.prio_rank, t.due_key, t.created_at,"
+            " t.id LIMIT 1",
+            -1, &st, NULL) != SQLITE_OK) {
         rc = fail(s, "prepare claim");
         goto rollback;
     }
@@ -2036,7 +2043,7 @@ static int s_task_claim(struct store *s, int64_t now, store_next_run_fn next_run
         rc = fail(s, "claim");
         goto rollback;
     }
-    rc = id_new("run", out->run_id, sizeof(out->run_id));
+    rc = id_new("trun", out->run_id, sizeof(out->run_id));
     if (rc)
         goto rollback;
     if (k->tenant.mode == STORE_LIVE) {
@@ -2064,7 +2071,8 @@ static int s_task_claim(struct store *s, int64_t now, store_next_run_fn next_run
         rc = run(s,
                  "UPDATE tasks SET status = 'in_progress', run_id = ?2, started_at = ?3,"
                  " last_run_at = ?3, run_count = run_count + 1, result = NULL, error = NULL,"
-                 " completed_at = NULL, next_run_at = nullif(?4, 0), updated_at = ?3 WHERE id = ?1",
+                 " completed_at = NULL, next_run_at = nullif(?4, 0), run_now = 0, updated_at = ?3"
+                 " WHERE id = ?1",
                  texts, 2, ints, 2);
     }
     if (!rc)
@@ -2212,15 +2220,14 @@ static int s_task_recover(struct store *s, int64_t now, size_t *n)
     if (!rc)
         rc = run(s,
                  "UPDATE task_runs SET status = 'failed', reserved = 0, completed_at = ?1, error ="
-                 " 'Interrupted: the server stopped during this run; the task runs again.' WHERE"
-                 " status = 'in_progress'",
+                 " 'Interrupted by a restart: the server stopped during this run; the task runs"
+                 " again.' WHERE status = 'in_progress'",
                  NULL, 0, ints, 1);
     if (!rc) {
         *n = (size_t)sqlite3_changes(DB(s));
         rc = run(s,
-                 "UPDATE tasks SET status = 'pending', run_id = NULL, updated_at = ?1,"
-                 " next_run_at = CASE WHEN recurring IS NULL THEN NULL ELSE ?1 END WHERE status ="
-                 " 'in_progress'",
+                 "UPDATE tasks SET status = 'pending', run_id = NULL, updated_at = ?1, run_now = 1"
+                 " WHERE status = 'in_progress'",
                  NULL, 0, ints, 1);
     }
     if (!rc)

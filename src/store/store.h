@@ -399,6 +399,7 @@ struct store_task {
     int64_t due_at, next_run_at, last_run_at, started_at, completed_at;
     int64_t created_at, updated_at;
     int64_t run_count, credits_used;
+    bool run_now;               /* queued again: runs without waiting for next_run_at */
     struct store_tenant tenant; /* filled by reads */
 };
 
@@ -466,7 +467,7 @@ struct store_task_claim {
  * whose time has come and whose employee is not offline is set in_progress with a new run, its
  * next occurrence computed by 'next_run', the employee busy, and (live keys) one credit taken.
  * ERR_NOT_FOUND when nothing is runnable; '*wake_at' then says when a recurring task is next
- * due (0: none).
+ * due (0: none). 'now' 0: the clock, read once the transaction holds the write lock.
  */
 int store_task_claim(struct store *s, int64_t now, store_next_run_fn next_run, struct arena *a,
                      struct store_task_claim *out, int64_t *wake_at);

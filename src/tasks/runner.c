@@ -297,7 +297,7 @@ static void *worker(void *arg)
 
         arena_init(&a);
         s = store_pool_get(tr->env->pool);
-        rc = store_task_claim(s, now, task_next_run, &a, &c, &wake_at);
+        rc = store_task_claim(s, 0, task_next_run, &a, &c, &wake_at);
         store_pool_put(tr->env->pool, s);
         if (rc == 0) {
             carry_out(tr, &c);

@@ -111,7 +111,7 @@ static void test_order(void)
             snprintf(what, sizeof(what), "claim %zu is %s", i + 1, want[i]);
             is_str(claim(T0 + MIN, &c), want[i], what);
             ok(c.reserved && !c.no_credits && strcmp(c.task.status, "in_progress") == 0 &&
-                   c.task.run_count == 1 && strncmp(c.run_id, "run_", 4) == 0,
+                   c.task.run_count == 1 && strncmp(c.run_id, "trun_", 5) == 0,
                "in progress with a run and a reserved credit");
             bool disc = true;
             finish(&c, true, 1, T0 + MIN + 1, &disc);

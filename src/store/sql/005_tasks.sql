@@ -25,6 +25,7 @@ CREATE TABLE tasks (
     run_count     INTEGER NOT NULL DEFAULT 0,
     run_id        TEXT,             -- the run in progress
     held          INTEGER NOT NULL DEFAULT 0, -- 1 while the employee is offline
+    run_now       INTEGER NOT NULL DEFAULT 0, -- queued again: runs before its next occurrence
     result        TEXT,
     error         TEXT,
     credits_used  INTEGER NOT NULL DEFAULT 0,
