@@ -14,17 +14,22 @@ builtin reply), and generous rate limits (bench/wfbench.py).
       the same engine work plus the queue bookkeeping (claim and finish transactions), a chat
       the HTTP round trip instead.
   (2) scheduling latency: on a fresh server (4 workers), first the reference: U urgent tasks for
-      an idle employee, one every ~10 ms, with an empty queue; p50/p99/max of (started_at -
-      created_at). Then a backlog of B low-priority tasks for an offline employee; it is set
-      idle (the release) and, while the backlog drains, U urgent tasks for another idle
-      employee, one every ~10 ms: the same latency with a deep queue, the backlog's own
-      (started_at - release) p50/p99/max and its drain rate, and how deep the queue was (backlog
-      tasks not yet started) when each urgent task was created.
+      an idle employee, one every ~10 ms (an open loop over several keep-alive clients), with an
+      empty queue; p50/p99/max of (started_at - created_at). Then a backlog of B low-priority
+      tasks for an offline employee; it is set idle (the release) and, while the backlog drains,
+      U urgent tasks for another idle employee the same way: the same latency over the urgent
+      tasks created while backlog tasks still waited, the ratio to the reference, the backlog's
+      own (started_at - release) p50/p99/max and its drain rate, and how deep the queue was
+      (backlog tasks not yet started) when each urgent task was created. Also shown: started_at
+      minus the moment the POST was answered (client clock: the task is committed by then, so
+      this leaves out the insert's own wait) and the POST round trip seen by the client.
 
 Timestamps are the API's (ISO strings, ms resolution; the server's CLOCK_REALTIME, which the
-release time taken here on the same machine shares). Every server is stopped by its own PID.
-Prints tables (measurements, no goals); exits 1 only when something failed to run (an HTTP
-error, a crash, tasks not done in time: then the server log tail is printed).
+client clock used for the release and the answers shares on this machine). Every server is
+stopped by its own PID (also on SIGTERM/SIGINT). Prints tables (measurements, no goals) and the
+count of warn/error lines in each server log; exits 1 only when something failed to run: an HTTP
+error, a crash, tasks not done in time, or a task left in progress for 15 s with nothing pending
+(then that task, its runs and the log lines about it are printed).
 Usage: tasks_bench.py --bin build/workforce --tmp DIR [-n 2000] [--backlog 10000] [--urgent 200].
 """
 
@@ -55,6 +60,36 @@ RATE_LIMITS = ("starter:1000000/1000000/100000,manager:1000000/1000000/100000,"
 
 class BenchError(Exception):
     pass
+
+
+# ---------------------------------------------------------------- stopping
+
+RUNNING = []  # the servers started and not yet stopped
+
+
+def on_signal(signum, _frame):
+    """SIGTERM/SIGINT: stop our servers by their PIDs and leave at once. Done here rather than by
+    raising SystemExit, which Python drops when the handler happens to run inside a finalizer."""
+    for srv in list(RUNNING):
+        try:
+            srv.stop(grace=10)
+        except Exception:  # noqa: BLE001
+            pass
+    os._exit(128 + signum)
+
+
+def stop_server(srv):
+    try:
+        return srv.stop()
+    finally:
+        if srv in RUNNING:
+            RUNNING.remove(srv)
+
+
+def client_thread():
+    """In each client thread: leave SIGTERM/SIGINT to the main thread, so that a signal interrupts
+    whatever the main thread waits for (a join) and the handler runs at once."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
 
 
 # ---------------------------------------------------------------- HTTP
@@ -119,6 +154,7 @@ def create_tasks(port, key, specs, threads=CREATE_THREADS):
     errs = []
 
     def work(i):
+        client_thread()
         api = Api(port, key)
         try:
             for j in range(i, len(specs), threads):
@@ -152,6 +188,7 @@ def paced_urgent(port, key, emp, n, interval_s, conns):
     t0 = time.perf_counter() + 0.05
 
     def work(k):
+        client_thread()
         api = Api(port, key)
         try:
             for i in range(k, n, conns):
@@ -188,15 +225,63 @@ def queue_busy(api):
     return False
 
 
-def wait_idle(api, srv, timeout_s, what):
-    """Poll every 100 ms until nothing is pending or in progress -> seconds waited."""
+def log_lines(srv, words):
+    """Lines of the server log that contain any of 'words'."""
+    try:
+        with open(srv.logpath, "rb") as f:
+            text = f.read().decode("utf-8", "replace")
+    except OSError:
+        return []
+    return [ln for ln in text.splitlines() if any(w in ln for w in words)]
+
+
+def problems(srv):
+    """The server log's warn and error lines."""
+    return log_lines(srv, (" warn ", " error "))
+
+
+def failure_log(srv):
+    p = problems(srv)
+    return ("workforce log, warn/error lines (%d):\n%s\nlog tail:\n%s"
+            % (len(p), "\n".join(p[:20]), srv.log_tail(10)))
+
+
+def stuck_report(api, srv, ids):
+    out = []
+    for tid in ids:
+        t = api.call("GET", "/v1/tasks/" + tid)
+        out.append("task %s: status %s, run_count %d, created_at %s, started_at %s, updated_at %s"
+                   % (tid, t["status"], t["run_count"], t["created_at"], t["started_at"],
+                      t["updated_at"]))
+        for r in api.call("GET", "/v1/tasks/%s/runs" % tid)["runs"]:
+            out.append("  run %s: status %s, started_at %s, completed_at %s, error %r"
+                       % (r["id"], r["status"], r["started_at"], r["completed_at"], r["error"]))
+        for ln in log_lines(srv, (tid,)):
+            out.append("  log: " + ln)
+    out += ["log: " + ln for ln in problems(srv)[:20]]
+    return "\n".join(out)
+
+
+def wait_idle(api, srv, timeout_s, what, stuck_s=15.0):
+    """Poll every 100 ms until nothing is pending or in progress. With nothing pending, a task
+    in progress for more than 'stuck_s' (a builtin run takes milliseconds) is stuck: error."""
     t0 = time.perf_counter()
+    seen = {}
     while True:
         if not srv.alive():
             raise BenchError("workforce exited (%s) while %s" % (srv.proc.returncode, what))
-        if not queue_busy(api):
-            return time.perf_counter() - t0
-        if time.perf_counter() - t0 > timeout_s:
+        now = time.perf_counter()
+        if not api.call("GET", "/v1/tasks?limit=1&status=pending")["tasks"]:
+            ip = [t["id"] for t in api.call("GET", "/v1/tasks?limit=100&status=in_progress")["tasks"]]
+            if not ip:
+                return now - t0
+            seen = {tid: seen.get(tid, now) for tid in ip}
+            stuck = [tid for tid, since in seen.items() if now - since > stuck_s]
+            if stuck:
+                raise BenchError("%s: nothing pending, but %d tasks in progress for more than "
+                                 "%.0f s:\n%s" % (what, len(stuck), stuck_s,
+                                                  stuck_report(api, srv, stuck[:3])))
+        if now - t0 > timeout_s:
             left = {st: len(api.call("GET", "/v1/tasks?limit=100&status=" + st)["tasks"])
                     for st in ("pending", "in_progress")}
             raise BenchError("%s: tasks still not done after %.0f s (first page: %d pending, "
@@ -240,6 +325,7 @@ def start_server(args, name, workers=None):
     srv = wfbench.Server(args.bin, args.tmp, extra, name=name)
     key = wfbench.cli(args.bin, srv.db, srv.env, "keys", "create", "--org", ORG, "--tier",
                       "agency", "--mode", "test").split()[0]
+    RUNNING.append(srv)
     srv.start()
     log("%s: workforce pid %d on 127.0.0.1:%d (%s workers)"
         % (name, srv.pid, srv.port, workers or "default 4"))
@@ -262,6 +348,7 @@ def chat_reference(srv, key, emps, n):
     res = [None] * CHAT_THREADS
 
     def work(i):
+        client_thread()
         api = Api(srv.port, key)
         lat, errs = [], []
         for j in range(i, n, CHAT_THREADS):
@@ -327,29 +414,31 @@ def throughput(args, name, workers, with_chat):
             raise BenchError("workforce died")
     except BaseException:
         api.close()
-        srv.stop()
-        log("%s: workforce log tail:\n%s" % (name, srv.log_tail(30)))
+        stop_server(srv)
+        log("%s: %s" % (name, failure_log(srv)))
         raise
     api.close()
-    rc, _ = srv.stop()
+    rc, _ = stop_server(srv)
     if rc != 0:
         log("%s: workforce exited %s on SIGTERM; log tail:\n%s" % (name, rc, srv.log_tail(30)))
         raise BenchError("workforce exited %s on SIGTERM" % rc)
+    r["problems"] = problems(srv)
     return r
 
 
 # ---------------------------------------------------------------- (2) scheduling latency
 
 
-def urgent_stats(slots, tasks):
-    """Figures of one round of urgent tasks ('tasks': id -> task)."""
-    ok = [x for x in slots if x["id"]]
+def urgent_stats(slots, tasks, keep=None):
+    """Figures of one round of urgent tasks ('tasks': id -> task); the latencies only over the
+    tasks for which keep(slot) is true (all by default)."""
+    ok = [x for x in slots if x["id"] and (keep is None or keep(x))]
     failed = [x for x in slots if not x["id"]]
     w = [iso_ms(tasks[x["id"]]["started_at"]) - iso_ms(tasks[x["id"]]["created_at"]) for x in ok]
     # From the POST's answer (client clock, same machine): the insert's own wait left out.
     a = [iso_ms(tasks[x["id"]]["started_at"]) - x["answered"] for x in ok]
     post = [x["post_ms"] for x in slots]
-    return {"n": len(slots), "failed": len(failed),
+    return {"n": len(slots), "failed": len(failed), "kept": len(ok),
             "first_error": failed[0]["error"] if failed else None,
             "p50": pct(w, 50), "p99": pct(w, 99), "max": max(w) if w else float("nan"),
             "a_p50": pct(a, 50), "a_p99": pct(a, 99), "a_max": max(a) if a else float("nan"),
@@ -389,15 +478,14 @@ def latency(args):
             raise BenchError("workforce died")
     except BaseException:
         api.close()
-        srv.stop()
-        log("tasks-latency: workforce log tail:\n%s" % srv.log_tail(30))
+        stop_server(srv)
+        log("tasks-latency: %s" % failure_log(srv))
         raise
     api.close()
-    rc, _ = srv.stop()
+    rc, _ = stop_server(srv)
     if rc != 0:
         log("tasks-latency: workforce exited %s on SIGTERM; log tail:\n%s" % (rc, srv.log_tail(30)))
         raise BenchError("workforce exited %s on SIGTERM" % rc)
-    tail = srv.log_tail(30)
 
     back = [t_all[i] for i in back_ids]
     urg_ok = [x for x in deep if x["id"]]
@@ -405,8 +493,10 @@ def latency(args):
     bdone = max(iso_ms(t["completed_at"]) for t in back)
     since_rel = [x - rel_send for x in bstart]
     # Queue depth met by each urgent task: backlog tasks not yet started when it was created.
-    depth = [len(bstart) - bisect.bisect_right(bstart, iso_ms(t_all[x["id"]]["created_at"]))
-             for x in urg_ok]
+    for x in urg_ok:
+        x["depth"] = len(bstart) - bisect.bisect_right(bstart,
+                                                       iso_ms(t_all[x["id"]]["created_at"]))
+    depth = [x["depth"] for x in urg_ok]
     # Backlog tasks that started after an urgent task was surely queued (its POST answered) and
     # before it started: with a strict priority order at most the runs already being claimed.
     overtaken = 0
@@ -414,18 +504,26 @@ def latency(args):
         c, st = int(x["answered"]) + 1, iso_ms(t_all[x["id"]]["started_at"])
         overtaken = max(overtaken, bisect.bisect_left(bstart, st) - bisect.bisect_left(bstart, c))
     return {
-        "ref": urgent_stats(ref, ref_tasks), "deep": urgent_stats(deep, t_all),
+        "ref": urgent_stats(ref, ref_tasks),
+        # Only the urgent tasks created while backlog tasks were still waiting: answers held up
+        # by the drain can push the last ones past its end.
+        "deep": urgent_stats(deep, t_all, lambda x: x["depth"] > 0),
         "backlog": {"p50": pct(since_rel, 50), "p99": pct(since_rel, 99), "max": max(since_rel),
                     "first": since_rel[0]},
         "drain_s": (bdone - rel_send) / 1000.0,
         "drain_rps": args.backlog / ((bdone - bstart[0]) / 1000.0) if bdone > bstart[0] else 0,
         "create_wall": cwall, "patch_ms": rel_recv - rel_send,
         "depth_min": min(depth) if depth else 0, "depth_max": max(depth) if depth else 0,
-        "overtaken": overtaken, "log_tail": tail,
+        "overtaken": overtaken, "problems": problems(srv),
     }
 
 
 # ---------------------------------------------------------------- report
+
+
+def iv(v):
+    """An integer figure, or n/a for NaN (no sample)."""
+    return "%d" % v if v == v else "n/a"
 
 
 def ratio(a, b):
@@ -451,7 +549,8 @@ def main():
     ap.add_argument("--urgent-after", type=float, default=200.0,
                     help="ms after the release before the first urgent task")
     args = ap.parse_args()
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
 
     t0 = time.perf_counter()
     try:
@@ -499,21 +598,23 @@ def main():
     print("  employee), with an empty queue and while a backlog of %d low tasks drains (released "
           "%.0f ms before the" % (args.backlog, args.urgent_after))
     print("  first urgent one); default 4 workers")
+    print("  deep queue: the %d of %d urgent tasks created while backlog tasks still waited"
+          % (deep["kept"], deep["n"]))
     print()
     print("  %-46s %9s %9s %9s" % ("(ms)", "p50", "p99", "max"))
-    print("  %-46s %9d %9d %9d" % ("urgent started_at - created_at, empty queue", ref["p50"],
-                                   ref["p99"], ref["max"]))
-    print("  %-46s %9d %9d %9d" % ("urgent started_at - created_at, deep queue", deep["p50"],
-                                   deep["p99"], deep["max"]))
+    print("  %-46s %9s %9s %9s" % ("urgent started_at - created_at, empty queue", iv(ref["p50"]),
+                                   iv(ref["p99"]), iv(ref["max"])))
+    print("  %-46s %9s %9s %9s" % ("urgent started_at - created_at, deep queue", iv(deep["p50"]),
+                                   iv(deep["p99"]), iv(deep["max"])))
     print("  %-46s %9s %9s %9s" % ("  ratio deep / empty", ratio(deep["p50"], ref["p50"]),
                                    ratio(deep["p99"], ref["p99"]), ratio(deep["max"], ref["max"])))
-    print("  %-46s %9d %9d %9d" % ("urgent started_at - POST answered, empty", ref["a_p50"],
-                                   ref["a_p99"], ref["a_max"]))
-    print("  %-46s %9d %9d %9d" % ("urgent started_at - POST answered, deep", deep["a_p50"],
-                                   deep["a_p99"], deep["a_max"]))
+    print("  %-46s %9s %9s %9s" % ("urgent started_at - POST answered, empty", iv(ref["a_p50"]),
+                                   iv(ref["a_p99"]), iv(ref["a_max"])))
+    print("  %-46s %9s %9s %9s" % ("urgent started_at - POST answered, deep", iv(deep["a_p50"]),
+                                   iv(deep["a_p99"]), iv(deep["a_max"])))
     print("  %-46s %9.1f %9.1f %9.1f" % ("urgent POST round trip (client), empty",
                                          ref["post_p50"], ref["post_p99"], ref["post_max"]))
-    print("  %-46s %9.1f %9.1f %9.1f" % ("urgent POST round trip (client), deep",
+    print("  %-46s %9.1f %9.1f %9.1f" % ("urgent POST round trip (client), deep, all",
                                          deep["post_p50"], deep["post_p99"], deep["post_max"]))
     print("  %-46s %9d %9d %9d" % ("backlog started_at - release", lat["backlog"]["p50"],
                                    lat["backlog"]["p99"], lat["backlog"]["max"]))
@@ -537,11 +638,14 @@ def main():
     for what, x in (("empty", ref), ("deep", deep)):
         if x["first_error"]:
             print("  warning: an urgent POST failed (%s queue): %s" % (what, x["first_error"]))
-    if ref["failed"] or deep["failed"]:
-        print("  workforce log tail:")
-        for line in lat["log_tail"].splitlines()[-10:]:
-            print("    " + line)
     print()
+    servers = [("runs, 4 workers", r4)] + ([("runs, 1 worker", r1)] if r1 else []) + \
+        [("latency", lat)]
+    print("  server log warn/error lines: " +
+          ", ".join("%s %d" % (n, len(x["problems"])) for n, x in servers))
+    for n, x in servers:
+        for line in x["problems"][:5]:
+            print("    %s: %s" % (n, line if len(line) <= 160 else line[:157] + "..."))
     print("  (timestamps: the API's, ms resolution, so 0 means < 1 ms; %d cores shared by the "
           "clients and the server;" % (os.cpu_count() or 0))
     print("  the tasks bench took %.0f s)" % total)

@@ -181,31 +181,12 @@ static void on_done(void *ud, int rc, long status, const char *why)
 
 static void attempt(struct ecall *c)
 {
-    const char *headers[3];
-    struct httpc_request req;
-    size_t nh = 0;
-
+    struct httpc_post p = {c->o->url, "application/json",       c->o->auth,
+                           c->body,   c->o->connect_timeout_ms, c->o->timeout_ms,
+                           c->attempt};
     buf_cleanup(&c->resp);
     buf_init(&c->resp, MAX_BODY);
-    headers[nh++] = "Content-Type: application/json";
-    headers[nh++] = "Accept: application/json";
-    if (c->o->auth)
-        headers[nh++] = c->o->auth;
-    memset(&req, 0, sizeof(req));
-    req.method = "POST";
-    req.url = c->o->url;
-    req.headers = headers;
-    req.nheaders = nh;
-    req.body = c->body;
-    req.body_len = strlen(c->body);
-    req.connect_timeout_ms = c->o->connect_timeout_ms;
-    req.timeout_ms = c->o->timeout_ms;
-    req.start_at_ms = c->attempt ? clock_now_ms() + 250 * (1 << c->attempt) : 0;
-    if (httpc_start(c->o->h, &req, on_data, on_done, c) != 0) {
-        struct err e;
-        err_set(&e, ERR_UPSTREAM, "upstream_error", NULL, "the HTTP client is stopped");
-        finish(c, ERR_UPSTREAM, NULL, 0, &e);
-    }
+    httpc_post_json(c->o->h, &p, on_data, on_done, c);
 }
 
 /* POST the 'n' texts to the provider; 'done' is called exactly once. */
@@ -256,13 +237,7 @@ int embed_openai_new(const struct embed_pool_options *o, struct embed_openai **o
     memcpy(p->url, o->base_url, n);
     memcpy(p->url + n, path, sizeof(path));
     p->model = xstrdup(model);
-    if (o->api_key && *o->api_key) {
-        static const char bearer[] = "Authorization: Bearer ";
-        size_t kl = strlen(o->api_key);
-        p->auth = xmalloc(kl + sizeof(bearer));
-        memcpy(p->auth, bearer, sizeof(bearer) - 1);
-        memcpy(p->auth + sizeof(bearer) - 1, o->api_key, kl + 1);
-    }
+    p->auth = httpc_bearer(o->api_key);
     p->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 60000;
     p->connect_timeout_ms = o->connect_timeout_ms > 0 ? o->connect_timeout_ms : 10000;
     p->retries = o->retries;

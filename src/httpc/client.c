@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -278,4 +279,46 @@ int httpc_start(struct httpc *h, const struct httpc_request *req, httpc_data_fn 
     pthread_mutex_unlock(&h->mu);
     curl_multi_wakeup(h->multi);
     return 0;
+}
+
+/* The Authorization line of an API key. */
+char *httpc_bearer(const char *key)
+{
+    static const char bearer[] = "Authorization: Bearer ";
+    size_t kl;
+    char *line;
+    if (!key || !*key)
+        return NULL;
+    kl = strlen(key);
+    line = xmalloc(sizeof(bearer) + kl);
+    memcpy(line, bearer, sizeof(bearer) - 1);
+    memcpy(line + sizeof(bearer) - 1, key, kl + 1);
+    return line;
+}
+
+/* POST a JSON body, as one attempt of a provider call (see httpc.h). */
+int httpc_post_json(struct httpc *h, const struct httpc_post *p, httpc_data_fn on_data,
+                    httpc_done_fn on_done, void *ud)
+{
+    char accept[128];
+    const char *headers[3];
+    struct httpc_request req;
+    size_t nh = 0;
+
+    snprintf(accept, sizeof(accept), "Accept: %s", p->accept);
+    headers[nh++] = "Content-Type: application/json";
+    headers[nh++] = accept;
+    if (p->auth)
+        headers[nh++] = p->auth;
+    memset(&req, 0, sizeof(req));
+    req.method = "POST";
+    req.url = p->url;
+    req.headers = headers;
+    req.nheaders = nh;
+    req.body = p->body;
+    req.body_len = strlen(p->body);
+    req.connect_timeout_ms = p->connect_timeout_ms;
+    req.timeout_ms = p->timeout_ms;
+    req.start_at_ms = p->attempt > 0 ? clock_now_ms() + 250 * ((int64_t)1 << p->attempt) : 0;
+    return httpc_start(h, &req, on_data, on_done, ud);
 }

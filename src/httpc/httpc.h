@@ -39,4 +39,21 @@ void httpc_free(struct httpc *h); /* shuts down; no call may be under way or com
 int httpc_start(struct httpc *h, const struct httpc_request *req, httpc_data_fn on_data,
                 httpc_done_fn on_done, void *ud);
 
+/* ---- For OpenAI-compatible providers ---- */
+
+/* "Authorization: Bearer <key>" (the caller frees it), or NULL when 'key' is NULL or empty. */
+char *httpc_bearer(const char *key);
+
+/* One attempt of a JSON POST; attempt n > 0 starts 250 * 2^n ms from now (retry backoff). */
+struct httpc_post {
+    const char *url;
+    const char *accept; /* the Accept header's value */
+    const char *auth;   /* an httpc_bearer() line, or NULL */
+    const char *body;   /* NUL-terminated JSON, copied */
+    long connect_timeout_ms, timeout_ms;
+    int attempt;
+};
+int httpc_post_json(struct httpc *h, const struct httpc_post *p, httpc_data_fn on_data,
+                    httpc_done_fn on_done, void *ud);
+
 #endif

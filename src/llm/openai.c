@@ -237,25 +237,10 @@ static void on_done(void *ud, int rc, long status, const char *why)
 
 static void attempt(struct call *c)
 {
-    const char *headers[3];
-    struct httpc_request req;
-    size_t nh = 0;
-
-    headers[nh++] = "Content-Type: application/json";
-    headers[nh++] = "Accept: text/event-stream";
-    if (c->o->auth)
-        headers[nh++] = c->o->auth;
-    memset(&req, 0, sizeof(req));
-    req.method = "POST";
-    req.url = c->o->url;
-    req.headers = headers;
-    req.nheaders = nh;
-    req.body = c->body;
-    req.body_len = strlen(c->body);
-    req.connect_timeout_ms = c->o->connect_timeout_ms;
-    req.timeout_ms = c->o->timeout_ms;
-    req.start_at_ms = c->attempt ? clock_now_ms() + 250 * (1 << c->attempt) : 0;
-    httpc_start(c->o->h, &req, on_data, on_done, c);
+    struct httpc_post p = {c->o->url, "text/event-stream",      c->o->auth,
+                           c->body,   c->o->connect_timeout_ms, c->o->timeout_ms,
+                           c->attempt};
+    httpc_post_json(c->o->h, &p, on_data, on_done, c);
 }
 
 static json_t *message(const char *role, const char *content)
@@ -361,12 +346,7 @@ int llm_openai_new(const struct llm_config *cfg, struct httpc *h, struct llm **o
     o->url = xmalloc(n + sizeof("/chat/completions"));
     memcpy(o->url, cfg->base_url, n);
     memcpy(o->url + n, "/chat/completions", sizeof("/chat/completions"));
-    if (cfg->api_key && *cfg->api_key) {
-        size_t kl = strlen(cfg->api_key);
-        o->auth = xmalloc(kl + sizeof("Authorization: Bearer "));
-        memcpy(o->auth, "Authorization: Bearer ", sizeof("Authorization: Bearer ") - 1);
-        memcpy(o->auth + sizeof("Authorization: Bearer ") - 1, cfg->api_key, kl + 1);
-    }
+    o->auth = httpc_bearer(cfg->api_key);
     o->model = xstrdup(cfg->model && *cfg->model ? cfg->model : "gpt-4o-mini");
     o->timeout_ms = cfg->timeout_ms;
     o->connect_timeout_ms = cfg->connect_timeout_ms;

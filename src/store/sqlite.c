@@ -1,8 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * sqlite.c: the embedded backend. One connection per handle, WAL journal, synchronous=FULL so
- * an acknowledged write survives power loss, a busy timeout so the CLI and the server can
- * write the same file. Prepared statements are cached per connection by slot.
+ * an acknowledged write survives power loss. Prepared statements are cached per connection by
+ * slot.
+ *
+ * Waiting for the write lock: SQLite has one writer, and its default busy handler sleeps
+ * between tries (up to 100 ms), so a thread that waits can lose the lock again and again to
+ * threads that write in a loop (the task workers) and give up. Here every commit of this
+ * process (the WAL hook) wakes the threads that wait, which then try at once; other
+ * processes (the CLI) are noticed by a try every BUSY_POLL_MS. A wait ends after BUSY_MS.
  *
  * The migrations are the files of sql/, embedded at build time (tools/embed.py) as
  * store_sqlite_migrations[]; version N is element N-1.
@@ -13,10 +19,12 @@
 #include "../core/log.h"
 
 #include <jansson.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 extern const char *const store_sqlite_migrations[];
 extern const size_t store_sqlite_migrations_count;
@@ -38,7 +46,56 @@ struct sqlite_store {
     struct store base;
     sqlite3 *db;
     sqlite3_stmt *stmts[Q_COUNT];
+    int64_t busy_since_us; /* when the current wait for the lock began */
 };
+
+#define BUSY_MS 10000      /* the longest wait for the write lock */
+#define BUSY_POLL_MS 5     /* a try this often, for commits of other processes */
+#define CHECKPOINT_AT 1000 /* WAL frames, as SQLite's own auto-checkpoint */
+
+static pthread_mutex_t commit_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t commit_cv = PTHREAD_COND_INITIALIZER;
+static uint64_t commit_seq;
+
+/* After every commit of this process: checkpoint as SQLite would, and wake the waiters. */
+static int on_wal_commit(void *ud, sqlite3 *db, const char *name, int frames)
+{
+    (void)ud;
+    if (frames >= CHECKPOINT_AT)
+        sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    pthread_mutex_lock(&commit_mu);
+    commit_seq++;
+    pthread_cond_broadcast(&commit_cv);
+    pthread_mutex_unlock(&commit_mu);
+    return SQLITE_OK;
+}
+
+/* The lock is taken: wait for a commit (or BUSY_POLL_MS) and try again, for up to BUSY_MS. */
+static int on_busy(void *ud, int count)
+{
+    struct sqlite_store *ss = ud;
+    struct timespec until;
+    int64_t now = clock_mono_us();
+    uint64_t seen;
+
+    if (count == 0)
+        ss->busy_since_us = now;
+    if (now - ss->busy_since_us > (int64_t)BUSY_MS * 1000)
+        return 0;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += BUSY_POLL_MS * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&commit_mu);
+    seen = commit_seq;
+    while (commit_seq == seen)
+        if (pthread_cond_timedwait(&commit_cv, &commit_mu, &until) != 0)
+            break;
+    pthread_mutex_unlock(&commit_mu);
+    return 1;
+}
 
 #define DB(s) (((struct sqlite_store *)(s))->db)
 
@@ -1997,6 +2054,27 @@ static int s_task_claim(struct store *s, int64_t now, store_next_run_fn next_run
 
     memset(out, 0, sizeof(*out));
     *wake_at = 0;
+    /* First without the write lock: an idle queue costs the writers nothing. */
+    if (sqlite3_prepare_v2(DB(s),
+                           "SELECT EXISTS (SELECT 1 FROM tasks INDEXED BY tasks_queue WHERE"
+                           " status = 'pending' AND held = 0 AND (next_run_at IS NULL OR"
+                           " next_run_at <= ?1 OR run_now = 1)) OR EXISTS (SELECT 1 FROM tasks"
+                           " WHERE recurring IS NOT NULL AND next_run_at <= ?1 AND status IN"
+                           " ('completed', 'failed')), (SELECT min(next_run_at) FROM tasks WHERE"
+                           " recurring IS NOT NULL AND next_run_at > ?1)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail(s, "prepare queue check");
+    sqlite3_bind_int64(st, 1, now ? now : clock_now_ms());
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW && sqlite3_column_int(st, 0) == 0) {
+        *wake_at = sqlite3_column_int64(st, 1);
+        sqlite3_finalize(st);
+        return ERR_NOT_FOUND;
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if (rc != SQLITE_ROW)
+        return fail(s, "queue check");
     rc = exec(s, "BEGIN IMMEDIATE");
     if (rc)
         return rc;
@@ -2297,7 +2375,7 @@ static const struct store_ops sqlite_ops = {
 
 /*
  * Open the SQLite database at 'path' (":memory:" for tests) with WAL, synchronous=FULL,
- * foreign keys and a 5 s busy timeout. '*out' is owned by the caller (store_close()).
+ * foreign keys and the busy handler above. '*out' is owned by the caller (store_close()).
  */
 int store_sqlite_open(const char *path, struct store **out, struct err *e)
 {
@@ -2313,9 +2391,11 @@ int store_sqlite_open(const char *path, struct store **out, struct err *e)
                      ss->db ? sqlite3_errmsg(ss->db) : "out of memory");
         goto out;
     }
-    sqlite3_busy_timeout(ss->db, 5000);
+    sqlite3_busy_handler(ss->db, on_busy, ss);
     rc = exec(&ss->base, "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;"
                          " PRAGMA foreign_keys = ON;");
+    if (!rc)
+        sqlite3_wal_hook(ss->db, on_wal_commit, NULL); /* replaces the auto-checkpoint */
     if (rc)
         err_set(e, ERR_STORE, "invalid_setting", "WORKFORCE_DATABASE",
                 "cannot configure the database %s", path);

@@ -43,6 +43,12 @@ struct task_runner {
 
 static bool stopping(struct task_runner *r);
 
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
 /* The next occurrence of the stored rule after 'now'. */
 int64_t task_next_run(const char *recurring, int64_t now)
 {
@@ -152,6 +158,7 @@ static void finish(struct task_runner *tr, const struct store_task_claim *c, boo
     struct store_task_finish fin;
     int64_t charged = 0;
     bool discarded = false;
+    int rc;
 
     memset(&fin, 0, sizeof(fin));
     fin.tenant = &c->task.tenant;
@@ -165,8 +172,23 @@ static void finish(struct task_runner *tr, const struct store_task_claim *c, boo
     fin.reserved = c->reserved;
     fin.now = clock_now_ms();
     fin.response_ms = (clock_mono_us() - t0_us) / 1000;
-    if (store_task_finish(s, &fin, &charged, &discarded))
-        log_error("tasks: cannot store the end of run %s of task %s", c->run_id, c->task.id);
+    /* The outcome must not be lost: a store that fails (a lock held too long) is tried again,
+     * with a growing pause, until it works or the server stops (then the next start queues
+     * the task again). */
+    for (int attempt = 0;; attempt++) {
+        rc = store_task_finish(s, &fin, &charged, &discarded);
+        if (!rc || stopping(tr))
+            break;
+        log_warn("tasks: cannot store the end of run %s of task %s yet (%s); trying again",
+                 c->run_id, c->task.id, err_name((enum err_code)rc));
+        store_pool_put(tr->env->pool, s);
+        sleep_ms(attempt < 6 ? 50 << attempt : 2000);
+        s = store_pool_get(tr->env->pool);
+    }
+    if (rc)
+        log_error("tasks: the end of run %s of task %s is not stored; it runs again at the next "
+                  "start",
+                  c->run_id, c->task.id);
     else if (discarded)
         log_info("tasks: run %s of task %s was cancelled; its outcome is discarded", c->run_id,
                  c->task.id);
@@ -300,6 +322,7 @@ static void *worker(void *arg)
         rc = store_task_claim(s, 0, task_next_run, &a, &c, &wake_at);
         store_pool_put(tr->env->pool, s);
         if (rc == 0) {
+            task_runner_wake(tr); /* there may be more: one more worker looks */
             carry_out(tr, &c);
             arena_cleanup(&a);
             continue;
@@ -366,13 +389,14 @@ int task_runner_start(const struct router_env *env, unsigned workers, struct tas
     return 0;
 }
 
+/* Wake one idle worker; one that finds a task wakes the next (worker()). */
 void task_runner_wake(struct task_runner *r)
 {
     if (!r)
         return;
     pthread_mutex_lock(&r->mu);
     r->seq++;
-    pthread_cond_broadcast(&r->cv);
+    pthread_cond_signal(&r->cv);
     pthread_mutex_unlock(&r->mu);
 }
 
