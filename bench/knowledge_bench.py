@@ -276,8 +276,11 @@ def fill(db, target, prose, table, pool):
                     " '[]', 'ready', ?, ?, ?)",
                     (doc, org, mode, "synthetic-%d" % ndoc, "synthetic-%d.txt" % ndoc, size,
                      hashlib.sha256(doc.encode()).hexdigest(), k, now, now))
+        # The built-in model's name: vectors of another model are not searched (and would be
+        # embedded again in the background).
         con.executemany("INSERT INTO chunks (id, document_id, org_id, mode, seq, page, content,"
-                        " embedding) VALUES (?, ?, ?, ?, ?, NULL, ?, ?)", rows)
+                        " embedding, embed_model) VALUES (?, ?, ?, ?, ?, NULL, ?, ?,"
+                        " 'use-lite-512')", rows)
         have += k
         ndoc += 1
     con.execute("COMMIT")

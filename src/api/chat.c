@@ -273,7 +273,8 @@ static void knowledge_done(void *ud, int rc, struct store *s, const struct store
     if (rc) {
         log_warn("chat: knowledge search failed: %s", e ? e->msg : "?");
     } else {
-        struct llm_passage *ps = arena_alloc(&j->arena, (n + 1) * sizeof(*ps));
+        /* Nothing is allocated without passages: a stream keeps its job for its whole life. */
+        struct llm_passage *ps = n ? arena_alloc(&j->arena, n * sizeof(*ps)) : NULL;
         json_t *src = json_array();
         for (size_t i = 0; i < n; i++) {
             json_t *o = json_object();
