@@ -530,8 +530,8 @@ static void on_handle(struct http_req *h, void *ud)
             r->resp = NULL;
         }
         api_error_respond(r, &e);
-    } else {
-        render(r);
+    } else if (!r->async) {
+        render(r); /* an asynchronous handler answers through router_async_finish() */
     }
     /* An asynchronous handler records its own response when it has one. */
     if (r->idem_key && !r->async)

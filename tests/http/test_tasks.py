@@ -1360,6 +1360,11 @@ class TaskRestartTest(TaskHelpers, MockChatTestCase):
         token = uniq("kill")
         t = self.create_ok(key, emp, "Survive " + token, description="Slowly [[pause:4000]]")
         running = self.wait_status(key, t["id"], "in_progress", timeout=10)
+        # in_progress is stored before the engine is called: kill once the call is under way
+        deadline = time.time() + 10
+        while not self.requests_for(token) and time.time() < deadline:
+            time.sleep(0.02)
+        self.assertEqual(len(self.requests_for(token)), 1, "the first run reached the engine")
         s.kill()
         self.assertFalse(s.alive())
         s.start()
