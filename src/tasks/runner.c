@@ -255,6 +255,19 @@ static void carry_out(struct task_runner *tr, const struct store_task_claim *c)
         wait_for(&kn.w);
     }
 
+    {
+        /* Cancelled or deleted meanwhile? Then the engine is not called at all. */
+        struct store_task now_k;
+        s = store_pool_get(env->pool);
+        rc = store_task_get(s, &k->tenant, k->id, &a, &now_k);
+        store_pool_put(env->pool, s);
+        if (rc == ERR_NOT_FOUND || (!rc && (!now_k.run_id || strcmp(now_k.run_id, c->run_id)))) {
+            finish(tr, c, false, NULL, "Cancelled before the engine was called.", 0, t0);
+            buf_cleanup(&msg);
+            arena_cleanup(&a);
+            return;
+        }
+    }
     memset(&lreq, 0, sizeof(lreq));
     lreq.model = emp.model;
     lreq.employee_name = emp.name;
