@@ -374,7 +374,7 @@ static struct embed_model *load_embeddings(const struct config *c, const char *a
 }
 
 /*
- * The embedding pool: the built-in model on WORKFORCE_EMBEDDINGS_THREADS threads, or the
+ * The embedding pool of WORKFORCE_EMBEDDINGS_THREADS threads: the built-in model, or the
  * openai provider (its settings fall back to the WORKFORCE_LLM_* ones). Without the built-in
  * model the knowledge base still works by words alone; a bad openai setting stops the start.
  */
@@ -400,8 +400,8 @@ static int start_embeddings(const struct config *c, const char *argv0, struct ro
         if (!*model)
             return 0;
         po.model = *model;
-        po.threads = c->embeddings_threads;
     }
+    po.threads = c->embeddings_threads;
     if (embed_pool_new(&po, &env->embed, &e)) {
         fprintf(stderr, "workforce: %s: %s\n", e.param[0] ? e.param : "embeddings", e.msg);
         return 1;

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pool.c: the job queue in front of the embedding providers (pool.h). For the built-in model,
- * 'threads' threads take jobs from two FIFO lanes: interactive first, then document batches,
- * which may occupy at most threads - 1 of them (all, with one thread). For openai, a job is
- * one HTTP call started at once: httpc already runs every transfer without a thread each.
+ * pool.c: the job queue in front of the embedding providers (pool.h). 'threads' threads take
+ * jobs from two FIFO lanes: interactive first, then document batches, which may occupy at most
+ * threads - 1 of them (all, with one thread). For the built-in model a job is computed on the
+ * thread. For openai a job is one HTTP call started at once (httpc runs every transfer without
+ * a thread each); its answer comes back as a job too, so that the caller's callback runs on a
+ * pool thread, never on the HTTP client's.
  */
 #include "pool.h"
 
@@ -26,6 +28,13 @@ struct job {
     size_t *lens;
     embed_done_fn done;
     void *ud;
+    /* openai: the provider's answer, handed to a pool thread to deliver */
+    struct embed_pool *pool;
+    bool answered;
+    int rc;
+    float *vecs;
+    size_t nvecs, dim;
+    struct err err;
 };
 
 struct lane {
@@ -50,7 +59,16 @@ static void job_free(struct job *j)
         free(j->texts[i]);
     free(j->texts);
     free(j->lens);
+    free(j->vecs);
     free(j);
+}
+
+/* An openai job's answer, on a pool thread. */
+static void deliver(struct job *j)
+{
+    j->done(j->ud, j->rc, j->rc ? NULL : j->vecs, j->rc ? 0 : j->nvecs, j->dim,
+            j->rc ? &j->err : NULL);
+    job_free(j);
 }
 
 static void fail_job(struct job *j, const char *why)
@@ -116,7 +134,10 @@ static void *thread_main(void *arg)
             break;
         docs = !j->interactive;
         pthread_mutex_unlock(&p->mu);
-        run_builtin(p->model, j);
+        if (j->answered)
+            deliver(j);
+        else
+            run_builtin(p->model, j);
         pthread_mutex_lock(&p->mu);
         if (docs) {
             p->busy_docs--;
@@ -148,11 +169,10 @@ int embed_pool_new(const struct embed_pool_options *o, struct embed_pool **out, 
         }
         snprintf(p->name, sizeof(p->name), "openai:%.200s",
                  o->model_name && *o->model_name ? o->model_name : "text-embedding-3-small");
-        *out = p;
-        return 0;
+    } else {
+        p->model = o->model;
+        snprintf(p->name, sizeof(p->name), "use-lite-512");
     }
-    p->model = o->model;
-    snprintf(p->name, sizeof(p->name), "use-lite-512");
     p->threads = xcalloc(o->threads ? o->threads : 1, sizeof(*p->threads));
     for (unsigned i = 0; i < (o->threads ? o->threads : 1); i++) {
         if (pthread_create(&p->threads[i], NULL, thread_main, p) != 0) {
@@ -195,35 +215,17 @@ const char *embed_pool_model(const struct embed_pool *p)
     return p->name;
 }
 
-/* Queue 'n' texts; see pool.h. */
-int embed_pool_submit(struct embed_pool *p, bool interactive, const char *const *texts,
-                      const size_t *lens, size_t n, embed_done_fn done, void *ud)
+/* Put 'j' in its lane for the threads (or fail it when the pool is stopping). */
+static void enqueue(struct embed_pool *p, struct job *j)
 {
-    struct job *j;
     struct lane *l;
-
-    if (p->openai) {
-        embed_openai_call(p->openai, texts, lens, n, done, ud);
-        return 0;
-    }
-    j = xcalloc(1, sizeof(*j));
-    j->interactive = interactive;
-    j->n = n;
-    j->texts = xcalloc(n ? n : 1, sizeof(*j->texts));
-    j->lens = xcalloc(n ? n : 1, sizeof(*j->lens));
-    for (size_t i = 0; i < n; i++) {
-        j->texts[i] = xstrndup(texts[i], lens[i]);
-        j->lens[i] = lens[i];
-    }
-    j->done = done;
-    j->ud = ud;
     pthread_mutex_lock(&p->mu);
     if (p->stop) {
         pthread_mutex_unlock(&p->mu);
         fail_job(j, "the server is stopping");
-        return 0;
+        return;
     }
-    l = &p->lanes[interactive ? 0 : 1];
+    l = &p->lanes[j->interactive ? 0 : 1];
     if (l->tail)
         l->tail->next = j;
     else
@@ -231,6 +233,48 @@ int embed_pool_submit(struct embed_pool *p, bool interactive, const char *const 
     l->tail = j;
     pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
+}
+
+/* The provider answered, on the HTTP client's thread, which must not block: the caller's
+ * callback (a search, an engine call) runs on a pool thread instead. */
+static void arrived(void *ud, int rc, const float *vecs, size_t n, size_t dim, const struct err *e)
+{
+    struct job *j = ud;
+    j->answered = true;
+    j->rc = rc;
+    if (!rc && n > 0) {
+        j->vecs = xmalloc(n * dim * sizeof(float));
+        memcpy(j->vecs, vecs, n * dim * sizeof(float));
+    }
+    j->nvecs = n;
+    j->dim = dim;
+    if (rc && e)
+        j->err = *e;
+    enqueue(j->pool, j);
+}
+
+/* Queue 'n' texts; see pool.h. */
+int embed_pool_submit(struct embed_pool *p, bool interactive, const char *const *texts,
+                      const size_t *lens, size_t n, embed_done_fn done, void *ud)
+{
+    struct job *j = xcalloc(1, sizeof(*j));
+
+    j->interactive = interactive;
+    j->done = done;
+    j->ud = ud;
+    j->pool = p;
+    if (p->openai) {
+        embed_openai_call(p->openai, texts, lens, n, arrived, j);
+        return 0;
+    }
+    j->n = n;
+    j->texts = xcalloc(n ? n : 1, sizeof(*j->texts));
+    j->lens = xcalloc(n ? n : 1, sizeof(*j->lens));
+    for (size_t i = 0; i < n; i++) {
+        j->texts[i] = xstrndup(texts[i], lens[i]);
+        j->lens[i] = lens[i];
+    }
+    enqueue(p, j);
     return 0;
 }
 

@@ -27,9 +27,9 @@ struct httpc;
 
 struct embed_pool_options {
     const char *provider; /* "builtin" or "openai" */
+    unsigned threads;     /* >= 1: they compute (builtin) or deliver the answers (openai) */
     /* builtin */
     const struct embed_model *model; /* borrowed; outlives the pool */
-    unsigned threads;                /* >= 1 */
     /* openai */
     struct httpc *httpc; /* borrowed */
     const char *base_url, *api_key, *model_name;
@@ -39,8 +39,8 @@ struct embed_pool_options {
 
 /*
  * The end of a job: rc 0 with 'n' vectors of 'dim' floats in 'vecs' (valid during the call
- * only), or an error code with 'e' saying why. Runs on a pool or httpc thread: it must not
- * block for long.
+ * only), or an error code with 'e' saying why. Runs on a pool thread (either provider), or on
+ * the caller's when the pool is stopping.
  */
 typedef void (*embed_done_fn)(void *ud, int rc, const float *vecs, size_t n, size_t dim,
                               const struct err *e);

@@ -30,6 +30,7 @@
 #define KNOWLEDGE_PASSAGES 3
 #define KNOWLEDGE_MIN_COSINE 0.35
 #define RESULT_MAX (1u << 20)
+#define SEARCH_MAX 2000 /* bytes of the task's text searched, as a query's limit */
 
 struct task_runner {
     const struct router_env *env;
@@ -119,6 +120,17 @@ static void knowledge_done(void *ud, int rc, struct store *s, const struct store
         k->ok = true;
     }
     wait_signal(&k->w);
+}
+
+/* The task's text as a search: at most SEARCH_MAX bytes, cut between characters. */
+static const char *search_text(struct arena *a, const char *text, size_t len)
+{
+    if (len > SEARCH_MAX) {
+        len = SEARCH_MAX;
+        while (len > 0 && ((unsigned char)text[len] & 0xC0) == 0x80)
+            len--;
+    }
+    return arena_strndup(a, text, len);
 }
 
 /* ---- The engine ---- */
@@ -245,7 +257,7 @@ static void carry_out(struct task_runner *tr, const struct store_task_claim *c)
         memset(&q, 0, sizeof(q));
         q.env = env;
         q.tenant = k->tenant;
-        q.query = buf_ptr(&msg);
+        q.query = search_text(&a, buf_ptr(&msg), buf_len(&msg));
         q.filter.employee_id = k->employee_id;
         q.limit = KNOWLEDGE_PASSAGES;
         q.min_cosine = KNOWLEDGE_MIN_COSINE;
