@@ -281,9 +281,9 @@ static void knowledge_done(void *ud, int rc, struct store *s, const struct store
             ps[i].source = arena_strdup(&j->arena, hits[i].document_name);
             ps[i].content = arena_strdup(&j->arena, hits[i].content);
             ps[i].page = hits[i].page;
-            json_object_set_new(o, "document_id", json_string(hits[i].document_id));
-            json_object_set_new(o, "document_name", json_string(hits[i].document_name));
-            json_object_set_new(o, "chunk_id", json_string(hits[i].chunk_id));
+            json_object_set_new(o, "document_id", jo_string(hits[i].document_id));
+            json_object_set_new(o, "document_name", jo_string(hits[i].document_name));
+            json_object_set_new(o, "chunk_id", jo_string(hits[i].chunk_id));
             json_object_set_new(o, "score", json_real(hits[i].score > 1 ? 1.0 : hits[i].score));
             json_array_append_new(src, o);
         }

@@ -21,6 +21,7 @@
 #include "../core/id.h"
 #include "../core/log.h"
 #include "../core/str.h"
+#include "../core/utf8.h"
 #include "../http/multipart.h"
 #include "../knowledge/extract.h"
 #include "../knowledge/index.h"
@@ -127,7 +128,8 @@ static void add_values(struct upload *u, const char *text, size_t len, const cha
         json_decref(arr);
         return;
     }
-    if (len == 0 || jb_utf8_len(text, len) > 100 || memchr(text, '\0', len)) {
+    if (len == 0 || !utf8_valid(text, len) || jb_utf8_len(text, len) > 100 ||
+        memchr(text, '\0', len)) {
         err_set(&u->bad, ERR_INVALID, "invalid_request", param,
                 "Invalid %s: each item is a string of 1 to 100 characters.", param);
         return;
@@ -140,9 +142,26 @@ static void add_values(struct upload *u, const char *text, size_t len, const cha
     list[(*n)++] = arena_strndup(a, text, len);
 }
 
+/*
+ * Whether the file name 's' is UTF-8 text without control characters. The multipart parser
+ * keeps at most 'cap' bytes of it, so a character it cut at the end is not held against it.
+ */
+static bool name_ok(const char *s, size_t cap)
+{
+    size_t n = strlen(s);
+    for (size_t i = 0; i < n; i++) {
+        if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+            return false;
+    }
+    if (n >= cap)
+        n = utf8_prefix(s, n, n - 3);
+    return utf8_valid(s, n);
+}
+
 static int on_part(void *ud, const struct multipart_part *p)
 {
     struct upload *u = ud;
+    size_t n;
     buf_reset(&u->field);
     if (strcmp(p->name, "file") == 0 && p->filename) {
         const char *base = strrchr(p->filename, '/');
@@ -154,7 +173,19 @@ static int on_part(void *ud, const struct multipart_part *p)
             return 0;
         }
         base = base ? base + 1 : p->filename;
-        snprintf(u->filename, sizeof(u->filename), "%s", *base ? base : "upload");
+        if (!name_ok(base, MULTIPART_FILENAME_MAX)) {
+            if (!u->bad.code)
+                err_set(&u->bad, ERR_INVALID, "invalid_request", "file",
+                        "Invalid file name: it must be UTF-8 text without control characters.");
+            u->kind = PART_NONE;
+            return 0;
+        }
+        if (!*base)
+            base = "upload";
+        /* kept to 255 bytes, cut at a character boundary */
+        n = utf8_prefix(base, strlen(base), sizeof(u->filename) - 1);
+        memcpy(u->filename, base, n);
+        u->filename[n] = '\0';
         snprintf(u->part_ctype, sizeof(u->part_ctype), "%s",
                  p->content_type ? p->content_type : "");
         u->have_file = true;
@@ -359,7 +390,7 @@ static const char *json_list(struct router_req *r, const char *const *v, size_t 
     json_t *arr = json_array();
     char *s, *copy;
     for (size_t i = 0; i < n; i++)
-        json_array_append_new(arr, json_string(v[i]));
+        json_array_append_new(arr, jo_string(v[i]));
     s = jo_dump(arr, NULL);
     json_decref(arr);
     copy = arena_strdup(r->arena, s);
@@ -397,6 +428,10 @@ int api_knowledge_upload(struct router_req *r, struct err *e)
         return err_set(e, ERR_INVALID, "invalid_request", "file", "Invalid file: it is empty.");
     if (u->io_error)
         return err_set(e, ERR_IO, "internal_error", NULL, "upload write failed");
+    if (u->have_name && (!utf8_valid(buf_ptr(&u->name), buf_len(&u->name)) ||
+                         memchr(buf_ptr(&u->name), '\0', buf_len(&u->name))))
+        return err_set(e, ERR_INVALID, "invalid_request", "name",
+                       "Invalid name: it must be UTF-8 text without NUL characters.");
     if (u->have_name &&
         (buf_len(&u->name) == 0 || jb_utf8_len(buf_ptr(&u->name), buf_len(&u->name)) > 200))
         return err_set(e, ERR_INVALID, "invalid_request", "name",

@@ -7,6 +7,8 @@
  */
 #include "err.h"
 
+#include "utf8.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,31 +16,14 @@
 /* Replace every byte that is not part of a valid UTF-8 sequence (RFC 3629) with '?'. */
 static void force_utf8(char *s)
 {
-    unsigned char *p = (unsigned char *)s;
-    while (*p) {
-        unsigned char c = p[0], lo = 0x80, hi = 0xBF;
-        size_t more, i;
-        if (c < 0x80) {
-            p++;
+    size_t n = strlen(s), i = 0;
+    while (i < n) {
+        size_t skip = 1, k = utf8_seq(s + i, n - i, &skip);
+        if (k) {
+            i += k;
             continue;
         }
-        if (c >= 0xC2 && c <= 0xDF)
-            more = 1;
-        else if (c >= 0xE0 && c <= 0xEF)
-            more = 2, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
-        else if (c >= 0xF0 && c <= 0xF4)
-            more = 3, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
-        else
-            more = 0;
-        for (i = 1; more && i <= more; i++) {
-            if (p[i] < (i == 1 ? lo : 0x80) || p[i] > (i == 1 ? hi : 0xBF))
-                break;
-        }
-        if (!more || i <= more) {
-            *p++ = '?';
-            continue;
-        }
-        p += more + 1;
+        s[i++] = '?';
     }
 }
 

@@ -13,6 +13,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* The most bytes of a part's file name kept (longer ones are cut, maybe inside a character). */
+#define MULTIPART_FILENAME_MAX 511
+
 struct multipart_part {
     const char *name;         /* form field name ("" when absent) */
     const char *filename;     /* NULL when the part is not a file */
@@ -34,7 +37,7 @@ struct multipart {
     int state_;
     struct buf head_; /* the headers of the current part (capped) */
     char name_[256];
-    char filename_[512];
+    char filename_[MULTIPART_FILENAME_MAX + 1];
     char ctype_[256];
     bool has_filename_;
     bool has_ctype_;

@@ -71,6 +71,7 @@ size_t jb_utf8_len(const char *s, size_t len); /* code points */
 
 /* ---- Output ---- */
 json_t *jo_object(void);                              /* new, never NULL */
+json_t *jo_string(const char *v);                     /* new; NULL -> null; never NULL */
 void jo_str(json_t *o, const char *k, const char *v); /* NULL -> null */
 void jo_int(json_t *o, const char *k, int64_t v);
 void jo_bool(json_t *o, const char *k, bool v);

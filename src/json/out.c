@@ -7,8 +7,10 @@
 
 #include "../core/clock.h"
 #include "../core/log.h"
+#include "../core/utf8.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static void must(int rc, const char *k)
 {
@@ -27,10 +29,30 @@ json_t *jo_object(void)
     return o;
 }
 
-/* Set 'k' to the string 'v', or null when 'v' is NULL. */
+/* A new string value of 'v' (null when NULL), invalid UTF-8 as U+FFFD. Never NULL. */
+json_t *jo_string(const char *v)
+{
+    json_t *js;
+    if (!v)
+        return json_null();
+    js = json_string(v);
+    if (!js) {
+        char *clean = utf8_scrub_dup(v, strlen(v));
+        js = json_string(clean);
+        free(clean);
+    }
+    if (!js)
+        abort();
+    return js;
+}
+
+/*
+ * Set 'k' to the string 'v', or null when 'v' is NULL. Invalid UTF-8 in 'v' becomes U+FFFD
+ * (jansson refuses to build a string of it, and an answer must never lose or break a field).
+ */
 void jo_str(json_t *o, const char *k, const char *v)
 {
-    must(json_object_set_new(o, k, v ? json_string(v) : json_null()), k);
+    must(json_object_set_new(o, k, jo_string(v)), k);
 }
 
 /* Set 'k' to the integer 'v'. */

@@ -9,6 +9,7 @@
 #include "json.h"
 
 #include "../core/clock.h"
+#include "../core/utf8.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -35,19 +36,38 @@ static void sep(struct jw *w)
     w->need_comma = 0;
 }
 
+/*
+ * Write 's' as a JSON string. Whatever bytes reach it, the output is valid JSON in valid UTF-8:
+ * control characters are escaped and every invalid UTF-8 sequence (each maximal subpart) is
+ * written as \ufffd, so a bad byte that slipped into storage can never break an answer.
+ */
 static void put_string(struct jw *w, const char *s)
 {
     static const char hex[] = "0123456789abcdef";
     const char *run = s;
 
     put(w, "\"", 1);
-    for (; *s; s++) {
+    while (*s) {
         unsigned char c = (unsigned char)*s;
         char esc[6];
-        if (c >= 0x20 && c != '"' && c != '\\')
+        if (c >= 0x80) {
+            size_t skip = 1, k = utf8_seq(s, strnlen(s, 4), &skip);
+            if (k) {
+                s += k;
+                continue;
+            }
+            put(w, run, (size_t)(s - run));
+            put(w, "\\ufffd", 6);
+            s += skip;
+            run = s;
             continue;
+        }
+        if (c >= 0x20 && c != '"' && c != '\\') {
+            s++;
+            continue;
+        }
         put(w, run, (size_t)(s - run));
-        run = s + 1;
+        run = ++s;
         esc[0] = '\\';
         switch (c) {
         case '"':
@@ -120,7 +140,7 @@ void jw_key(struct jw *w, const char *k)
     put(w, ":", 1);
 }
 
-/* Write a string value (NULL writes null). 's' must be valid UTF-8. */
+/* Write a string value (NULL writes null); invalid UTF-8 in 's' is written as U+FFFD. */
 void jw_str(struct jw *w, const char *s)
 {
     sep(w);
@@ -168,10 +188,13 @@ void jw_time(struct jw *w, int64_t ms)
     jw_str(w, clock_fmt_iso(ms, ts, sizeof(ts)));
 }
 
-/* Splice JSON text the server validated itself ('fallback' when 's' is NULL or empty). */
+/*
+ * Splice JSON text the server validated itself ('fallback' when 's' is NULL, empty, or not
+ * valid UTF-8: damaged storage never reaches a client as invalid JSON text).
+ */
 void jw_raw(struct jw *w, const char *s, const char *fallback)
 {
-    if (!s || !*s)
+    if (!s || !*s || !utf8_valid(s, strlen(s)))
         s = fallback;
     sep(w);
     put(w, s, strlen(s));

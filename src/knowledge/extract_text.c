@@ -32,52 +32,13 @@
 #include "extract_int.h"
 
 #include "../core/err.h"
+#include "../core/utf8.h"
 
 #include <jansson.h>
 #include <stdint.h>
 #include <string.h>
 
 /* ---- UTF-8 ---- */
-
-/*
- * Length of the well-formed UTF-8 sequence at 'p' ('n' > 0 bytes left), or 0 when it is not
- * one; then '*skip' is the length of its maximal subpart (1-3), the bytes one U+FFFD replaces.
- */
-static size_t utf8_seq(const unsigned char *p, size_t n, size_t *skip)
-{
-    unsigned c = p[0], lo = 0x80, hi = 0xBF;
-    size_t need;
-
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF) {
-        need = 1;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        need = 2;
-        if (c == 0xE0)
-            lo = 0xA0; /* no overlong forms */
-        else if (c == 0xED)
-            hi = 0x9F; /* no surrogates */
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        need = 3;
-        if (c == 0xF0)
-            lo = 0x90;
-        else if (c == 0xF4)
-            hi = 0x8F; /* nothing past U+10FFFF */
-    } else {
-        *skip = 1;
-        return 0;
-    }
-    for (size_t i = 1; i <= need; i++) {
-        if (i >= n || p[i] < lo || p[i] > hi) {
-            *skip = i;
-            return 0;
-        }
-        lo = 0x80;
-        hi = 0xBF;
-    }
-    return need + 1;
-}
 
 /* The number of invalid sequences in the 'n' bytes at 'p', each counted as one U+FFFD. */
 size_t extract_utf8_bad(const char *p, size_t n)
@@ -92,7 +53,7 @@ size_t extract_utf8_bad(const char *p, size_t n)
             i++;
             continue;
         }
-        k = utf8_seq(s + i, n - i, &skip);
+        k = utf8_seq((const char *)s + i, n - i, &skip);
         if (k) {
             i += k;
         } else {
@@ -136,7 +97,7 @@ int extract_put_clean(struct buf *out, const char *p, size_t n)
             continue;
         }
         if (c >= 0x80) {
-            k = utf8_seq(s + i, n - i, &skip);
+            k = utf8_seq((const char *)s + i, n - i, &skip);
             if (k && !(k == 2 && is_c1(s + i))) {
                 i += k;
                 continue;

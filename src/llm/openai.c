@@ -13,6 +13,7 @@
 #include "../core/log.h"
 #include "../core/mem.h"
 #include "../httpc/httpc.h"
+#include "../json/json.h"
 #include "../httpc/sse.h"
 
 #include <jansson.h>
@@ -247,7 +248,7 @@ static json_t *message(const char *role, const char *content)
 {
     json_t *m = json_object();
     json_object_set_new(m, "role", json_string(role));
-    json_object_set_new(m, "content", json_string(content ? content : ""));
+    json_object_set_new(m, "content", jo_string(content ? content : ""));
     return m;
 }
 

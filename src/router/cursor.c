@@ -8,6 +8,8 @@
  */
 #include "router.h"
 
+#include "../core/utf8.h"
+
 #include <string.h>
 
 static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
@@ -55,40 +57,6 @@ static int dec(char c)
     return p ? (int)(p - b64) : -1;
 }
 
-static bool utf8_ok(const unsigned char *s, size_t n)
-{
-    size_t i = 0;
-    while (i < n) {
-        unsigned c = s[i];
-        size_t k;
-        unsigned cp;
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        if (c >= 0xC2 && c <= 0xDF)
-            k = 1, cp = c & 0x1F;
-        else if (c >= 0xE0 && c <= 0xEF)
-            k = 2, cp = c & 0x0F;
-        else if (c >= 0xF0 && c <= 0xF4)
-            k = 3, cp = c & 0x07;
-        else
-            return false;
-        if (k >= n - i)
-            return false;
-        for (size_t j = 1; j <= k; j++) {
-            if (i + j >= n || (s[i + j] & 0xC0) != 0x80)
-                return false;
-            cp = cp << 6 | (s[i + j] & 0x3F);
-        }
-        if ((k == 2 && cp < 0x800) || (k == 3 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-            (cp >= 0xD800 && cp <= 0xDFFF))
-            return false;
-        i += k + 1;
-    }
-    return true;
-}
-
 /*
  * Decode the cursor of 'len' bytes at 's' into exactly 'n' fields (strings in 'a'). Returns 0
  * or ERR_INVALID.
@@ -126,7 +94,7 @@ int router_cursor_decode(const char *s, size_t len, struct arena *a, const char 
     for (size_t i = 1; i <= o; i++) {
         if (i == o || raw[i] == '\0') {
             size_t fl = i - start;
-            if (f >= n || fl == 0 || fl > 512 || !utf8_ok(raw + start, fl))
+            if (f >= n || fl == 0 || fl > 512 || !utf8_valid((const char *)raw + start, fl))
                 return ERR_INVALID;
             fields[f++] = arena_strndup(a, (const char *)raw + start, fl);
             start = i + 1;

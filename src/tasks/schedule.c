@@ -14,6 +14,7 @@
 
 #include "../core/clock.h"
 #include "../core/str.h"
+#include "../core/utf8.h"
 
 #include <assert.h>
 #include <stdio.h>
@@ -68,23 +69,6 @@ static int parse_hhmm(const char *s, size_t len)
     return (int)(h * 60 + m);
 }
 
-/*
- * Length of the longest prefix of the UTF-8 string 's' that is at most 'max' bytes and does not
- * end inside a multi-byte sequence, so that a cut member name stays valid UTF-8 (jansson
- * refuses to build a string from anything else, and the error body is built with jansson).
- */
-static size_t utf8_prefix(const char *s, size_t max)
-{
-    size_t n = strnlen(s, max + 1);
-
-    if (n <= max)
-        return n;
-    n = max;
-    while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
-        n--;
-    return n;
-}
-
 /* The error of a member that is present but wrong. */
 static int bad_day(const struct sched_recurring *r, struct err *e)
 {
@@ -128,7 +112,7 @@ int sched_recurring_parse(json_t *v, struct sched_recurring *out, struct err *e)
         int n;
         if (strcmp(key, "frequency") == 0 || strcmp(key, "day") == 0 || strcmp(key, "time") == 0)
             continue;
-        n = (int)utf8_prefix(key, 60);
+        n = (int)utf8_prefix(key, strnlen(key, 61), 60);
         snprintf(param, sizeof(param), "recurring.%.*s", n, key);
         return err_set(e, ERR_INVALID, "invalid_request", param,
                        "Unknown parameter: %s (recurring has frequency, day and time).", param);

@@ -2,6 +2,7 @@
 /* Unit tests of json/: strict parsing and table binding with param paths. */
 #include "../../src/json/json.h"
 #include "t.h"
+#include "../../src/core/utf8.h"
 
 #include <stddef.h>
 
@@ -169,6 +170,88 @@ int main(void)
         jw_obj_end(&w);
         is_int(jw_finish(&w), ERR_LIMIT, "cap is reported once, at the end");
         buf_cleanup(&out);
+    }
+    subtest("writer never emits invalid UTF-8")
+    {
+        /* Random byte strings (biased to the bytes UTF-8 cares about) through jw_str, jw_key
+         * and jo_str: the output is always valid UTF-8 that jansson parses back, and valid
+         * input comes back unchanged. */
+        static const unsigned char pick[] = {'a',  '"',  '\\', 0x01, 0x7f, 0x80, 0xbf, 0xc0,
+                                             0xc2, 0xdf, 0xe0, 0xed, 0xa0, 0x9f, 0xef, 0xf0,
+                                             0xf4, 0x8f, 0x90, 0xf5, 0xff, 0xfe, 0xe2, 0x82};
+        unsigned seed = 12345, bad_out = 0, bad_parse = 0, changed_valid = 0;
+        for (int i = 0; i < 20000; i++) {
+            char in[24];
+            size_t n;
+            struct buf o;
+            struct jw w2;
+            json_t *back, *obj;
+            char *dumped;
+            seed = seed * 1103515245u + 12345u;
+            n = 1 + (seed >> 16) % (sizeof(in) - 1);
+            for (size_t k = 0; k < n; k++) {
+                seed = seed * 1103515245u + 12345u;
+                in[k] = (char)pick[(seed >> 16) % sizeof(pick)];
+            }
+            in[n] = '\0';
+            buf_init(&o, 1 << 16);
+            jw_init(&w2, &o);
+            jw_obj(&w2);
+            jw_key(&w2, in);
+            jw_str(&w2, in);
+            jw_obj_end(&w2);
+            if (jw_finish(&w2) != 0 || !utf8_valid(buf_ptr(&o), buf_len(&o)))
+                bad_out++;
+            back = json_loadb(buf_ptr(&o), buf_len(&o), 0, NULL);
+            if (!back)
+                bad_parse++;
+            else if (utf8_valid(in, n) && json_object_size(back) == 1 &&
+                     strcmp(json_string_value(json_object_get(back, in)), in) != 0)
+                changed_valid++;
+            json_decref(back);
+            buf_cleanup(&o);
+            obj = jo_object();
+            jo_str(obj, "s", in);
+            dumped = jo_dump(obj, NULL);
+            if (!utf8_valid(dumped, strlen(dumped)))
+                bad_out++;
+            free(dumped);
+            json_decref(obj);
+        }
+        is_int(bad_out, 0, "every output is valid UTF-8");
+        is_int(bad_parse, 0, "every output parses");
+        is_int(changed_valid, 0, "valid strings are written unchanged");
+    }
+    subtest("writer replaces each invalid sequence with U+FFFD")
+    {
+        struct buf o;
+        struct jw w2;
+        buf_init(&o, 1024);
+        jw_init(&w2, &o);
+        jw_str(&w2, "a\xff\xfe"
+                    "b\xe2\x82"
+                    "c\xed\xa0\x80"
+                    "d\xf0\x9f\x98\x80");
+        is_int(jw_finish(&w2), 0, "written");
+        is_str(buf_ptr(&o), "\"a\\ufffd\\ufffdb\\ufffdc\\ufffd\\ufffd\\ufffdd\xf0\x9f\x98\x80\"",
+               "maximal subparts: FF, FE, E2 82, ED, A0, 80; a valid emoji kept");
+        buf_cleanup(&o);
+        buf_init(&o, 1024);
+        jw_init(&w2, &o);
+        jw_raw(&w2, "[\"x\xff\"]", "[]");
+        is_str(buf_ptr(&o), "[]", "jw_raw falls back on invalid stored JSON text");
+        buf_cleanup(&o);
+    }
+    subtest("utf8 helpers")
+    {
+        is_int(utf8_valid("caf\xc3\xa9", 5), 1, "valid");
+        is_int(utf8_valid("caf\xc3", 4), 0, "cut character");
+        is_int(utf8_valid("\xc0\xaf", 2), 0, "overlong");
+        is_int(utf8_valid("\xed\xa0\x80", 3), 0, "surrogate");
+        is_int(utf8_valid("\xf4\x90\x80\x80", 4), 0, "past U+10FFFF");
+        is_int(utf8_prefix("ab\xc3\xa9", 4, 3), 2, "a cut never splits a character");
+        is_int(utf8_prefix("ab\xc3\xa9", 4, 4), 4, "whole");
+        is_int(utf8_prefix("\xe2\x82\xac\xe2\x82\xac", 6, 5), 3, "three-byte characters");
     }
     return done_testing();
 }
