@@ -313,6 +313,8 @@ int api_knowledge_upload_begin(struct router_req *r, struct err *e)
     buf_init(&u->name, MAX_FIELD);
     err_clear(&u->bad);
     r->upload_state = u;
+    /* a chunked or under-declared upload far past the limit is cut off, not read to its end */
+    http_req_set_body_max(r->http, (uint64_t)MAX_FILE + MAX_FIELD * 4 + (1u << 20));
     r->cleanup = upload_cleanup;
     r->body_end = upload_digest;
     if (multipart_init(&u->mp, ct) != 0) {

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct http_req;
 struct http_server;
@@ -34,8 +35,6 @@ struct http_options {
     const char *ping_text; /* NULL: ": ping\n\n" */
 };
 
-typedef void (*http_kv_fn)(void *ud, const char *key, const char *value);
-
 /* ---- Server ---- */
 int http_server_start(const struct http_options *o, const struct http_app *app,
                       struct http_server **out);
@@ -48,8 +47,19 @@ void http_server_stop(struct http_server *s, unsigned drain_s); /* drain, end th
 struct arena *http_req_arena(struct http_req *r);
 const char *http_req_method(const struct http_req *r);
 const char *http_req_path(const struct http_req *r);
-const char *http_req_header(struct http_req *r, const char *name);     /* NULL when absent */
-void http_req_query_each(struct http_req *r, http_kv_fn fn, void *ud); /* value "" if none */
+const char *http_req_header(struct http_req *r, const char *name); /* NULL when absent */
+const char *http_req_query(const struct http_req *r); /* raw query after '?', or NULL */
+/* Why the HTTP layer refuses the request before the application (framing, sizes). */
+struct http_refusal {
+    const char *code;  /* contract error code */
+    const char *param; /* NULL when none */
+    const char *msg;
+};
+const struct http_refusal *http_req_refusal(const struct http_req *r); /* NULL: none */
+/* A body is announced and still to be read (chunked, or Content-Length above 'small'). */
+bool http_req_body_pending(struct http_req *r, uint64_t small);
+/* begin() only: close the connection when more than 'max' body bytes arrive (default cap+1MiB) */
+void http_req_set_body_max(struct http_req *r, uint64_t max);
 const char *http_req_body(const struct http_req *r, size_t *len);
 bool http_req_body_too_large(const struct http_req *r);
 void http_req_set_body_cap(struct http_req *r, size_t cap);

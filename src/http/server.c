@@ -31,6 +31,7 @@
 #include "../core/clock.h"
 #include "../core/err.h"
 #include "../core/log.h"
+#include "../core/str.h"
 
 #include <arpa/inet.h>
 #include <microhttpd.h>
@@ -42,11 +43,28 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #define MAX_HEADERS 16
+
+/*
+ * The largest request line + header block served. The connection's 12 KiB memory pool holds
+ * the request's header block, about 64 bytes of bookkeeping per header line, and then the
+ * response's head. When a request filled it (11,880 bytes in one header, or 160 empty header
+ * lines in 1,640 bytes) there was no room left for a 250-byte response head: the handler ran
+ * and the client got no answer; a little further libmicrohttpd itself answers 431. So a
+ * request costs its header bytes plus 64 per header line, and one costing more than 8 KiB is
+ * refused before the application: the 4 KiB left always hold the largest response head we
+ * make. tests/http/test_framing.py walks every size and count.
+ */
+#define HTTP_HEADER_MAX 8192
+#define HTTP_HEADER_MAX_TEXT "8,192"
+#define HTTP_HEADER_COST 64
+#define HTTP_URI_MAX 4096 /* the request target (path and query) */
+#define HTTP_URI_MAX_TEXT "4,096"
 
 struct http_server {
     struct MHD_Daemon *d;
@@ -107,6 +125,14 @@ struct http_req {
     struct http_stream *stream;
     struct http_req *park_prev, *park_next;
     bool is_parked;
+    /* before the application: the raw query and what the framing checks refused */
+    bool began;  /* begin() has run (done() is owed) */
+    char *query; /* the raw query string after '?', or NULL; arena */
+    struct http_refusal refusal;
+    bool refused;       /* 'refusal' is set: answer it at once and close */
+    bool early;         /* the response was queued before the body was read */
+    uint64_t body_seen; /* body bytes received */
+    uint64_t body_max;  /* past this many body bytes the connection is closed; 0: cap + 1 MiB */
 };
 
 /* ---- Request accessors ---- */
@@ -135,25 +161,39 @@ const char *http_req_header(struct http_req *r, const char *name)
     return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
 }
 
-struct query_iter {
-    http_kv_fn fn;
-    void *ud;
-};
-
-static enum MHD_Result query_cb(void *cls, enum MHD_ValueKind kind, const char *key,
-                                const char *value)
+/*
+ * The raw query string of the request (what follows '?', still percent-encoded), or NULL when
+ * there is none. libmicrohttpd is kept from parsing it (see on_uri): the router decodes it.
+ */
+const char *http_req_query(const struct http_req *r)
 {
-    struct query_iter *it = cls;
-    (void)kind;
-    it->fn(it->ud, key, value ? value : "");
-    return MHD_YES;
+    return r->query;
 }
 
-/* Call 'fn' for every decoded query parameter in order, repeated ones included. */
-void http_req_query_each(struct http_req *r, http_kv_fn fn, void *ud)
+/* Why the HTTP layer refuses the request (framing, sizes), or NULL; begin() answers it. */
+const struct http_refusal *http_req_refusal(const struct http_req *r)
 {
-    struct query_iter it = {fn, ud};
-    MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, query_cb, &it);
+    return r->refused ? &r->refusal : NULL;
+}
+
+/*
+ * True when the request announces a body that is still to be read: a Transfer-Encoding, or a
+ * Content-Length above 'small'. An answer given before such a body is read closes the
+ * connection, so only a verdict that saves reading it is worth giving early.
+ */
+bool http_req_body_pending(struct http_req *r, uint64_t small)
+{
+    const char *cl = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Content-Length");
+    uint64_t n;
+    if (MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Transfer-Encoding"))
+        return true;
+    return cl && str_to_u64(str_c(cl), &n) == 0 && n > small;
+}
+
+/* Close the connection once more than 'max' body bytes arrived (begin() only). */
+void http_req_set_body_max(struct http_req *r, uint64_t max)
+{
+    r->body_max = max;
 }
 
 /* The body read so far (complete in handle()); '*len' gets its length. Borrowed. */
@@ -253,6 +293,8 @@ static enum MHD_Result send_response(struct http_req *r)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->ctype);
     for (unsigned i = 0; i < r->nheaders; i++)
         MHD_add_response_header(resp, r->hname[i], r->hvalue[i]);
+    if (r->early) /* the body is not read: MHD closes the connection after this answer */
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
     ret = MHD_queue_response(r->conn, r->status, resp);
     MHD_destroy_response(resp);
     r->responded = true;
@@ -558,33 +600,182 @@ static int append_body(struct http_req *r, const char *data, size_t n)
     return 0;
 }
 
+/* ---- Before the application: request line and header block ---- */
+
+static struct http_req *req_new(struct http_server *srv, struct MHD_Connection *conn)
+{
+    struct http_req *r = calloc(1, sizeof(*r));
+    if (!r)
+        return NULL;
+    arena_init(&r->arena);
+    r->srv = srv;
+    r->conn = conn;
+    r->body_cap = 1 << 20;
+    pthread_mutex_init(&r->mu, NULL);
+    return r;
+}
+
+/*
+ * MHD_OPTION_URI_LOG_CALLBACK: called with the request target before libmicrohttpd parses its
+ * query string. The request is created here, the query is copied for the router, and it is cut
+ * from MHD's (writable) buffer so that MHD parses no parameter: 0.9.75 keeps each one in the
+ * connection's small memory pool and, when that runs out, stalls the connection until its
+ * timeout without an answer (about 180 parameters did it).
+ */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+    struct http_req *r = req_new(cls, conn);
+    const char *q = strchr(uri, '?');
+    if (r && q) {
+        r->query = arena_strdup(&r->arena, q + 1);
+        ((char *)(uintptr_t)q)[1] = '\0';
+    }
+    return r;
+}
+
+static void refuse(struct http_req *r, const char *code, const char *param, const char *msg)
+{
+    if (r->refused)
+        return;
+    r->refused = true;
+    r->refusal.code = code;
+    r->refusal.param = param;
+    r->refusal.msg = msg;
+}
+
+struct hdr_scan {
+    struct http_req *r;
+    unsigned cl, te, auth, host, count;
+    const char *te_value;
+};
+
+static bool is_tchar(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           (c && strchr("!#$%&'*+-.^_`|~", c));
+}
+
+/*
+ * libmicrohttpd 0.9.75 keeps a header line in place in its read buffer: the name, the NUL that
+ * replaced the colon, optional whitespace, the value. It joins an obs-fold continuation line by
+ * appending it to the *name* (moving the name when it cannot grow in place), so a name and a
+ * value that do not sit like that in memory come from a folded line. tests/http/test_framing.py
+ * sends folded lines, so a libmicrohttpd that lays headers out otherwise fails there.
+ */
+static bool one_line(const char *key, size_t klen, const char *value)
+{
+    uintptr_t k = (uintptr_t)key, v = (uintptr_t)value;
+    if (v < k + klen + 1 || v - (k + klen + 1) > 1024)
+        return false;
+    for (const char *p = key + klen + 1; p != value; p++) {
+        if (*p != ' ' && *p != '\t')
+            return false;
+    }
+    return true;
+}
+
+static enum MHD_Result scan_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   const char *value)
+{
+    struct hdr_scan *h = cls;
+    size_t klen = strlen(key);
+    (void)kind;
+    h->count++;
+    for (size_t i = 0; i < klen; i++) {
+        if (!is_tchar((unsigned char)key[i]))
+            refuse(h->r, "invalid_request", NULL,
+                   "Invalid header field name (RFC 9112 5.1: no whitespace before the colon).");
+    }
+    if (klen == 0)
+        refuse(h->r, "invalid_request", NULL, "Empty header field name.");
+    if (value && !one_line(key, klen, value))
+        refuse(h->r, "invalid_request", NULL,
+               "Obsolete line folding is not accepted (RFC 9112 5.2).");
+    if (strcasecmp(key, "Content-Length") == 0)
+        h->cl++;
+    else if (strcasecmp(key, "Transfer-Encoding") == 0) {
+        h->te++;
+        h->te_value = value;
+    } else if (strcasecmp(key, "Authorization") == 0)
+        h->auth++;
+    else if (strcasecmp(key, "Host") == 0)
+        h->host++;
+    return MHD_YES;
+}
+
+/*
+ * The framing checks of RFC 9112 that libmicrohttpd 0.9.75 does not make, and the size rule of
+ * the header block, before the application sees the request. A refused request is answered
+ * at once, unread, and its connection closed: a proxy in front may frame it otherwise.
+ */
+static void check_framing(struct http_req *r, const char *version)
+{
+    struct hdr_scan h = {r, 0, 0, 0, 0, 0, NULL};
+    const union MHD_ConnectionInfo *ci;
+
+    MHD_get_connection_values(r->conn, MHD_HEADER_KIND, scan_header, &h);
+    if (h.cl > 1)
+        refuse(r, "invalid_request", "Content-Length", "More than one Content-Length header.");
+    if (h.te && h.cl)
+        refuse(r, "invalid_request", "Transfer-Encoding",
+               "Content-Length and Transfer-Encoding together (RFC 9112 6.1).");
+    if (h.te > 1 || (h.te && strcasecmp(h.te_value ? h.te_value : "", "chunked") != 0))
+        refuse(r, "invalid_request", "Transfer-Encoding",
+               "The only transfer coding accepted is a single 'chunked'.");
+    if (h.auth > 1)
+        refuse(r, "invalid_request", "Authorization", "More than one Authorization header.");
+    if (h.host > 1)
+        refuse(r, "invalid_request", "Host", "More than one Host header.");
+    if (!h.host && version && strcmp(version, MHD_HTTP_VERSION_1_1) == 0)
+        refuse(r, "invalid_request", "Host", "An HTTP/1.1 request needs a Host header.");
+    if (strlen(r->path) + (r->query ? strlen(r->query) + 1 : 0) > HTTP_URI_MAX)
+        refuse(r, "uri_too_long", NULL,
+               "The request target is longer than " HTTP_URI_MAX_TEXT " bytes.");
+    ci = MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+    if (ci && ci->header_size + (size_t)h.count * HTTP_HEADER_COST > HTTP_HEADER_MAX)
+        refuse(r, "request_header_fields_too_large", NULL,
+               "The request line and headers are larger than " HTTP_HEADER_MAX_TEXT
+               " bytes (each header line counts 64 bytes more than its length).");
+}
+
+/* ---- The access handler ---- */
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version, const char *upload,
                                   size_t *upload_size, void **con_cls)
 {
     struct http_server *srv = cls;
     struct http_req *r = *con_cls;
-    (void)version;
 
     if (!r) {
-        r = calloc(1, sizeof(*r));
+        r = req_new(srv, conn); /* on_uri could not allocate it */
         if (!r)
             return MHD_NO;
-        arena_init(&r->arena);
-        r->srv = srv;
-        r->conn = conn;
+        *con_cls = r;
+    }
+    if (!r->began) {
         r->method = arena_strdup(&r->arena, method);
         r->path = arena_strdup(&r->arena, url);
-        r->body_cap = 1 << 20;
-        pthread_mutex_init(&r->mu, NULL);
-        *con_cls = r;
+        r->began = true;
         atomic_fetch_add(&srv->inflight, 1);
-        if (srv->app.begin(r, srv->app.ud) == HTTP_RESPOND_NOW)
+        check_framing(r, version);
+        if (srv->app.begin(r, srv->app.ud) == HTTP_RESPOND_NOW || r->refused) {
+            r->early = true;
             return send_response(r);
+        }
         return MHD_YES;
     }
     r->conn = conn;
     if (*upload_size) {
+        uint64_t max = r->body_max ? r->body_max : (uint64_t)r->body_cap + (1u << 20);
+        r->body_seen += *upload_size;
+        if (r->body_seen > max) {
+            /* Far past what could be accepted: libmicrohttpd cannot answer while a body is
+             * coming in, so stop reading it and close (see docs/security.md). */
+            log_info("http: %s %s: closed after %llu body bytes", r->method, r->path,
+                     (unsigned long long)r->body_seen);
+            return MHD_NO;
+        }
         if (!r->responded && append_body(r, upload, *upload_size) != 0)
             r->too_large = true; /* memory refused: answered as too large */
         *upload_size = 0;
@@ -618,14 +809,16 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     if (!r)
         return;
     unpark(r);
-    srv->app.done(r, srv->app.ud);
+    if (r->began) {
+        srv->app.done(r, srv->app.ud);
+        atomic_fetch_sub(&srv->inflight, 1);
+    }
     pthread_mutex_destroy(&r->mu);
     free(r->body);
     free(r->resp_body);
     arena_cleanup(&r->arena);
     free(r);
     *con_cls = NULL;
-    atomic_fetch_sub(&srv->inflight, 1);
 }
 
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)
@@ -676,7 +869,8 @@ int http_server_start(const struct http_options *o, const struct http_app *app,
         flags, (uint16_t)o->port, NULL, NULL, on_request, srv,
         /* the logger first, so that MHD never prints with its own */
         MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)(o->threads ? o->threads : 1),
+        MHD_OPTION_URI_LOG_CALLBACK, on_uri, srv, MHD_OPTION_THREAD_POOL_SIZE,
+        (unsigned)(o->threads ? o->threads : 1),
         /* 12 KiB per connection (headers, response head, send buffer) instead of MHD's 32:
          * an open stream holds it for its whole life. */
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(12 * 1024), MHD_OPTION_NOTIFY_COMPLETED,

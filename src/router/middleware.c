@@ -28,6 +28,8 @@
 #include <strings.h>
 
 #define JSON_BODY_CAP (1u << 20)
+/* A refusal known at the headers is answered before a body larger than this (or chunked). */
+#define EARLY_BODY_MIN (64u * 1024)
 
 /* ---- Helpers for handlers ---- */
 
@@ -141,24 +143,9 @@ static bool sane_request_id(const char *s)
     return n > 0;
 }
 
-static void collect_query(void *ud, const char *key, const char *value)
-{
-    struct router_req *r = ud;
-    if (r->nquery >= ROUTER_MAX_QUERY) {
-        r->query_overflow = true;
-        return;
-    }
-    r->qname[r->nquery] = arena_strdup(r->arena, key);
-    r->qvalue[r->nquery] = arena_strdup(r->arena, value);
-    r->nquery++;
-}
-
 /* Unknown or repeated query parameters are refused, naming the first offender. */
 static int check_query(struct router_req *r, const struct route *rt, struct err *e)
 {
-    if (r->query_overflow)
-        return err_set(e, ERR_INVALID, "invalid_request", NULL,
-                       "Too many query parameters (at most %d).", ROUTER_MAX_QUERY);
     for (size_t i = 0; i < r->nquery; i++) {
         bool known = false;
         for (size_t j = 0; rt->query && rt->query[j]; j++) {
@@ -421,6 +408,8 @@ static enum http_begin on_begin(struct http_req *h, void *ud)
     const char *cl = http_req_header(h, "Content-Length");
     struct router_match m;
     const struct route *rt;
+    const struct http_refusal *refusal;
+    const char *method;
     uint64_t n;
 
     r->http = h;
@@ -438,9 +427,33 @@ static enum http_begin on_begin(struct http_req *h, void *ud)
     http_resp_header(h, "X-Request-Id", r->request_id);
     http_req_set_body_cap(h, JSON_BODY_CAP);
 
-    router_match(router_routes, router_nroutes, http_req_method(h), http_req_path(h), a, &m);
+    refusal = http_req_refusal(h);
+    if (refusal) {
+        /* bad framing or sizes: answered unread, and the connection closes */
+        err_set(&r->early, ERR_INVALID, refusal->code, refusal->param, "%s", refusal->msg);
+        api_error_respond(r, &r->early);
+        return HTTP_RESPOND_NOW;
+    }
+    /* HEAD is GET without the body (libmicrohttpd leaves the body out). */
+    method = strcmp(http_req_method(h), "HEAD") == 0 ? "GET" : http_req_method(h);
+    router_match(router_routes, router_nroutes, method, http_req_path(h), a, &m);
+    if (m.route < 0 && strcmp(method, http_req_method(h)) != 0 && m.allow[0])
+        router_match(router_routes, router_nroutes, http_req_method(h), http_req_path(h), a, &m);
     if (m.route < 0) {
-        if (m.allow[0]) {
+        if (http_req_header(h, "Authorization")) {
+            /* a valid key's request counts and carries its limits, whatever the path */
+            r->store = store_pool_get(env->pool);
+            if (authenticate(r, &r->early) == 0)
+                admit(r, &r->early);
+            store_pool_put(env->pool, r->store);
+            r->store = NULL;
+            if (r->early.code && strcmp(r->early.code, "rate_limit_exceeded") != 0 &&
+                strcmp(r->early.code, "concurrency_limit_exceeded") != 0)
+                err_clear(&r->early); /* the path is what is wrong: 404 or 405 below */
+        }
+        if (r->early.code) {
+            /* over a limit: 429 */
+        } else if (m.allow[0]) {
             http_resp_header(h, "Allow", m.allow);
             err_set(&r->early, ERR_INVALID, "method_not_allowed", NULL,
                     "Method %.10s is not allowed here. Allowed: %s.", http_req_method(h), m.allow);
@@ -452,6 +465,10 @@ static enum http_begin on_begin(struct http_req *h, void *ud)
         r->route = m.route;
         rt = &router_routes[m.route];
         memcpy(r->params, m.params, sizeof(r->params));
+        /* the query is decoded once, here (libmicrohttpd never parses it) */
+        if (router_query_parse(http_req_query(h), a, ROUTER_MAX_QUERY, r->qname, r->qvalue,
+                               &r->nquery, &r->query_err) != 0)
+            r->query_bad = true;
         if (!(rt->flags & ROUTE_PUBLIC)) {
             int rc;
             r->store = store_pool_get(env->pool);
@@ -474,12 +491,22 @@ static enum http_begin on_begin(struct http_req *h, void *ud)
             }
         }
     }
+    if (!r->early.code && r->query_bad)
+        r->early = r->query_err;
+    if (!r->early.code && r->route >= 0)
+        check_query(r, &router_routes[r->route], &r->early);
     if (!r->early.code && cl && !str_to_u64(str_c(cl), &n) && n > JSON_BODY_CAP &&
         !(r->route >= 0 && (router_routes[r->route].flags & ROUTE_UPLOAD))) {
-        struct err e;
-        err_set(&e, ERR_LIMIT, "request_too_large", NULL,
+        err_set(&r->early, ERR_LIMIT, "request_too_large", NULL,
                 "The request body is larger than %u bytes.", JSON_BODY_CAP);
-        api_error_respond(r, &e);
+    }
+    /*
+     * A refusal known now is answered now when that saves reading a body that is large or of
+     * unknown length (the connection then closes); a small body is read first, so that the
+     * keep-alive connection survives.
+     */
+    if (r->early.code && http_req_body_pending(h, EARLY_BODY_MIN)) {
+        api_error_respond(r, &r->early);
         return HTTP_RESPOND_NOW;
     }
     return HTTP_READ_BODY;
@@ -499,13 +526,10 @@ static void on_handle(struct http_req *h, void *ud)
         return;
     }
     rt = &router_routes[r->route];
-    http_req_query_each(h, collect_query, r);
     r->store = store_pool_get(r->env->pool);
     if (r->body_end)
         r->body_end(r); /* uploads: the body digest the Idempotency-Key fingerprint covers */
     rc = read_body(r, &e);
-    if (!rc)
-        rc = check_query(r, rt, &e);
     if (!rc && strcmp(http_req_method(h), "POST") == 0 && !(rt->flags & ROUTE_PUBLIC)) {
         const char *key = http_req_header(h, "Idempotency-Key");
         bool replayed = false;

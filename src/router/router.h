@@ -77,7 +77,8 @@ struct router_req {
     const char *qname[ROUTER_MAX_QUERY];
     const char *qvalue[ROUTER_MAX_QUERY];
     size_t nquery;
-    bool query_overflow;
+    bool query_bad; /* the query string could not be decoded: 'query_err' says why */
+    struct err query_err;
     bool authed;
     struct store_tenant tenant;
     struct store_key key;
@@ -116,6 +117,9 @@ void router_match(const struct route *routes, size_t n, const char *method, cons
 /* ---- cursor.c (pure) ---- */
 char *router_cursor_encode(struct arena *a, const char *const *fields, size_t n);
 int router_cursor_decode(const char *s, size_t len, struct arena *a, const char **fields, size_t n);
+/* Decode a raw query string into at most 'max' name/value pairs (arena); see query.c. */
+int router_query_parse(const char *q, struct arena *a, size_t max, const char **names,
+                       const char **values, size_t *n, struct err *e);
 
 /* ---- Helpers for handlers (middleware.c) ---- */
 const char *router_query(const struct router_req *r, const char *name); /* NULL: absent */
