@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * main.c: argv + environment -> configuration -> subcommand. The commands are the developer
- * hub of a self-hosted service (contract §3): serve, keys create|list|revoke, orgs update.
+ * hub of a self-hosted service (contract §3): serve, keys create|list|revoke, orgs update,
+ * employees update.
  * Exit status: 0 success, 1 the operation failed (unknown org or key, database error), 2 bad
  * usage or configuration.
  */
@@ -45,6 +46,7 @@ extern char **environ;
     "  workforce keys list --org SLUG\n"                                                           \
     "  workforce keys revoke KEY_ID\n"                                                             \
     "  workforce orgs update SLUG [--tier T] [--credits N]\n"                                      \
+    "  workforce employees update EMPLOYEE_ID --tier starter|manager\n"                            \
     "every command also takes --database PATH (default: WORKFORCE_DATABASE or "                    \
     "./data/workforce.db)\n"
 
@@ -138,6 +140,41 @@ static int ensure_parent_dir(const char *path)
     return 0;
 }
 
+/*
+ * Take group and other permissions off 'path' (a data file or directory made by an older
+ * version, or by hand): conversations, documents and key hashes are for this user only.
+ */
+static void tighten(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || !(st.st_mode & 077))
+        return;
+    if (chmod(path, st.st_mode & 0700) == 0)
+        log_warn("workforce: %s was readable by other users (mode %03o); now %03o", path,
+                 (unsigned)(st.st_mode & 0777), (unsigned)(st.st_mode & 0700));
+    else
+        log_error("workforce: %s is readable by other users and cannot be changed: %s", path,
+                  strerror(errno));
+}
+
+/* Check at start that the database, its WAL and shared memory and their directory are ours. */
+static void tighten_database(const char *db)
+{
+    char p[1100];
+    const char *slash = strrchr(db, '/');
+    if (strncmp(db, "postgres", 8) == 0 || strcmp(db, ":memory:") == 0)
+        return;
+    tighten(db);
+    snprintf(p, sizeof(p), "%s-wal", db);
+    tighten(p);
+    snprintf(p, sizeof(p), "%s-shm", db);
+    tighten(p);
+    if (slash && slash != db) {
+        snprintf(p, sizeof(p), "%.*s", (int)(slash - db), db);
+        tighten(p);
+    }
+}
+
 /* Open one store handle, migrated; prints why on failure. */
 static int open_store(const struct config *c, struct store **out)
 {
@@ -148,6 +185,7 @@ static int open_store(const struct config *c, struct store **out)
                 c->database, strerror(errno));
         return 1;
     }
+    tighten_database(c->database);
     if (store_open(c->database, out, &e) || store_migrate(*out, &e)) {
         fprintf(stderr, "workforce: %s: %s\n", e.param[0] ? e.param : "database", e.msg);
         store_close(*out);
@@ -336,6 +374,32 @@ static int cmd_orgs_update(const struct config *c, const struct opts *o)
     return 0;
 }
 
+/* employees update ID --tier starter|manager: the subscription gate, never set by the API */
+static int cmd_employees_update(const struct config *c, const struct opts *o)
+{
+    struct store *s = NULL;
+    int rc;
+
+    if (o->npos != 3)
+        return usage("employees update needs an EMPLOYEE_ID");
+    if (!o->tier || (strcmp(o->tier, "starter") != 0 && strcmp(o->tier, "manager") != 0))
+        return usage("employees update needs --tier starter or --tier manager");
+    if (open_store(c, &s))
+        return 1;
+    rc = store_employee_set_tier(s, o->pos[2], o->tier);
+    store_close(s);
+    if (rc == ERR_NOT_FOUND) {
+        fprintf(stderr, "workforce: no employee %s\n", o->pos[2]);
+        return 1;
+    }
+    if (rc) {
+        fprintf(stderr, "workforce: the employee could not be updated\n");
+        return 1;
+    }
+    printf("%s\t%s\n", o->pos[2], o->tier);
+    return 0;
+}
+
 /* ---- serve ---- */
 
 /*
@@ -479,6 +543,8 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
                 strerror(errno));
         goto out;
     }
+    tighten(c->files_dir);
+    api_knowledge_sweep_uploads(c->files_dir);
     if (start_embeddings(c, argv0, &env, &model)) {
         rc = 2;
         goto out;
@@ -556,6 +622,9 @@ out:
 
 int main(int argc, char **argv)
 {
+    /* Every file and directory this process makes (database, WAL, uploads, backups) is the
+     * user's alone: SQLite creates its files 0644 under the usual umask. */
+    umask(077);
     struct config cfg;
     struct opts o;
     struct err e;
@@ -597,6 +666,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(o.pos[0], "orgs") == 0 && o.npos >= 2 && strcmp(o.pos[1], "update") == 0)
         return cmd_orgs_update(&cfg, &o);
+    if (strcmp(o.pos[0], "employees") == 0 && o.npos >= 2 && strcmp(o.pos[1], "update") == 0)
+        return cmd_employees_update(&cfg, &o);
     return usage("unknown command");
 bad:
     fprintf(stderr, "workforce: %s: %s\n", e.param, e.msg);

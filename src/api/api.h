@@ -34,6 +34,7 @@ int api_conversations_delete(struct router_req *r, struct err *e);
 int api_feedback_create(struct router_req *r, struct err *e);
 
 /* knowledge.c */
+int api_knowledge_sweep_uploads(const char *dir); /* at start: unfinished uploads removed */
 int api_knowledge_upload_begin(struct router_req *r, struct err *e);
 int api_knowledge_upload(struct router_req *r, struct err *e);
 int api_knowledge_list(struct router_req *r, struct err *e);

@@ -318,6 +318,16 @@ static const char *caps_json(struct router_req *r, const struct jb_strings *caps
     return copy;
 }
 
+/* The tier is the subscription gate: set by the operator's command line, never by the API. */
+static int refuse_tier(const json_t *body, struct err *e)
+{
+    if (json_is_object(body) && json_object_get(body, "tier"))
+        return err_set(e, ERR_INVALID, "invalid_request", "tier",
+                       "An employee's tier cannot be set through the API; the operator sets "
+                       "it with: workforce employees update ID --tier starter|manager.");
+    return 0;
+}
+
 /* Turn a bound body into a store row; 'fields' gets the STORE_EMP_* bits present. */
 static void to_row(struct router_req *r, const struct emp_body *b, const struct jb_result *res,
                    struct store_employee *emp, unsigned *fields)
@@ -353,7 +363,9 @@ int api_employees_create(struct router_req *r, struct err *e)
     int rc;
 
     memset(&b, 0, sizeof(b));
-    rc = jb_bind(r->body, create_fields, F_N, &b, r->arena, &res, e);
+    rc = refuse_tier(r->body, e);
+    if (!rc)
+        rc = jb_bind(r->body, create_fields, F_N, &b, r->arena, &res, e);
     if (rc)
         return rc;
     memset(&emp, 0, sizeof(emp));
@@ -379,7 +391,9 @@ int api_employees_update(struct router_req *r, struct err *e)
     int rc;
 
     memset(&b, 0, sizeof(b));
-    rc = jb_bind(r->body, update_fields, F_N, &b, r->arena, &res, e);
+    rc = refuse_tier(r->body, e);
+    if (!rc)
+        rc = jb_bind(r->body, update_fields, F_N, &b, r->arena, &res, e);
     if (rc)
         return rc;
     memset(&emp, 0, sizeof(emp));

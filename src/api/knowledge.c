@@ -27,6 +27,7 @@
 #include "../knowledge/index.h"
 #include "../knowledge/worker.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -39,6 +40,7 @@
 #define MAX_FILE 52428800ull
 #define MAX_FIELD (64u * 1024)
 #define MAX_TAGS 32
+#define UPLOAD_TMP_PREFIX ".upload-" /* an upload being received; leftovers of a crash */
 #define MAX_EMPLOYEES 100
 
 enum part_kind { PART_NONE, PART_FILE, PART_NAME, PART_TAGS, PART_EMPLOYEES };
@@ -73,6 +75,29 @@ struct upload {
 };
 
 /* ---- Upload: sink and cleanup ---- */
+
+/*
+ * Remove the temporary files of uploads that a crash or kill left in 'dir' (start only, before
+ * the server accepts requests). Returns how many were removed.
+ */
+int api_knowledge_sweep_uploads(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    int n = 0;
+    if (!d)
+        return 0;
+    while ((de = readdir(d)) != NULL) {
+        if (strncmp(de->d_name, UPLOAD_TMP_PREFIX, strlen(UPLOAD_TMP_PREFIX)) == 0 &&
+            unlinkat(dirfd(d), de->d_name, 0) == 0)
+            n++;
+    }
+    closedir(d);
+    if (n)
+        log_info("knowledge: removed %d unfinished upload%s left by a previous run", n,
+                 n == 1 ? "" : "s");
+    return n;
+}
 
 static void upload_cleanup(struct router_req *r)
 {
@@ -302,6 +327,7 @@ int api_knowledge_upload_begin(struct router_req *r, struct err *e)
     struct upload *u;
     uint64_t n;
     int fd;
+    char tmpname[ID_MAX];
 
     if (cl && !str_to_u64(str_c(cl), &n) && n > MAX_FILE + MAX_FIELD * 4)
         return err_set(e, ERR_LIMIT, "file_too_large", "file",
@@ -325,7 +351,10 @@ int api_knowledge_upload_begin(struct router_req *r, struct err *e)
     u->mp_ok = true;
     u->raw = crypto_sha256_new();
     u->file_hash = crypto_sha256_new();
-    snprintf(u->tmp, sizeof(u->tmp), "%s/.upload-%s", r->env->cfg->files_dir, r->request_id);
+    /* Named by the server alone (a client's X-Request-Id is not unique, not even per org). */
+    if (id_new("upl", tmpname, sizeof(tmpname)) != 0)
+        return err_set(e, ERR_INTERNAL, "internal_error", NULL, "upload storage failed");
+    snprintf(u->tmp, sizeof(u->tmp), "%s/" UPLOAD_TMP_PREFIX "%s", r->env->cfg->files_dir, tmpname);
     fd = open(u->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0 || !u->raw || !u->file_hash) {
         log_error("knowledge: cannot create %s: %s", u->tmp, strerror(errno));

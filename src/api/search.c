@@ -61,62 +61,85 @@ static bool word_byte(char c)
 }
 
 /*
- * An FTS5 query that can never be a syntax error: every meaningful word quoted, joined by OR.
- * NULL when the query has no such word.
+ * The search terms of a query: its meaningful words (no stopwords), each whole, at most
+ * FTS_TERM_MAX bytes (a longer "word" is noise and is skipped, never cut), distinct, and at
+ * most FTS_TERMS of them: a chat message of any length makes a small query that stays valid.
  */
-char *api_knowledge_fts_query(struct arena *a, const char *q)
-{
-    struct buf b;
-    char *out;
-    const char *p = q;
-    buf_init(&b, 64 * 1024);
-    while (*p) {
-        const char *start;
-        while (*p && !word_byte(*p))
-            p++;
-        start = p;
-        while (*p && word_byte(*p))
-            p++;
-        if (p > start && !is_stopword(start, (size_t)(p - start))) {
-            if (buf_len(&b))
-                buf_appends(&b, " OR ");
-            buf_append(&b, "\"", 1);
-            buf_append(&b, start, (size_t)(p - start));
-            buf_append(&b, "\"", 1);
-        }
-    }
-    out = buf_len(&b) ? arena_strndup(a, buf_ptr(&b), buf_len(&b)) : NULL;
-    buf_cleanup(&b);
-    return out;
-}
+#define FTS_TERMS 64
+#define FTS_TERM_MAX 64
 
-/* The meaningful words of 'q' (as the FTS query sees them): how many, or how many of them
- * 'content' holds (when not NULL). */
-static size_t each_word(const char *q, const char *content)
+struct terms {
+    const char *p[FTS_TERMS];
+    size_t len[FTS_TERMS];
+    size_t n;
+};
+
+static void query_terms(const char *q, struct terms *t)
 {
-    size_t n = 0;
     const char *p = q;
-    while (*p) {
+    t->n = 0;
+    while (*p && t->n < FTS_TERMS) {
         const char *start;
         size_t len;
+        bool dup = false;
         while (*p && !word_byte(*p))
             p++;
         start = p;
         while (*p && word_byte(*p))
             p++;
         len = (size_t)(p - start);
-        if (len == 0 || is_stopword(start, len))
+        if (len == 0 || len > FTS_TERM_MAX || is_stopword(start, len))
             continue;
-        if (!content) {
-            n++;
-        } else {
-            char stem[64];
-            size_t k = len < 5 ? len : 5;
-            memcpy(stem, start, k);
-            stem[k] = '\0';
-            if (strcasestr(content, stem))
-                n++;
+        for (size_t i = 0; i < t->n && !dup; i++)
+            dup = t->len[i] == len && strncasecmp(t->p[i], start, len) == 0;
+        if (dup)
+            continue;
+        t->p[t->n] = start;
+        t->len[t->n++] = len;
+    }
+}
+
+/*
+ * An FTS5 query that can never be a syntax error: every search term quoted, joined by OR.
+ * NULL when the query has no such term. At most FTS_TERMS * (FTS_TERM_MAX + 6) bytes.
+ */
+char *api_knowledge_fts_query(struct arena *a, const char *q)
+{
+    struct terms t;
+    char *out, *o;
+    query_terms(q, &t);
+    if (!t.n)
+        return NULL;
+    out = o = arena_alloc(a, t.n * (FTS_TERM_MAX + 6) + 1);
+    for (size_t i = 0; i < t.n; i++) {
+        if (i) {
+            memcpy(o, " OR ", 4);
+            o += 4;
         }
+        *o++ = '"';
+        memcpy(o, t.p[i], t.len[i]);
+        o += t.len[i];
+        *o++ = '"';
+    }
+    *o = '\0';
+    return out;
+}
+
+/* The search terms of 'q': how many, or how many of them 'content' holds (when not NULL). */
+static size_t each_word(const char *q, const char *content)
+{
+    struct terms t;
+    size_t n = 0;
+    query_terms(q, &t);
+    if (!content)
+        return t.n;
+    for (size_t i = 0; i < t.n; i++) {
+        char stem[8];
+        size_t k = t.len[i] < 5 ? t.len[i] : 5;
+        memcpy(stem, t.p[i], k);
+        stem[k] = '\0';
+        if (strcasestr(content, stem))
+            n++;
     }
     return n;
 }

@@ -63,8 +63,8 @@ static const struct jb_field create_fields[F_STATUS] = {
     {"due_at", JB_STRING, offsetof(struct task_body, due_at), JB_NULLABLE, 1, 64, NULL,
      sched_due_at_check, DUE_MSG},
     {"priority", JB_ENUM, offsetof(struct task_body, priority), 0, 0, 0, priorities, NULL, NULL},
-    {"recurring", JB_ANY, offsetof(struct task_body, recurring), JB_NULLABLE, 0, 0, NULL, NULL,
-     NULL},
+    /* null is how a PATCH stops recurrence; a new task without it simply leaves it out */
+    {"recurring", JB_ANY, offsetof(struct task_body, recurring), 0, 0, 0, NULL, NULL, NULL},
 };
 
 /* The same fields, none required, and the status. */

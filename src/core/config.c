@@ -129,7 +129,7 @@ int config_parse_rate_limits(const char *s, size_t len, struct config_limits out
 bad:
     return err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_RATE_LIMITS",
                    "expected tier:requests_per_minute/burst/concurrent[,…] with tiers starter, "
-                   "manager, agency and whole numbers from 1");
+                   "manager, agency and whole numbers from 1 to 1,000,000");
 }
 
 /* Parse "<digits><s|m|h|d>" into milliseconds. 0 or ERR_INVALID. */

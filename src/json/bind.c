@@ -23,6 +23,58 @@ size_t jb_utf8_len(const char *s, size_t len)
 }
 
 /*
+ * The name of the member whose value ends near byte 'pos' of 'buf' ("limit" for
+ * {"limit": 100000000000000000000000}), copied into 'out', or NULL when it cannot be told
+ * (the value is an array item, or the text around it is not plain).
+ */
+static const char *member_before(const char *buf, size_t len, size_t pos, char *out, size_t cap)
+{
+    size_t i = pos < len ? pos : len, end;
+    while (i > 0 && strchr("0123456789+-.eE", buf[i - 1]))
+        i--;
+    while (i > 0 && strchr(" \t\r\n", buf[i - 1]))
+        i--;
+    if (i == 0 || buf[i - 1] != ':')
+        return NULL;
+    i--;
+    while (i > 0 && strchr(" \t\r\n", buf[i - 1]))
+        i--;
+    if (i == 0 || buf[i - 1] != '"')
+        return NULL;
+    end = --i;
+    while (i > 0 && buf[i - 1] != '"' && buf[i - 1] != '\\' && end - i < cap - 1)
+        i--;
+    if (i == 0 || buf[i - 1] != '"' || end == i)
+        return NULL;
+    memcpy(out, buf + i, end - i);
+    out[end - i] = '\0';
+    return out;
+}
+
+/* What is wrong with a body jansson refused, in our words (its own name its options). */
+static const char *parse_problem(const json_error_t *je)
+{
+    switch (json_error_code(je)) {
+    case json_error_null_character:
+        return "a string holds \\u0000, which is not accepted";
+    case json_error_invalid_utf8:
+        return "it is not valid UTF-8";
+    case json_error_duplicate_key:
+        return "a member name appears twice in one object";
+    case json_error_premature_end_of_input:
+        return "it ends too early";
+    case json_error_end_of_input_expected:
+        return "there is more after the value";
+    case json_error_numeric_overflow:
+        return "a number is out of range";
+    case json_error_stack_overflow:
+        return "it nests too deeply";
+    default:
+        return "invalid syntax";
+    }
+}
+
+/*
  * Parse the 'len' bytes at 'buf' as a JSON object. An empty body is the empty object. On
  * success '*out' is a new reference the caller releases with json_decref().
  */
@@ -37,10 +89,17 @@ int jb_parse(const char *buf, size_t len, json_t **out, struct err *e)
         return *out ? 0 : ERR_NOMEM;
     }
     v = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
+    if (!v && json_error_code(&je) == json_error_numeric_overflow) {
+        char name[128];
+        return err_set(e, ERR_INVALID, "invalid_request",
+                       member_before(buf, len, (size_t)je.position, name, sizeof(name)),
+                       "Invalid value: a number is out of range (line %d, column %d).", je.line,
+                       je.column);
+    }
     if (!v)
         return err_set(e, ERR_INVALID, "invalid_request", NULL,
-                       "The request body is not valid JSON: %s (line %d, column %d).", je.text,
-                       je.line, je.column);
+                       "The request body is not valid JSON: %s (line %d, column %d).",
+                       parse_problem(&je), je.line, je.column);
     if (!json_is_object(v)) {
         json_decref(v);
         return err_set(e, ERR_INVALID, "invalid_request", NULL,

@@ -445,6 +445,24 @@ static int s_org_update(struct store *s, const char *slug, int tier, int64_t cre
     return read_org(s, Q_ORG_BY_SLUG, slug, out);
 }
 
+static int s_employee_set_tier(struct store *s, const char *id, const char *tier)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    if (sqlite3_prepare_v2(DB(s), "UPDATE employees SET tier = ?2, updated_at = ?3 WHERE id = ?1",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail(s, "prepare employee tier");
+    sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, tier, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, clock_now_ms());
+    rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(s, "update employee tier");
+    sqlite3_finalize(st);
+    if (!rc && sqlite3_changes(DB(s)) == 0)
+        rc = ERR_NOT_FOUND;
+    return rc;
+}
+
 static int s_key_create(struct store *s, const struct store_key *k)
 {
     sqlite3_stmt *st = NULL;
@@ -2326,6 +2344,7 @@ static const struct store_ops sqlite_ops = {
     .org_get = s_org_get,
     .org_create = s_org_create,
     .org_update = s_org_update,
+    .employee_set_tier = s_employee_set_tier,
     .key_create = s_key_create,
     .key_find = s_key_find,
     .key_auth = s_key_auth,

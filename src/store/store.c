@@ -107,6 +107,15 @@ int store_org_update(struct store *s, const char *slug, int tier, int64_t credit
     WRAP(s->ops->org_update(s, slug, tier, credits, out));
 }
 
+/*
+ * Set the tier of employee 'id', whatever its organization: the operator's command line only
+ * (the API never writes a tier). ERR_NOT_FOUND when there is no such employee.
+ */
+int store_employee_set_tier(struct store *s, const char *id, const char *tier)
+{
+    WRAP(s->ops->employee_set_tier(s, id, tier));
+}
+
 /* Insert the key 'k' (its hash, never its secret). */
 int store_key_create(struct store *s, const struct store_key *k)
 {

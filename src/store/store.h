@@ -137,6 +137,8 @@ int store_org_create(struct store *s, const char *slug, int tier, int64_t credit
 /* Set tier (when 'tier' >= 0) and credits (when 'credits' >= 0). */
 int store_org_update(struct store *s, const char *slug, int tier, int64_t credits,
                      struct store_org *out);
+/* The operator sets an employee's tier ("starter" or "manager"); never the API. */
+int store_employee_set_tier(struct store *s, const char *id, const char *tier);
 int store_key_create(struct store *s, const struct store_key *k);
 int store_key_find(struct store *s, const unsigned char hash[32], struct store_key *out);
 /* The key with keyed hash 'hash' and its organization, in one read. ERR_NOT_FOUND if none. */

@@ -23,6 +23,7 @@
 #include "../../src/core/err.h"
 #include "../../src/core/mem.h"
 #include "../../src/core/str.h"
+#include "../../src/core/utf8.h"
 #include "../../src/router/router.h"
 
 #include <inttypes.h>
@@ -353,6 +354,47 @@ static void check_slice(struct arena *a, const char *s, size_t len)
     check_bearer(z);
 }
 
+/* ---- router_query_parse ---- */
+
+/*
+ * The query decoder on the whole path: success iff every pair is within the limit and decodes;
+ * then every name and value is UTF-8 without NUL, and re-encoding every byte as %XX decodes to
+ * the same pairs.
+ */
+static void check_query_parse(struct arena *a, const char *q)
+{
+    const char *names[ROUTER_MAX_QUERY], *values[ROUTER_MAX_QUERY];
+    const char *n2[ROUTER_MAX_QUERY], *v2[ROUTER_MAX_QUERY];
+    size_t n = 0, m = 0, len = 0;
+    struct err e;
+    char *enc;
+    int rc = router_query_parse(q, a, ROUTER_MAX_QUERY, names, values, &n, &e);
+
+    if (rc) {
+        CHECK(rc == ERR_LIMIT || rc == ERR_INVALID);
+        return;
+    }
+    CHECK(n <= ROUTER_MAX_QUERY);
+    for (size_t i = 0; i < n; i++)
+        len += 3 * (strlen(names[i]) + strlen(values[i])) + 2;
+    enc = arena_alloc(a, len + 1);
+    len = 0;
+    for (size_t i = 0; i < n; i++) {
+        CHECK(utf8_valid(names[i], strlen(names[i])) && utf8_valid(values[i], strlen(values[i])));
+        for (const char *p = names[i]; *p; p++)
+            len += (size_t)snprintf(enc + len, 4, "%%%02X", (unsigned char)*p);
+        enc[len++] = '=';
+        for (const char *p = values[i]; *p; p++)
+            len += (size_t)snprintf(enc + len, 4, "%%%02X", (unsigned char)*p);
+        enc[len++] = '&';
+    }
+    enc[len] = '\0';
+    CHECK(router_query_parse(enc, a, ROUTER_MAX_QUERY, n2, v2, &m, &e) == 0);
+    CHECK(m == n);
+    for (size_t i = 0; i < m; i++)
+        CHECK(strcmp(n2[i], names[i]) == 0 && strcmp(v2[i], values[i]) == 0);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const char *s = (const char *)data;
@@ -371,6 +413,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         path = arena_strndup(&a, s, size);
     }
     check_match(&a, method, path);
+    check_query_parse(&a, path);
 
     /* The other parsers: the whole input, then each line, then each token. */
     check_slice(&a, s, size);

@@ -395,8 +395,7 @@ class TaskApiTest(TaskHelpers, ChatTestCase):
         self.assertEqual((t["description"], t["priority"], t["due_at"], t["recurring"],
                           t["next_run_at"], t["status"], t["run_count"], t["credits_used"]),
                          ("", "medium", None, None, None, "pending", 0, 0))
-        t = self.create_ok(live, emp, "Explicit nulls", description=None, due_at=None,
-                           recurring=None)
+        t = self.create_ok(live, emp, "Explicit nulls", description=None, due_at=None)
         self.assertEqual((t["description"], t["priority"], t["due_at"], t["recurring"],
                           t["next_run_at"]), ("", "medium", None, None, None))
         for p in PRIORITIES:
