@@ -6,7 +6,7 @@
 #   make run            build, create a test key, print it with a curl line, serve
 #   make test           every suite: unit, http (release + ASan/UBSan), openapi, fuzz-replay
 #   make check          clang-format and the banned-function grep
-#   make fuzz           libFuzzer campaigns (clang), FUZZ_SECONDS each (default 60)
+#   make fuzz           libFuzzer campaigns (clang, ASan+UBSan), FUZZ_SECONDS each (default 600)
 #   make bench          benchmarks against a reference measured in the same run
 #   make SANITIZER=address|undefined|thread   a sanitized build in build/san-<name>/
 
@@ -98,7 +98,7 @@ test: deps
 check:
 	@sh tools/check.sh
 
-FUZZ_SECONDS ?= 60
+FUZZ_SECONDS ?= 600
 fuzz:
 	@sh tools/fuzz.sh $(FUZZ_SECONDS)
 

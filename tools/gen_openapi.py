@@ -53,9 +53,11 @@ ERRORS = [
     ("employee_offline", 409, "The employee is offline."),
     ("idempotency_key_in_use", 409, "A request with this Idempotency-Key is still in flight."),
     ("request_too_large", 413, "The JSON body is over 1 MiB (1,048,576 bytes)."),
+    ("uri_too_long", 414, "The request target is over 4,096 bytes, or has more than 16 query parameters; answered before any work, and the connection stays open."),
     ("file_too_large", 413, "The uploaded file is over 52,428,800 bytes (or the declared upload body is over 52,690,944 bytes)."),
     ("unsupported_media_type", 415, "A body was sent with a Content-Type this operation does not take."),
     ("unsupported_file_type", 415, "The uploaded file is not PDF, DOCX, TXT, Markdown, HTML, CSV or JSON (detected by content, then by name)."),
+    ("request_header_fields_too_large", 431, "The request line and headers cost more than 8,192 bytes (each header line counts 64 bytes more than its length); answered before any work, and the connection closes."),
     ("rate_limit_exceeded", 429, "Over the minute window or the burst bucket; retry after `Retry-After` seconds."),
     ("concurrency_limit_exceeded", 429, "Too many requests in flight at once (an open stream counts); retry after `Retry-After` seconds."),
     ("internal_error", 500, "An unexpected server error; the message carries no internals."),
@@ -69,7 +71,8 @@ ERROR_MEANING = {code: meaning for code, _, meaning in ERRORS}
 STATUS_TEXT = {
     400: "Bad request", 401: "Unauthorized", 402: "Payment required", 403: "Forbidden",
     404: "Not found", 405: "Method not allowed", 409: "Conflict", 413: "Payload too large",
-    415: "Unsupported media type", 429: "Too many requests", 500: "Internal server error",
+    414: "URI too long", 415: "Unsupported media type", 429: "Too many requests",
+    431: "Request header fields too large", 500: "Internal server error",
     502: "Bad gateway", 503: "Service unavailable",
 }
 
@@ -221,6 +224,31 @@ operation names its scope in `x-workforce-scope`.
 8. `Idempotency-Key` on a POST (see Idempotency): 400, a replay of the first response, or 409.
 9. The handler: binding of the body fields (400 with `param`), then its own checks (404 of a
    missing object, 403 of an employee tier, 409, 402, ...).
+
+## HTTP framing, sizes and early answers
+- The request is checked before any work (RFC 9112): two `Content-Length` headers,
+  `Content-Length` with `Transfer-Encoding`, a `Transfer-Encoding` other than a single
+  `chunked`, a header name with whitespace or other non-token characters, an obsolete folded
+  header line, two `Authorization` or two `Host` headers, or an HTTP/1.1 request without
+  `Host`: 400 `invalid_request` (`param` names the header where one is at fault), and the
+  connection closes after the answer.
+- The request line and headers may cost at most 8,192 bytes, where each header line counts
+  64 bytes more than its length: else 431 `request_header_fields_too_large`, and the
+  connection closes. The request target may be at most 4,096 bytes with at most 16 query
+  parameters: else 414 `uri_too_long`.
+- Query strings are percent-decoded strictly: an escape must be `%` and two hex digits, `%00`
+  is refused, and names and values must decode to UTF-8; else 400 with `param` the
+  parameter's name. `+` is a literal plus sign.
+- A refusal known from the headers alone (authentication, route, scope, limits, a declared
+  body over its limit, a bad query) is answered at once, without reading a body that is
+  chunked or declared over 64 KiB; the connection then closes. A smaller body is read first,
+  so that the connection stays open.
+- A chunked or under-declared body that runs more than 1 MiB past its limit (the JSON limit,
+  or the upload's 52,428,800 + 256 KiB) is not read further: the connection is closed without
+  an answer, since HTTP/1.1 gives no way to answer while the client is still sending.
+- `HEAD` is answered as `GET` without the body.
+- Invalid UTF-8 never leaves the server: any text that is not UTF-8 (which no input path
+  accepts) would be written with U+FFFD in its place.
 
 ## Validation (400 `invalid_request`)
 - Malformed JSON, a non-object body, duplicate keys, invalid UTF-8 or `\\u0000` in a string:
@@ -574,7 +602,6 @@ def build_schemas():
         "name": string(minLength=1, maxLength=100),
         "role": string(minLength=1, maxLength=100),
         "category": S("EmployeeCategory"),
-        "tier": {"$ref": "#/components/schemas/EmployeeTier", "default": "starter"},
         "capabilities": {"type": "array", "items": S("Capability"), "maxItems": 32,
                          "uniqueItems": True, "default": []},
         "description": string(maxLength=2000, default=""),
@@ -585,7 +612,12 @@ def build_schemas():
                    "description": "`active` is derived and cannot be set (400 `param: \"status\"`)."},
     }
     s["EmployeeCreate"] = obj(create_props, required=["name", "role", "category"],
-                              description="Unknown fields: 400 with `param` the field name.",
+                              description="Unknown fields: 400 with `param` the field name. "
+                                          "`tier` is not writable through the API (400 "
+                                          "`param: \"tier\"`): employees created here are "
+                                          "`starter`, and only the operator's command line "
+                                          "(`workforce employees update ID --tier T`) sets a "
+                                          "tier, since it is the subscription gate.",
                               examples=[{"name": "Ava", "role": "Operations Coordinator",
                                          "category": "operations",
                                          "capabilities": ["scheduling"]}])
@@ -593,7 +625,8 @@ def build_schemas():
                     for k, v in create_props.items()}  # absent means unchanged
     s["EmployeeUpdate"] = obj(update_props,
                               description="Any subset of the creation fields. `status` `offline` "
-                                          "disables the employee, `idle` brings it back.",
+                                          "disables the employee, `idle` brings it back. "
+                                          "`tier` gives 400 `param: \"tier\"`.",
                               examples=[{"status": "offline"}])
     s["StatsBucket"] = obj({
         "start": S("Timestamp"),
@@ -794,7 +827,10 @@ def build_schemas():
                                        maxLength=10000)),
         "due_at": nullable(S("Timestamp")),
         "priority": {"$ref": "#/components/schemas/TaskPriority", "default": "medium"},
-        "recurring": S("Recurring"),
+        "recurring": {"allOf": [S("Recurring")],
+                      "description": "Absent for a one-time task; `null` is refused here "
+                                     "(400 `param: \"recurring\"`; it is how a PATCH stops "
+                                     "recurrence)."},
     }, required=["employee_id", "title"],
         examples=[{"employee_id": ID["emp"], "title": "Weekly report", "priority": "high",
                    "recurring": {"frequency": "weekly", "day": "monday", "time": "09:00"}}])
@@ -888,9 +924,11 @@ def build_schemas():
                                     "400 `param: \"file\"`; a second `file` part: 400 "
                                     "`param: \"file\"`; more bytes than the limit: 413 "
                                     "`file_too_large`; an unsupported type: 415 "
-                                    "`unsupported_file_type`."},
-            "name": string("Display name, 1..200 characters; default the file name. Empty or "
-                           "longer: 400 `param: \"name\"`.", minLength=1, maxLength=200),
+                                    "`unsupported_file_type`. A file name that is not UTF-8 "
+                                    "or holds a control character: 400 `param: \"file\"`."},
+            "name": string("Display name, 1..200 characters; default the file name. Empty, "
+                           "longer, not UTF-8 or holding NUL: 400 `param: \"name\"`.",
+                           minLength=1, maxLength=200),
             "tags": {"type": "array", "items": tag_item, "maxItems": 32,
                      "description": "Labels to filter lists and searches by. Send the field "
                                     "once per tag, or once holding a JSON array of strings "
@@ -925,8 +963,8 @@ def build_schemas():
         "name": string("The `name` given at upload, else the file name.", minLength=1,
                        maxLength=255),
         "filename": string("The file name the client sent, without any directory part (what "
-                           "follows the last `/`), cut to 255 bytes; `upload` when it was "
-                           "empty.", minLength=1, maxLength=255),
+                           "follows the last `/`), cut to at most 255 bytes at a character "
+                           "boundary; `upload` when it was empty.", minLength=1, maxLength=255),
         "content_type": {"type": "string", "enum": doc_mimes,
                          "description": "The media type of the detected type (not the "
                                         "`Content-Type` the client declared): PDF, DOCX, "
@@ -1280,6 +1318,8 @@ SHARED_RESPONSES = {
     (401, ("missing_api_key", "invalid_api_key"), True): "Unauthorized",
     (403, ("permission_denied",), True): "Forbidden",
     (413, ("request_too_large",), True): "RequestTooLarge",
+    (414, ("uri_too_long",), True): "UriTooLong",
+    (431, ("request_header_fields_too_large",), True): "HeadersTooLarge",
     (415, ("unsupported_media_type",), True): "UnsupportedMediaType",
     (429, ("rate_limit_exceeded", "concurrency_limit_exceeded"), True): "TooManyRequests",
     (500, ("internal_error",), True): "InternalError",
@@ -1339,7 +1379,8 @@ class Spec:
         notes = dict(notes or {})
         if json_body is None:
             json_body = body is not None
-        all_codes = set(codes) | {"invalid_request", "internal_error"}
+        all_codes = set(codes) | {"invalid_request", "internal_error", "uri_too_long",
+                                  "request_header_fields_too_large"}
         if auth:
             all_codes |= {"missing_api_key", "invalid_api_key", "permission_denied",
                           "rate_limit_exceeded", "concurrency_limit_exceeded"}
