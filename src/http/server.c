@@ -72,8 +72,9 @@ struct http_server {
     atomic_int inflight;
     unsigned port;
     MHD_socket quiesced;
-    pthread_mutex_t mu; /* guards 'parked' */
+    pthread_mutex_t mu; /* guards 'parked' and 'reading' */
     struct http_req *parked;
+    struct http_req *reading; /* requests waiting for the rest of their body */
     pthread_t ticker;
     bool ticker_started;
     atomic_bool stopping;
@@ -133,6 +134,9 @@ struct http_req {
     bool early;         /* the response was queued before the body was read */
     uint64_t body_seen; /* body bytes received */
     uint64_t body_max;  /* past this many body bytes the connection is closed; 0: cap + 1 MiB */
+    int fd;             /* the connection's socket, while on the 'reading' list */
+    struct http_req *rd_prev, *rd_next;
+    bool is_reading;
 };
 
 /* ---- Request accessors ---- */
@@ -334,6 +338,65 @@ static void unpark(struct http_req *r)
     pthread_mutex_unlock(&srv->mu);
 }
 
+/*
+ * The 'reading' list: requests between their headers and the end of their body. libmicrohttpd
+ * 0.9.75 misses a client's close when the close arrived together with the last bytes it read
+ * (a client that connects, sends part of a body and closes at once): the request then stays in
+ * flight, holding its concurrency slot, until the connection times out (60 s). The ticker
+ * looks at these sockets and shuts down the ones whose peer has closed, which wakes the library.
+ */
+static void reading_add(struct http_req *r)
+{
+    struct http_server *srv = r->srv;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (!ci)
+        return;
+    pthread_mutex_lock(&srv->mu);
+    r->fd = ci->connect_fd;
+    r->rd_prev = NULL;
+    r->rd_next = srv->reading;
+    if (srv->reading)
+        srv->reading->rd_prev = r;
+    srv->reading = r;
+    r->is_reading = true;
+    pthread_mutex_unlock(&srv->mu);
+}
+
+static void reading_remove_locked(struct http_server *srv, struct http_req *r)
+{
+    if (!r->is_reading)
+        return;
+    if (r->rd_prev)
+        r->rd_prev->rd_next = r->rd_next;
+    else
+        srv->reading = r->rd_next;
+    if (r->rd_next)
+        r->rd_next->rd_prev = r->rd_prev;
+    r->is_reading = false;
+}
+
+static void reading_remove(struct http_req *r)
+{
+    pthread_mutex_lock(&r->srv->mu);
+    reading_remove_locked(r->srv, r);
+    pthread_mutex_unlock(&r->srv->mu);
+}
+
+/* Ticker: shut down the sockets of reading requests whose client has closed (srv->mu held). */
+static void reap_closed_locked(struct http_server *srv)
+{
+    struct http_req *r = srv->reading, *next;
+    for (; r; r = next) {
+        char c;
+        next = r->rd_next;
+        if (recv(r->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0) {
+            shutdown(r->fd, SHUT_RDWR);
+            reading_remove_locked(srv, r);
+        }
+    }
+}
+
 /* ---- Deferred responses ---- */
 
 /* The response of 'r' will be set later by another thread (see http.h). */
@@ -520,6 +583,7 @@ static void *ticker_main(void *arg)
         int64_t now = clock_now_ms();
         nanosleep(&tick, NULL);
         pthread_mutex_lock(&srv->mu);
+        reap_closed_locked(srv);
         for (struct http_req *r = srv->parked; r; r = r->park_next) {
             struct http_stream *st = r->stream;
             if (!st)
@@ -763,6 +827,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             r->early = true;
             return send_response(r);
         }
+        reading_add(r);
         return MHD_YES;
     }
     r->conn = conn;
@@ -795,6 +860,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         pthread_mutex_unlock(&r->mu);
         return ready ? send_response(r) : MHD_YES;
     }
+    reading_remove(r);
     srv->app.handle(r, srv->app.ud);
     return after_handle(r);
 }
@@ -809,6 +875,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     if (!r)
         return;
     unpark(r);
+    reading_remove(r);
     if (r->began) {
         srv->app.done(r, srv->app.ud);
         atomic_fetch_sub(&srv->inflight, 1);

@@ -159,31 +159,44 @@ class RateLimitTest(ServerTestCase):
         self.assertRegex(m, r'workforce_rate_limited_total\{[^}]*code="concurrency_limit_exceeded"'
                             r'[^}]*\} [1-9]')
 
+    def finished(self, route, method):
+        """How many requests of 'method route' the server has finished (any status), from
+        /metrics: a request's concurrency slot is released when it finishes."""
+        m = self.server.get("/metrics").body.decode()
+        pat = re.compile(r'^workforce_http_requests_total\{route="%s",method="%s",status="[^"]*"\}'
+                         r' (\d+)$' % (re.escape(route), method), re.M)
+        return sum(int(v) for v in pat.findall(m))
+
+    def wait_finished(self, route, method, n, timeout=15.0):
+        deadline = time.time() + timeout
+        while self.finished(route, method) < n:
+            if time.time() > deadline:
+                self.fail("the server finished %d of %d %s %s requests within %.0fs"
+                          % (self.finished(route, method), n, method, route, timeout))
+            time.sleep(0.02)
+
     def test_concurrency_released_on_abort(self):
+        # Conditions, not pauses: a slot is free once /metrics counts its request finished.
         key = self.server.create_key("rl-conc-abort", tier="agency")
+        emp0 = self.finished("/v1/employees", "POST")
+        acc0 = self.finished("/v1/account", "GET")
         for _ in range(3):
             held = [self._slow_upload(key) for _ in range(2)]
-            time.sleep(0.3)
             for s, _ in held:
                 s.close()
-        # The server frees an aborted request's slot when it sees the connection close; in two
-        # of six fresh-clone CI runs 0.5 s was not always enough, so give it 2 s.
-        time.sleep(2.0)
+        self.wait_finished("/v1/employees", "POST", emp0 + 6)
         one, rest = self._slow_upload(key)
         try:
-            time.sleep(0.3)
-            self.assertJson(self.account(key))  # 1 held + this one = 2 <= 2
-            # The server frees that request's slot just after its response reaches us: wait
-            # for it, or the next upload is refused (and never held) instead of held.
-            time.sleep(0.3)
+            # 'one' is in flight from its headers on: until then the account read is alone.
+            self.assertJson(self.account(key))  # at most 1 held + this one = 2 <= 2
+            self.wait_finished("/v1/account", "GET", acc0 + 1)
             two, _ = self._slow_upload(key)
             try:
-                # The held uploads count once the server has read their headers: on a loaded
-                # machine that can take longer than a fixed pause, so wait for it (bounded).
-                deadline = time.time() + 3.0
+                # Both held uploads count once the server has read their headers.
+                deadline = time.time() + 10.0
                 r = self.account(key)
                 while r.status != 429 and time.time() < deadline:
-                    time.sleep(0.1)
+                    time.sleep(0.05)
                     r = self.account(key)
                 self.assert429(r, code="concurrency_limit_exceeded")
             finally:
