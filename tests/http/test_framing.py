@@ -16,6 +16,7 @@ Raw sockets, because http.client cannot send what is tested here:
 """
 
 import json
+import select
 import socket
 import time
 import uuid
@@ -34,27 +35,27 @@ def exchange(port, raw, timeout=10.0, body_after=None, read_first=False):
     try:
         c.sendall(raw)
         if body_after is not None:
-            c.settimeout(0.2 if read_first else timeout)
+            first = True
             for chunk in body_after:
                 if read_first:
-                    try:
-                        d = c.recv(65536)
+                    # an answer due at the headers comes at once; after that, only look
+                    r, _, _ = select.select([c], [], [], 1.0 if first else 0)
+                    first = False
+                    if r:
+                        try:
+                            d = c.recv(65536)
+                        except ConnectionResetError:
+                            d = b""
                         if d:
                             data += d
-                            break
-                        closed = True
-                        break
-                    except socket.timeout:
-                        pass
-                    except ConnectionResetError:
-                        closed = True
+                        else:
+                            closed = True
                         break
                 try:
                     c.sendall(chunk)
                     sent += len(chunk)
                 except (BrokenPipeError, ConnectionResetError):
                     break
-            c.settimeout(timeout)
         deadline = time.time() + timeout
         while time.time() < deadline:
             if b"\r\n\r\n" in data:
