@@ -422,7 +422,19 @@ class ServerTestCase(unittest.TestCase):
             raise AssertionError("server of %s exited with %s on SIGTERM:\n%s"
                                  % (cls.__name__, rc, tail))
 
-    # -- assertions shared by the suites --
+    # -- waiting and assertions shared by the suites --
+
+    def poll(self, fn, what, timeout=240.0, step=0.05):
+        """Call fn() until it returns something true (returned) or 'timeout' seconds pass (a
+        failure naming 'what', with the server log's tail): a bounded wait on a condition."""
+        deadline = time.time() + timeout
+        while True:
+            v = fn()
+            if v:
+                return v
+            if time.time() > deadline:
+                self.fail("%s: not within %.0fs\n%s" % (what, timeout, self.server.log_tail()))
+            time.sleep(step)
 
     def assertJson(self, r, status=200):
         """Status, JSON content type, X-Request-Id; returns the parsed body."""

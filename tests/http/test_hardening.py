@@ -18,22 +18,10 @@ import os
 import stat
 import subprocess
 import threading
-import time
 import uuid
 
 from harness import GENEROUS_LIMITS, Server, ServerTestCase, clean_env, binary_path
 from test_knowledge import DOCS, multipart
-
-
-def wait_for(test, fn, what, timeout=240.0):
-    deadline = time.time() + timeout
-    while True:
-        v = fn()
-        if v:
-            return v
-        if time.time() > deadline:
-            test.fail("%s: not within %.0fs\n%s" % (what, timeout, test.server.log_tail()))
-        time.sleep(0.05)
 
 
 class UploadTempNamesTest(ServerTestCase):
@@ -112,7 +100,7 @@ class LongChatKnowledgeTest(ServerTestCase):
         body, ctype = multipart([], [("file", "p.txt", "text/plain",
                                       ("The %s budget closes on Friday." % word).encode())])
         doc = self.server.request("POST", DOCS, body=body, key=key, content_type=ctype).json
-        wait_for(self, lambda: self.server.get(DOCS + "/" + doc["id"], key=key).json["status"]
+        self.poll(lambda: self.server.get(DOCS + "/" + doc["id"], key=key).json["status"]
                  == "ready", "document ready")
         emp = self.server.get("/v1/employees?limit=1", key=key).json["employees"][0]["id"]
         # 7,900 distinct three-character CJK words (31,600 characters, ~110 KB as an FTS

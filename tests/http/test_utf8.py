@@ -12,9 +12,7 @@
 """
 
 import json
-import os
 import sqlite3
-import time
 import uuid
 
 from harness import GENEROUS_LIMITS, ServerTestCase
@@ -124,16 +122,6 @@ class StoredBytesTest(ServerTestCase):
 
     server_env = {"WORKFORCE_RATE_LIMITS": GENEROUS_LIMITS}
 
-    def wait(self, fn, what, timeout=240.0):
-        deadline = time.time() + timeout
-        while True:
-            v = fn()
-            if v:
-                return v
-            if time.time() > deadline:
-                self.fail("%s: not within %.0fs\n%s" % (what, timeout, self.server.log_tail()))
-            time.sleep(0.05)
-
     def test_every_stored_string_goes_out_as_valid_json(self):
         srv = self.server
         key = srv.create_key("u8s-" + uuid.uuid4().hex[:8], tier="manager", credits=100000)
@@ -144,7 +132,7 @@ class StoredBytesTest(ServerTestCase):
                                    % word).encode())])
         doc = strict_json(self, srv.request("POST", DOCS, body=body, key=key,
                                             content_type=ctype).body, "upload")
-        self.wait(lambda: strict_json(self, srv.get(DOCS + "/" + doc["id"], key=key).body,
+        self.poll(lambda: strict_json(self, srv.get(DOCS + "/" + doc["id"], key=key).body,
                                       "doc")["status"] == "ready", "document ready")
         emp = strict_json(self, srv.get("/v1/employees?limit=1", key=key).body,
                           "employees")["employees"][0]["id"]
@@ -155,7 +143,7 @@ class StoredBytesTest(ServerTestCase):
         task = strict_json(self, srv.post("/v1/tasks", {"employee_id": emp, "title": "T " + word,
                                                         "description": "Do " + word},
                                           key=key).body, "task")
-        self.wait(lambda: strict_json(self, srv.get("/v1/tasks/" + task["id"], key=key).body,
+        self.poll(lambda: strict_json(self, srv.get("/v1/tasks/" + task["id"], key=key).body,
                                       "task")["status"] in ("completed", "failed"), "task run")
 
         # Stop, damage every free-text column, start again.
