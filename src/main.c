@@ -518,6 +518,14 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
 
     if (o->npos != 1)
         return usage("serve takes no positional arguments");
+    /* Block the stop signals before any thread starts (engines, embeddings, the knowledge and
+     * task workers, the HTTP pool), so only sigwait() below sees them: a thread started with
+     * them unblocked could take a SIGTERM and end the process without a drain. */
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
     memset(&env, 0, sizeof(env));
     err_clear(&e);
     env.cfg = c;
@@ -559,13 +567,6 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
         fprintf(stderr, "workforce: cannot start the task workers\n");
         goto out;
     }
-
-    /* Block the stop signals before any thread starts, so only sigwait() below sees them. */
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &set, NULL);
-    signal(SIGPIPE, SIG_IGN);
 
     memset(&ho, 0, sizeof(ho)); /* unset options take the server's defaults */
     ho.host = c->listen_host;
