@@ -778,6 +778,12 @@ def build_schemas():
         "next_cursor": nullable(S("Cursor")),
     }, required=["conversations", "has_more", "next_cursor"],
         description="A page of conversations, newest activity (`updated_at`, then id) first.")
+    s["MessageList"] = obj({
+        "messages": {"type": "array", "items": S("ConversationMessage")},
+        "has_more": {"type": "boolean"},
+        "next_cursor": nullable(S("Cursor")),
+    }, required=["messages", "has_more", "next_cursor"],
+        description="A page of a conversation's messages, newest first.")
     s["FeedbackRequest"] = obj({
         "rating": integer("1..5, a JSON integer (`4.0` is refused).", minimum=1, maximum=5),
         "comment": {"type": ["string", "null"], "maxLength": 2000,
@@ -1717,9 +1723,28 @@ def build_paths():
     sp.add("get", "/v1/conversations/{id}", "getConversation", "Get a conversation",
            "Conversations", built=True, scope="conversations", params=[conv_id],
            description="The conversation with all its messages, oldest first; `sources` only "
-                       "on assistant messages.",
+                       "on assistant messages. The answer is streamed from the database "
+                       "(`Transfer-Encoding: chunked`, a few messages at a time), so a "
+                       "conversation of any length is answered with bounded memory; should the "
+                       "database fail after the first bytes, the connection is closed and the "
+                       "body is cut (never a complete-looking JSON document). To read a long "
+                       "conversation in parts, use `GET /v1/conversations/{id}/messages`.",
            ok=ok_json("Conversation", "The conversation."), codes=["conversation_not_found"],
            notes=conv_nf)
+    sp.add("get", "/v1/conversations/{id}/messages", "listConversationMessages",
+           "List a conversation's messages", "Conversations", built=True,
+           scope="conversations",
+           params=[conv_id, ref("parameters", "ListLimit"), ref("parameters", "Before")],
+           description="Extension: the messages of a conversation, newest first (so the first "
+                       "page is the latest exchange), keyset-paginated with `before`; each "
+                       "item is exactly the message object of the conversation.",
+           ok=ok_json("MessageList", "A page of messages."),
+           codes=["conversation_not_found"],
+           notes=dict(conv_nf, invalid_request="`limit` not 1..100 (`param: \"limit\"`), a "
+                                               "malformed `before` cursor (`param: "
+                                               "\"before\"`), or an unknown or repeated query "
+                                               "parameter (`param` names it)."),
+           bad_param="limit")
     sp.add("delete", "/v1/conversations/{id}", "deleteConversation", "Delete a conversation",
            "Conversations", built=True, scope="conversations", params=[conv_id],
            description="Deletes the conversation and all its messages; then reads give 404. A "

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * conversations.c: GET /v1/conversations (newest activity first, `before` keyset cursor over
- * updated_at then id), GET and DELETE /v1/conversations/{id}, and the feedback extension
+ * updated_at then id), GET and DELETE /v1/conversations/{id} (the GET streamed from the
+ * database), GET /v1/conversations/{id}/messages (newest first, paged), and the feedback extension
  * POST /v1/conversations/{id}/messages/{message_id}/feedback (contract §8).
  */
 #include "api.h"
@@ -9,8 +10,12 @@
 #include "../core/buf.h"
 #include "../core/clock.h"
 #include "../core/id.h"
+#include "../core/log.h"
+#include "../core/mem.h"
+#include "../http/http.h"
 
 #include <stddef.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -88,49 +93,179 @@ static int get_conversation(struct router_req *r, struct store_conversation *c, 
     return 0;
 }
 
-/* GET /v1/conversations/{id}: the conversation and its messages, oldest first. */
+/* One message object, as the conversation and its message list show it. */
+static void write_message(struct jw *w, const struct store_message *m)
+{
+    jw_obj(w);
+    jw_key(w, "id");
+    jw_str(w, m->id);
+    jw_key(w, "role");
+    jw_str(w, m->role);
+    jw_key(w, "content");
+    jw_str(w, m->content);
+    jw_key(w, "credits_used");
+    jw_int(w, m->credits_used);
+    jw_key(w, "created_at");
+    jw_time(w, m->created_at);
+    if (strcmp(m->role, "assistant") == 0) {
+        jw_key(w, "sources");
+        jw_raw(w, m->sources, "[]");
+    }
+    jw_obj_end(w);
+}
+
+/* ---- GET /v1/conversations/{id}: streamed from the database ---- */
+
+/*
+ * DESIGN. A conversation can hold thousands of long messages (1,202 of 32,000 characters made
+ * a 40 MB answer that was built whole, and then refused as too large). The answer is pulled:
+ * each time the client can take more, the next PAGE messages are read by keyset on their order
+ * with a store handle taken for that read only, written with the JSON writer into a buffer
+ * that is emptied as it is sent. Memory per request is one page; the HTTP thread is held for
+ * one page at a time, so other connections on it go on between pages. The head (404, auth) is
+ * decided before the first byte; a store failure later ends the connection (a cut body).
+ */
+#define PAGE 8
+#define STREAM_CAP (32u << 20) /* one page of the longest messages fits */
+
+struct conv_stream {
+    const struct router_env *env;
+    struct store_tenant tenant;
+    char *conv_id;
+    struct buf out;
+    size_t off;
+    struct jw w;
+    int64_t last_seq;
+    bool done;
+};
+
+static void conv_stream_free(void *ud)
+{
+    struct conv_stream *cs = ud;
+    buf_cleanup(&cs->out);
+    free(cs->conv_id);
+    free(cs);
+}
+
+/* Write the next page of messages (and the end when there are no more). */
+static int conv_stream_fill(struct conv_stream *cs)
+{
+    struct arena a;
+    struct store *s;
+    struct store_message *msgs = NULL;
+    size_t n = 0;
+    int rc;
+
+    arena_init(&a);
+    s = store_pool_get(cs->env->pool);
+    rc = store_message_page(s, &cs->tenant, cs->conv_id, false, cs->last_seq, PAGE, &a, &msgs, &n);
+    store_pool_put(cs->env->pool, s);
+    if (!rc) {
+        for (size_t i = 0; i < n; i++) {
+            write_message(&cs->w, &msgs[i]);
+            cs->last_seq = msgs[i].seq;
+        }
+        if (n < PAGE) {
+            jw_arr_end(&cs->w);
+            jw_obj_end(&cs->w);
+            cs->done = true;
+        }
+        rc = cs->w.rc;
+    }
+    arena_cleanup(&a);
+    return rc;
+}
+
+static long conv_stream_pull(void *ud, char *out, size_t max)
+{
+    struct conv_stream *cs = ud;
+    size_t left, k;
+
+    if (cs->off == buf_len(&cs->out)) {
+        buf_reset(&cs->out);
+        cs->off = 0;
+        if (cs->done)
+            return 0;
+        if (conv_stream_fill(cs) != 0) {
+            log_error("conversations: %s: reading the messages failed mid-answer", cs->conv_id);
+            return -1;
+        }
+        if (buf_len(&cs->out) == 0)
+            return 0;
+    }
+    left = buf_len(&cs->out) - cs->off;
+    k = left < max ? left : max;
+    memcpy(out, buf_ptr(&cs->out) + cs->off, k);
+    cs->off += k;
+    return (long)k;
+}
+
+/* GET /v1/conversations/{id}: the conversation and all its messages, oldest first. */
 int api_conversations_get(struct router_req *r, struct err *e)
 {
     struct store_conversation c;
-    struct store_message *msgs = NULL;
-    size_t n = 0;
-    struct buf b;
-    struct jw w;
+    struct conv_stream *cs;
     int rc;
 
     rc = get_conversation(r, &c, e);
     if (rc)
         return rc;
-    rc = store_message_list(r->store, &r->tenant, c.id,
-                            c.message_count > 0 ? (unsigned)c.message_count + 1 : 1, r->arena,
-                            &msgs, &n);
+    cs = xcalloc(1, sizeof(*cs));
+    cs->env = r->env;
+    cs->tenant = r->tenant;
+    cs->conv_id = xstrdup(c.id);
+    buf_init(&cs->out, STREAM_CAP);
+    jw_init(&cs->w, &cs->out);
+    jw_obj(&cs->w);
+    write_item(&cs->w, &c);
+    jw_key(&cs->w, "messages");
+    jw_arr(&cs->w);
+    http_resp_pull(r->http, 200, "application/json", conv_stream_pull, conv_stream_free, cs);
+    return 0;
+}
+
+/* GET /v1/conversations/{id}/messages: a page of messages, newest first, `before` cursor. */
+int api_conversations_messages(struct router_req *r, struct err *e)
+{
+    struct store_conversation c;
+    struct store_message *msgs = NULL;
+    unsigned limit;
+    int64_t before = 0;
+    const char *before_id = NULL;
+    size_t n = 0;
+    bool more;
+    struct buf b;
+    struct jw w;
+    int rc;
+
+    rc = router_query_limit(r, 50, 100, &limit, e);
+    if (!rc)
+        rc = router_query_before(r, "msg", &before, &before_id, e);
+    if (!rc && before_id && before < 1)
+        rc = err_set(e, ERR_INVALID, "invalid_request", "before",
+                     "Invalid before: not a cursor this list returned.");
+    if (!rc)
+        rc = get_conversation(r, &c, e);
+    if (rc)
+        return rc;
+    rc = store_message_page(r->store, &r->tenant, c.id, true, before, limit + 1, r->arena, &msgs,
+                            &n);
     if (rc)
         return err_set(e, rc, "internal_error", NULL, "message list failed");
-    buf_init(&b, RESP_CAP);
+    more = n > limit;
+    if (more)
+        n = limit;
+    buf_init(&b, STREAM_CAP);
     jw_init(&w, &b);
     jw_obj(&w);
-    write_item(&w, &c);
     jw_key(&w, "messages");
     jw_arr(&w);
-    for (size_t i = 0; i < n; i++) {
-        jw_obj(&w);
-        jw_key(&w, "id");
-        jw_str(&w, msgs[i].id);
-        jw_key(&w, "role");
-        jw_str(&w, msgs[i].role);
-        jw_key(&w, "content");
-        jw_str(&w, msgs[i].content);
-        jw_key(&w, "credits_used");
-        jw_int(&w, msgs[i].credits_used);
-        jw_key(&w, "created_at");
-        jw_time(&w, msgs[i].created_at);
-        if (strcmp(msgs[i].role, "assistant") == 0) {
-            jw_key(&w, "sources");
-            jw_raw(&w, msgs[i].sources, "[]");
-        }
-        jw_obj_end(&w);
-    }
+    for (size_t i = 0; i < n; i++)
+        write_message(&w, &msgs[i]);
     jw_arr_end(&w);
+    jw_key(&w, "has_more");
+    jw_bool(&w, more);
+    router_write_next_before(r, &w, more, more ? msgs[n - 1].seq : 0, more ? msgs[n - 1].id : NULL);
     jw_obj_end(&w);
     return router_respond_jw(r, &w, &b, e);
 }

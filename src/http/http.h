@@ -79,6 +79,17 @@ unsigned http_resp_status(const struct http_req *r);
 /* The response body set so far (borrowed; NULL when none) and its content type. */
 const char *http_resp_peek(const struct http_req *r, size_t *len, const char **ctype);
 
+/* ---- Pulled responses ---- */
+/*
+ * A body produced on demand, on the HTTP thread, each time the client can take more: fill up
+ * to 'max' bytes of 'out' and return how many (> 0), 0 at the end, or -1 to abort (a failure
+ * after the status was sent: the connection is closed, so the client sees a cut body).
+ */
+typedef long (*http_pull_fn)(void *ud, char *out, size_t max);
+/* Called in handle(): answer with 'status' and a pulled body; 'release(ud)' runs at the end. */
+void http_resp_pull(struct http_req *r, unsigned status, const char *ctype, http_pull_fn fn,
+                    void (*release)(void *ud), void *ud);
+
 /* ---- Deferred responses ---- */
 /*
  * Called in handle(): the response will be set later, from any thread. The connection is

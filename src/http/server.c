@@ -134,6 +134,7 @@ struct http_req {
     bool early;         /* the response was queued before the body was read */
     uint64_t body_seen; /* body bytes received */
     uint64_t body_max;  /* past this many body bytes the connection is closed; 0: cap + 1 MiB */
+    struct pull *pull;  /* a pulled body (http_resp_pull), until MHD takes it */
     int fd;             /* the connection's socket, while on the 'reading' list */
     struct http_req *rd_prev, *rd_next;
     bool is_reading;
@@ -299,6 +300,67 @@ static enum MHD_Result send_response(struct http_req *r)
         MHD_add_response_header(resp, r->hname[i], r->hvalue[i]);
     if (r->early) /* the body is not read: MHD closes the connection after this answer */
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+    ret = MHD_queue_response(r->conn, r->status, resp);
+    MHD_destroy_response(resp);
+    r->responded = true;
+    return ret;
+}
+
+/* ---- Pulled responses ---- */
+
+struct pull {
+    http_pull_fn fn;
+    void (*release)(void *ud);
+    void *ud;
+};
+
+/* Answer 'r' with a body that 'fn' produces as the client takes it (see http.h). */
+void http_resp_pull(struct http_req *r, unsigned status, const char *ctype, http_pull_fn fn,
+                    void (*release)(void *ud), void *ud)
+{
+    struct pull *p = xcalloc(1, sizeof(*p));
+    p->fn = fn;
+    p->release = release;
+    p->ud = ud;
+    r->pull = p;
+    r->status = status;
+    r->ctype = ctype;
+}
+
+static ssize_t pull_read(void *cls, uint64_t pos, char *out, size_t max)
+{
+    struct pull *p = cls;
+    long n = p->fn(p->ud, out, max);
+    (void)pos;
+    if (n < 0)
+        return MHD_CONTENT_READER_END_WITH_ERROR;
+    return n == 0 ? MHD_CONTENT_READER_END_OF_STREAM : (ssize_t)n;
+}
+
+static void pull_free(void *cls)
+{
+    struct pull *p = cls;
+    if (p->release)
+        p->release(p->ud);
+    free(p);
+}
+
+static enum MHD_Result send_pull(struct http_req *r)
+{
+    struct pull *p = r->pull;
+    struct MHD_Response *resp;
+    enum MHD_Result ret;
+
+    r->pull = NULL;
+    resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, pull_read, p, pull_free);
+    if (!resp) {
+        pull_free(p);
+        return MHD_NO;
+    }
+    if (r->ctype)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->ctype);
+    for (unsigned i = 0; i < r->nheaders; i++)
+        MHD_add_response_header(resp, r->hname[i], r->hvalue[i]);
     ret = MHD_queue_response(r->conn, r->status, resp);
     MHD_destroy_response(resp);
     r->responded = true;
@@ -558,6 +620,8 @@ static enum MHD_Result after_handle(struct http_req *r)
     r->handled = true;
     if (r->stream)
         return send_stream(r);
+    if (r->pull)
+        return send_pull(r);
     if (!r->deferred)
         return send_response(r);
     pthread_mutex_lock(&r->mu);
@@ -881,6 +945,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         atomic_fetch_sub(&srv->inflight, 1);
     }
     pthread_mutex_destroy(&r->mu);
+    if (r->pull)
+        pull_free(r->pull); /* never handed to MHD */
     free(r->body);
     free(r->resp_body);
     arena_cleanup(&r->arena);

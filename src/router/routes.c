@@ -13,6 +13,7 @@
 static const char *const q_employees[] = {"category", "status", "limit", "after", NULL};
 static const char *const q_stats[] = {"period", NULL};
 static const char *const q_conversations[] = {"employee_id", "limit", "before", NULL};
+static const char *const q_messages[] = {"limit", "before", NULL};
 static const char *const q_documents[] = {"tag", "employee_id", "limit", "before", NULL};
 static const char *const q_tasks[] = {"employee_id", "status", "priority", "limit", "before", NULL};
 static const char *const q_runs[] = {"limit", "before", NULL};
@@ -39,6 +40,8 @@ const struct route router_routes[] = {
     {"POST", "/v1/chat/stream", api_chat_stream, AUTH_SCOPE_CHAT, 0, NULL, NULL},
     {"GET", "/v1/conversations", api_conversations_list, CONV, 0, q_conversations, NULL},
     {"GET", "/v1/conversations/{id}", api_conversations_get, CONV, 0, NULL, NULL},
+    {"GET", "/v1/conversations/{id}/messages", api_conversations_messages, CONV, 0, q_messages,
+     NULL},
     {"DELETE", "/v1/conversations/{id}", api_conversations_delete, CONV, 0, NULL, NULL},
     {"POST", "/v1/conversations/{id}/messages/{message_id}/feedback", api_feedback_create, CONV, 0,
      NULL, NULL},

@@ -1261,6 +1261,40 @@ static int s_message_list(struct store *s, const struct store_tenant *t,
     return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(s, "message list");
 }
 
+static int s_message_page(struct store *s, const struct store_tenant *t,
+                          const char *conversation_id, bool newest_first, int64_t from_seq,
+                          unsigned limit, struct arena *a, struct store_message **out, size_t *n)
+{
+    sqlite3_stmt *st = NULL;
+    struct store_message *v;
+    size_t len = 0;
+    int rc;
+
+    if (sqlite3_prepare_v2(DB(s),
+                           newest_first
+                               ? "SELECT " MSG_COLS ", seq FROM messages WHERE org_id = ?1 AND"
+                                 " mode = ?2 AND conversation_id = ?3 AND (?4 = 0 OR seq < ?4)"
+                                 " ORDER BY seq DESC LIMIT ?5"
+                               : "SELECT " MSG_COLS ", seq FROM messages WHERE org_id = ?1 AND"
+                                 " mode = ?2 AND conversation_id = ?3 AND seq > ?4"
+                                 " ORDER BY seq LIMIT ?5",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail(s, "prepare message page");
+    bind_tenant(st, t);
+    sqlite3_bind_text(st, 3, conversation_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 4, from_seq);
+    sqlite3_bind_int64(st, 5, limit);
+    v = arena_alloc(a, ((size_t)limit ? limit : 1) * sizeof(*v));
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW && len < limit) {
+        read_message(st, a, &v[len]);
+        v[len++].seq = sqlite3_column_int64(st, 11);
+    }
+    sqlite3_finalize(st);
+    *out = v;
+    *n = len;
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(s, "message page");
+}
+
 static void read_message_cb(sqlite3_stmt *st, struct arena *a, void *out)
 {
     read_message(st, a, out);
@@ -2364,6 +2398,7 @@ static const struct store_ops sqlite_ops = {
     .conversation_list = s_conversation_list,
     .conversation_delete = s_conversation_delete,
     .message_list = s_message_list,
+    .message_page = s_message_page,
     .message_get = s_message_get,
     .feedback_set = s_feedback_set,
     .idem_claim = s_idem_claim,

@@ -247,6 +247,18 @@ int store_message_list(struct store *s, const struct store_tenant *t, const char
     WRAP(s->ops->message_list(s, t, conversation_id, limit, a, out, n));
 }
 
+/*
+ * Up to 'limit' messages of a conversation in order of 'seq': oldest first after 'from_seq' (0:
+ * from the first), or with 'newest_first' newest first before 'from_seq' (0: from the last).
+ * '*out' ('*n' items, each with its 'seq') lives in 'a'.
+ */
+int store_message_page(struct store *s, const struct store_tenant *t, const char *conversation_id,
+                       bool newest_first, int64_t from_seq, unsigned limit, struct arena *a,
+                       struct store_message **out, size_t *n)
+{
+    WRAP(s->ops->message_page(s, t, conversation_id, newest_first, from_seq, limit, a, out, n));
+}
+
 /* Read one message of a conversation; ERR_NOT_FOUND when absent. */
 int store_message_get(struct store *s, const struct store_tenant *t, const char *conversation_id,
                       const char *id, struct arena *a, struct store_message *out)

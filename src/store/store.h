@@ -199,6 +199,7 @@ struct store_message {
     int64_t output_tokens;
     int64_t response_ms; /* < 0: none */
     int64_t created_at;
+    int64_t seq; /* order within the conversation (store_message_page only) */
 };
 
 struct store_conv_filter {
@@ -247,6 +248,13 @@ int store_conversation_delete(struct store *s, const struct store_tenant *t, con
 /* The last 'limit' messages of a conversation, oldest first. */
 int store_message_list(struct store *s, const struct store_tenant *t, const char *conversation_id,
                        unsigned limit, struct arena *a, struct store_message **out, size_t *n);
+/*
+ * A page of a conversation's messages by keyset on their order ('seq'): oldest first after
+ * 'after_seq' (0: from the start), or newest first before 'before_seq' (0: from the end).
+ */
+int store_message_page(struct store *s, const struct store_tenant *t, const char *conversation_id,
+                       bool newest_first, int64_t from_seq, unsigned limit, struct arena *a,
+                       struct store_message **out, size_t *n);
 int store_message_get(struct store *s, const struct store_tenant *t, const char *conversation_id,
                       const char *id, struct arena *a, struct store_message *out);
 /* Set (or replace) the rating of an assistant message; statistics count the latest. */

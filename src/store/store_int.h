@@ -59,6 +59,9 @@ struct store_ops {
     int (*conversation_delete)(struct store *s, const struct store_tenant *t, const char *id);
     int (*message_list)(struct store *s, const struct store_tenant *t, const char *conversation_id,
                         unsigned limit, struct arena *a, struct store_message **out, size_t *n);
+    int (*message_page)(struct store *s, const struct store_tenant *t, const char *conversation_id,
+                        bool newest_first, int64_t from_seq, unsigned limit, struct arena *a,
+                        struct store_message **out, size_t *n);
     int (*message_get)(struct store *s, const struct store_tenant *t, const char *conversation_id,
                        const char *id, struct arena *a, struct store_message *out);
     int (*feedback_set)(struct store *s, const struct store_tenant *t,
