@@ -54,7 +54,7 @@ class LargeConversationTest(ServerTestCase):
         rows = []
         for i in range(N_MSG):
             role = "user" if i % 2 == 0 else "assistant"
-            content = ("m%05d " % i) + ("\u00e9x" * MSG_CHARS)[:MSG_CHARS - 7]
+            content = ("m%05d " % i) + ("\u00e9\u4e00" * MSG_CHARS)[:MSG_CHARS - 7]
             rows.append(("msg_big%017d" % i, cls.conv, org, mode, emp_id, role, content,
                          "[]" if role == "assistant" else None, 0, 0, 0, None, t0 + 1 + i,
                          base + 1 + i))
@@ -87,7 +87,9 @@ class LargeConversationTest(ServerTestCase):
             self.assertEqual(r.status, 200)
             self.assertEqual(len(r.body), size)
         grown = rss_kb(pid) - before
-        # a built answer would be at least its own size (~77 MB with its buffer) per read
+        if "san-" in os.path.basename(os.path.dirname(self.server.bin)):
+            return  # ASan keeps freed memory in quarantine: RSS says nothing there
+        # a built answer would hold its whole size (~96 MB) per read
         self.assertLess(grown * 1024, size // 4, "RSS grew by %d KiB" % grown)
 
     def test_messages_pages(self):
