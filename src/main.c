@@ -538,7 +538,8 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
     }
     /* Handles: one per HTTP thread, one more for a reply finished on the same thread, and a
      * few for the engine's thread. */
-    if (store_pool_new(c->database, 2 * c->threads + 4 + c->task_workers, &env.pool, &e)) {
+    if (store_pool_new(c->database, 2 * c->threads + 4 + c->task_workers + c->knowledge_workers,
+                       &env.pool, &e)) {
         fprintf(stderr, "workforce: %s: %s\n", e.param, e.msg);
         goto out;
     }
@@ -558,7 +559,8 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
         goto out;
     }
     env.kindex = kindex_new(env.embed ? embed_pool_model(env.embed) : NULL);
-    if (knowledge_worker_start(c->files_dir, env.pool, env.embed, env.kindex, &env.kworker)) {
+    if (knowledge_worker_start(c->files_dir, env.pool, env.embed, env.kindex, c->knowledge_workers,
+                               &env.kworker)) {
         fprintf(stderr, "workforce: cannot start the knowledge worker\n");
         goto out;
     }

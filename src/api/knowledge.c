@@ -581,6 +581,7 @@ int api_knowledge_delete(struct router_req *r, struct err *e)
         return err_set(e, rc, "document_not_found", "id", "No document %.60s.", r->params[0]);
     if (rc)
         return err_set(e, rc, "internal_error", NULL, "document delete failed");
+    knowledge_worker_cancel(r->env->kworker, r->params[0]);
     kindex_invalidate(r->env->kindex, &r->tenant);
     snprintf(path, sizeof(path), "%s/%s", r->env->cfg->files_dir, r->params[0]);
     unlink(path);

@@ -44,6 +44,7 @@ static const char *const known_vars[] = {
     "WORKFORCE_LLM_HISTORY_TOKENS",
     "WORKFORCE_EMBEDDINGS_THREADS",
     "WORKFORCE_TASK_WORKERS",
+    "WORKFORCE_KNOWLEDGE_WORKERS",
 };
 
 static const char *const oauth_providers[] = {"SLACK", "GOOGLE_CALENDAR", "OUTLOOK", "GITHUB",
@@ -266,6 +267,7 @@ int config_load_env(struct config *c, char *const *envp, struct err *e)
     c->llm_history_tokens = 3000;
     c->embeddings_threads = c->threads;
     c->task_workers = 4;
+    c->knowledge_workers = 2;
 
     for (; envp && *envp; envp++) {
         const char *kv = *envp, *eq = strchr(kv, '=');
@@ -341,6 +343,10 @@ int config_load_env(struct config *c, char *const *envp, struct err *e)
             int64_t t = 0;
             rc = set_int(&t, v, 1, 256, "WORKFORCE_EMBEDDINGS_THREADS", e);
             c->embeddings_threads = (unsigned)t;
+        } else if (IS("WORKFORCE_KNOWLEDGE_WORKERS")) {
+            int64_t t = 0;
+            rc = set_int(&t, v, 1, 64, "WORKFORCE_KNOWLEDGE_WORKERS", e);
+            c->knowledge_workers = (unsigned)t;
         } else if (IS("WORKFORCE_TASK_WORKERS")) {
             int64_t t = 0;
             rc = set_int(&t, v, 1, 256, "WORKFORCE_TASK_WORKERS", e);

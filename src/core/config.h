@@ -44,6 +44,7 @@ struct config {
     char embeddings_model[200];    /* openai: "" = text-embedding-3-small */
     unsigned embeddings_threads;   /* builtin: threads that embed (one kept for queries) */
     unsigned task_workers;         /* tasks carried out at once */
+    unsigned knowledge_workers;    /* documents processed at once */
 };
 
 /* Defaults, then the environment 'envp'; 0 or ERR_INVALID with the setting in e->param. */

@@ -492,7 +492,7 @@ static int run_child(child_fn fn, void *arg, enum child_mode mode, const struct 
 {
     int out_p[2] = {-1, -1}, diag_p[2] = {-1, -1};
     int64_t deadline;
-    bool timed_out = false, out_open = true, diag_open = true;
+    bool timed_out = false, cancelled = false, out_open = true, diag_open = true;
     pid_t pid, reaped, parent = getpid();
     int status = 0, rc = 0, text_rc = 0, diag_rc = 0;
 
@@ -526,11 +526,15 @@ static int run_child(child_fn fn, void *arg, enum child_mode mode, const struct 
             timed_out = true;
             break;
         }
+        if (lim->cancel && atomic_load(lim->cancel)) {
+            cancelled = true;
+            break;
+        }
         if (out_open)
             pf[k++] = (struct pollfd){.fd = out_p[0], .events = POLLIN};
         if (diag_open)
             pf[k++] = (struct pollfd){.fd = diag_p[0], .events = POLLIN};
-        pr = poll(pf, k, left > 1000 ? 1000 : (int)left);
+        pr = poll(pf, k, left > 200 ? 200 : (int)left);
         if (pr < 0 && errno != EINTR)
             break;
         for (nfds_t i = 0; pr > 0 && i < k; i++) {
@@ -546,7 +550,7 @@ static int run_child(child_fn fn, void *arg, enum child_mode mode, const struct 
     }
 
     /* Wait for the exit without reaping it, so the group id stays ours while we kill it. */
-    while (!timed_out && !text_rc) {
+    while (!timed_out && !text_rc && !cancelled) {
         siginfo_t si;
 
         memset(&si, 0, sizeof(si));
@@ -556,6 +560,8 @@ static int run_child(child_fn fn, void *arg, enum child_mode mode, const struct 
             break;
         if (clock_mono_us() / 1000 >= deadline)
             timed_out = true;
+        else if (lim->cancel && atomic_load(lim->cancel))
+            cancelled = true;
         else
             nap(2);
     }
@@ -570,6 +576,8 @@ static int run_child(child_fn fn, void *arg, enum child_mode mode, const struct 
         st->end = CHILD_TOO_MUCH;
     } else if (text_rc) {
         rc = text_rc;
+    } else if (cancelled) {
+        rc = err_set(e, ERR_CONFLICT, "invalid_request", NULL, "cancelled");
     } else if (timed_out) {
         st->end = CHILD_TIMEOUT;
     } else if (WIFEXITED(status)) {

@@ -18,6 +18,7 @@
 #include "../core/buf.h"
 #include "../core/err.h"
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 enum extract_type {
@@ -64,12 +65,15 @@ struct extract_limits {
     size_t max_memory;   /* address space the extractor may add (RLIMIT_AS) */
     size_t max_text;     /* bytes of text the child may send back */
     size_t max_unzipped; /* DOCX: entries' total uncompressed size */
+    /* When not NULL and set (by another thread), the child is killed within 200 ms and
+     * extract_file() answers ERR_CONFLICT ("cancelled"). */
+    const atomic_bool *cancel;
 };
 
 /* Defaults: 60 s, 512 MiB, 16 MiB of text, 256 MiB unzipped. */
 #define EXTRACT_LIMITS_DEFAULT                                                                     \
     {                                                                                              \
-        60000, (size_t)512 << 20, (size_t)16 << 20, (size_t)256 << 20                              \
+        60000, (size_t)512 << 20, (size_t)16 << 20, (size_t)256 << 20, NULL                        \
     }
 
 /* Extract the text of the file at 'path' as type 't' in a child process; see extract.c. */

@@ -1,12 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * worker.c: one thread, woken by uploads (and every few seconds in case a wake-up was missed),
- * that walks the documents in status 'processing' in id order. Extraction runs in a child
- * process with limits, so a malicious file can fail its document, not this thread.
+ * worker.c: WORKFORCE_KNOWLEDGE_WORKERS threads (default 2), woken by uploads (and every few
+ * seconds in case a wake-up was missed), that process the documents in status 'processing'.
+ * Extraction runs in a child process with limits, so a malicious file can fail its document,
+ * not a thread.
+ *
+ * DESIGN. Fairness: a thread picks its next document round-robin by tenant (organization and
+ * key mode); a tenant that already has a document in work is passed over while another tenant
+ * waits, and with several threads one tenant never holds more than all but one of them, so a
+ * thread is always there for the others: one organization's large or hanging files cannot
+ * hold up another's (with one thread, a long document still delays the next one; see docs). Cancel:
+ * a deleted document's job is flagged; its extraction child is killed within 200 ms, its embedding
+ * rounds stop, and nothing of it is stored (the store's foreign keys refuse chunks of a document
+ * deleted in the last instant).
  */
 #include "worker.h"
 
 #include "../core/clock.h"
+#include "../core/id.h"
 #include "../core/log.h"
 #include "../core/mem.h"
 #include "../embed/pool.h"
@@ -15,6 +26,7 @@
 #include "index.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,17 +39,35 @@
 #define STALE_RETRY_MS 60000 /* after a failed embedding */
 #define STALE_MAX_MISSES 3   /* failures in a row that mean the provider is down */
 
+#define CANDIDATES 256 /* processing documents looked at per pick */
+
+/* A document in work on one thread. */
+struct kjob {
+    bool busy;
+    char doc_id[ID_MAX];
+    struct store_tenant tenant;
+    atomic_bool cancel;
+};
+
 struct knowledge_worker {
-    pthread_t thread;
-    pthread_mutex_t mu;
+    pthread_t *threads;
+    unsigned nthreads;
+    pthread_mutex_t mu; /* guards everything below but the jobs' cancel flags' reads */
     pthread_cond_t cv;
-    bool woken;
+    unsigned wakes; /* bumped by each wake: a thread that saw it looks again */
     bool stop;
+    struct kjob *jobs;        /* one per thread */
+    struct store_tenant last; /* the tenant served last, for the round-robin */
     char *files_dir;
     struct store_pool *pool;
     struct embed_pool *embed; /* NULL: no vectors */
     struct kindex *index;
-    int64_t stale_after_ms; /* the next stale pass, not before (worker thread only) */
+    _Atomic int64_t stale_after_ms; /* the next stale pass (thread 0), not before */
+};
+
+struct kthread {
+    struct knowledge_worker *w;
+    unsigned index;
 };
 
 static enum extract_type type_of(const char *mime)
@@ -85,9 +115,15 @@ static bool embed_texts(struct knowledge_worker *w, const char *const *texts, co
     return true;
 }
 
-static void process(struct knowledge_worker *w, struct store *s, const struct store_document *d)
+static bool cancelled(const struct kjob *job)
 {
-    struct extract_limits lim = {60000, 512u << 20, 64u << 20, 256u << 20};
+    return atomic_load(&job->cancel);
+}
+
+static void process(struct knowledge_worker *w, struct store *s, const struct store_document *d,
+                    struct kjob *job)
+{
+    struct extract_limits lim = {60000, 512u << 20, 64u << 20, 256u << 20, &job->cancel};
     struct extract_result res;
     struct chunk *chunks = NULL;
     struct store_chunk *sc = NULL;
@@ -102,6 +138,7 @@ static void process(struct knowledge_worker *w, struct store *s, const struct st
 
     err_clear(&e);
     memset(&res, 0, sizeof(res));
+    log_info("knowledge: processing document %s", d->id);
     snprintf(path, sizeof(path), "%s/%s", w->files_dir, d->id);
     rc = extract_file(path, type_of(d->content_type), &lim, &res, &e);
     if (!rc && res.len == 0)
@@ -120,7 +157,8 @@ static void process(struct knowledge_worker *w, struct store *s, const struct st
             lens[i] = chunks[i].len;
         }
         /* In rounds, so that a stop does not wait for a whole large document. */
-        for (size_t first = 0; w->embed && first < n && !stopping(w); first += STALE_BATCH) {
+        for (size_t first = 0; w->embed && first < n && !stopping(w) && !cancelled(job);
+             first += STALE_BATCH) {
             size_t cnt = n - first < STALE_BATCH ? n - first : STALE_BATCH;
             float *part;
             size_t pdim;
@@ -143,7 +181,9 @@ static void process(struct knowledge_worker *w, struct store *s, const struct st
             }
         }
     }
-    if (!rc && stopping(w)) {
+    if (cancelled(job)) {
+        log_info("knowledge: document %s deleted during processing: stopped", d->id);
+    } else if (!rc && stopping(w)) {
         /* Left 'processing': the next start takes the document up again. */
         log_info("knowledge: document %s left for the next start", d->id);
     } else if (rc) {
@@ -257,20 +297,90 @@ static void embed_stale(struct knowledge_worker *w, struct store *s)
     }
 }
 
+static bool same_tenant(const struct store_tenant *a, const struct store_tenant *b)
+{
+    return a->mode == b->mode && strcmp(a->org_id, b->org_id) == 0;
+}
+
+/* Order of tenants for the round-robin (org id, then mode). */
+static int tenant_cmp(const struct store_tenant *a, const struct store_tenant *b)
+{
+    int c = strcmp(a->org_id, b->org_id);
+    return c ? c : (int)a->mode - (int)b->mode;
+}
+
+/*
+ * Pick the next document for job 'me' (w->mu held): round-robin by tenant after w->last, among
+ * documents no thread has; a tenant with a document in work is passed over while another one
+ * waits. The caller's arena 'a' holds the candidates. Returns 0 with '*out', or ERR_NOT_FOUND.
+ */
+static int pick(struct knowledge_worker *w, struct store *s, struct arena *a,
+                struct store_document *out)
+{
+    struct store_document *c = arena_alloc(a, CANDIDATES * sizeof(*c));
+    size_t n = 0;
+    const char *after = NULL;
+    int best = -1, best_busy = -1;
+    /* with several threads, one tenant never holds them all: one stays for the others */
+    unsigned cap = w->nthreads > 1 ? w->nthreads - 1 : 1;
+
+    while (n < CANDIDATES && store_document_next(s, after, a, &c[n]) == 0) {
+        after = c[n].id;
+        n++;
+    }
+    for (size_t i = 0; i < n; i++) {
+        bool doc_taken = false;
+        unsigned tenant_jobs = 0;
+        bool tenant_busy;
+        int *slot;
+        for (unsigned k = 0; k < w->nthreads; k++) {
+            if (!w->jobs[k].busy)
+                continue;
+            doc_taken |= strcmp(w->jobs[k].doc_id, c[i].id) == 0;
+            tenant_jobs += same_tenant(&w->jobs[k].tenant, &c[i].tenant);
+        }
+        if (doc_taken || tenant_jobs >= cap)
+            continue;
+        tenant_busy = tenant_jobs > 0;
+        slot = tenant_busy ? &best_busy : &best;
+        /* the first tenant after 'last' in the cycle, and its oldest document (by id) */
+        if (*slot < 0) {
+            *slot = (int)i;
+            continue;
+        }
+        {
+            int ci = tenant_cmp(&c[i].tenant, &w->last) > 0;
+            int cb = tenant_cmp(&c[*slot].tenant, &w->last) > 0;
+            int order = tenant_cmp(&c[i].tenant, &c[*slot].tenant);
+            if (ci != cb ? ci : order < 0 || (order == 0 && c[i].created_at < c[*slot].created_at))
+                *slot = (int)i;
+        }
+    }
+    if (best < 0)
+        best = best_busy;
+    if (best < 0)
+        return ERR_NOT_FOUND;
+    *out = c[best];
+    return 0;
+}
+
 static void *loop(void *arg)
 {
-    struct knowledge_worker *w = arg;
+    struct kthread *kt = arg;
+    struct knowledge_worker *w = kt->w;
+    struct kjob *job = &w->jobs[kt->index];
+    unsigned seen = 0;
+
     for (;;) {
         struct timespec until;
         struct store *s;
-        char after[ID_MAX] = "";
         pthread_mutex_lock(&w->mu);
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_sec += 3;
-        while (!w->woken && !w->stop)
+        while (w->wakes == seen && !w->stop)
             if (pthread_cond_timedwait(&w->cv, &w->mu, &until) != 0)
                 break;
-        w->woken = false;
+        seen = w->wakes;
         if (w->stop) {
             pthread_mutex_unlock(&w->mu);
             break;
@@ -282,46 +392,83 @@ static void *loop(void *arg)
             struct arena a;
             int rc;
             arena_init(&a);
-            rc = store_document_next(s, after[0] ? after : NULL, &a, &d);
+            pthread_mutex_lock(&w->mu);
+            rc = w->stop ? ERR_INTERNAL : pick(w, s, &a, &d);
             if (rc == 0) {
-                snprintf(after, sizeof(after), "%s", d.id);
-                process(w, s, &d);
+                job->busy = true;
+                snprintf(job->doc_id, sizeof(job->doc_id), "%s", d.id);
+                job->tenant = d.tenant;
+                atomic_store(&job->cancel, false);
+                w->last = d.tenant;
+            }
+            pthread_mutex_unlock(&w->mu);
+            if (rc == 0) {
+                process(w, s, &d, job);
+                pthread_mutex_lock(&w->mu);
+                job->busy = false;
+                job->doc_id[0] = '\0';
+                w->wakes++; /* a tenant passed over may go now */
+                pthread_cond_broadcast(&w->cv);
+                pthread_mutex_unlock(&w->mu);
             }
             arena_cleanup(&a);
-            pthread_mutex_lock(&w->mu);
-            if (w->stop)
-                rc = ERR_INTERNAL;
-            pthread_mutex_unlock(&w->mu);
             if (rc)
                 break;
         }
-        embed_stale(w, s);
+        if (kt->index == 0)
+            embed_stale(w, s);
         store_pool_put(w->pool, s);
     }
+    free(kt);
     return NULL;
 }
 
-/* Start the worker thread. */
+/* Start 'nthreads' worker threads (at least 1). */
 int knowledge_worker_start(const char *files_dir, struct store_pool *pool, struct embed_pool *embed,
-                           struct kindex *index, struct knowledge_worker **out)
+                           struct kindex *index, unsigned nthreads, struct knowledge_worker **out)
 {
     struct knowledge_worker *w = xcalloc(1, sizeof(*w));
     w->index = index;
     w->files_dir = xstrdup(files_dir);
     w->pool = pool;
     w->embed = embed;
-    w->woken = true;       /* look for documents left processing by an earlier run */
+    w->nthreads = nthreads ? nthreads : 1;
+    w->threads = xcalloc(w->nthreads, sizeof(*w->threads));
+    w->jobs = xcalloc(w->nthreads, sizeof(*w->jobs));
+    w->wakes = 1;          /* look for documents left processing by an earlier run */
     w->stale_after_ms = 0; /* and for chunks without a vector of the current model */
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);
-    if (pthread_create(&w->thread, NULL, loop, w) != 0) {
-        free(w->files_dir);
-        free(w);
-        *out = NULL;
-        return ERR_INTERNAL;
+    for (unsigned i = 0; i < w->nthreads; i++) {
+        struct kthread *kt = xcalloc(1, sizeof(*kt));
+        kt->w = w;
+        kt->index = i;
+        if (pthread_create(&w->threads[i], NULL, loop, kt) != 0) {
+            free(kt);
+            w->nthreads = i;
+            knowledge_worker_stop(w);
+            *out = NULL;
+            return ERR_INTERNAL;
+        }
     }
     *out = w;
     return 0;
+}
+
+/*
+ * Document 'doc_id' was deleted: if a thread is processing it, stop that (its extraction child
+ * is killed, nothing of it is stored). NULL 'w' is a no-op.
+ */
+void knowledge_worker_cancel(struct knowledge_worker *w, const char *doc_id)
+{
+    if (!w)
+        return;
+    pthread_mutex_lock(&w->mu);
+    for (unsigned k = 0; k < w->nthreads; k++) {
+        if (w->jobs[k].busy && strcmp(w->jobs[k].doc_id, doc_id) == 0)
+            atomic_store(&w->jobs[k].cancel, true);
+    }
+    pthread_mutex_unlock(&w->mu);
 }
 
 /* Wake the worker: a document is waiting. */
@@ -330,8 +477,8 @@ void knowledge_worker_wake(struct knowledge_worker *w)
     if (!w)
         return;
     pthread_mutex_lock(&w->mu);
-    w->woken = true;
-    pthread_cond_signal(&w->cv);
+    w->wakes++;
+    pthread_cond_broadcast(&w->cv);
     pthread_mutex_unlock(&w->mu);
 }
 
@@ -342,11 +489,14 @@ void knowledge_worker_stop(struct knowledge_worker *w)
         return;
     pthread_mutex_lock(&w->mu);
     w->stop = true;
-    pthread_cond_signal(&w->cv);
+    pthread_cond_broadcast(&w->cv);
     pthread_mutex_unlock(&w->mu);
-    pthread_join(w->thread, NULL);
+    for (unsigned i = 0; i < w->nthreads; i++)
+        pthread_join(w->threads[i], NULL);
     pthread_cond_destroy(&w->cv);
     pthread_mutex_destroy(&w->mu);
+    free(w->threads);
+    free(w->jobs);
     free(w->files_dir);
     free(w);
 }

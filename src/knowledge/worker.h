@@ -16,7 +16,9 @@ struct knowledge_worker;
 
 /* Start the thread; documents are read from 'files_dir'. '*out' owned by the caller. */
 int knowledge_worker_start(const char *files_dir, struct store_pool *pool, struct embed_pool *embed,
-                           struct kindex *index, struct knowledge_worker **out);
+                           struct kindex *index, unsigned nthreads, struct knowledge_worker **out);
+/* A document was deleted: stop processing it, if a thread is (NULL ok). */
+void knowledge_worker_cancel(struct knowledge_worker *w, const char *doc_id);
 void knowledge_worker_wake(struct knowledge_worker *w); /* a document was uploaded; NULL ok */
 void knowledge_worker_stop(struct knowledge_worker *w); /* finishes the current document */
 

@@ -101,7 +101,7 @@ static bool msg_has(const struct err *e, const char *part)
 }
 
 static const struct extract_limits default_lim = {20000, (size_t)512 << 20, (size_t)16 << 20,
-                                                  (size_t)64 << 20};
+                                                  (size_t)64 << 20, NULL};
 
 /* ---- Detection ---- */
 
@@ -540,6 +540,18 @@ static void test_child(void)
         ok(msg_has(&e, "the PDF file could not be read: extraction took longer than 300 ms"),
            "hang: a clear message");
         lim.timeout_ms = default_lim.timeout_ms;
+
+        /* A cancel (the document was deleted): the hanging child is killed at once. */
+        {
+            atomic_bool cancel = true;
+            lim.cancel = &cancel;
+            buf_reset(&text);
+            t0 = clock_mono_us();
+            rc = run_child(fn_sleep, NULL, CHILD_INPROC, &lim, &text, &diag, &st, &e);
+            is_int(rc, ERR_CONFLICT, "cancel: ERR_CONFLICT");
+            ok(clock_mono_us() - t0 < 2000000, "cancel: long before the 20 s deadline");
+            lim.cancel = NULL;
+        }
 
         /* A crash: SIGSEGV in the child, reported; we are still here. */
         buf_reset(&text);

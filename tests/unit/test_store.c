@@ -276,7 +276,8 @@ static void test_chat(struct store *s, const struct store_org *org)
                                         0,
                                         0,
                                         -1,
-                                        100};
+                                        100,
+                                        0};
         b.reserve_credit = true;
         is_int(store_chat_begin(s, &t, &b), 0, "begin: conversation, user message, credit");
         store_org_get(s, org->id, &o);
@@ -295,7 +296,8 @@ static void test_chat(struct store *s, const struct store_org *org)
                                            10,
                                            20,
                                            42,
-                                           200};
+                                           200,
+                                           0};
         fin.reserved = true;
         fin.charge = true;
         is_int(store_chat_finish(s, &t, &fin, &charged), 0, "finish");
