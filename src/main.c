@@ -28,12 +28,15 @@
 #include "store/store.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 
 extern char **environ;
@@ -47,12 +50,15 @@ extern char **environ;
     "  workforce keys revoke KEY_ID\n"                                                             \
     "  workforce orgs update SLUG [--tier T] [--credits N]\n"                                      \
     "  workforce employees update EMPLOYEE_ID --tier starter|manager\n"                            \
+    "  workforce backup --to FILE [--force]   (a consistent copy while the server runs; 0600)\n"   \
+    "  workforce restore --from FILE          (the server must be stopped)\n"                      \
     "every command also takes --database PATH (default: WORKFORCE_DATABASE or "                    \
     "./data/workforce.db)\n"
 
 /* Options of every command; NULL when not given. */
 struct opts {
-    const char *listen, *database, *org, *tier, *mode, *credits, *scopes, *expires_in;
+    const char *listen, *database, *org, *tier, *mode, *credits, *scopes, *expires_in, *to, *from;
+    bool force;
     const char *pos[4];
     int npos;
 };
@@ -79,10 +85,16 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         {"--credits", offsetof(struct opts, credits)},
         {"--scopes", offsetof(struct opts, scopes)},
         {"--expires-in", offsetof(struct opts, expires_in)},
+        {"--to", offsetof(struct opts, to)},
+        {"--from", offsetof(struct opts, from)},
     };
     memset(o, 0, sizeof(*o));
     for (int i = 0; i < argc; i++) {
         size_t f;
+        if (strcmp(argv[i], "--force") == 0) {
+            o->force = true;
+            continue;
+        }
         if (strncmp(argv[i], "--", 2) != 0) {
             if (o->npos >= 4)
                 return usage("too many arguments");
@@ -400,6 +412,222 @@ static int cmd_employees_update(const struct config *c, const struct opts *o)
     return 0;
 }
 
+/* ---- backup and restore ---- */
+
+/*
+ * The lock that says a server uses the database: "<db>.lock", held shared by every `serve` for
+ * its lifetime and exclusive by `restore` while it works. Returns the open descriptor, or -1
+ * when another process holds it ('busy' true) or it cannot be made.
+ */
+static int db_lock(const char *db, bool shared, bool *busy)
+{
+    char p[1100];
+    int fd;
+    *busy = false;
+    if (strncmp(db, "postgres", 8) == 0 || strcmp(db, ":memory:") == 0)
+        return INT_MAX; /* nothing to lock */
+    snprintf(p, sizeof(p), "%s.lock", db);
+    fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -1;
+    if (flock(fd, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0) {
+        *busy = errno == EWOULDBLOCK;
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static void db_unlock(int fd)
+{
+    if (fd >= 0 && fd != INT_MAX)
+        close(fd);
+}
+
+/* fsync the file (or directory) 'path'; 0 or -1. */
+static int sync_path(const char *path, int flags)
+{
+    int fd = open(path, flags | O_CLOEXEC), rc;
+    if (fd < 0)
+        return -1;
+    rc = fsync(fd);
+    close(fd);
+    return rc;
+}
+
+static void dir_of(const char *path, char *out, size_t n)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(out, n, ".");
+    else if (slash == path)
+        snprintf(out, n, "/");
+    else
+        snprintf(out, n, "%.*s", (int)(slash - path), path);
+}
+
+static void print_counts(const char *what, const char *path, const int64_t c[5])
+{
+    struct stat st;
+    long long size = stat(path, &st) == 0 ? (long long)st.st_size : -1;
+    printf("%s %s: %lld bytes, %lld organizations, %lld conversations, %lld messages, %lld "
+           "documents, %lld tasks\n",
+           what, path, size, (long long)c[0], (long long)c[1], (long long)c[2], (long long)c[3],
+           (long long)c[4]);
+}
+
+/*
+ * backup --to FILE [--force]: VACUUM INTO a temporary file beside FILE (0600 by the umask),
+ * check it, fsync it, and only then give it the name FILE (without --force, never over an
+ * existing file: link() refuses). A failure leaves no FILE and no temporary file.
+ */
+static int cmd_backup(const struct config *c, const struct opts *o)
+{
+    struct store *s = NULL;
+    char tmp[1200], dir[1100];
+    int64_t version, counts[5];
+    struct err e;
+    int rc = 1;
+
+    if (o->npos != 1 || !o->to || !*o->to)
+        return usage("backup needs --to FILE");
+    if (!o->force && access(o->to, F_OK) == 0) {
+        fprintf(stderr, "workforce: %s exists (use --force to replace it)\n", o->to);
+        return 1;
+    }
+    snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", o->to, (long)getpid());
+    unlink(tmp);
+    if (open_store(c, &s))
+        return 1;
+    err_clear(&e);
+    if (store_backup(s, tmp) != 0) {
+        fprintf(stderr, "workforce: the backup could not be written to %s\n", tmp);
+        goto out;
+    }
+    if (store_sqlite_check_file(tmp, &version, counts, &e) != 0) {
+        fprintf(stderr, "workforce: the backup failed its check: %s\n", e.msg);
+        goto out;
+    }
+    if (chmod(tmp, 0600) != 0 || sync_path(tmp, O_RDONLY) != 0) {
+        fprintf(stderr, "workforce: %s: %s\n", tmp, strerror(errno));
+        goto out;
+    }
+    if (o->force ? rename(tmp, o->to) != 0 : link(tmp, o->to) != 0) {
+        fprintf(stderr, "workforce: cannot name the backup %s: %s\n", o->to, strerror(errno));
+        goto out;
+    }
+    dir_of(o->to, dir, sizeof(dir));
+    sync_path(dir, O_RDONLY | O_DIRECTORY);
+    print_counts("backup", o->to, counts);
+    rc = 0;
+out:
+    unlink(tmp); /* after link() the backup keeps its own name */
+    store_close(s);
+    return rc;
+}
+
+/*
+ * restore --from FILE: the server must be stopped (its lock is free). FILE is checked (sound,
+ * a Workforce database, a schema this build knows); the current database is kept as
+ * "<db>.before-restore-<UTC time>" (a consistent copy, 0600); FILE is copied beside the
+ * database, fsynced, and renamed over it with its WAL and shared-memory files removed; then
+ * the migrations bring it to this build's schema.
+ */
+static int cmd_restore(const struct config *c, const struct opts *o)
+{
+    const char *db = c->database;
+    char keep[1200], tmp[1200], side[1200], ts[32];
+    int64_t version, counts[5];
+    struct store *s = NULL;
+    struct err e;
+    bool busy;
+    int lock, in = -1, out = -1, rc = 1;
+    char buf[1 << 16];
+    ssize_t n;
+
+    if (o->npos != 1 || !o->from || !*o->from)
+        return usage("restore needs --from FILE");
+    if (strncmp(db, "postgres", 8) == 0 || strcmp(db, ":memory:") == 0)
+        return usage("restore works on a SQLite database file");
+    err_clear(&e);
+    if (store_sqlite_check_file(o->from, &version, counts, &e) != 0) {
+        fprintf(stderr, "workforce: %s cannot be restored: %s\n", o->from, e.msg);
+        return 1;
+    }
+    if (version > store_sqlite_schema_version()) {
+        fprintf(stderr,
+                "workforce: %s has schema version %lld, newer than this build's %lld: restore "
+                "it with a newer workforce\n",
+                o->from, (long long)version, (long long)store_sqlite_schema_version());
+        return 1;
+    }
+    if (ensure_parent_dir(db) != 0) {
+        fprintf(stderr, "workforce: cannot create the directory of %s\n", db);
+        return 1;
+    }
+    lock = db_lock(db, false, &busy);
+    if (lock < 0) {
+        fprintf(stderr, "workforce: %s\n",
+                busy ? "a server is using this database: stop it first"
+                     : "cannot take the database's lock");
+        return 1;
+    }
+    if (access(db, F_OK) == 0) {
+        clock_fmt_iso(clock_now_ms(), ts, sizeof(ts));
+        snprintf(keep, sizeof(keep), "%s.before-restore-%s", db, ts);
+        if (open_store(c, &s) || store_backup(s, keep) != 0) {
+            fprintf(stderr, "workforce: cannot keep the current database as %s\n", keep);
+            goto out;
+        }
+        store_close(s);
+        s = NULL;
+        printf("kept the current database as %s\n", keep);
+    }
+    snprintf(tmp, sizeof(tmp), "%s.restore-%ld", db, (long)getpid());
+    in = open(o->from, O_RDONLY | O_CLOEXEC);
+    out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (in < 0 || out < 0) {
+        fprintf(stderr, "workforce: cannot copy %s: %s\n", o->from, strerror(errno));
+        goto out;
+    }
+    while ((n = read(in, buf, sizeof(buf))) > 0) {
+        if (write(out, buf, (size_t)n) != n) {
+            fprintf(stderr, "workforce: cannot write %s: %s\n", tmp, strerror(errno));
+            goto out;
+        }
+    }
+    if (n < 0 || fsync(out) != 0) {
+        fprintf(stderr, "workforce: cannot copy %s: %s\n", o->from, strerror(errno));
+        goto out;
+    }
+    close(out);
+    out = -1;
+    snprintf(side, sizeof(side), "%s-wal", db);
+    unlink(side);
+    snprintf(side, sizeof(side), "%s-shm", db);
+    unlink(side);
+    if (rename(tmp, db) != 0) {
+        fprintf(stderr, "workforce: cannot put the backup in place: %s\n", strerror(errno));
+        goto out;
+    }
+    dir_of(db, side, sizeof(side));
+    sync_path(side, O_RDONLY | O_DIRECTORY);
+    if (open_store(c, &s)) /* migrates it to this build's schema */
+        goto out;
+    print_counts("restored", db, counts);
+    rc = 0;
+out:
+    if (in >= 0)
+        close(in);
+    if (out >= 0)
+        close(out);
+    if (rc)
+        unlink(tmp);
+    store_close(s);
+    db_unlock(lock);
+    return rc;
+}
+
 /* ---- serve ---- */
 
 /*
@@ -514,7 +742,8 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
     struct err e;
     sigset_t set;
     int sig = 0;
-    int rc = 1;
+    int rc = 1, lock = -1;
+    bool busy;
 
     if (o->npos != 1)
         return usage("serve takes no positional arguments");
@@ -532,6 +761,12 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
     env.started_ms = clock_now_ms();
     if (open_store(c, &s) || load_secret(c, env.secret))
         goto out;
+    lock = db_lock(c->database, true, &busy);
+    if (lock < 0) {
+        fprintf(stderr, "workforce: %s\n",
+                busy ? "the database is being restored" : "cannot take the database's lock");
+        goto out;
+    }
     if (store_reset_busy(s)) {
         fprintf(stderr, "workforce: database: cannot reset work counters\n");
         goto out;
@@ -620,19 +855,20 @@ out:
     ratelimit_free(env.rl);
     metrics_free(env.metrics);
     store_close(s);
+    db_unlock(lock);
     return rc;
 }
 
 int main(int argc, char **argv)
 {
-    /* Every file and directory this process makes (database, WAL, uploads, backups) is the
-     * user's alone: SQLite creates its files 0644 under the usual umask. */
-    umask(077);
     struct config cfg;
     struct opts o;
     struct err e;
     int rc;
 
+    /* Every file and directory this process makes (database, WAL, uploads, backups) is the
+     * user's alone: SQLite creates its files 0644 under the usual umask. */
+    umask(077);
     err_clear(&e);
     if (argc < 2)
         return usage(NULL);
@@ -671,6 +907,10 @@ int main(int argc, char **argv)
         return cmd_orgs_update(&cfg, &o);
     if (strcmp(o.pos[0], "employees") == 0 && o.npos >= 2 && strcmp(o.pos[1], "update") == 0)
         return cmd_employees_update(&cfg, &o);
+    if (strcmp(o.pos[0], "backup") == 0)
+        return cmd_backup(&cfg, &o);
+    if (strcmp(o.pos[0], "restore") == 0)
+        return cmd_restore(&cfg, &o);
     return usage("unknown command");
 bad:
     fprintf(stderr, "workforce: %s: %s\n", e.param, e.msg);

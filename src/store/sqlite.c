@@ -273,6 +273,77 @@ out:
     return rc;
 }
 
+static int s_backup(struct store *s, const char *to)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    /* VACUUM INTO reads one snapshot of the database (a read transaction: writers go on) and
+     * writes a compact copy; the file is created with the process's umask (077: 0600). */
+    if (sqlite3_prepare_v2(DB(s), "VACUUM INTO ?1", -1, &st, NULL) != SQLITE_OK)
+        return fail(s, "prepare backup");
+    sqlite3_bind_text(st, 1, to, -1, SQLITE_STATIC);
+    rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(s, "backup");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/*
+ * Check the SQLite file 'path' without changing it: it opens read-only, passes
+ * PRAGMA integrity_check, and has Workforce's schema_migrations table. '*version' gets its
+ * schema version and 'counts' the rows of a few tables (organizations, conversations,
+ * messages, documents, tasks). ERR_INVALID with 'e' set when it is not a sound database.
+ */
+int store_sqlite_check_file(const char *path, int64_t *version, int64_t counts[5], struct err *e)
+{
+    static const char *const tables[5] = {"orgs", "conversations", "messages", "documents",
+                                          "tasks"};
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    int rc = 0;
+    char sql[96];
+
+    *version = 0;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        rc = err_set(e, ERR_INVALID, "invalid_request", NULL, "cannot open it as a database");
+        goto out;
+    }
+    if (sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL) != SQLITE_OK ||
+        sqlite3_step(st) != SQLITE_ROW ||
+        strcmp((const char *)sqlite3_column_text(st, 0), "ok") != 0) {
+        rc = err_set(e, ERR_INVALID, "invalid_request", NULL,
+                     "it is not a database, or it is damaged (integrity check failed)");
+        goto out;
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT coalesce(max(version), 0) FROM schema_migrations", -1, &st,
+                           NULL) != SQLITE_OK ||
+        sqlite3_step(st) != SQLITE_ROW) {
+        rc = err_set(e, ERR_INVALID, "invalid_request", NULL, "it is not a Workforce database");
+        goto out;
+    }
+    *version = sqlite3_column_int64(st, 0);
+    for (int i = 0; i < 5; i++) {
+        sqlite3_finalize(st);
+        st = NULL;
+        counts[i] = -1;
+        snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s", tables[i]);
+        if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_ROW)
+            counts[i] = sqlite3_column_int64(st, 0);
+    }
+out:
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return rc;
+}
+
+/* The schema version this build migrates to. */
+int64_t store_sqlite_schema_version(void)
+{
+    return (int64_t)store_sqlite_migrations_count;
+}
+
 static int s_ping(struct store *s)
 {
     return exec(s, "SELECT 1");
@@ -2378,6 +2449,7 @@ static const struct store_ops sqlite_ops = {
     .org_get = s_org_get,
     .org_create = s_org_create,
     .org_update = s_org_update,
+    .backup = s_backup,
     .employee_set_tier = s_employee_set_tier,
     .key_create = s_key_create,
     .key_find = s_key_find,

@@ -116,6 +116,15 @@ int store_employee_set_tier(struct store *s, const char *id, const char *tier)
     WRAP(s->ops->employee_set_tier(s, id, tier));
 }
 
+/*
+ * Write a consistent copy of the database (one snapshot, taken while writers go on) to the new
+ * file 'to', which must not exist. ERR_STORE when it cannot.
+ */
+int store_backup(struct store *s, const char *to)
+{
+    WRAP(s->ops->backup(s, to));
+}
+
 /* Insert the key 'k' (its hash, never its secret). */
 int store_key_create(struct store *s, const struct store_key *k)
 {

@@ -23,6 +23,7 @@ struct store_ops {
     int (*org_update)(struct store *s, const char *slug, int tier, int64_t credits,
                       struct store_org *out);
     int (*employee_set_tier)(struct store *s, const char *id, const char *tier);
+    int (*backup)(struct store *s, const char *to);
     int (*key_create)(struct store *s, const struct store_key *k);
     int (*key_find)(struct store *s, const unsigned char hash[32], struct store_key *out);
     int (*key_auth)(struct store *s, const unsigned char hash[32], struct store_key *key,
