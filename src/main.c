@@ -18,6 +18,7 @@
 #include "httpc/httpc.h"
 #include "embed/embed.h"
 #include "embed/pool.h"
+#include "knowledge/extract.h"
 #include "knowledge/index.h"
 #include "knowledge/worker.h"
 #include "tasks/runner.h"
@@ -870,6 +871,9 @@ int main(int argc, char **argv)
      * user's alone: SQLite creates its files 0644 under the usual umask. */
     umask(077);
     err_clear(&e);
+    /* The extraction helper (a fresh exec of this binary by extract_file()): nothing else. */
+    if (argc >= 2 && strcmp(argv[1], "extract-helper") == 0)
+        extract_helper_main(argc, argv);
     if (argc < 2)
         return usage(NULL);
     if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0) {

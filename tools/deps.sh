@@ -6,7 +6,7 @@ set -eu
 cd "$(dirname "$0")/.."
 
 PKGS="gcc make pkg-config python3 libmicrohttpd-dev libjansson-dev libsqlite3-dev libssl-dev libcurl4-openssl-dev \
-clang libclang-rt-14-dev clang-format libunistring-dev poppler-utils libzip-dev libxml2-dev groff pandoc qpdf"
+clang libclang-rt-14-dev clang-format libunistring-dev poppler-utils libzip-dev libxml2-dev libseccomp-dev groff pandoc qpdf"
 
 missing=""
 for p in $PKGS; do

@@ -22,13 +22,18 @@
  *     file fails instead of killing it; unblocks all signals;
  *   - gets the result pipe as stdout, a diagnostics pipe as stderr, /dev/null as stdin, and
  *     closes every other descriptor (the server's sockets, database, keys);
- *   - sets RLIMIT_CPU (the timeout, rounded up), RLIMIT_FSIZE 0 and RLIMIT_CORE 0, and
- *     RLIMIT_AS: 'max_memory' for a program it execs (a fresh address space), or for our own
- *     code what the forked image already maps plus 'max_memory' (a fork inherits the
- *     server's mappings, which the extractor cannot give back);
- *   - then runs pdftotext (execvpe, with only PATH in its environment, so no secret of ours
- *     can leak into the text) or our extractor, which writes the text to stdout and exits
- *     with 0 or an EXTRACT_R_* reason (extract_int.h).
+ *   - sets RLIMIT_CPU (the timeout, rounded up), RLIMIT_FSIZE 0, RLIMIT_CORE 0 and RLIMIT_AS
+ *     'max_memory' (the address space of the program it execs; none for a sanitized build's
+ *     helper, whose shadow memory alone is terabytes);
+ *   - then execs: pdftotext for a PDF (with only PATH in its environment), and for every other
+ *     type the extraction helper, which is this same binary run as
+ *     `workforce extract-helper TYPE ...` with an EMPTY environment and the file as stdin. The
+ *     helper seeds jansson and sets its time zone (what the libraries would open a file for),
+ *     enters a seccomp allow-list (sandbox/: read and write of the descriptors it has, memory,
+ *     the clock, exit; anything else kills it), and only then reads the file, parses it from
+ *     memory (DOCX too, with libzip over a buffer), writes the text to stdout and exits with 0
+ *     or an EXTRACT_R_* reason (extract_int.h). No byte of the server's memory or environment
+ *     is in the process that parses the file.
  * The parent reads both pipes with poll() until both close, keeping at most 'max_text' bytes
  * of text and 4 KiB of diagnostics, and kills the whole group (SIGKILL) when the wall-clock
  * deadline passes or the text passes its cap. It then reaps the child and maps what happened
@@ -40,10 +45,9 @@
  * characters) and, for a PDF, split into pages at the form feeds pdftotext puts after each
  * page. A text with no visible character fails ("no text"): a scanned PDF has no text layer.
  *
- * Limits of this isolation: an extractor of ours runs in a copy of the server's memory, so
- * code execution through a libxml2 or libzip bug could read what the server held at fork time
- * and return it as "text". pdftotext, by contrast, runs in a fresh process image. A stricter
- * setup would re-exec a dedicated helper binary under seccomp; the interface would not change.
+ * Limits of this isolation: pdftotext runs without the seccomp filter (it opens its fonts and
+ * configuration files); it is a fresh exec with an empty environment and the same resource
+ * limits. The in-process runner (CHILD_INPROC) remains for the unit tests of the runner itself.
  */
 #include "extract.h"
 #include "extract_int.h"
@@ -51,8 +55,13 @@
 #include "../core/clock.h"
 #include "../core/err.h"
 #include "../core/mem.h"
+#include "../core/str.h"
+#include "../sandbox/sandbox.h"
 
 #include <errno.h>
+#include <jansson.h>
+#include <sys/random.h>
+#include <time.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -337,9 +346,18 @@ const char *extract_type_name(enum extract_type t)
 typedef int (*child_fn)(void *arg, const struct extract_limits *lim);
 
 enum child_mode {
-    CHILD_EXEC,  /* 'fn' execs: RLIMIT_AS is max_memory */
-    CHILD_INPROC /* 'fn' is our code: RLIMIT_AS is the forked image plus max_memory */
+    CHILD_EXEC,   /* 'fn' execs: RLIMIT_AS is max_memory */
+    CHILD_HELPER, /* 'fn' execs our helper: max_memory too, none in a sanitized build */
+    CHILD_INPROC  /* 'fn' is our code: RLIMIT_AS is the forked image plus max_memory */
 };
+
+#if defined(__SANITIZE_ADDRESS__)
+#define SANITIZED_BUILD 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SANITIZED_BUILD 1
+#endif
+#endif
 
 /* How a child ended. */
 enum child_end {
@@ -428,6 +446,10 @@ static void child_main(child_fn fn, void *arg, enum child_mode mode,
     }
 
     as = (rlim_t)lim->max_memory;
+#ifdef SANITIZED_BUILD
+    if (mode == CHILD_HELPER)
+        as = RLIM_INFINITY; /* the sanitizer's shadow memory is terabytes of address space */
+#endif
     if (mode == CHILD_INPROC) {
         base = mapped_bytes();
         as = base ? (rlim_t)(base + lim->max_memory) : RLIM_INFINITY; /* unknown: no cap */
@@ -615,11 +637,41 @@ static int pdf_child(void *arg, const struct extract_limits *lim)
     return EXTRACT_R_NO_TOOL;
 }
 
-/* What inproc_child() extracts. */
-struct inproc_job {
+/* What helper_child() extracts. */
+struct helper_job {
     const char *path;
     enum extract_type type;
+    const char *probe; /* tests only: "probe-env" or "probe-open" instead of a type */
 };
+
+/*
+ * Our extractors run in a fresh process: the server's own binary exec'd as
+ * `workforce extract-helper ...` with an empty environment, the file as stdin and only the
+ * pipes of run_child() besides. Nothing of the server's memory, and no secret of its
+ * environment, reaches the code that parses the file. Returns only when the exec failed.
+ */
+static int helper_child(void *arg, const struct extract_limits *lim)
+{
+    const struct helper_job *job = arg;
+    char type[24], text[24], unzipped[24], input[24], a0[] = "workforce", a1[] = "extract-helper";
+    char *argv[] = {a0, a1, type, text, unzipped, input, NULL};
+    char *envp[] = {NULL};
+    int fd = open(job->path, O_RDONLY);
+
+    if (fd < 0 || dup2(fd, 0) < 0)
+        return EXTRACT_R_UNREADABLE;
+    if (fd != 0)
+        close(fd);
+    if (job->probe)
+        snprintf(type, sizeof(type), "%s", job->probe);
+    else
+        snprintf(type, sizeof(type), "%d", (int)job->type);
+    snprintf(text, sizeof(text), "%zu", lim->max_text);
+    snprintf(unzipped, sizeof(unzipped), "%zu", lim->max_unzipped);
+    snprintf(input, sizeof(input), "%zu", lim->max_memory);
+    execve(lim->helper ? lim->helper : "/proc/self/exe", argv, envp);
+    return EXTRACT_R_NO_TOOL;
+}
 
 /* Write the 'n' bytes at 'p' to stdout. 0 or -1. */
 static int write_all(const char *p, size_t n)
@@ -636,86 +688,131 @@ static int write_all(const char *p, size_t n)
     return 0;
 }
 
-/* Read the whole file 'path' (at most 'cap' bytes) into a new buffer. 0 or a reason. */
-static int slurp(const char *path, size_t cap, char **out, size_t *n)
+/* Read all of stdin (at most 'cap' bytes) into a new buffer. 0 or an EXTRACT_R_* reason. */
+static int read_stdin(size_t cap, char **out, size_t *n)
 {
-    struct stat sb;
-    char *p = NULL;
-    size_t got = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
+    size_t got = 0, alloc = 1 << 16;
+    char *p = mem_try_alloc(alloc);
 
-    if (fd < 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        rc = EXTRACT_R_UNREADABLE;
-        goto out;
-    }
-    if ((uint64_t)sb.st_size > cap) {
-        rc = EXTRACT_R_NOMEM;
-        goto out;
-    }
-    p = mem_try_alloc((size_t)sb.st_size + 1);
-    if (!p) {
-        rc = EXTRACT_R_NOMEM;
-        goto out;
-    }
-    while (got < (size_t)sb.st_size) {
-        ssize_t r = read(fd, p + got, (size_t)sb.st_size - got);
+    *out = NULL;
+    *n = 0;
+    if (!p)
+        return EXTRACT_R_NOMEM;
+    for (;;) {
+        ssize_t r;
+        if (got == alloc) {
+            char *q;
+            if (alloc >= cap) {
+                free(p);
+                return EXTRACT_R_NOMEM;
+            }
+            alloc = alloc * 2 < cap ? alloc * 2 : cap;
+            q = realloc(p, alloc);
+            if (!q) {
+                free(p);
+                return EXTRACT_R_NOMEM;
+            }
+            p = q;
+        }
+        r = read(0, p + got, alloc - got);
         if (r < 0 && errno == EINTR)
             continue;
-        if (r <= 0)
+        if (r < 0) {
+            free(p);
+            return EXTRACT_R_UNREADABLE;
+        }
+        if (r == 0)
             break;
         got += (size_t)r;
     }
-out:
-    if (fd >= 0)
-        close(fd);
-    if (rc) {
-        free(p);
-        p = NULL;
-    }
     *out = p;
     *n = got;
-    return rc;
+    return 0;
 }
 
-/* Our extractors: the text of the job's file to stdout; 0 or an EXTRACT_R_* reason. */
-static int inproc_child(void *arg, const struct extract_limits *lim)
+/* The extractor of 't' over the 'n' bytes at 'data' into 'out': 0 or an EXTRACT_R_* reason. */
+static int run_extractor(enum extract_type t, const char *data, size_t n, size_t max_unzipped,
+                         struct buf *out)
 {
-    const struct inproc_job *job = arg;
+    int rc;
+    if (t == EXTRACT_DOCX)
+        return extract_docx(data, n, max_unzipped, out);
+    switch (t) {
+    case EXTRACT_HTML:
+        rc = extract_html(data, n, out);
+        break;
+    case EXTRACT_JSON:
+        rc = extract_json(data, n, out);
+        break;
+    default:
+        rc = extract_text(data, n, out);
+        break;
+    }
+    if (rc == ERR_LIMIT)
+        return EXTRACT_R_TEXT_LIMIT;
+    if (rc == ERR_NOMEM)
+        return EXTRACT_R_NOMEM;
+    if (rc)
+        return t == EXTRACT_JSON ? EXTRACT_R_BAD_JSON : EXTRACT_R_NOT_TEXT;
+    return 0;
+}
+
+static uint64_t arg_u64(const char *s)
+{
+    uint64_t v = 0;
+    return str_to_u64(str_c(s), &v) == 0 ? v : 0;
+}
+
+/*
+ * `workforce extract-helper TYPE MAX_TEXT MAX_UNZIPPED MAX_INPUT` (see extract.h). The filter
+ * is entered before a byte of the file is read; the process then ends with _exit(), so that
+ * nothing runs after the parse (no atexit handler, no leak scan that the filter would kill).
+ */
+void extract_helper_main(int argc, char **argv)
+{
     struct buf out;
     char *data = NULL;
     size_t n = 0;
-    int rc = 0;
+    int rc;
+    uint64_t type;
 
-    buf_init(&out, lim->max_text);
-    if (job->type == EXTRACT_DOCX) {
-        rc = extract_docx(job->path, lim->max_unzipped, &out);
-    } else {
-        rc = slurp(job->path, lim->max_memory, &data, &n);
-        if (!rc) {
-            switch (job->type) {
-            case EXTRACT_HTML:
-                rc = extract_html(data, n, &out);
-                break;
-            case EXTRACT_JSON:
-                rc = extract_json(data, n, &out);
-                break;
-            default:
-                rc = extract_text(data, n, &out);
-                break;
-            }
-            if (rc == ERR_LIMIT)
-                rc = EXTRACT_R_TEXT_LIMIT;
-            else if (rc == ERR_NOMEM)
-                rc = EXTRACT_R_NOMEM;
-            else if (rc)
-                rc = job->type == EXTRACT_JSON ? EXTRACT_R_BAD_JSON : EXTRACT_R_NOT_TEXT;
-        }
+    if (argc != 6)
+        _exit(EXTRACT_R_UNREADABLE);
+    /* What the libraries would open a file for, done before the filter: jansson's hash seed
+     * (else read from /dev/urandom) and the time zone libzip's date conversion asks for (else
+     * /etc/localtime; the dates are not used). */
+    {
+        uint32_t seed = 0;
+        if (getrandom(&seed, sizeof(seed), 0) != (ssize_t)sizeof(seed))
+            seed = (uint32_t)getpid() ^ (uint32_t)clock_mono_us();
+        json_object_seed(seed ? seed : 1);
+        (void)setenv("TZ", "UTC0", 1);
+        tzset();
     }
+    if (sandbox_enter() != 0) {
+        static const char msg[] = "extract-helper: cannot enter the seccomp filter\n";
+        (void)!write(2, msg, sizeof(msg) - 1);
+        _exit(EXTRACT_R_UNREADABLE);
+    }
+    if (strcmp(argv[2], "probe-env") == 0) { /* tests: the environment the helper got */
+        for (char **e = environ; *e; e++) {
+            (void)!write(1, *e, strlen(*e));
+            (void)!write(1, "\n", 1);
+        }
+        _exit(0);
+    }
+    if (strcmp(argv[2], "probe-open") == 0) /* tests: a call outside the list kills */
+        _exit(open("/etc/hostname", O_RDONLY) >= 0 ? 0 : EXTRACT_R_UNREADABLE);
+    type = arg_u64(argv[2]);
+    if (type == EXTRACT_UNKNOWN || type == EXTRACT_PDF || type > EXTRACT_DOCX)
+        _exit(EXTRACT_R_UNREADABLE);
+    buf_init(&out, (size_t)arg_u64(argv[3]));
+    rc = read_stdin((size_t)arg_u64(argv[5]), &data, &n);
+    if (!rc)
+        rc = run_extractor((enum extract_type)type, data, n, (size_t)arg_u64(argv[4]), &out);
     if (!rc && write_all(buf_ptr(&out), buf_len(&out)) != 0)
         rc = EXTRACT_R_UNREADABLE;
-    free(data);
-    buf_cleanup(&out);
-    return rc;
+    _exit(rc);
 }
 
 /* ---- The result ---- */
@@ -878,7 +975,7 @@ int extract_file(const char *path, enum extract_type t, const struct extract_lim
 {
     struct buf text, diag;
     struct child_status st;
-    struct inproc_job job = {path, t};
+    struct helper_job job = {path, t, NULL};
     char *pdf_arg = NULL;
     int fd, rc = 0;
 
@@ -908,7 +1005,7 @@ int extract_file(const char *path, enum extract_type t, const struct extract_lim
         snprintf(pdf_arg, n, "%s%s", path[0] == '-' ? "./" : "", path);
         rc = run_child(pdf_child, pdf_arg, CHILD_EXEC, lim, &text, &diag, &st, e);
     } else {
-        rc = run_child(inproc_child, &job, CHILD_INPROC, lim, &text, &diag, &st, e);
+        rc = run_child(helper_child, &job, CHILD_HELPER, lim, &text, &diag, &st, e);
     }
     if (rc == ERR_NOMEM)
         err_set(e, ERR_NOMEM, "internal_error", NULL, "out of memory");

@@ -68,17 +68,25 @@ struct extract_limits {
     /* When not NULL and set (by another thread), the child is killed within 200 ms and
      * extract_file() answers ERR_CONFLICT ("cancelled"). */
     const atomic_bool *cancel;
+    /* The binary to exec as the extraction helper; NULL: this process's own (/proc/self/exe). */
+    const char *helper;
 };
 
 /* Defaults: 60 s, 512 MiB, 16 MiB of text, 256 MiB unzipped. */
 #define EXTRACT_LIMITS_DEFAULT                                                                     \
     {                                                                                              \
-        60000, (size_t)512 << 20, (size_t)16 << 20, (size_t)256 << 20, NULL                        \
+        60000, (size_t)512 << 20, (size_t)16 << 20, (size_t)256 << 20, NULL, NULL                  \
     }
 
 /* Extract the text of the file at 'path' as type 't' in a child process; see extract.c. */
 int extract_file(const char *path, enum extract_type t, const struct extract_limits *lim,
                  struct extract_result *out, struct err *e);
+/*
+ * The extraction helper: `workforce extract-helper TYPE MAX_TEXT MAX_UNZIPPED MAX_INPUT`, run by
+ * extract_file() in a fresh process with the file on stdin. Enters the seccomp allow-list, reads
+ * stdin, writes the text to stdout; exits 0 or with an EXTRACT_R_* reason. Never returns.
+ */
+void extract_helper_main(int argc, char **argv) __attribute__((noreturn));
 /* Free what 'r' holds; 'r' is empty again. */
 void extract_result_cleanup(struct extract_result *r);
 

@@ -182,13 +182,16 @@ static int zip_reason(int zerr)
 }
 
 /*
- * The text of the DOCX file at 'path', appended to 'out' (see DESIGN). Meant for the
- * extraction child: it sets a process-wide libxml2 entity loader. 'max_unzipped' caps the
+ * The text of the DOCX file held in the 'n' bytes at 'data' (read from memory: the extraction
+ * helper opens no file), appended to 'out' (see DESIGN). Meant for the extraction helper: it
+ * sets a process-wide libxml2 entity loader. 'max_unzipped' caps the
  * declared uncompressed size of all entries together. Returns 0 or an EXTRACT_R_* reason
  * (EXTRACT_R_TEXT_LIMIT when 'out' is full). On an error 'out' may hold part of the text.
  */
-int extract_docx(const char *path, size_t max_unzipped, struct buf *out)
+int extract_docx(const char *data, size_t n, size_t max_unzipped, struct buf *out)
 {
+    zip_source_t *src = NULL;
+    zip_error_t zer;
     zip_t *z = NULL;
     zip_file_t *f = NULL;
     zip_stat_t st;
@@ -199,11 +202,19 @@ int extract_docx(const char *path, size_t max_unzipped, struct buf *out)
     int zerr = 0, rc = 0;
 
     xmlSetExternalEntityLoader(no_entities);
-    z = zip_open(path, ZIP_RDONLY | ZIP_CHECKCONS, &zerr);
+    zip_error_init(&zer);
+    src = zip_source_buffer_create(data, n, 0, &zer);
+    if (src)
+        z = zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS, &zer);
     if (!z) {
-        rc = zip_reason(zerr);
+        zerr = zip_error_code_zip(&zer);
+        rc = zip_reason(zerr ? zerr : ZIP_ER_MEMORY);
+        if (src)
+            zip_source_free(src);
+        zip_error_fini(&zer);
         goto out;
     }
+    zip_error_fini(&zer);
     nent = zip_get_num_entries(z, 0);
     if (nent < 0 || nent > EXTRACT_DOCX_MAX_ENTRIES) {
         rc = EXTRACT_R_ZIP_TOO_MANY;

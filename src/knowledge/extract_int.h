@@ -45,8 +45,8 @@ int extract_put_clean(struct buf *out, const char *p, size_t n);
 
 /* ---- extract_docx.c ---- */
 
-/* The text of the DOCX file at 'path' (run in the child): 0 or an EXTRACT_R_* reason. */
-int extract_docx(const char *path, size_t max_unzipped, struct buf *out);
+/* The text of a DOCX file in memory (run in the helper): 0 or an EXTRACT_R_* reason. */
+int extract_docx(const char *data, size_t n, size_t max_unzipped, struct buf *out);
 /* The text of a word/document.xml: 0, ERR_INVALID (not well-formed), ERR_LIMIT, ERR_NOMEM. */
 int extract_docx_xml(const char *xml, size_t n, struct buf *out);
 

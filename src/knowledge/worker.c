@@ -123,7 +123,7 @@ static bool cancelled(const struct kjob *job)
 static void process(struct knowledge_worker *w, struct store *s, const struct store_document *d,
                     struct kjob *job)
 {
-    struct extract_limits lim = {60000, 512u << 20, 64u << 20, 256u << 20, &job->cancel};
+    struct extract_limits lim = {60000, 512u << 20, 64u << 20, 256u << 20, &job->cancel, NULL};
     struct extract_result res;
     struct chunk *chunks = NULL;
     struct store_chunk *sc = NULL;

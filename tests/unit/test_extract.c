@@ -100,8 +100,10 @@ static bool msg_has(const struct err *e, const char *part)
     return yes;
 }
 
-static const struct extract_limits default_lim = {20000, (size_t)512 << 20, (size_t)16 << 20,
-                                                  (size_t)64 << 20, NULL};
+/* 'helper' is set in main(): the workforce binary beside this test's directory. */
+static struct extract_limits default_lim = {
+    20000, (size_t)512 << 20, (size_t)16 << 20, (size_t)64 << 20, NULL, NULL};
+static char helper_path[4096];
 
 /* ---- Detection ---- */
 
@@ -1075,8 +1077,54 @@ static int rm_entry(const char *path, const struct stat *sb, int flag, struct FT
     return remove(path);
 }
 
-int main(void)
+/* Extraction isolation: the helper is a fresh exec, with nothing of our environment, under a
+ * seccomp allow-list that kills a call outside it. */
+static void test_helper(void)
 {
+    subtest("helper isolation")
+    {
+        struct extract_limits lim = default_lim;
+        struct child_status st;
+        struct buf text, diag;
+        struct err e;
+        struct helper_job job = {"/dev/null", EXTRACT_TXT, "probe-env"};
+        int rc;
+
+        setenv("WORKFORCE_LLM_API_KEY", "sk-probe-secret", 1);
+        buf_init(&text, lim.max_text);
+        buf_init(&diag, DIAG_MAX);
+        rc = run_child(helper_child, &job, CHILD_HELPER, &lim, &text, &diag, &st, &e);
+        is_int(rc, 0, "env: the runner returns");
+        ok(st.end == CHILD_EXITED && st.code == 0, "env: the helper ran");
+        buf_append(&text, "", 1);
+        is_str(buf_ptr(&text), "TZ=UTC0\n", "env: empty but for the time zone it sets itself");
+        ok(!strstr(buf_ptr(&text), "sk-probe-secret"), "env: no secret of ours");
+
+        job.probe = "probe-open";
+        buf_reset(&text);
+        rc = run_child(helper_child, &job, CHILD_HELPER, &lim, &text, &diag, &st, &e);
+        is_int(rc, 0, "open: the runner returns");
+        ok(st.end == CHILD_SIGNALED && st.code == SIGSYS,
+           "open: a call outside the allow-list kills the helper (SIGSYS)");
+        buf_cleanup(&text);
+        buf_cleanup(&diag);
+        unsetenv("WORKFORCE_LLM_API_KEY");
+    }
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    if (realpath(argv[0], helper_path)) {
+        char *slash = strrchr(helper_path, '/');
+        if (slash)
+            *slash = '\0';
+        slash = strrchr(helper_path, '/');
+        if (slash)
+            snprintf(slash + 1, sizeof(helper_path) - (size_t)(slash + 1 - helper_path),
+                     "workforce");
+        default_lim.helper = helper_path;
+    }
     snprintf(tmp, sizeof(tmp), "/tmp/wf-extract-XXXXXX");
     if (!mkdtemp(tmp)) {
         printf("Bail out! cannot make a temporary directory\n");
@@ -1088,6 +1136,7 @@ int main(void)
     test_json();
     test_docx_xml();
     test_child();
+    test_helper();
     test_text_files();
     test_pdf();
     test_docx();
