@@ -26,7 +26,6 @@ import os
 import random
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -36,19 +35,13 @@ import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+from wfbench import free_port  # noqa: E402
 BIN = os.environ.get("BENCH_BINARY", os.path.join(ROOT, "build", "workforce"))
 SECONDS = int(os.environ.get("SOAK_SECONDS", "600"))
 CONNS = int(os.environ.get("SOAK_CONNECTIONS", "64"))
 RESTARTS = int(os.environ.get("SOAK_RESTARTS", "20"))
 LIMITS = "starter:1000000/1000000/1000,manager:1000000/1000000/1000,agency:1000000/1000000/1000"
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 class Server:
