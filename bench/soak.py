@@ -13,9 +13,9 @@ Goals, printed PASS/FAIL in one table:
 - lost writes: 0 (every 200 of a chat, upload, task creation is found afterwards);
 - 5xx outside the restart windows: 0 (a window runs from the kill to 2 s after the server
   answers again; connection errors are expected inside it and counted apart);
-- RSS and open files flat: in each server life longer than 60 s, the value at the end is within
-  25% (RSS) / 16 descriptors (files) of the value at 30 s of that life, and the last long life
-  ends within 25% / 16 of the first long life's end.
+- RSS and open files flat: in every server life, the value at its end is within 25% (RSS) /
+  16 descriptors (files) of the value at 10 s of that life (warm). Across lives the data grows,
+  so the first and last lives are printed, not judged.
 
 Exit status: 0 when the soak ran (whatever the goals), 1 when it could not run.
 """
@@ -204,15 +204,14 @@ def client(n, port, keys, emps, stats, stop):
             stats.acked.append(("document", key, json.loads(data)["id"], None))
 
 
-def long_lives(samples):
-    """Per life: (value at ~30 s, value at the end) for lives longer than 60 s."""
+def lives_at(samples, age):
+    """Per server life that reached 'age' seconds: (sample at 'age', last sample)."""
     out = []
     for life in samples:
-        if not life or life[-1][0] - life[0][0] < 60:
+        if not life or life[-1][0] - life[0][0] < age + 5:
             continue
         t0 = life[0][0]
-        at30 = next(s for s in life if s[0] - t0 >= 30)
-        out.append((at30, life[-1]))
+        out.append((next(s for s in life if s[0] - t0 >= age), life[-1]))
     return out
 
 
@@ -282,12 +281,13 @@ def main():
         if srv.proc and srv.proc.poll() is None:
             srv.kill()
 
-    lives = long_lives(samples)
-    rss_ok = all(end[1] <= 1.25 * at30[1] for at30, end in lives)
-    fds_ok = all(end[2] <= at30[2] + 16 for at30, end in lives)
-    if len(lives) >= 2:
-        rss_ok = rss_ok and lives[-1][1][1] <= 1.25 * lives[0][1][1]
-        fds_ok = fds_ok and lives[-1][1][2] <= lives[0][1][2] + 16
+    # Flat: within each life, from 10 s (warm) to its end, RSS grows by at most 25% and open
+    # files by at most 16. Across lives the data grows (tens of thousands of writes: SQLite's
+    # page caches and the vector index hold more), so the first and last lives are printed,
+    # not judged.
+    lives = lives_at(samples, 10)
+    rss_ok = bool(lives) and all(end[1] <= 1.25 * at[1] for at, end in lives)
+    fds_ok = bool(lives) and all(end[2] <= at[2] + 16 for at, end in lives)
     all_s = [s for life in samples for s in life]
     model = ""
     try:
@@ -316,12 +316,16 @@ def main():
               % (all_s[0][1], all_s[-1][1], max(s[1] for s in all_s)))
         print("| open files first / last / max | %d / %d / %d |"
               % (all_s[0][2], all_s[-1][2], max(s[2] for s in all_s)))
-    for at30, end in lives:
-        print("| a long life: RSS KiB at 30 s -> end, files | %d -> %d, %d -> %d |"
-              % (at30[1], end[1], at30[2], end[2]))
+    if lives:
+        print("| lives judged (reached 15 s) | %d of %d |" % (len(lives), len(samples)))
+        print("| RSS KiB at 10 s -> end, first life / last life | %d -> %d / %d -> %d |"
+              % (lives[0][0][1], lives[0][1][1], lives[-1][0][1], lives[-1][1][1]))
+        print("| largest growth within a life: RSS / files | %.1f%% / %+d |"
+              % (max(100.0 * (e[1] - a[1]) / a[1] for a, e in lives),
+                 max(e[2] - a[2] for a, e in lives)))
     print("| graceful stop exit status | %s |" % rc_stop)
-    print("rule: flat = in each life over 60 s, end <= 1.25 x RSS at 30 s and <= files at 30 s "
-          "+ 16; the last long life's end within the same of the first's")
+    print("rule: flat = in every life, RSS at its end <= 1.25 x RSS at 10 s and open files <= "
+          "those at 10 s + 16 (across lives the data grows: printed, not judged)")
     for name, ok in (("no acknowledged write lost", not lost),
                      ("no 5xx outside restart windows", not stats.err5xx_out),
                      ("no connection error outside restart windows", not stats.conn_err_out),
