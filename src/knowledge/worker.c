@@ -35,7 +35,9 @@
 
 #define TARGET_WORDS 100
 #define OVERLAP_WORDS 20
-#define STALE_BATCH 256      /* chunks per embedding round */
+#define STALE_BATCH                                                                                \
+    32 /* chunks per embedding round: a cancel or stop waits for one round, and                    \
+        * another document waits behind two pool jobs of this one at most */
 #define STALE_RETRY_MS 60000 /* after a failed embedding */
 #define STALE_MAX_MISSES 3   /* failures in a row that mean the provider is down */
 
