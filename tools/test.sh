@@ -86,9 +86,23 @@ add_line openapi "$LOGS/openapi.log"
 sh tools/check.sh >"$LOGS/check.log" 2>&1
 add_line check "$LOGS/check.log"
 
+# What failed, in the output itself (CI keeps only what is printed): each failing test with the
+# line that ended it, cut to 300 characters.
+failures() { # log
+    awk '
+        /^not ok / { print "  " substr($0, 1, 300); next }
+        /^(FAIL|ERROR): / { if (head != "") print "  " head (last != "" ? ": " last : ""); head = $0; last = ""; inblk = 1; next }
+        inblk && /^(=+|-+)$/ && last != "" { print "  " head ": " last; head = ""; last = ""; inblk = 0; next }
+        inblk && /^[A-Za-z_.]*(Error|Exception|Interrupt|Exit)(:|$)/ { last = substr($0, 1, 300) }
+        END { if (head != "") print "  " head (last != "" ? ": " last : "") }
+    ' "$1"
+}
 if [ "$failed" -gt 0 ]; then
     echo "failures: see the logs in $LOGS:"
-    grep -l -E '^not ok|FAIL|ERROR' "$LOGS"/*.log 2>/dev/null | sed 's/^/  /'
+    for log in $(grep -l -E '^not ok|^FAIL|^ERROR' "$LOGS"/*.log 2>/dev/null); do
+        echo "  $log"
+        failures "$log" | head -n 20
+    done
 fi
 if [ "$skipped" -gt 0 ]; then
     echo "$passed passed, $failed failed, $skipped skipped"
