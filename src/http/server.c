@@ -21,9 +21,12 @@
  * - Parked requests (deferred or streaming) are on a list. A ticker thread writes the ping to
  *   streams silent for ping_s seconds: that also makes MHD notice a client that left, which it
  *   cannot while the connection is suspended.
- * - Stop: MHD_quiesce_daemon stops accepting, requests in flight get up to 'drain_s' seconds,
- *   then every parked request is ended and resumed (MHD must not stop with suspended
- *   connections), and the daemon stops (closing idle keep-alive connections).
+ * - Stop: new connections are closed as soon as they are accepted (the accept policy), requests
+ *   in flight get up to 'drain_s' seconds, then every parked request is ended and resumed (MHD
+ *   must not stop with suspended connections), and the daemon stops (closing idle keep-alive
+ *   connections). MHD_quiesce_daemon is not used: with a thread pool and epoll it races each
+ *   worker's own removal of the listening socket from its epoll set, and the loser aborts the
+ *   process ("Failed to remove listen FD from epoll set", libmicrohttpd 0.9.75 to 0.9.77).
  */
 #include "http.h"
 
@@ -71,8 +74,9 @@ struct http_server {
     struct http_app app;
     atomic_int inflight;
     unsigned port;
-    MHD_socket quiesced;
-    pthread_mutex_t mu; /* guards 'parked' and 'reading' */
+    atomic_bool draining; /* new connections are refused */
+    pthread_mutex_t mu;   /* guards 'parked' and 'reading' */
+    pthread_cond_t tick;  /* wakes the ticker at once when the server stops */
     struct http_req *parked;
     struct http_req *reading; /* requests waiting for the rest of their body */
     pthread_t ticker;
@@ -641,12 +645,22 @@ static void *ticker_main(void *arg)
     struct http_server *srv = arg;
     const char *ping = srv->ping_text ? srv->ping_text : ": ping\n\n";
     size_t plen = strlen(ping);
-    struct timespec tick = {0, 200 * 1000 * 1000};
 
+    pthread_mutex_lock(&srv->mu);
     while (!atomic_load(&srv->stopping)) {
-        int64_t now = clock_now_ms();
-        nanosleep(&tick, NULL);
-        pthread_mutex_lock(&srv->mu);
+        struct timespec until;
+        int64_t now;
+
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_nsec += 200 * 1000 * 1000;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&srv->tick, &srv->mu, &until);
+        if (atomic_load(&srv->stopping))
+            break;
+        now = clock_now_ms();
         reap_closed_locked(srv);
         for (struct http_req *r = srv->parked; r; r = r->park_next) {
             struct http_stream *st = r->stream;
@@ -660,8 +674,8 @@ static void *ticker_main(void *arg)
             }
             pthread_mutex_unlock(&st->mu);
         }
-        pthread_mutex_unlock(&srv->mu);
     }
+    pthread_mutex_unlock(&srv->mu);
     return NULL;
 }
 
@@ -966,6 +980,16 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
     log_warn("http: %s", line);
 }
 
+/* The accept policy: while the server drains, a new connection is closed at once. */
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen)
+{
+    struct http_server *srv = cls;
+
+    (void)addr;
+    (void)addrlen;
+    return atomic_load(&srv->draining) ? MHD_NO : MHD_YES;
+}
+
 /*
  * Bind 'o->host':'o->port' and serve with 'o->threads' threads. '*out' is owned by the caller
  * and released by http_server_stop(). Returns 0 or ERR_IO (address unusable, port taken).
@@ -979,13 +1003,17 @@ int http_server_start(const struct http_options *o, const struct http_app *app,
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
                      MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
     const union MHD_DaemonInfo *info;
+    pthread_condattr_t ca;
 
     *out = NULL;
     srv->app = *app;
-    srv->quiesced = MHD_INVALID_SOCKET;
     srv->ping_s = o->ping_s ? o->ping_s : 15;
     srv->ping_text = o->ping_text;
     pthread_mutex_init(&srv->mu, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&srv->tick, &ca);
+    pthread_condattr_destroy(&ca);
     memset(&hints, 0, sizeof(hints));
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
@@ -993,13 +1021,15 @@ int http_server_start(const struct http_options *o, const struct http_app *app,
     snprintf(port, sizeof(port), "%u", o->port);
     if (getaddrinfo(o->host, port, &hints, &ai) != 0 || !ai) {
         log_error("http: cannot resolve listen address %s", o->host);
+        pthread_cond_destroy(&srv->tick);
+        pthread_mutex_destroy(&srv->mu);
         free(srv);
         return ERR_IO;
     }
     if (ai->ai_family == AF_INET6)
         flags |= MHD_USE_IPv6;
     srv->d = MHD_start_daemon(
-        flags, (uint16_t)o->port, NULL, NULL, on_request, srv,
+        flags, (uint16_t)o->port, on_accept, srv, on_request, srv,
         /* the logger first, so that MHD never prints with its own */
         MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
         MHD_OPTION_URI_LOG_CALLBACK, on_uri, srv, MHD_OPTION_THREAD_POOL_SIZE,
@@ -1013,6 +1043,8 @@ int http_server_start(const struct http_options *o, const struct http_app *app,
     freeaddrinfo(ai);
     if (!srv->d) {
         log_error("http: cannot listen on %s:%u", o->host, o->port);
+        pthread_cond_destroy(&srv->tick);
+        pthread_mutex_destroy(&srv->mu);
         free(srv);
         return ERR_IO;
     }
@@ -1035,8 +1067,7 @@ void http_server_drain(struct http_server *s, unsigned drain_s)
     struct timespec tick = {0, 10 * 1000 * 1000};
     unsigned waited = 0;
 
-    if (s->quiesced == MHD_INVALID_SOCKET)
-        s->quiesced = MHD_quiesce_daemon(s->d);
+    atomic_store(&s->draining, true);
     while (atomic_load(&s->inflight) > 0 && waited < drain_s * 100) {
         nanosleep(&tick, NULL);
         waited++;
@@ -1064,12 +1095,14 @@ void http_server_stop(struct http_server *s, unsigned drain_s)
             waited++;
         }
     }
+    pthread_mutex_lock(&s->mu);
     atomic_store(&s->stopping, true);
+    pthread_cond_signal(&s->tick);
+    pthread_mutex_unlock(&s->mu);
     if (s->ticker_started)
         pthread_join(s->ticker, NULL);
     MHD_stop_daemon(s->d);
+    pthread_cond_destroy(&s->tick);
     pthread_mutex_destroy(&s->mu);
-    if (s->quiesced != MHD_INVALID_SOCKET)
-        close(s->quiesced);
     free(s);
 }
