@@ -69,7 +69,7 @@ int embed_openai_parse(const char *body, size_t len, size_t n, size_t max_dim, f
         json_t *idx = json_object_get(item, "index"), *emb = json_object_get(item, "embedding");
         json_int_t k = json_is_integer(idx) ? json_integer_value(idx) : -1;
         size_t w = json_array_size(emb), c;
-        double ss = 0;
+        double ss = 0, top = 0;
         float *v;
         json_t *x;
 
@@ -100,17 +100,25 @@ int embed_openai_parse(const char *body, size_t len, size_t n, size_t max_dim, f
                              "embedding %zu holds something other than a finite number", i);
                 break;
             }
-            v[c] = (float)f;
-            ss += f * f;
+            top = fmax(top, fabs(f));
         }
         if (rc)
             break;
-        if (!(ss > 0)) {
+        if (!(top > 0)) {
             rc = err_set(e, ERR_UPSTREAM, "upstream_error", NULL, "embedding %zu is all zeros", i);
             break;
         }
-        for (c = 0; c < d; c++)
-            v[c] = (float)(v[c] / sqrt(ss));
+        /* Normalised in double from the numbers sent, scaled by the largest first: a number
+         * below float's range (1e-80) or a square below double's is still a direction. */
+        json_array_foreach(emb, c, x)
+        {
+            double f = json_number_value(x) / top;
+            ss += f * f;
+        }
+        json_array_foreach(emb, c, x)
+        {
+            v[c] = (float)(json_number_value(x) / top / sqrt(ss));
+        }
     }
     json_decref(root);
     free(seen);

@@ -75,6 +75,18 @@ static void test_parse(void)
             ok(parse(bad[i], 2, 2, &v, &dim) == ERR_UPSTREAM && v == NULL, what);
         }
         is_int(parse("{\"data\": []}", 0, 2, &v, &dim), 0, "no inputs, no vectors");
+        /* below float's range, and squares below double's: still a direction (the fuzzer's
+         * 13e-80 came out as a vector of zeros) */
+        is_int(parse("{\"data\": [{\"index\": 0, \"embedding\": [13e-80]}]}", 1, 2, &v, &dim), 0,
+               "tiny numbers accepted");
+        ok(dim == 1 && v && fabsf(v[0] - 1.0f) < 1e-6f, "a number below float's range is 1");
+        free(v);
+        is_int(
+            parse("{\"data\": [{\"index\": 0, \"embedding\": [3e-200, -4e-200]}]}", 1, 2, &v, &dim),
+            0, "squares below double's range accepted");
+        ok(dim == 2 && v && fabsf(v[0] - 0.6f) < 1e-6f && fabsf(v[1] + 0.8f) < 1e-6f,
+           "normalised as if they were 3 and -4");
+        free(v);
     }
 }
 
