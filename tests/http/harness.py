@@ -100,6 +100,15 @@ def clean_env(extra=None):
     return env
 
 
+def next_millisecond(gap=10):
+    """Until the clock has moved 'gap' milliseconds on, so that the next record the server makes
+    has a later created_at than the last one (timestamps are in milliseconds). A condition on
+    the clock, not a pause on the server."""
+    start = int(time.time() * 1000)
+    while int(time.time() * 1000) < start + gap:
+        time.sleep(0.001)
+
+
 def free_port():
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     s.bind(("127.0.0.1", 0))
@@ -446,6 +455,19 @@ class ServerTestCase(unittest.TestCase):
             if time.time() > deadline:
                 self.fail("%s: not within %.0fs\n%s" % (what, timeout, self.server.log_tail()))
             time.sleep(step)
+
+    def finished(self, route, method):
+        """How many requests of 'method route' the server has finished (any status, or the
+        client gone), from /metrics: a request's concurrency slot is released when it ends."""
+        m = self.server.get("/metrics").body.decode()
+        pat = re.compile(r'^workforce_http_requests_total\{route="%s",method="%s",status="[^"]*"\}'
+                         r' (\d+)$' % (re.escape(route), method), re.M)
+        return sum(int(v) for v in pat.findall(m))
+
+    def wait_finished(self, route, method, n, timeout=15.0):
+        """Until the server has finished 'n' requests of 'method route' (see finished())."""
+        self.poll(lambda: self.finished(route, method) >= n,
+                  "%d %s %s requests finished" % (n, method, route), timeout, step=0.02)
 
     def assertJson(self, r, status=200):
         """Status, JSON content type, X-Request-Id; returns the parsed body."""

@@ -8,7 +8,7 @@ import unittest
 
 from chatlib import (ANY_PARAM, CONV_ID_RE, CONV_ITEM_FIELDS, FEEDBACK_FIELDS, MSG_ID_RE,
                      ChatTestCase, MockChatTestCase, uniq)
-from harness import ID_PARAM, TS_RE, parse_ts
+from harness import ID_PARAM, TS_RE, next_millisecond, parse_ts
 
 NO_CONV = "conv_" + "Z" * 24
 NO_MSG = "msg_" + "Z" * 24
@@ -78,7 +78,7 @@ class ConversationsTest(ConversationsBase):
         c = []
         for i in range(3):
             c.append(self.new_chat(key, emp, "Conversation %d" % i)["conversation_id"])
-            time.sleep(0.01)
+            next_millisecond()
         body = self.conversations(key)
         self.assertEqual([x["id"] for x in body["conversations"]], [c[2], c[1], c[0]])
         self.assertFalse(body["has_more"])
@@ -108,7 +108,7 @@ class ConversationsTest(ConversationsBase):
         for i in range(7):
             made.append((self.new_chat(key, a if i % 2 == 0 else b, "walk %d" % i)
                          ["conversation_id"], a if i % 2 == 0 else b))
-            time.sleep(0.005)
+            next_millisecond()
         newest_first = [cid for cid, _ in reversed(made)]
         items, sizes = self.walk(key, 3)
         self.assertEqual(sizes, [3, 3, 1])
@@ -184,7 +184,7 @@ class ConversationsTest(ConversationsBase):
     def test_read_messages_oldest_first(self):
         m1 = self.new_chat(self.live, self.emp, "One")
         cid = m1["conversation_id"]
-        time.sleep(0.005)
+        next_millisecond()
         m2 = self.new_chat(self.live, self.emp, "Two", conversation_id=cid)
         conv = self.conversation(self.live, cid)
         self.assertEqual(set(conv), CONV_ITEM_FIELDS | {"messages"}, conv)

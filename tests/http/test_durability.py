@@ -128,7 +128,19 @@ class ShutdownTest(unittest.TestCase):
         os.kill(s.proc.pid, signal.SIGINT)
         self.assertEqual(s.proc.wait(35), 0)
 
+    def until(self, fn, what, timeout=20.0):
+        """A bounded wait on a condition."""
+        deadline = time.time() + timeout
+        while not fn():
+            if time.time() > deadline:
+                self.fail("%s: not within %.0fs\n%s" % (what, timeout, self.server.log_tail()))
+            time.sleep(0.02)
+
     def test_sigterm_finishes_request_in_flight(self):
+        # one request at a time for this tier: a second one is refused while the first is
+        # in flight, which is how the test knows the server has it
+        self.server.extra_env["WORKFORCE_RATE_LIMITS"] = GENEROUS_LIMITS.replace(
+            "agency:100000/100000/100", "agency:100000/100000/1")
         s = self.server.start()
         key = s.create_key("dur-term", tier="agency")
         body = json.dumps(dict(NEW, name="Last Words")).encode()
@@ -137,9 +149,11 @@ class ShutdownTest(unittest.TestCase):
             sock.sendall(raw_head("POST", "/v1/employees", "127.0.0.1", {
                 "Authorization": "Bearer " + key, "Content-Type": "application/json",
                 "Content-Length": str(len(body)), "Connection": "close"}) + body[:7])
-            time.sleep(0.3)
+            self.until(lambda: s.get("/v1/account", key=key).status == 429,
+                       "the server has the request")
             os.kill(s.proc.pid, signal.SIGTERM)
-            time.sleep(0.5)
+            self.until(lambda: "draining requests in flight" in s.log_text() or
+                       s.proc.poll() is not None, "the server took the signal")
             self.assertIsNone(s.proc.poll(), "exited with a request in flight")
             sock.sendall(body[7:])
             r = read_response(sock, timeout=20)

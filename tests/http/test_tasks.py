@@ -18,7 +18,7 @@ import unittest
 import urllib.parse
 
 from chatlib import ChatTestCase, MockChatTestCase, uniq
-from harness import EMP_ID_RE, TS_RE, parse_ts
+from harness import EMP_ID_RE, TS_RE, next_millisecond, parse_ts
 
 TASK_ID_RE = r"^task_[A-Za-z0-9]{20,}$"
 RUN_ID_RE = r"^trun_[A-Za-z0-9]{20,}$"  # contract §1 and docs/openapi.json (TaskRunId)
@@ -219,6 +219,27 @@ class TaskHelpers:
             return t["status"] == status and (run_count is None or t["run_count"] == run_count)
         return self.wait_task(key, tid, ok, timeout, "status %s (run_count %s)"
                               % (status, run_count))
+
+    def runner_passed(self):
+        """The condition that stands for "nothing else ran": a witness task (low priority, no
+        due date) of an organization of its own, in test mode (the built-in engine, free), is
+        created now and completes. The runner claims tasks by priority, due date and creation,
+        across organizations, so every task that was runnable when the witness was created has
+        been claimed by then and would show it."""
+        w = getattr(self.server, "task_witness", None)
+        if w is None:
+            wkey = self.server.create_key(uniq("wit"), mode="test")
+            w = self.server.task_witness = (wkey, self.employee(wkey, "starter"))
+        t = self.create_ok(w[0], w[1], "Witness " + uniq("w"), priority="low")
+        self.wait_status(w[0], t["id"], "completed", timeout=60)
+
+    def wait_run_end_logged(self, tid):
+        """The runner has finished with the run of 'tid' (stored, or discarded because the
+        task was cancelled or deleted): its log line."""
+        pat = re.compile(r"tasks: run \S+ of task %s (was cancelled|completed|failed)"
+                         % re.escape(tid))
+        self.poll(lambda: pat.search(self.server.log_text()), "the end of the run of %s" % tid,
+                  60)
 
     def wait_value(self, fn, want, timeout=10.0, what="value"):
         deadline = time.time() + timeout
@@ -639,7 +660,7 @@ class TaskApiTest(TaskHelpers, ChatTestCase):
         for label, emp, prio in (("a1", a, "high"), ("a2", a, "low"), ("b1", b, "urgent"),
                                  ("b2", b, "medium"), ("b3", b, "high")):
             made[label] = self.create_ok(key, emp, "List " + label, priority=prio)["id"]
-            time.sleep(0.01)
+            next_millisecond()
         self.wait_status(key, made["a1"], "completed")
         self.wait_status(key, made["a2"], "completed")
         self.assertEqual(self.patch_ok(key, made["b3"], {"status": "failed"})["status"], "failed")
@@ -725,7 +746,7 @@ class TaskApiTest(TaskHelpers, ChatTestCase):
         emp2 = self.offline_emp(live, 1)
         t = self.create_ok(live, emp, "Before", description="old", priority="low",
                            due_at="2030-01-01T00:00:00Z")
-        time.sleep(0.01)
+        next_millisecond()
         u = self.patch_ok(live, t["id"], {"title": "After", "description": "new",
                                           "priority": "urgent",
                                           "due_at": "2032-01-01T00:00:00+01:00"})
@@ -915,7 +936,7 @@ class TaskRunTest(TaskHelpers, ChatTestCase):
         title = "Compile the onboarding checklist " + uniq("lc")
         t = self.create_ok(key, emp, title, description="For the new hires of March.")
         self.assertEqual(t["status"], "pending")
-        time.sleep(0.5)
+        self.runner_passed()
         self.assertEqual(self.get_task(key, t["id"]), t, "it ran for an offline employee")
         self.set_emp_status(key, emp, "idle")
         done = self.wait_status(key, t["id"], "completed")
@@ -947,7 +968,7 @@ class TaskRunTest(TaskHelpers, ChatTestCase):
         self.assertEqual(self.balance(live), b0, "a test-key run was charged")
         self.wait_value(lambda: self.emp_detail(key, emp)["status"], "idle",
                         what="employee status after the run")
-        time.sleep(0.5)
+        self.runner_passed()
         self.assertEqual(self.get_task(key, t["id"]), done, "a one-time task ran again")
 
     def test_live_key_is_charged(self):
@@ -978,7 +999,7 @@ class TaskRunTest(TaskHelpers, ChatTestCase):
         self.assertEqual((runs[0]["status"], runs[0]["result"], runs[0]["error"],
                           runs[0]["credits_used"]), ("failed", None, failed["error"], 0))
         self.assertEqual(self.balance(live), 0)
-        time.sleep(0.5)
+        self.runner_passed()
         self.assertEqual(self.get_task(live, t["id"])["run_count"], 1, "a failed task re-ran")
         # failed -> pending: queued again, and it runs now that there are credits
         self.set_credits(org, 500)
@@ -1000,7 +1021,7 @@ class TaskRunTest(TaskHelpers, ChatTestCase):
         waiting = [self.create_ok(key, emp, "Wait %d" % i) for i in range(2)]
         running = self.create_ok(key, other, "Not waiting")
         self.wait_status(key, running["id"], "completed")
-        time.sleep(2.0)
+        self.runner_passed()
         for t in waiting:
             now = self.get_task(key, t["id"])
             self.assertEqual(now, t, "a task of an offline employee changed")
@@ -1022,7 +1043,7 @@ class TaskRunTest(TaskHelpers, ChatTestCase):
         self.assertError(self.patch_task(key, t["id"], {"status": "in_progress"}), 400,
                          "invalid_request", "status")
         self.assertEqual(self.get_task(key, t["id"]), first)
-        time.sleep(0.01)
+        next_millisecond()
         p = self.patch_ok(key, t["id"], {"status": "pending"})
         self.assertIn(p["status"], ("pending", "in_progress", "completed"))
         second = self.wait_status(key, t["id"], "completed", run_count=2)
@@ -1061,7 +1082,7 @@ class TaskRunTest(TaskHelpers, ChatTestCase):
         f = self.create_ok(key, emp, "Given up")
         self.assertEqual(self.patch_ok(key, f["id"], {"status": "failed"})["status"], "failed")
         self.set_emp_status(key, emp, "idle")
-        time.sleep(1.5)
+        self.runner_passed()
         for tid, status in ((t["id"], "completed"), (f["id"], "failed")):
             now = self.get_task(key, tid)
             self.assertEqual((now["status"], now["run_count"], now["result"]), (status, 0, None))
@@ -1077,13 +1098,13 @@ class TaskRunTest(TaskHelpers, ChatTestCase):
         now = time.time()
         rule = {"frequency": "daily", "time": hhmm(now + 6 * 3600)}
         t = self.create_ok(key, emp, "Daily digest " + uniq("rn"), recurring=rule)
-        time.sleep(1.5)
+        self.runner_passed()
         self.assertEqual(self.get_task(key, t["id"]), t, "a recurring task ran before its slot")
         u = self.patch_ok(key, t["id"], {"recurring": None})
         self.assertEqual((u["recurring"], u["next_run_at"]), (None, None))
         done = self.wait_status(key, t["id"], "completed", run_count=1)
         self.assertIsNone(done["next_run_at"])
-        time.sleep(1.0)
+        self.runner_passed()
         self.assertEqual(self.get_task(key, t["id"])["run_count"], 1)
 
     def test_recurring_requeued_runs_now_and_keeps_schedule(self):
@@ -1189,7 +1210,7 @@ class TaskEngineTest(TaskHelpers, MockChatTestCase):
                          ("cancelled", None, 0))
         self.assertIsNotNone(runs[0]["completed_at"])
         # the late engine answer changes nothing
-        time.sleep(max(0.0, t0 + self.PAUSE_MS / 1000.0 + 2.0 - time.time()))
+        self.wait_run_end_logged(running["id"])
         late = self.get_task(key, running["id"])
         self.assertEqual((late["status"], late["run_count"], late["result"], late["credits_used"]),
                          ("failed", 1, None, 0))
@@ -1207,7 +1228,7 @@ class TaskEngineTest(TaskHelpers, MockChatTestCase):
         running, t0 = self.start_slow(key, emp, token)
         u = self.patch_ok(key, running["id"], {"status": "completed"})
         self.assertEqual((u["status"], u["result"]), ("completed", None))
-        time.sleep(max(0.0, t0 + self.PAUSE_MS / 1000.0 + 2.0 - time.time()))
+        self.wait_run_end_logged(running["id"])
         late = self.get_task(key, running["id"])
         self.assertEqual((late["status"], late["run_count"], late["result"], late["credits_used"]),
                          ("completed", 1, None, 0), "the discarded answer was kept")
@@ -1226,7 +1247,7 @@ class TaskEngineTest(TaskHelpers, MockChatTestCase):
                          {"id": running["id"], "deleted": True})
         self.assertError(self.server.get("/v1/tasks/" + running["id"], key=key), 404,
                          "task_not_found", "id")
-        time.sleep(max(0.0, t0 + self.PAUSE_MS / 1000.0 + 2.0 - time.time()))
+        self.wait_run_end_logged(running["id"])
         self.assertError(self.server.get("/v1/tasks/" + running["id"], key=key), 404,
                          "task_not_found", "id")
         self.assertError(self.server.get("/v1/tasks/%s/runs" % running["id"], key=key), 404,
@@ -1254,7 +1275,7 @@ class TaskEngineTest(TaskHelpers, MockChatTestCase):
                           runs[0]["credits_used"]), ("failed", None, failed["error"], 0))
         self.assertGreaterEqual(len(self.requests_for(token)), 1)
         self.assertEqual(self.balance(key), b0, "a failed run was charged")
-        time.sleep(1.0)
+        self.runner_passed()
         self.assertEqual(self.get_task(key, t["id"])["run_count"], 1)
 
     def test_stats_count_finished_runs(self):
@@ -1319,8 +1340,8 @@ class TaskPriorityTest(TaskHelpers, MockChatTestCase):
             if due is not None:
                 fields["due_at"] = due
             ids[label] = self.create_ok(key, emp, "%s-%s job" % (token, label), **fields)["id"]
-            time.sleep(0.012)  # distinct created_at
-        time.sleep(0.5)
+            next_millisecond()
+        self.runner_passed()
         self.assertEqual(self.requests_for(token), [], "a task ran for an offline employee")
         self.set_emp_status(key, emp, "idle")
         done = {label: self.wait_status(key, tid, "completed", timeout=60)
@@ -1405,7 +1426,7 @@ class TaskRestartTest(TaskHelpers, MockChatTestCase):
             self.assertEqual(self.get_task(key, tid), t, "a pending task changed across kill -9")
         self.assertEqual(set(self.all_task_ids(key, status="pending")), set(made))
         self.assertEqual(self.emp_detail(key, emp)["status"], "offline")
-        time.sleep(1.0)
+        self.runner_passed()
         self.assertEqual(set(self.all_task_ids(key, status="pending")), set(made))
         self.set_emp_status(key, emp, "idle")
         for tid in made:
@@ -1435,8 +1456,10 @@ class TaskRecurringSlowTest(TaskHelpers, ChatTestCase):
         for x in (t, w):
             self.assertEqual(x["next_run_at"], iso(slot))
             self.assertEqual((x["status"], x["run_count"]), ("pending", 0))
-        time.sleep(max(0.0, slot - 2 - time.time()))
-        self.assertEqual(self.get_task(key, t["id"]), t, "it ran before its slot")
+        # up to 2 s before the slot it keeps not running: checked all along, not once
+        while time.time() < slot - 2:
+            self.assertEqual(self.get_task(key, t["id"]), t, "it ran before its slot")
+            time.sleep(0.25)
         done = self.wait_task(key, t["id"], lambda x: x["run_count"] >= 1 and
                               x["status"] == "completed", timeout=slot + 45 - time.time(),
                               what="the run at %s" % iso(slot))
@@ -1445,7 +1468,7 @@ class TaskRecurringSlowTest(TaskHelpers, ChatTestCase):
         self.assertEqual(done["next_run_at"], iso(slot + 86400))
         self.assertEqual(done["recurring"], rule)
         self.assertTrue(done["result"])
-        time.sleep(3.0)
+        self.runner_passed()
         again = self.get_task(key, t["id"])
         self.assertEqual(again["run_count"], 1, "one slot, one run")
         self.assertEqual([r["status"] for r in self.runs(key, t["id"])], ["completed"])
@@ -1456,12 +1479,12 @@ class TaskRecurringSlowTest(TaskHelpers, ChatTestCase):
         wd = self.wait_status(key, w["id"], "completed", timeout=20)
         self.assertEqual(wd["run_count"], 1)
         self.assertEqual(wd["next_run_at"], iso(slot + 86400))
-        time.sleep(1.5)
+        self.runner_passed()
         self.assertEqual(self.get_task(key, w["id"])["run_count"], 1, "a missed slot ran twice")
         # recurring null: one-time now, and a completed one-time task does not run again
         u = self.patch_ok(key, t["id"], {"recurring": None})
         self.assertEqual((u["recurring"], u["next_run_at"], u["status"]), (None, None, "completed"))
-        time.sleep(1.5)
+        self.runner_passed()
         self.assertEqual(self.get_task(key, t["id"])["run_count"], 1)
         rule2 = {"frequency": "weekdays", "time": "07:07"}
         t0 = time.time()
