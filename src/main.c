@@ -695,11 +695,11 @@ static int start_embeddings(const struct config *c, const char *argv0, struct ro
         po.model = *model;
     }
     po.threads = c->embeddings_threads;
-    if (embed_pool_new(&po, &env->embed, &e)) {
+    if (embed_pool_new(&po, &env->agent.knowledge.embed, &e)) {
         fprintf(stderr, "workforce: %s: %s\n", e.param[0] ? e.param : "embeddings", e.msg);
         return 1;
     }
-    log_info("knowledge: embeddings by %s", embed_pool_model(env->embed));
+    log_info("knowledge: embeddings by %s", embed_pool_model(env->agent.knowledge.embed));
     return 0;
 }
 
@@ -722,12 +722,12 @@ static int start_engines(const struct config *c, struct router_env *env)
     lc.timeout_ms = (long)c->llm_timeout_ms;
     lc.connect_timeout_ms = (long)c->llm_connect_timeout_ms;
     lc.retries = c->llm_retries;
-    if (llm_new(&lc, env->httpc, &env->llm, &e)) {
+    if (llm_new(&lc, env->httpc, &env->agent.llm, &e)) {
         fprintf(stderr, "workforce: %s: %s\n", e.param, e.msg);
         return 2;
     }
     lc.provider = "builtin";
-    if (llm_new(&lc, env->httpc, &env->llm_builtin, &e))
+    if (llm_new(&lc, env->httpc, &env->agent.llm_builtin, &e))
         return 1;
     return 0;
 }
@@ -759,6 +759,7 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
     memset(&env, 0, sizeof(env));
     err_clear(&e);
     env.cfg = c;
+    env.agent.cfg = c;
     env.started_ms = clock_now_ms();
     if (open_store(c, &s) || load_secret(c, env.secret))
         goto out;
@@ -779,6 +780,7 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
         fprintf(stderr, "workforce: %s: %s\n", e.param, e.msg);
         goto out;
     }
+    env.agent.knowledge.pool = env.pool;
     env.rl = ratelimit_new();
     env.metrics = metrics_new(router_nroutes);
     if (start_engines(c, &env))
@@ -794,14 +796,15 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
         rc = 2;
         goto out;
     }
-    env.kindex = kindex_new(env.embed ? embed_pool_model(env.embed) : NULL);
-    if (knowledge_worker_start(c->files_dir, env.pool, env.embed, env.kindex, c->knowledge_workers,
-                               &env.kworker)) {
+    env.agent.knowledge.kindex =
+        kindex_new(env.agent.knowledge.embed ? embed_pool_model(env.agent.knowledge.embed) : NULL);
+    if (knowledge_worker_start(c->files_dir, env.pool, env.agent.knowledge.embed,
+                               env.agent.knowledge.kindex, c->knowledge_workers, &env.kworker)) {
         fprintf(stderr, "workforce: cannot start the knowledge worker\n");
         goto out;
     }
 
-    if (task_runner_start(&env, c->task_workers, &env.tasks)) {
+    if (task_runner_start(&env.agent, c->task_workers, &env.tasks)) {
         fprintf(stderr, "workforce: cannot start the task workers\n");
         goto out;
     }
@@ -834,8 +837,8 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
     env.kworker = NULL;
     task_runner_stop(env.tasks);
     env.tasks = NULL;
-    embed_pool_free(env.embed);
-    env.embed = NULL;
+    embed_pool_free(env.agent.knowledge.embed);
+    env.agent.knowledge.embed = NULL;
     http_server_stop(srv, 5);
     srv = NULL;
     log_info("workforce: stopped");
@@ -845,12 +848,12 @@ out:
     httpc_shutdown(env.httpc);
     knowledge_worker_stop(env.kworker);
     task_runner_stop(env.tasks);
-    embed_pool_free(env.embed);
+    embed_pool_free(env.agent.knowledge.embed);
     http_server_stop(srv, 0);
-    kindex_free(env.kindex);
+    kindex_free(env.agent.knowledge.kindex);
     embed_model_free(model);
-    llm_free(env.llm);
-    llm_free(env.llm_builtin);
+    llm_free(env.agent.llm);
+    llm_free(env.agent.llm_builtin);
     httpc_free(env.httpc);
     store_pool_free(env.pool);
     ratelimit_free(env.rl);

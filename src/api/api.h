@@ -43,34 +43,6 @@ int api_knowledge_get(struct router_req *r, struct err *e);
 int api_knowledge_delete(struct router_req *r, struct err *e);
 int api_knowledge_query(struct router_req *r, struct err *e);
 
-/* search.c */
-char *api_knowledge_fts_query(struct arena *a, const char *q);
-/* Hybrid search with the query's vector 'qvec' ('dim' floats; NULL: words only); vector
- * candidates below 'min_cosine' are dropped (-1: keep all). */
-int api_knowledge_search(const struct router_env *env, struct store *s,
-                         const struct store_tenant *t, struct arena *a, const char *query,
-                         const float *qvec, size_t dim, const struct store_search_filter *f,
-                         unsigned limit, double min_cosine, struct store_hit **out, size_t *n,
-                         struct err *e);
-/* A search to run, its strings borrowed until api_knowledge_search_start() returns. */
-struct api_ksearch {
-    const struct router_env *env;
-    struct store_tenant tenant;
-    const char *query;
-    struct store_search_filter filter;
-    unsigned limit;
-    double min_cosine;
-};
-/* The hits (valid during the call; 's' is a store handle the callback may use), or an error. */
-typedef void (*api_ksearch_fn)(void *ud, int rc, struct store *s, const struct store_hit *hits,
-                               size_t n, const struct err *e);
-/*
- * Search, calling 'done' exactly once: before this returns when no query vector is needed
- * (through 's'), else on the embedding pool's thread once the vector is there.
- */
-void api_knowledge_search_start(const struct api_ksearch *q, struct store *s, api_ksearch_fn done,
-                                void *ud);
-
 /* tasks.c */
 int api_tasks_create(struct router_req *r, struct err *e);
 int api_tasks_list(struct router_req *r, struct err *e);

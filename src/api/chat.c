@@ -24,8 +24,6 @@
 #include <string.h>
 
 #define HISTORY_MESSAGES 100
-#define KNOWLEDGE_PASSAGES 3
-#define KNOWLEDGE_MIN_COSINE 0.35
 
 struct chat_body {
     const char *employee_id;
@@ -211,10 +209,7 @@ static void on_done(void *ud, const struct llm_usage *u, const struct err *e)
         fail_job(j, s, e);
         goto out;
     }
-    if (j->live) {
-        int64_t total = u->input_tokens + u->output_tokens;
-        cost = total <= 1000 ? 1 : (total + 999) / 1000;
-    }
+    cost = agent_price(u, j->tenant.mode);
     memset(&fin, 0, sizeof(fin));
     fin.reply.id = j->reply_id;
     fin.reply.conversation_id = j->conv_id;
@@ -274,13 +269,10 @@ static void knowledge_done(void *ud, int rc, struct store *s, const struct store
         log_warn("chat: knowledge search failed: %s", e ? e->msg : "?");
     } else {
         /* Nothing is allocated without passages: a stream keeps its job for its whole life. */
-        struct llm_passage *ps = n ? arena_alloc(&j->arena, n * sizeof(*ps)) : NULL;
+        struct llm_passage *ps = n ? agent_passages(&j->arena, hits, n) : NULL;
         json_t *src = json_array();
         for (size_t i = 0; i < n; i++) {
             json_t *o = json_object();
-            ps[i].source = arena_strdup(&j->arena, hits[i].document_name);
-            ps[i].content = arena_strdup(&j->arena, hits[i].content);
-            ps[i].page = hits[i].page;
             json_object_set_new(o, "document_id", jo_string(hits[i].document_id));
             json_object_set_new(o, "document_name", jo_string(hits[i].document_name));
             json_object_set_new(o, "chunk_id", jo_string(hits[i].chunk_id));
@@ -352,11 +344,9 @@ static int chat(struct router_req *r, struct err *e, bool always_stream)
                        b.employee_id);
     if (rc)
         return err_set(e, rc, "internal_error", NULL, "employee read failed");
-    if (strcmp(emp.tier, "manager") == 0 && r->org.tier == TIER_STARTER)
-        return err_set(e, ERR_FORBIDDEN, "permission_denied", "employee_id",
-                       "%s is a manager-tier employee; the starter subscription cannot chat with "
-                       "manager-tier employees.",
-                       emp.name);
+    rc = agent_tier_check(r->org.tier, &emp, "employee_id", "chat with", e);
+    if (rc)
+        return rc;
     if (emp.status == STORE_EMP_OFFLINE)
         return err_set(e, ERR_CONFLICT, "employee_offline", "employee_id",
                        "%s is offline. Set the employee back to idle first.", emp.name);
@@ -448,9 +438,7 @@ static int chat(struct router_req *r, struct err *e, bool always_stream)
     j->lreq.capabilities = emp.capabilities;
     j->lreq.context = j->context;
     j->lreq.message = b.message;
-    j->engine = (r->tenant.mode == STORE_TEST && strcmp(r->env->cfg->test_llm, "builtin") == 0)
-                    ? r->env->llm_builtin
-                    : r->env->llm;
+    j->engine = agent_engine(&r->env->agent, r->tenant.mode);
 
     r->async = true;
     if (stream) {
@@ -481,19 +469,10 @@ static int chat(struct router_req *r, struct err *e, bool always_stream)
         j->http = r->http;
         http_req_defer(r->http);
     }
-    {
-        /* The knowledge this employee may read that matches the message; the engine starts
-         * when the search is done (here, or on the embedding pool's thread). */
-        struct api_ksearch q;
-        memset(&q, 0, sizeof(q));
-        q.env = r->env;
-        q.tenant = r->tenant;
-        q.query = b.message;
-        q.filter.employee_id = emp.id;
-        q.limit = KNOWLEDGE_PASSAGES;
-        q.min_cosine = KNOWLEDGE_MIN_COSINE;
-        api_knowledge_search_start(&q, r->store, knowledge_done, j); /* 'j' may be gone */
-    }
+    /* The knowledge this employee may read that matches the message; the engine starts when
+     * the search is done (here, or on the embedding pool's thread). 'j' may then be gone. */
+    agent_knowledge_start(&r->env->agent, &r->tenant, emp.id, b.message, r->store, knowledge_done,
+                          j);
     return 0;
 }
 

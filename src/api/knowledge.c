@@ -582,7 +582,7 @@ int api_knowledge_delete(struct router_req *r, struct err *e)
     if (rc)
         return err_set(e, rc, "internal_error", NULL, "document delete failed");
     knowledge_worker_cancel(r->env->kworker, r->params[0]);
-    kindex_invalidate(r->env->kindex, &r->tenant);
+    kindex_invalidate(r->env->agent.knowledge.kindex, &r->tenant);
     snprintf(path, sizeof(path), "%s/%s", r->env->cfg->files_dir, r->params[0]);
     unlink(path);
     o = jo_object();
@@ -673,7 +673,7 @@ int api_knowledge_query(struct router_req *r, struct err *e)
     struct query_body b = {NULL, 5, NULL};
     struct jb_result res;
     struct store_search_filter f = {NULL, NULL};
-    struct api_ksearch q;
+    struct knowledge_query q;
     int rc;
 
     rc = jb_bind(r->body, query_fields, 3, &b, r->arena, &res, e);
@@ -718,7 +718,7 @@ int api_knowledge_query(struct router_req *r, struct err *e)
             }
         }
     }
-    q.env = r->env;
+    q.ks = &r->env->agent.knowledge;
     q.tenant = r->tenant;
     q.query = b.query;
     q.filter = f;
@@ -727,6 +727,6 @@ int api_knowledge_query(struct router_req *r, struct err *e)
     /* Answered from the embedding pool's thread when the query needs its vector. */
     r->async = true;
     http_req_defer(r->http);
-    api_knowledge_search_start(&q, r->store, query_done, r);
+    knowledge_search_start(&q, r->store, query_done, r);
     return 0;
 }

@@ -156,12 +156,7 @@ static int check_employee(struct router_req *r, const char *id, struct err *e)
     int rc = api_employee_find(r, id, "employee_id", &emp, e);
     if (rc)
         return rc;
-    if (strcmp(emp.tier, "manager") == 0 && r->org.tier == TIER_STARTER)
-        return err_set(e, ERR_FORBIDDEN, "permission_denied", "employee_id",
-                       "%s is a manager-tier employee; the starter subscription cannot give "
-                       "tasks to manager-tier employees.",
-                       emp.name);
-    return 0;
+    return agent_tier_check(r->org.tier, &emp, "employee_id", "give tasks to", e);
 }
 
 /* 'recurring' (present, maybe null) as stored text in the arena, or NULL for null. */

@@ -9,6 +9,7 @@
 #ifndef WORKFORCE_ROUTER_H
 #define WORKFORCE_ROUTER_H
 
+#include "../agent/agent.h"
 #include "../auth/auth.h"
 #include "../core/config.h"
 #include "../core/err.h"
@@ -60,11 +61,8 @@ struct router_env {
     unsigned char secret[AUTH_SECRET_LEN];
     int64_t started_ms;
     struct httpc *httpc;
-    struct embed_pool *embed;         /* NULL: no vectors (BM25 only) */
+    struct agent_env agent;           /* engines and knowledge search; agent.cfg is cfg */
     struct knowledge_worker *kworker; /* processes uploaded documents */
-    struct kindex *kindex;            /* in-memory vectors of the knowledge base */
-    struct llm *llm;                  /* the configured engine (live keys) */
-    struct llm *llm_builtin;          /* test keys, unless WORKFORCE_TEST_LLM=provider */
     struct task_runner *tasks;        /* the workers that carry out tasks */
 };
 

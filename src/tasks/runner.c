@@ -11,13 +11,10 @@
 
 #include "schedule.h"
 
-#include "../api/api.h"
-#include "../core/buf.h"
+#include "../agent/agent.h"
 #include "../core/clock.h"
 #include "../core/log.h"
 #include "../core/mem.h"
-#include "../llm/llm.h"
-#include "../router/router.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -27,13 +24,10 @@
 #include <time.h>
 
 #define POLL_MS 2000
-#define KNOWLEDGE_PASSAGES 3
-#define KNOWLEDGE_MIN_COSINE 0.35
 #define RESULT_MAX (1u << 20)
-#define SEARCH_MAX 2000 /* bytes of the task's text searched, as a query's limit */
 
 struct task_runner {
-    const struct router_env *env;
+    const struct agent_env *env;
     pthread_mutex_t mu;
     pthread_cond_t cv;
     unsigned seq; /* bumped by every wake-up */
@@ -59,114 +53,12 @@ int64_t task_next_run(const char *recurring, int64_t now)
     return sched_next(&r, now);
 }
 
-/* ---- Waiting for a callback on another thread ---- */
-
-struct wait {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    bool done;
-};
-
-static void wait_init(struct wait *w)
-{
-    pthread_mutex_init(&w->mu, NULL);
-    pthread_cond_init(&w->cv, NULL);
-    w->done = false;
-}
-
-static void wait_signal(struct wait *w)
-{
-    pthread_mutex_lock(&w->mu);
-    w->done = true;
-    pthread_cond_signal(&w->cv);
-    pthread_mutex_unlock(&w->mu);
-}
-
-static void wait_for(struct wait *w)
-{
-    pthread_mutex_lock(&w->mu);
-    while (!w->done)
-        pthread_cond_wait(&w->cv, &w->mu);
-    pthread_mutex_unlock(&w->mu);
-    pthread_cond_destroy(&w->cv);
-    pthread_mutex_destroy(&w->mu);
-}
-
-/* ---- Knowledge ---- */
-
-struct knowledge {
-    struct wait w;
-    struct arena *a;
-    struct llm_passage *ps;
-    size_t n;
-    bool ok;
-};
-
-static void knowledge_done(void *ud, int rc, struct store *s, const struct store_hit *hits,
-                           size_t n, const struct err *e)
-{
-    struct knowledge *k = ud;
-    (void)s;
-    if (rc) {
-        log_warn("tasks: knowledge search failed: %s", e ? e->msg : "?");
-    } else {
-        k->ps = arena_alloc(k->a, (n + 1) * sizeof(*k->ps));
-        for (size_t i = 0; i < n; i++) {
-            k->ps[i].source = arena_strdup(k->a, hits[i].document_name);
-            k->ps[i].content = arena_strdup(k->a, hits[i].content);
-            k->ps[i].page = hits[i].page;
-        }
-        k->n = n;
-        k->ok = true;
-    }
-    wait_signal(&k->w);
-}
-
-/* The task's text as a search: at most SEARCH_MAX bytes, cut between characters. */
-static const char *search_text(struct arena *a, const char *text, size_t len)
-{
-    if (len > SEARCH_MAX) {
-        len = SEARCH_MAX;
-        while (len > 0 && ((unsigned char)text[len] & 0xC0) == 0x80)
-            len--;
-    }
-    return arena_strndup(a, text, len);
-}
-
-/* ---- The engine ---- */
-
-struct reply {
-    struct wait w;
-    struct buf text;
-    struct llm_usage usage;
-    bool failed;
-    char error[256];
-};
-
-static void on_delta(void *ud, const char *text, size_t len)
-{
-    struct reply *r = ud;
-    buf_append(&r->text, text, len); /* past RESULT_MAX the result is cut */
-}
-
-static void on_done(void *ud, const struct llm_usage *u, const struct err *e)
-{
-    struct reply *r = ud;
-    if (e) {
-        r->failed = true;
-        snprintf(r->error, sizeof(r->error), "%s", e->msg[0] ? e->msg : "the engine failed");
-    } else {
-        r->usage = *u;
-    }
-    wait_signal(&r->w);
-}
-
 /* ---- One run ---- */
 
 static void finish(struct task_runner *tr, const struct store_task_claim *c, bool ok,
                    const char *result, const char *error, int64_t credits, int64_t t0_us)
 {
-    struct store *s = store_pool_get(tr->env->pool);
+    struct store *s = store_pool_get(tr->env->knowledge.pool);
     struct store_task_finish fin;
     int64_t charged = 0;
     bool discarded = false;
@@ -193,9 +85,9 @@ static void finish(struct task_runner *tr, const struct store_task_claim *c, boo
             break;
         log_warn("tasks: cannot store the end of run %s of task %s yet (%s); trying again",
                  c->run_id, c->task.id, err_name((enum err_code)rc));
-        store_pool_put(tr->env->pool, s);
+        store_pool_put(tr->env->knowledge.pool, s);
         sleep_ms(attempt < 6 ? 50 << attempt : 2000);
-        s = store_pool_get(tr->env->pool);
+        s = store_pool_get(tr->env->knowledge.pool);
     }
     if (rc)
         log_error("tasks: the end of run %s of task %s is not stored; it runs again at the next "
@@ -207,22 +99,47 @@ static void finish(struct task_runner *tr, const struct store_task_claim *c, boo
     else
         log_info("tasks: run %s of task %s %s (%lld credits, %lld ms)", c->run_id, c->task.id,
                  ok ? "completed" : "failed", (long long)charged, (long long)fin.response_ms);
-    store_pool_put(tr->env->pool, s);
+    store_pool_put(tr->env->knowledge.pool, s);
+}
+
+struct still {
+    struct task_runner *tr;
+    const struct store_task_claim *c;
+};
+
+/* Cancelled or deleted meanwhile? Then the engine is not called at all. */
+static bool still_wanted(void *ud)
+{
+    struct still *w = ud;
+    const struct store_task *k = &w->c->task;
+    struct store_task now_k;
+    struct arena a;
+    struct store *s;
+    bool wanted;
+    int rc;
+
+    arena_init(&a);
+    s = store_pool_get(w->tr->env->knowledge.pool);
+    rc = store_task_get(s, &k->tenant, k->id, &a, &now_k);
+    store_pool_put(w->tr->env->knowledge.pool, s);
+    wanted = !(rc == ERR_NOT_FOUND ||
+               (!rc && (!now_k.run_id || strcmp(now_k.run_id, w->c->run_id) != 0)));
+    arena_cleanup(&a);
+    return wanted;
 }
 
 static void carry_out(struct task_runner *tr, const struct store_task_claim *c)
 {
-    const struct router_env *env = tr->env;
+    const struct agent_env *env = tr->env;
     const struct store_task *k = &c->task;
     struct store_employee emp;
-    struct llm_request lreq;
-    struct llm_sink sink;
-    struct knowledge kn;
-    struct reply rep;
+    struct agent_answer ans;
+    struct agent_ask ask;
+    struct still still;
     struct arena a;
     struct store *s;
     struct buf msg;
-    int64_t t0 = clock_mono_us(), cost = 0;
+    int64_t t0 = clock_mono_us();
     int rc;
 
     if (c->no_credits) {
@@ -231,9 +148,9 @@ static void carry_out(struct task_runner *tr, const struct store_task_claim *c)
         return;
     }
     arena_init(&a);
-    s = store_pool_get(env->pool);
+    s = store_pool_get(env->knowledge.pool);
     rc = store_employee_get(s, &k->tenant, k->employee_id, &a, &emp);
-    store_pool_put(env->pool, s);
+    store_pool_put(env->knowledge.pool, s);
     if (rc) {
         finish(tr, c, false, NULL, "The employee of this task no longer exists.", 0, t0);
         arena_cleanup(&a);
@@ -248,75 +165,28 @@ static void carry_out(struct task_runner *tr, const struct store_task_claim *c)
         buf_appendf(&msg, "\n\nDue: %s", clock_fmt_iso(k->due_at, iso, sizeof(iso)));
     }
 
-    /* The knowledge this employee may read that matches the task. */
-    memset(&kn, 0, sizeof(kn));
-    wait_init(&kn.w);
-    kn.a = &a;
-    {
-        struct api_ksearch q;
-        memset(&q, 0, sizeof(q));
-        q.env = env;
-        q.tenant = k->tenant;
-        q.query = search_text(&a, buf_ptr(&msg), buf_len(&msg));
-        q.filter.employee_id = k->employee_id;
-        q.limit = KNOWLEDGE_PASSAGES;
-        q.min_cosine = KNOWLEDGE_MIN_COSINE;
-        s = store_pool_get(env->pool);
-        api_knowledge_search_start(&q, s, knowledge_done, &kn);
-        store_pool_put(env->pool, s);
-        wait_for(&kn.w);
-    }
-
-    {
-        /* Cancelled or deleted meanwhile? Then the engine is not called at all. */
-        struct store_task now_k;
-        s = store_pool_get(env->pool);
-        rc = store_task_get(s, &k->tenant, k->id, &a, &now_k);
-        store_pool_put(env->pool, s);
-        if (rc == ERR_NOT_FOUND || (!rc && (!now_k.run_id || strcmp(now_k.run_id, c->run_id)))) {
-            finish(tr, c, false, NULL, "Cancelled before the engine was called.", 0, t0);
-            buf_cleanup(&msg);
-            arena_cleanup(&a);
-            return;
-        }
-    }
-    memset(&lreq, 0, sizeof(lreq));
-    lreq.model = emp.model;
-    lreq.employee_name = emp.name;
-    lreq.employee_role = emp.role;
-    lreq.persona = emp.instructions;
-    lreq.capabilities = emp.capabilities;
-    lreq.message = buf_ptr(&msg);
-    lreq.knowledge = kn.ps;
-    lreq.nknowledge = kn.n;
-    lreq.knowledge_searched = kn.ok;
-    memset(&rep, 0, sizeof(rep));
-    wait_init(&rep.w);
-    buf_init(&rep.text, RESULT_MAX);
-    sink.delta = on_delta;
-    sink.done = on_done;
-    sink.ud = &rep;
-    llm_call((k->tenant.mode == STORE_TEST && strcmp(env->cfg->test_llm, "builtin") == 0)
-                 ? env->llm_builtin
-                 : env->llm,
-             &lreq, &sink);
-    wait_for(&rep.w);
-    if (rep.failed && stopping(tr)) {
+    memset(&ask, 0, sizeof(ask));
+    still.tr = tr;
+    still.c = c;
+    ask.tenant = &k->tenant;
+    ask.emp = &emp;
+    ask.message = buf_ptr(&msg);
+    ask.result_max = RESULT_MAX;
+    ask.still_wanted = still_wanted;
+    ask.ud = &still;
+    agent_answer(env, &ask, &ans);
+    if (ans.skipped) {
+        finish(tr, c, false, NULL, "Cancelled before the engine was called.", 0, t0);
+    } else if (ans.failed && stopping(tr)) {
         /* The engine call ended because the server is stopping: the run stays in progress
          * and the next start queues it again (store_task_recover). */
         log_info("tasks: run %s of task %s left for the next start", c->run_id, k->id);
-        buf_cleanup(&rep.text);
-        buf_cleanup(&msg);
-        arena_cleanup(&a);
-        return;
+    } else {
+        finish(tr, c, !ans.failed, ans.failed ? NULL : buf_ptr(&ans.text),
+               ans.failed ? ans.error : NULL,
+               ans.failed ? 0 : agent_price(&ans.usage, k->tenant.mode), t0);
     }
-    if (!rep.failed && k->tenant.mode == STORE_LIVE) {
-        int64_t total = rep.usage.input_tokens + rep.usage.output_tokens;
-        cost = total <= 1000 ? 1 : (total + 999) / 1000;
-    }
-    finish(tr, c, !rep.failed, rep.failed ? NULL : buf_ptr(&rep.text),
-           rep.failed ? rep.error : NULL, cost, t0);
-    buf_cleanup(&rep.text);
+    agent_answer_cleanup(&ans);
     buf_cleanup(&msg);
     arena_cleanup(&a);
 }
@@ -343,9 +213,9 @@ static void *worker(void *arg)
         pthread_mutex_unlock(&tr->mu);
 
         arena_init(&a);
-        s = store_pool_get(tr->env->pool);
+        s = store_pool_get(tr->env->knowledge.pool);
         rc = store_task_claim(s, 0, task_next_run, &a, &c, &wake_at);
-        store_pool_put(tr->env->pool, s);
+        store_pool_put(tr->env->knowledge.pool, s);
         if (rc == 0) {
             task_runner_wake(tr); /* there may be more: one more worker looks */
             carry_out(tr, &c);
@@ -382,13 +252,13 @@ static void *worker(void *arg)
 }
 
 /* Start the workers; runs left in progress by an earlier process are queued again first. */
-int task_runner_start(const struct router_env *env, unsigned workers, struct task_runner **out)
+int task_runner_start(const struct agent_env *env, unsigned workers, struct task_runner **out)
 {
     struct task_runner *tr = xcalloc(1, sizeof(*tr));
-    struct store *s = store_pool_get(env->pool);
+    struct store *s = store_pool_get(env->knowledge.pool);
     size_t n = 0;
     int rc = store_task_recover(s, clock_now_ms(), &n);
-    store_pool_put(env->pool, s);
+    store_pool_put(env->knowledge.pool, s);
     if (rc) {
         free(tr);
         *out = NULL;

@@ -12,11 +12,11 @@
 
 #include <stdint.h>
 
-struct router_env;
+struct agent_env;
 struct task_runner;
 
 /* Start 'workers' threads over 'env' (read-only, outliving the runner). */
-int task_runner_start(const struct router_env *env, unsigned workers, struct task_runner **out);
+int task_runner_start(const struct agent_env *env, unsigned workers, struct task_runner **out);
 /* Work may be waiting (a task created or queued again, an employee back online); NULL ok. */
 void task_runner_wake(struct task_runner *r);
 /* Take no new runs (the ones under way go on); NULL is a no-op. */

@@ -5,7 +5,7 @@
  * terms of at most 64 bytes, and never grows with the text: a 32,000-character chat message
  * once made a query cut at 64 KiB, which FTS5 refused as a syntax error.
  */
-#include "../../src/api/api.h"
+#include "../../src/knowledge/search.h"
 #include "../../src/core/mem.h"
 #include "t.h"
 
@@ -54,7 +54,7 @@ int main(void)
                                       (seed & 1) ? "" : words[(seed >> 20) % 8]);
             }
             msg[n] = '\0';
-            q = api_knowledge_fts_query(&a, msg);
+            q = knowledge_fts_query(&a, msg);
             terms = q ? shape(q) : 0;
             ok(terms > 0 && terms <= 64, "a bounded, well-formed query");
             ok(!q || strlen(q) <= 64 * 70, "its size does not grow with the text");
@@ -63,15 +63,15 @@ int main(void)
     }
     subtest("words")
     {
-        const char *q = api_knowledge_fts_query(&a, "What is the refund policy? refund REFUND");
+        const char *q = knowledge_fts_query(&a, "What is the refund policy? refund REFUND");
         is_str(q, "\"refund\" OR \"policy\"", "stopwords out, duplicates once");
-        q = api_knowledge_fts_query(&a, "the a of");
+        q = knowledge_fts_query(&a, "the a of");
         ok(q == NULL, "only stopwords: no query");
         {
             char longword[200];
             memset(longword, 'a', 150);
             memcpy(longword + 150, " short", 7);
-            q = api_knowledge_fts_query(&a, longword);
+            q = knowledge_fts_query(&a, longword);
             is_str(q, "\"short\"", "a word over 64 bytes is skipped, never cut");
         }
     }

@@ -1,22 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * search.c: knowledge search (contract §11), for the query endpoint, chat and tasks alike.
+ * search.c: knowledge search (contract §11), for the query endpoint, chat, tasks and workflows.
  * BM25 through FTS5 and cosine over the chunk embeddings, each up to 50 candidates, fused by
  * reciprocal rank (k = 60); the fused score is scaled to [0, 1] by the best score a chunk
  * could reach with the methods that ran.
  *
  * DESIGN. The query's vector is computed by the embedding pool, never on a request thread:
- * api_knowledge_search_start() answers at once when no vector is needed (no chunks, no
+ * knowledge_search_start() answers at once when no vector is needed (no chunks, no
  * vectors, no model) and otherwise hands the query to the pool, whose callback runs the
  * search on the pool's thread with a store handle of its own.
  */
-#include "api.h"
+#include "search.h"
+
+#include "index.h"
 
 #include "../core/buf.h"
 #include "../core/log.h"
-#include "../core/mem.h"
 #include "../embed/pool.h"
-#include "../knowledge/index.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,7 +103,7 @@ static void query_terms(const char *q, struct terms *t)
  * An FTS5 query that can never be a syntax error: every search term quoted, joined by OR.
  * NULL when the query has no such term. At most FTS_TERMS * (FTS_TERM_MAX + 6) bytes.
  */
-char *api_knowledge_fts_query(struct arena *a, const char *q)
+char *knowledge_fts_query(struct arena *a, const char *q)
 {
     struct terms t;
     char *out, *o;
@@ -169,16 +169,16 @@ static int by_score(const void *a, const void *b)
  * Search the tenant's knowledge: BM25 and, when 'qvec' is given, vectors, fused by reciprocal
  * rank. '*out' and '*n' hold at most 'limit' hits (in 'a'), best first, scores in [0, 1].
  */
-int api_knowledge_search(const struct router_env *env, struct store *s,
-                         const struct store_tenant *t, struct arena *a, const char *query,
-                         const float *qvec, size_t dim, const struct store_search_filter *f,
-                         unsigned limit, double min_cosine, struct store_hit **out, size_t *n,
-                         struct err *e)
+int knowledge_search(const struct knowledge_services *ks, struct store *s,
+                     const struct store_tenant *t, struct arena *a, const char *query,
+                     const float *qvec, size_t dim, const struct store_search_filter *f,
+                     unsigned limit, double min_cosine, struct store_hit **out, size_t *n,
+                     struct err *e)
 {
     struct store_hit *text = NULL, *vec = NULL;
     size_t nt = 0, nv = 0, nf = 0;
     struct fused *all;
-    const char *fts = api_knowledge_fts_query(a, query);
+    const char *fts = knowledge_fts_query(a, query);
     int methods = 0;
     int rc;
 
@@ -198,7 +198,7 @@ int api_knowledge_search(const struct router_env *env, struct store *s,
                 if (text[i].score < BM25_RELATIVE * text[0].score)
                     break;
                 /* Without vectors, a weak lexical match is better than none. */
-                if (!env->embed || 2 * matched_words(query, text[i].content) >= words)
+                if (!ks->embed || 2 * matched_words(query, text[i].content) >= words)
                     text[kept++] = text[i];
             }
             nt = kept;
@@ -206,8 +206,8 @@ int api_knowledge_search(const struct router_env *env, struct store *s,
     }
     if (qvec) {
         methods++;
-        rc = env->kindex ? kindex_search(env->kindex, s, t, qvec, dim, f, CANDIDATES, a, &vec, &nv)
-                         : store_search_vectors(s, t, qvec, dim, f, CANDIDATES, a, &vec, &nv);
+        rc = ks->kindex ? kindex_search(ks->kindex, s, t, qvec, dim, f, CANDIDATES, a, &vec, &nv)
+                        : store_search_vectors(s, t, qvec, dim, f, CANDIDATES, a, &vec, &nv);
         if (rc)
             return err_set(e, rc, "internal_error", NULL, "vector search failed");
         while (nv > 0 && vec[nv - 1].score < min_cosine)
@@ -247,9 +247,9 @@ int api_knowledge_search(const struct router_env *env, struct store *s,
 /* ---- Off the request thread ---- */
 
 struct ksearch_job {
-    struct api_ksearch q; /* strings copied into 'a' */
+    struct knowledge_query q; /* strings copied into 'a' */
     struct arena a;
-    api_ksearch_fn done;
+    knowledge_search_fn done;
     void *ud;
 };
 
@@ -257,7 +257,7 @@ static void ksearch_vector(void *ud, int rc, const float *vecs, size_t n, size_t
                            const struct err *pe)
 {
     struct ksearch_job *j = ud;
-    struct store *s = store_pool_get(j->q.env->pool);
+    struct store *s = store_pool_get(j->q.ks->pool);
     struct store_hit *hits = NULL;
     size_t nh = 0;
     struct err e;
@@ -269,17 +269,17 @@ static void ksearch_vector(void *ud, int rc, const float *vecs, size_t n, size_t
                  pe ? pe->msg : "no vector");
         vecs = NULL;
     }
-    rc = api_knowledge_search(j->q.env, s, &j->q.tenant, &j->a, j->q.query, vecs, dim, &j->q.filter,
-                              j->q.limit, j->q.min_cosine, &hits, &nh, &e);
+    rc = knowledge_search(j->q.ks, s, &j->q.tenant, &j->a, j->q.query, vecs, dim, &j->q.filter,
+                          j->q.limit, j->q.min_cosine, &hits, &nh, &e);
     j->done(j->ud, rc, s, hits, nh, rc ? &e : NULL);
-    store_pool_put(j->q.env->pool, s);
+    store_pool_put(j->q.ks->pool, s);
     arena_cleanup(&j->a);
     free(j);
 }
 
-/* Start a search of 'q'; see api.h. */
-void api_knowledge_search_start(const struct api_ksearch *q, struct store *s, api_ksearch_fn done,
-                                void *ud)
+/* Start a search of 'q'; see search.h. */
+void knowledge_search_start(const struct knowledge_query *q, struct store *s,
+                            knowledge_search_fn done, void *ud)
 {
     size_t nchunks = 1, nvectors = 1;
     struct ksearch_job *j;
@@ -289,19 +289,19 @@ void api_knowledge_search_start(const struct api_ksearch *q, struct store *s, ap
     err_clear(&e);
     /* Chat searches on every message: a tenant without searchable chunks (the in-memory index
      * knows) answers at once, and one without vectors needs no query embedding. */
-    if (q->env->kindex) {
-        rc = kindex_counts(q->env->kindex, s, &q->tenant, &nchunks, &nvectors);
+    if (q->ks->kindex) {
+        rc = kindex_counts(q->ks->kindex, s, &q->tenant, &nchunks, &nvectors);
         if (rc)
             err_set(&e, rc, "internal_error", NULL, "knowledge index failed");
     }
-    if (rc || nchunks == 0 || !q->env->embed || nvectors == 0) {
+    if (rc || nchunks == 0 || !q->ks->embed || nvectors == 0) {
         struct arena a;
         struct store_hit *hits = NULL;
         size_t nh = 0;
         arena_init(&a);
         if (!rc && nchunks > 0)
-            rc = api_knowledge_search(q->env, s, &q->tenant, &a, q->query, NULL, 0, &q->filter,
-                                      q->limit, q->min_cosine, &hits, &nh, &e);
+            rc = knowledge_search(q->ks, s, &q->tenant, &a, q->query, NULL, 0, &q->filter, q->limit,
+                                  q->min_cosine, &hits, &nh, &e);
         done(ud, rc, s, hits, nh, rc ? &e : NULL);
         arena_cleanup(&a);
         return;
@@ -318,6 +318,6 @@ void api_knowledge_search_start(const struct api_ksearch *q, struct store *s, ap
     {
         const char *texts[1] = {j->q.query};
         size_t lens[1] = {strlen(j->q.query)};
-        embed_pool_submit(q->env->embed, true, texts, lens, 1, ksearch_vector, j);
+        embed_pool_submit(q->ks->embed, true, texts, lens, 1, ksearch_vector, j);
     }
 }

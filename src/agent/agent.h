@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * agent: "an employee answers this input", the one path shared by chat, task runs and
+ * workflow steps (contract §3 tiers and credits, §7 status, §9 engines, §11 knowledge). It
+ * decides who may be employed (the subscription tier gate), which engine answers (the
+ * configured one for live keys, the built-in one for test keys unless told otherwise), which
+ * knowledge the employee may read for the input, and what a reply costs.
+ *
+ * Chat is asynchronous (its response is deferred or streamed) and uses the pieces; worker
+ * threads (tasks, workflow steps) call agent_answer(), which waits for the search and the
+ * engine on the calling thread.
+ */
+#ifndef WORKFORCE_AGENT_H
+#define WORKFORCE_AGENT_H
+
+#include "../core/buf.h"
+#include "../core/config.h"
+#include "../core/err.h"
+#include "../core/mem.h"
+#include "../knowledge/search.h"
+#include "../llm/llm.h"
+#include "../store/store.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define AGENT_KNOWLEDGE_PASSAGES 3      /* passages of knowledge an answer draws on */
+#define AGENT_KNOWLEDGE_MIN_COSINE 0.35 /* vector matches weaker than this are not used */
+#define AGENT_SEARCH_MAX 2000           /* bytes of an input searched in the knowledge */
+
+/* The services an answer needs; filled once at start, read-only afterwards. */
+struct agent_env {
+    const struct config *cfg;
+    struct knowledge_services knowledge;
+    struct llm *llm;         /* the configured engine (live keys) */
+    struct llm *llm_builtin; /* test keys, unless WORKFORCE_TEST_LLM=provider */
+};
+
+/* 0 when an organization of tier 'org_tier' may employ 'emp' for 'doing' ("chat with"); else
+ * 403 permission_denied naming 'param'. */
+int agent_tier_check(int org_tier, const struct store_employee *emp, const char *param,
+                     const char *doing, struct err *e);
+
+/* The engine that answers for a key of 'mode'. */
+struct llm *agent_engine(const struct agent_env *a, enum store_mode mode);
+
+/* Credits of a reply of 'u' (1 per started 1,000 tokens, at least 1); 0 for test keys. */
+int64_t agent_price(const struct llm_usage *u, enum store_mode mode);
+
+/* Start the search of the knowledge 'employee_id' may read for 'text' (cut to
+ * AGENT_SEARCH_MAX bytes); 'done' is called exactly once, as knowledge_search_start(). */
+void agent_knowledge_start(const struct agent_env *a, const struct store_tenant *t,
+                           const char *employee_id, const char *text, struct store *s,
+                           knowledge_search_fn done, void *ud);
+
+/* The hits as the engine's passages, copied into 'a' ('*out' holds 'n' + 1 entries). */
+struct llm_passage *agent_passages(struct arena *a, const struct store_hit *hits, size_t n);
+
+/* ---- Answering on a worker thread ---- */
+
+struct agent_ask {
+    const struct store_tenant *tenant;
+    const struct store_employee *emp;
+    const char *message; /* the input */
+    size_t result_max;   /* bytes of the answer kept; the rest is cut */
+    /* Asked after the knowledge search, before the engine: false skips the engine (a run
+     * cancelled meanwhile). NULL: always go on. */
+    bool (*still_wanted)(void *ud);
+    void *ud;
+};
+
+struct agent_answer {
+    struct buf text; /* the answer; agent_answer_cleanup() frees it */
+    struct llm_usage usage;
+    bool failed;  /* the engine failed: 'error' says why */
+    bool skipped; /* still_wanted() said no: the engine was not called */
+    char error[256];
+};
+
+/* Search, then ask the engine and wait for its whole answer on this thread. Returns 0 with
+ * the outcome in '*out' (failed or not); 'out' must be cleaned up in every case. */
+int agent_answer(const struct agent_env *a, const struct agent_ask *q, struct agent_answer *out);
+
+/* Free what agent_answer() left in 'ans'. */
+void agent_answer_cleanup(struct agent_answer *ans);
+
+#endif
