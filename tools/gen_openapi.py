@@ -51,6 +51,8 @@ ERRORS = [
     ("provider_not_found", 404, "The provider is not one of slack, google_calendar, outlook, github, hubspot."),
     ("method_not_allowed", 405, "The path exists but not with this method; the `Allow` header lists the methods it has."),
     ("employee_offline", 409, "The employee is offline."),
+    ("workflow_disabled", 409, "The workflow is disabled: only a manual run starts it."),
+    ("run_not_cancellable", 409, "The run has already ended (completed, failed or cancelled)."),
     ("idempotency_key_in_use", 409, "A request with this Idempotency-Key is still in flight."),
     ("request_too_large", 413, "The JSON body is over 1 MiB (1,048,576 bytes)."),
     ("uri_too_long", 414, "The request target is over 4,096 bytes, or has more than 16 query parameters; answered before any work, and the connection stays open."),
@@ -1062,48 +1064,112 @@ def build_schemas():
 
     # --- workflows ---------------------------------------------------------
     s["WorkflowTrigger"] = obj({
-        "type": {"type": "string", "enum": ["manual", "webhook"]},
-        "event": string("Event name, free text.", maxLength=200),
-    }, required=["type"])
+        "type": {"type": "string", "enum": ["manual", "webhook", "schedule", "integration"],
+                 "description": "`manual`: runs only by `POST /v1/workflows/{id}/run`. "
+                                "`webhook`: also by a POST to the workflow's `webhook_url`. "
+                                "`schedule`: also at each occurrence of `recurring`. "
+                                "`integration`: also by the provider event `event` (accepted "
+                                "and stored; delivered once integrations are built)."},
+        "event": string("`webhook`: an optional name of your own. `integration`: required, "
+                        "`<provider>.<event>` with a provider of " + ", ".join(PROVIDERS) +
+                        " (e.g. `github.issues.opened`).", minLength=1, maxLength=100),
+        "recurring": S("Recurring"),
+    }, required=["type"],
+        description="Members a type does not take are refused (400 with their `param`).")
     s["WorkflowStep"] = obj({
         "employee_id": S("EmployeeId"),
-        "action": {"type": "string", "enum": ACTIONS},
+        "action": {"type": "string", "enum": ACTIONS,
+                   "description": "What the employee does with the input. Outputs: `respond` "
+                                  "and `summarize` a string; `classify` `{label, score}`; "
+                                  "`extract` an object with every field (null when absent); "
+                                  "`draft_email` `{subject, body}`; `search_knowledge` "
+                                  "`{results}` as the knowledge query; `create_task` the task "
+                                  "record."},
         "input": string("Template: `{{trigger.<path>}}`, `{{steps[N].output}}`, "
                         "`{{steps[N].output.<path>}}` (N earlier than this step), "
-                        "`{{workflow.id}}`, `{{run.id}}`. Checked at creation (400 "
+                        "`{{workflow.id}}`, `{{run.id}}`; paths take `.name` and `[index]`. "
+                        "A string renders as itself, an object or array as compact JSON, null "
+                        "or a missing value as nothing; `\\{{` writes a literal `{{`. At most "
+                        "64 KiB and 256 references. Checked at creation (400 "
                         "`param: \"steps[i].input\"`).", examples=["{{trigger.body}}"]),
-        "condition": string("`{{ expr }}` with paths, literals, `== != < <= > >=`, "
-                            "`contains`, `&& || !` and parentheses; false, null, missing, 0, "
-                            "\"\" and \"false\" are falsy and skip the step.",
-                            examples=["{{ steps[0].output.priority == \"high\" }}"]),
-    }, required=["employee_id", "action", "input"])
+        "condition": nullable(string(
+            "`{{ expr }}` with paths, literals (strings in single or double quotes, numbers, "
+            "true, false, null), `== != < <= > >=`, `contains`, `&& || !` and parentheses. "
+            "Comparisons bind tightest, then `!`, `&&`, `||`; comparisons do not chain. "
+            "false, null, missing, 0, \"\" and \"false\" are falsy and skip the step. A "
+            "string never equals a number; ordering compares two numbers or two strings and "
+            "is false otherwise; comparing a string literal with a number literal is refused "
+            "at creation.",
+            examples=["{{ steps[0].output.label == \"billing\" && trigger.amount > 100 }}"])),
+        "options": obj({
+            "max_sentences": integer("`summarize`: 1..20, default 3.", minimum=1, maximum=20),
+            "labels": {"type": "array", "minItems": 2, "maxItems": 50,
+                       "description": "`classify` (required): names, or `{name, "
+                                      "description}`; names are unique.",
+                       "items": {"oneOf": [string(minLength=1, maxLength=200),
+                                           obj({"name": string(minLength=1, maxLength=200),
+                                                "description": string(minLength=1,
+                                                                      maxLength=1000)},
+                                               required=["name"])]}},
+            "fields": {"type": "object", "minProperties": 1, "maxProperties": 50,
+                       "description": "`extract` (required): field name to type.",
+                       "additionalProperties": {"type": "string", "enum": [
+                           "string", "number", "boolean", "date", "email", "url", "phone"]}},
+            "to": string("`draft_email`: the recipient (a template).", minLength=1,
+                         maxLength=2000),
+            "tone": string("`draft_email`: e.g. formal, friendly (a template).", minLength=1,
+                           maxLength=100),
+            "limit": integer("`search_knowledge`: 1..50, default 5.", minimum=1, maximum=50),
+            "tags": {"type": "array", "items": string(minLength=1, maxLength=100),
+                     "minItems": 1, "maxItems": 50,
+                     "description": "`search_knowledge`: documents having any of them."},
+            "title": string("`create_task`: the task's title (a template); default: the "
+                            "workflow's name.", minLength=1, maxLength=200),
+            "priority": {"type": "string", "enum": ["low", "medium", "high", "urgent"],
+                         "description": "`create_task`: default medium."},
+            "due_in_hours": {"type": "number", "exclusiveMinimum": 0, "maximum": 8760,
+                             "description": "`create_task`: due this long after the step."},
+        }, description="Per action; an option the action does not take is refused. Shown as "
+                       "`{}` when none."),
+    }, required=["employee_id", "action", "input"],
+        description="On a record, `condition` is null and `options` `{}` when not given.")
     wf_create = {
         "name": string(minLength=1, maxLength=200),
-        "description": string(maxLength=2000),
+        "description": nullable(string(maxLength=2000)),
         "trigger": S("WorkflowTrigger"),
         "steps": {"type": "array", "items": S("WorkflowStep"), "minItems": 1, "maxItems": 20},
+        "enabled": {"type": "boolean",
+                    "description": "Default true. `false` stops every trigger but a manual run."},
     }
     s["WorkflowCreate"] = obj(wf_create, required=["name", "trigger", "steps"],
                               examples=[{"name": "Triage", "trigger": {"type": "manual"},
                                          "steps": [{"employee_id": ID["emp"],
                                                     "action": "classify",
-                                                    "input": "{{trigger.text}}"}]}])
-    s["WorkflowUpdate"] = obj(dict(wf_create), description="Any subset of the creation fields.")
+                                                    "input": "{{trigger.text}}",
+                                                    "options": {"labels": ["billing", "bug"]}}]}])
+    s["Empty"] = obj({}, description="No parameters: an empty body or `{}`.")
+    s["WorkflowUpdate"] = obj(dict(wf_create),
+                              description="Any subset of the creation fields. A new trigger or "
+                                          "new steps are checked together with the rest of the "
+                                          "definition.")
     s["Workflow"] = obj({
         "id": S("WorkflowId"),
         "name": string(),
-        "description": string(),
+        "description": nullable(string()),
         "trigger": S("WorkflowTrigger"),
         "steps": {"type": "array", "items": S("WorkflowStep")},
-        "webhook_url": string("Present for webhook-triggered workflows: POST JSON here (no API "
-                              "key; the secret in the URL authenticates) to start a run.",
+        "webhook_url": string("Present while the trigger is `webhook`: "
+                              "`{public_url}/v1/hooks/<token>`, the token 40 random base62 "
+                              "characters that alone authenticate. "
+                              "`POST /v1/workflows/{id}/rotate_webhook` replaces it.",
                               format="uri"),
+        "enabled": {"type": "boolean"},
         "run_count": integer(minimum=0),
         "last_run_at": nullable(S("Timestamp")),
         "created_at": S("Timestamp"),
         "updated_at": S("Timestamp"),
-    }, required=["id", "name", "description", "trigger", "steps", "run_count", "last_run_at",
-                 "created_at", "updated_at"])
+    }, required=["id", "name", "description", "trigger", "steps", "enabled", "run_count",
+                 "last_run_at", "created_at", "updated_at"])
     s["WorkflowList"] = obj({
         "workflows": {"type": "array", "items": S("Workflow")},
         "has_more": {"type": "boolean"},
@@ -2002,27 +2068,41 @@ def build_paths():
     # --- workflows --------------------------------------------------------------------
     wf_id = path_param("id", "Workflow id (`wf_...`).")
     sp.add("post", "/v1/workflows", "createWorkflow", "Create a workflow", "Workflows",
-           scope="workflows",
+           built=True, scope="workflows",
            description="1..20 steps; templates and conditions are checked at creation (400 "
                        "with `param` such as `steps[2].input`). A `webhook` trigger gives the "
                        "workflow a `webhook_url` holding a secret.",
            body=json_content("WorkflowCreate"), body_required=True,
-           ok=ok_json("Workflow", "The new workflow."), codes=["employee_not_found"],
+           ok=ok_json("Workflow", "The new workflow."),
+           codes=["employee_not_found", "permission_denied"],
+           notes={"employee_not_found": "A step names no employee of this organization and key "
+                                        "mode (`param: \"steps[i].employee_id\"`).",
+                  "permission_denied": "The key lacks the scope, or a step's employee is "
+                                       "above the subscription tier (`param: "
+                                       "\"steps[i].employee_id\"`)."},
            bad_param="steps[0].input")
     sp.add("get", "/v1/workflows", "listWorkflows", "List workflows", "Workflows",
-           scope="workflows", description="Newest first.",
+           built=True, scope="workflows", description="Newest first.",
            params=[ref("parameters", "ListLimit"), ref("parameters", "Before")],
            ok=ok_json("WorkflowList", "A page of workflows."), bad_param="limit")
     sp.add("get", "/v1/workflows/{id}", "getWorkflow", "Get a workflow", "Workflows",
-           scope="workflows", params=[wf_id], description="Extension.",
+           built=True, scope="workflows", params=[wf_id], description="Extension.",
            ok=ok_json("Workflow", "The workflow."), codes=["workflow_not_found"])
     sp.add("patch", "/v1/workflows/{id}", "updateWorkflow", "Update a workflow", "Workflows",
-           scope="workflows", params=[wf_id], description="Extension.",
+           built=True, scope="workflows", params=[wf_id], description="Extension.",
            body=json_content("WorkflowUpdate"), ok=ok_json("Workflow", "The updated workflow."),
            codes=["workflow_not_found", "employee_not_found"], bad_param="steps[0].input")
     sp.add("delete", "/v1/workflows/{id}", "deleteWorkflow", "Delete a workflow", "Workflows",
-           scope="workflows", params=[wf_id], description="Extension.",
+           built=True, scope="workflows", params=[wf_id], description="Extension.",
            ok=ok_json("Deleted", "Deleted."), codes=["workflow_not_found"])
+    sp.add("post", "/v1/workflows/{id}/rotate_webhook", "rotateWorkflowWebhook",
+           "Rotate a workflow's webhook URL", "Workflows", built=True, scope="workflows",
+           params=[wf_id],
+           description="A new `webhook_url`; the old one stops working at once. Takes no "
+                       "parameters (an empty body or `{}`). A workflow whose trigger is not "
+                       "`webhook` has no URL: 400 with `param: \"id\"`.",
+           body=json_content("Empty"), ok=ok_json("Workflow", "The workflow with its new URL."),
+           codes=["workflow_not_found"], bad_param="id")
     sp.add("post", "/v1/workflows/{id}/run", "runWorkflow", "Run a workflow", "Workflows",
            scope="workflows", params=[wf_id],
            description="Queues a run with `input` as trigger data and answers it (status "
@@ -2040,21 +2120,20 @@ def build_paths():
            params=[wf_id, path_param("run_id", "Run id (`run_...`).")],
            ok=ok_json("WorkflowRun", "The run."),
            codes=["workflow_not_found", "run_not_found"])
-    sp.add("post", "/v1/webhooks/workflows/{id}/{secret}", "triggerWorkflowWebhook",
+    sp.add("post", "/v1/hooks/{token}", "triggerWorkflowWebhook",
            "Trigger a workflow by webhook", "Workflows", auth=False,
-           params=[wf_id, path_param("secret", "The secret in the workflow's `webhook_url`.")],
+           params=[path_param("token", "The token at the end of the workflow's `webhook_url`.")],
            description="The `webhook_url` of a webhook-triggered workflow. No API key: the "
-                       "secret authenticates (compared in constant time). A POST of a JSON "
-                       "object starts a run with the body as trigger data and answers the run. "
-                       "The path shape is this document's decision (the contract names only "
-                       "`webhook_url`).",
+                       "token alone authenticates. A POST of a JSON object (at most 1 MiB) "
+                       "starts a run with the body as trigger data and answers the queued run. "
+                       "The organization's rate limits and credits apply.",
            body={"application/json": {"schema": {"type": "object", "additionalProperties": True,
                                                  "description": "Any JSON object: the trigger "
                                                                 "data."}}},
            ok=ok_json("WorkflowRun", "The queued run."),
-           codes=["insufficient_credits", "workflow_not_found"],
-           notes={"workflow_not_found": "No such workflow, not webhook-triggered, or a wrong "
-                                        "secret (all reported alike)."})
+           codes=["insufficient_credits", "workflow_disabled"],
+           notes={"route_not_found": "No workflow has this token (a rotated or deleted one, or "
+                                     "a trigger that is no longer a webhook)."})
 
     # --- integrations -------------------------------------------------------------------
     prov = path_param("provider", "Provider identifier; another name gives 404 "

@@ -51,6 +51,13 @@ int api_tasks_update(struct router_req *r, struct err *e);
 int api_tasks_delete(struct router_req *r, struct err *e);
 int api_tasks_runs(struct router_req *r, struct err *e);
 
+/* workflows.c */
+int api_workflows_create(struct router_req *r, struct err *e);
+int api_workflows_list(struct router_req *r, struct err *e);
+int api_workflows_get(struct router_req *r, struct err *e);
+int api_workflows_update(struct router_req *r, struct err *e);
+int api_workflows_delete(struct router_req *r, struct err *e);
+int api_workflows_rotate_webhook(struct router_req *r, struct err *e);
 /* account.c */
 int api_account_get(struct router_req *r, struct err *e);
 

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * builtin.c: the offline engine. No instruction-tuned model ships with Debian or npm, so this
- * engine does not pretend: it answers deterministically from the employee's persona, says
- * plainly that no language model is configured, restates the request, and (once the knowledge
- * base exists) quotes what it found. The reply is delivered in chunks of a few words so that
- * streaming behaves as with a real model. Tokens are words.
+ * engine does not pretend: it answers deterministically as the employee (name, role and
+ * capabilities; never its instructions, which may be confidential), says plainly that no
+ * language model is configured, restates the request, and quotes the knowledge it found. The reply
+ * is delivered in chunks of a few words so that streaming behaves as with a real model. Tokens are
+ * words.
  */
 #include "llm_int.h"
 
@@ -38,31 +39,16 @@ static void append_cut(struct buf *b, const char *s, size_t max)
     buf_appends(b, "…");
 }
 
-/* The first sentence or two of the persona, for "how I work". */
-static void append_persona(struct buf *b, const char *persona)
-{
-    const char *p = persona;
-    int sentences = 0;
-    while (*p && sentences < 2) {
-        if ((*p == '.' || *p == '!' || *p == '?') && (p[1] == ' ' || p[1] == '\0'))
-            sentences++;
-        p++;
-    }
-    if (p - persona <= 400)
-        buf_append(b, persona, (size_t)(p - persona)); /* whole sentences: no ellipsis */
-    else
-        append_cut(b, persona, 400);
-}
-
 static void compose(struct buf *b, const struct llm_request *req)
 {
     json_t *caps = req->capabilities ? json_loads(req->capabilities, 0, NULL) : NULL;
 
     buf_appendf(b, "Hello, I'm %s, %s. ", req->employee_name ? req->employee_name : "your employee",
                 req->employee_role ? req->employee_role : "an AI employee");
-    buf_appends(b, "No language model is configured on this server, so the built-in engine is "
-                   "answering: I can restate your request and tell you how I work, but I cannot "
-                   "reason about it or write new content.\n\n");
+    buf_appends(
+        b, "No language model is configured on this server, so the built-in engine is "
+           "answering: I can restate your request and quote the knowledge I may read, but I cannot "
+           "reason about it or write new content.\n\n");
     buf_appends(b, "You asked: \"");
     append_cut(b, req->message ? req->message : "", 300);
     buf_appends(b, "\"\n\n");
@@ -81,11 +67,8 @@ static void compose(struct buf *b, const struct llm_request *req)
     } else if (req->knowledge_searched) {
         buf_appends(b, "I found nothing about this in the knowledge I can read.\n\n");
     }
-    if (req->persona && *req->persona) {
-        buf_appends(b, "How I work: ");
-        append_persona(b, req->persona);
-        buf_appends(b, "\n");
-    }
+    /* The persona (the employee's instructions) shapes a model's answer but is never quoted:
+     * instructions are write-only in the API and may be confidential. */
     if (json_is_array(caps) && json_array_size(caps) > 0) {
         size_t i;
         json_t *v;

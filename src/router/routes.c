@@ -17,10 +17,12 @@ static const char *const q_messages[] = {"limit", "before", NULL};
 static const char *const q_documents[] = {"tag", "employee_id", "limit", "before", NULL};
 static const char *const q_tasks[] = {"employee_id", "status", "priority", "limit", "before", NULL};
 static const char *const q_runs[] = {"limit", "before", NULL};
+static const char *const q_list[] = {"limit", "before", NULL};
 
 #define CONV AUTH_SCOPE_CONVERSATIONS
 #define KNOW AUTH_SCOPE_KNOWLEDGE
 #define TASK AUTH_SCOPE_TASKS
+#define FLOW AUTH_SCOPE_WORKFLOWS
 
 const struct route router_routes[] = {
     {"GET", "/healthz", api_healthz, 0, ROUTE_PUBLIC, NULL, NULL},
@@ -57,6 +59,13 @@ const struct route router_routes[] = {
     {"GET", "/v1/knowledge/documents/{id}", api_knowledge_get, KNOW, 0, NULL, NULL},
     {"DELETE", "/v1/knowledge/documents/{id}", api_knowledge_delete, KNOW, 0, NULL, NULL},
     {"POST", "/v1/knowledge/query", api_knowledge_query, KNOW, 0, NULL, NULL},
+    {"POST", "/v1/workflows", api_workflows_create, FLOW, 0, NULL, NULL},
+    {"GET", "/v1/workflows", api_workflows_list, FLOW, 0, q_list, NULL},
+    {"GET", "/v1/workflows/{id}", api_workflows_get, FLOW, 0, NULL, NULL},
+    {"PATCH", "/v1/workflows/{id}", api_workflows_update, FLOW, 0, NULL, NULL},
+    {"DELETE", "/v1/workflows/{id}", api_workflows_delete, FLOW, 0, NULL, NULL},
+    {"POST", "/v1/workflows/{id}/rotate_webhook", api_workflows_rotate_webhook, FLOW, 0, NULL,
+     NULL},
 };
 
 const size_t router_nroutes = sizeof(router_routes) / sizeof(router_routes[0]);

@@ -2438,6 +2438,134 @@ static int s_task_recover(struct store *s, int64_t now, size_t *n)
     return rc;
 }
 
+/* ---- Workflows ---- */
+
+#define WF_COLS                                                                                    \
+    "id, name, description, trigger_type, trigger, steps, webhook_token, recurring,"               \
+    " coalesce(next_run_at, 0), enabled, run_count, coalesce(last_run_at, 0), created_at,"         \
+    " updated_at, org_id, mode"
+
+static void read_workflow(sqlite3_stmt *st, struct arena *a, void *pout)
+{
+    struct store_workflow *w = pout;
+    memset(w, 0, sizeof(*w));
+    w->id = arena_col(a, st, 0);
+    w->name = arena_col(a, st, 1);
+    w->description = arena_col(a, st, 2);
+    w->trigger_type = arena_col(a, st, 3);
+    w->trigger = arena_col(a, st, 4);
+    w->steps = arena_col(a, st, 5);
+    w->webhook_token = arena_col(a, st, 6);
+    w->recurring = arena_col(a, st, 7);
+    w->next_run_at = sqlite3_column_int64(st, 8);
+    w->enabled = sqlite3_column_int(st, 9) != 0;
+    w->run_count = sqlite3_column_int64(st, 10);
+    w->last_run_at = sqlite3_column_int64(st, 11);
+    w->created_at = sqlite3_column_int64(st, 12);
+    w->updated_at = sqlite3_column_int64(st, 13);
+    copy_col(st, 14, w->tenant.org_id, sizeof(w->tenant.org_id));
+    w->tenant.mode = mode_from_name(sqlite3_column_text(st, 15));
+}
+
+static int s_workflow_create(struct store *s, const struct store_tenant *t,
+                             const struct store_workflow *w)
+{
+    const char *texts[] = {
+        w->id,      t->org_id, mode_names[t->mode], w->name,     w->description, w->trigger_type,
+        w->trigger, w->steps,  w->webhook_token,    w->recurring};
+    const int64_t ints[] = {w->next_run_at, w->enabled ? 1 : 0, w->created_at, w->updated_at};
+    return run(s,
+               "INSERT INTO workflows (id, org_id, mode, name, description, trigger_type, trigger,"
+               " steps, webhook_token, recurring, next_run_at, enabled, created_at, updated_at)"
+               " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, nullif(?11, 0), ?12, ?13, ?14)",
+               texts, 10, ints, 4);
+}
+
+static int s_workflow_get(struct store *s, const struct store_tenant *t, const char *id,
+                          struct arena *a, struct store_workflow *out)
+{
+    const char *texts[] = {id};
+    return query_one(
+        s, "SELECT " WF_COLS " FROM workflows WHERE org_id = ?1 AND mode = ?2 AND id = ?3", t,
+        texts, 1, read_workflow, a, out);
+}
+
+static int s_workflow_by_token(struct store *s, const char *token, struct arena *a,
+                               struct store_workflow *out)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (sqlite3_prepare_v2(DB(s), "SELECT " WF_COLS " FROM workflows WHERE webhook_token = ?1", -1,
+                           &st, NULL) != SQLITE_OK)
+        return fail(s, "prepare workflow by token");
+    bind_text(st, 1, token);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        read_workflow(st, a, out);
+    sqlite3_finalize(st);
+    if (rc == SQLITE_DONE)
+        return ERR_NOT_FOUND;
+    return rc == SQLITE_ROW ? 0 : fail(s, "workflow by token");
+}
+
+static int s_workflow_list(struct store *s, const struct store_tenant *t, unsigned limit,
+                           int64_t before_created, const char *before_id, struct arena *a,
+                           struct store_workflow_page *out)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (sqlite3_prepare_v2(DB(s),
+                           "SELECT " WF_COLS " FROM workflows WHERE org_id = ?1 AND mode = ?2"
+                           " AND (?4 IS NULL OR (created_at, id) < (?3, ?4))"
+                           " ORDER BY created_at DESC, id DESC LIMIT ?5",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail(s, "prepare workflow list");
+    bind_tenant(st, t);
+    sqlite3_bind_int64(st, 3, before_created);
+    bind_text(st, 4, before_id);
+    sqlite3_bind_int64(st, 5, (int64_t)limit + 1);
+    out->items = arena_alloc(a, ((size_t)limit + 1) * sizeof(*out->items));
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (out->n == limit) {
+            out->has_more = true;
+            break;
+        }
+        read_workflow(st, a, &out->items[out->n++]);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(s, "workflow list");
+}
+
+static int s_workflow_update(struct store *s, const struct store_tenant *t,
+                             const struct store_workflow *w)
+{
+    const char *texts[] = {
+        w->id,      t->org_id, mode_names[t->mode], w->name,     w->description, w->trigger_type,
+        w->trigger, w->steps,  w->webhook_token,    w->recurring};
+    const int64_t ints[] = {w->next_run_at, w->enabled ? 1 : 0, w->updated_at};
+    int rc =
+        run(s,
+            "UPDATE workflows SET name = ?4, description = ?5, trigger_type = ?6, trigger = ?7,"
+            " steps = ?8, webhook_token = ?9, recurring = ?10, next_run_at = nullif(?11, 0),"
+            " enabled = ?12, updated_at = ?13 WHERE id = ?1 AND org_id = ?2 AND mode = ?3",
+            texts, 10, ints, 3);
+    if (!rc && sqlite3_changes(DB(s)) == 0)
+        rc = ERR_NOT_FOUND;
+    return rc;
+}
+
+static int s_workflow_delete(struct store *s, const struct store_tenant *t, const char *id)
+{
+    const char *texts[] = {t->org_id, mode_names[t->mode], id};
+    int rc = run(s, "DELETE FROM workflows WHERE org_id = ?1 AND mode = ?2 AND id = ?3", texts, 3,
+                 NULL, 0);
+    if (!rc && sqlite3_changes(DB(s)) == 0)
+        rc = ERR_NOT_FOUND;
+    return rc;
+}
+
 static const struct store_ops sqlite_ops = {
     .version = 1,
     .name = "sqlite",
@@ -2497,6 +2625,12 @@ static const struct store_ops sqlite_ops = {
     .task_finish = s_task_finish,
     .task_recover = s_task_recover,
     .hits_by_rowid = s_hits_by_rowid,
+    .workflow_create = s_workflow_create,
+    .workflow_get = s_workflow_get,
+    .workflow_by_token = s_workflow_by_token,
+    .workflow_list = s_workflow_list,
+    .workflow_update = s_workflow_update,
+    .workflow_delete = s_workflow_delete,
 };
 
 /*

@@ -517,3 +517,41 @@ void store_pool_put(struct store_pool *p, struct store *s)
     pthread_cond_signal(&p->cv);
     pthread_mutex_unlock(&p->mu);
 }
+
+/* ---- Workflows ---- */
+
+int store_workflow_create(struct store *s, const struct store_tenant *t,
+                          const struct store_workflow *w)
+{
+    WRAP(s->ops->workflow_create(s, t, w));
+}
+
+int store_workflow_get(struct store *s, const struct store_tenant *t, const char *id,
+                       struct arena *a, struct store_workflow *out)
+{
+    WRAP(s->ops->workflow_get(s, t, id, a, out));
+}
+
+int store_workflow_by_token(struct store *s, const char *token, struct arena *a,
+                            struct store_workflow *out)
+{
+    WRAP(s->ops->workflow_by_token(s, token, a, out));
+}
+
+int store_workflow_list(struct store *s, const struct store_tenant *t, unsigned limit,
+                        int64_t before_created, const char *before_id, struct arena *a,
+                        struct store_workflow_page *out)
+{
+    WRAP(s->ops->workflow_list(s, t, limit, before_created, before_id, a, out));
+}
+
+int store_workflow_update(struct store *s, const struct store_tenant *t,
+                          const struct store_workflow *w)
+{
+    WRAP(s->ops->workflow_update(s, t, w));
+}
+
+int store_workflow_delete(struct store *s, const struct store_tenant *t, const char *id)
+{
+    WRAP(s->ops->workflow_delete(s, t, id));
+}

@@ -397,6 +397,47 @@ int store_chunks_stale(struct store *s, const char *model, int64_t after, unsign
 int store_chunks_set_vectors(struct store *s, const int64_t *rowids, size_t n, const float *vecs,
                              size_t dim, const char *model);
 
+/* ---- Workflows (contract §12) ---- */
+
+/* A workflow; times are Unix ms, 0 for null. Strings live in the caller's arena. */
+struct store_workflow {
+    const char *id;
+    const char *name;
+    const char *description;   /* NULL: none */
+    const char *trigger_type;  /* manual | webhook | schedule | integration */
+    const char *trigger;       /* JSON object text */
+    const char *steps;         /* JSON array text */
+    const char *webhook_token; /* NULL unless the trigger is a webhook */
+    const char *recurring;     /* schedule triggers: canonical recurrence text, else NULL */
+    int64_t next_run_at;       /* schedule triggers: the next occurrence */
+    bool enabled;
+    int64_t run_count, last_run_at, created_at, updated_at;
+    struct store_tenant tenant; /* filled by reads */
+};
+
+struct store_workflow_page {
+    struct store_workflow *items;
+    size_t n;
+    bool has_more;
+};
+
+int store_workflow_create(struct store *s, const struct store_tenant *t,
+                          const struct store_workflow *w);
+int store_workflow_get(struct store *s, const struct store_tenant *t, const char *id,
+                       struct arena *a, struct store_workflow *out);
+/* The workflow whose webhook token is 'token', of any tenant (w->tenant says whose). */
+int store_workflow_by_token(struct store *s, const char *token, struct arena *a,
+                            struct store_workflow *out);
+/* Newest first; 'before_id' (NULL: first page) with 'before_created' is the keyset cursor. */
+int store_workflow_list(struct store *s, const struct store_tenant *t, unsigned limit,
+                        int64_t before_created, const char *before_id, struct arena *a,
+                        struct store_workflow_page *out);
+/* Write the definition, token, schedule, enabled and updated_at of 'w' (found by w->id). */
+int store_workflow_update(struct store *s, const struct store_tenant *t,
+                          const struct store_workflow *w);
+/* Delete the workflow (and, once they exist, its runs). */
+int store_workflow_delete(struct store *s, const struct store_tenant *t, const char *id);
+
 /* ---- Tasks (contract §10) ---- */
 
 /* A task; times are Unix ms, 0 for null. Strings live in the caller's arena. */

@@ -118,6 +118,18 @@ struct store_ops {
     int (*task_finish)(struct store *s, const struct store_task_finish *in, int64_t *charged,
                        bool *discarded);
     int (*task_recover)(struct store *s, int64_t now, size_t *n);
+    int (*workflow_create)(struct store *s, const struct store_tenant *t,
+                           const struct store_workflow *w);
+    int (*workflow_get)(struct store *s, const struct store_tenant *t, const char *id,
+                        struct arena *a, struct store_workflow *out);
+    int (*workflow_by_token)(struct store *s, const char *token, struct arena *a,
+                             struct store_workflow *out);
+    int (*workflow_list)(struct store *s, const struct store_tenant *t, unsigned limit,
+                         int64_t before_created, const char *before_id, struct arena *a,
+                         struct store_workflow_page *out);
+    int (*workflow_update)(struct store *s, const struct store_tenant *t,
+                           const struct store_workflow *w);
+    int (*workflow_delete)(struct store *s, const struct store_tenant *t, const char *id);
 };
 
 struct store {

@@ -70,7 +70,8 @@ int main(void)
     ok(strstr(buf_ptr(&a.text), "Plan the offsite for next quarter") != NULL, "restates");
     ok(strstr(buf_ptr(&a.text), "scheduling, status reporting") != NULL, "capabilities");
     ok(strstr(buf_ptr(&a.text), "\"team\":\"ops\"") != NULL, "context");
-    ok(strstr(buf_ptr(&a.text), "Be concise and practical.") != NULL, "persona");
+    /* Instructions are write-only and may be confidential: never quoted in a reply. */
+    ok(strstr(buf_ptr(&a.text), "Be concise and practical.") == NULL, "persona not quoted");
     is_int(a.usage.output_tokens, llm_count_words(buf_ptr(&a.text)), "output tokens are words");
     is_int(a.usage.input_tokens, 10 + 6 + 1 + 2 + 2, "input tokens are the prompt's words");
     req.message = "another question";

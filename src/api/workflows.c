@@ -1,0 +1,364 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * workflows.c: /v1/workflows (contract §12): create, list, read, update, delete, and the
+ * rotation of a webhook's URL. The definition (trigger and steps) is checked whole by
+ * workflows/definition.c; this file adds what needs the store: every step's employee exists
+ * in the tenant and the subscription tier may employ it. Offline employees are accepted: a
+ * run waits at their step until they are back.
+ */
+#include "api.h"
+
+#include "../core/buf.h"
+#include "../core/clock.h"
+#include "../core/id.h"
+#include "../workflows/workflow.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RESP_CAP (8u << 20)
+#define TOKEN_CHARS 40 /* base62: about 238 random bits */
+
+struct wf_body {
+    const char *name;
+    const char *description;
+    json_t *trigger;
+    json_t *steps;
+    bool enabled;
+};
+
+enum { F_NAME, F_DESCRIPTION, F_TRIGGER, F_STEPS, F_ENABLED, F_N };
+
+static bool not_blank(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r')
+            return true;
+    }
+    return false;
+}
+
+static const struct jb_field create_fields[F_N] = {
+    {"name", JB_STRING, offsetof(struct wf_body, name), JB_REQUIRED, 1, WF_NAME_MAX, NULL,
+     not_blank, "not blank"},
+    {"description", JB_STRING, offsetof(struct wf_body, description), JB_NULLABLE, 0,
+     WF_DESCRIPTION_MAX, NULL, NULL, NULL},
+    {"trigger", JB_ANY, offsetof(struct wf_body, trigger), JB_REQUIRED, 0, 0, NULL, NULL, NULL},
+    {"steps", JB_ANY, offsetof(struct wf_body, steps), JB_REQUIRED, 0, 0, NULL, NULL, NULL},
+    {"enabled", JB_BOOL, offsetof(struct wf_body, enabled), 0, 0, 0, NULL, NULL, NULL},
+};
+
+/* The same fields, none required. */
+static const struct jb_field update_fields[F_N] = {
+    {"name", JB_STRING, offsetof(struct wf_body, name), 0, 1, WF_NAME_MAX, NULL, not_blank,
+     "not blank"},
+    {"description", JB_STRING, offsetof(struct wf_body, description), JB_NULLABLE, 0,
+     WF_DESCRIPTION_MAX, NULL, NULL, NULL},
+    {"trigger", JB_ANY, offsetof(struct wf_body, trigger), 0, 0, 0, NULL, NULL, NULL},
+    {"steps", JB_ANY, offsetof(struct wf_body, steps), 0, 0, 0, NULL, NULL, NULL},
+    {"enabled", JB_BOOL, offsetof(struct wf_body, enabled), 0, 0, 0, NULL, NULL, NULL},
+};
+
+/* ---- Output ---- */
+
+static void write_workflow(struct router_req *r, struct jw *w, const struct store_workflow *wf)
+{
+    jw_obj(w);
+    jw_key(w, "id");
+    jw_str(w, wf->id);
+    jw_key(w, "name");
+    jw_str(w, wf->name);
+    jw_key(w, "description");
+    jw_str(w, wf->description);
+    jw_key(w, "trigger");
+    jw_raw(w, wf->trigger, "{}");
+    jw_key(w, "steps");
+    jw_raw(w, wf->steps, "[]");
+    if (wf->webhook_token && strcmp(wf->trigger_type, "webhook") == 0) {
+        char url[sizeof(r->env->cfg->public_url) + 64];
+        snprintf(url, sizeof(url), "%s/v1/hooks/%s", r->env->cfg->public_url, wf->webhook_token);
+        jw_key(w, "webhook_url");
+        jw_str(w, url);
+    }
+    jw_key(w, "enabled");
+    jw_bool(w, wf->enabled);
+    jw_key(w, "run_count");
+    jw_int(w, wf->run_count);
+    jw_key(w, "last_run_at");
+    jw_time(w, wf->last_run_at);
+    jw_key(w, "created_at");
+    jw_time(w, wf->created_at);
+    jw_key(w, "updated_at");
+    jw_time(w, wf->updated_at);
+    jw_obj_end(w);
+}
+
+static int respond_workflow(struct router_req *r, const struct store_workflow *wf, struct err *e)
+{
+    struct buf b;
+    struct jw w;
+    buf_init(&b, RESP_CAP);
+    jw_init(&w, &b);
+    write_workflow(r, &w, wf);
+    return router_respond_jw(r, &w, &b, e);
+}
+
+static int read_workflow(struct router_req *r, const char *id, struct store_workflow *wf,
+                         struct err *e)
+{
+    int rc = store_workflow_get(r->store, &r->tenant, id, r->arena, wf);
+    if (rc == ERR_NOT_FOUND)
+        return err_set(e, rc, "workflow_not_found", "id", "No workflow %.60s.", id);
+    if (rc)
+        return err_set(e, rc, "internal_error", NULL, "workflow read failed");
+    return 0;
+}
+
+/* ---- Checks that need the store ---- */
+
+/* Every step's employee is the tenant's and may be employed by its tier. */
+static int check_employees(struct router_req *r, const struct wf_def *d, struct err *e)
+{
+    for (size_t i = 0; i < d->nsteps; i++) {
+        struct store_employee emp;
+        char param[40];
+        int rc;
+        snprintf(param, sizeof(param), "steps[%zu].employee_id", i);
+        rc = api_employee_find(r, d->steps[i].employee_id, param, &emp, e);
+        if (rc)
+            return rc;
+        rc = agent_tier_check(r->org.tier, &emp, param, "employ in workflows", e);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static int new_token(struct router_req *r, const char **out, struct err *e)
+{
+    char *t = arena_alloc(r->arena, TOKEN_CHARS + 1);
+    if (id_base62(t, TOKEN_CHARS))
+        return err_set(e, ERR_INTERNAL, "internal_error", NULL, "no token");
+    *out = t;
+    return 0;
+}
+
+/*
+ * Put the checked definition 'd' into 'wf': its canonical JSON, and what its trigger needs
+ * (a webhook token kept or made, a schedule's rule and next occurrence).
+ */
+static int apply_definition(struct router_req *r, const struct wf_def *d, int64_t now,
+                            struct store_workflow *wf, struct err *e)
+{
+    char *s;
+    int rc;
+
+    s = jo_dump(d->trigger_json, NULL);
+    wf->trigger = arena_strdup(r->arena, s);
+    free(s);
+    s = jo_dump(d->steps_json, NULL);
+    wf->steps = arena_strdup(r->arena, s);
+    free(s);
+    wf->trigger_type = wf_trigger_name(d->trigger);
+    wf->recurring = NULL;
+    wf->next_run_at = 0;
+    if (d->trigger == WF_SCHEDULE) {
+        char text[SCHED_TEXT_MAX];
+        wf->recurring =
+            arena_strdup(r->arena, sched_recurring_text(&d->recurring, text, sizeof(text)));
+        wf->next_run_at = sched_next(&d->recurring, now);
+    }
+    if (d->trigger == WF_WEBHOOK && !wf->webhook_token) {
+        rc = new_token(r, &wf->webhook_token, e);
+        if (rc)
+            return rc;
+    } else if (d->trigger != WF_WEBHOOK) {
+        wf->webhook_token = NULL; /* a later webhook trigger gets a new URL */
+    }
+    return 0;
+}
+
+/* Check 'trigger' and 'steps' whole, then the employees, into 'wf'. */
+static int define(struct router_req *r, json_t *trigger, json_t *steps, int64_t now,
+                  struct store_workflow *wf, struct err *e)
+{
+    struct wf_def d;
+    int rc = wf_def_parse(trigger, steps, &d, e);
+    if (!rc)
+        rc = check_employees(r, &d, e);
+    if (!rc)
+        rc = apply_definition(r, &d, now, wf, e);
+    wf_def_cleanup(&d);
+    return rc;
+}
+
+/* ---- Handlers ---- */
+
+/* POST /v1/workflows */
+int api_workflows_create(struct router_req *r, struct err *e)
+{
+    struct wf_body b;
+    struct jb_result res;
+    struct store_workflow wf;
+    char *id = arena_alloc(r->arena, ID_MAX);
+    int64_t now = clock_now_ms();
+    int rc;
+
+    memset(&b, 0, sizeof(b));
+    b.enabled = true;
+    rc = jb_bind(r->body, create_fields, F_N, &b, r->arena, &res, e);
+    if (rc)
+        return rc;
+    memset(&wf, 0, sizeof(wf));
+    rc = define(r, b.trigger, b.steps, now, &wf, e);
+    if (rc)
+        return rc;
+    if (id_new("wf", id, ID_MAX))
+        return err_set(e, ERR_INTERNAL, "internal_error", NULL, "no id");
+    wf.id = id;
+    wf.name = b.name;
+    wf.description = b.description;
+    wf.enabled = b.enabled;
+    wf.created_at = wf.updated_at = now;
+    rc = store_workflow_create(r->store, &r->tenant, &wf);
+    if (rc)
+        return err_set(e, rc, "internal_error", NULL, "workflow create failed");
+    return respond_workflow(r, &wf, e);
+}
+
+/* GET /v1/workflows */
+int api_workflows_list(struct router_req *r, struct err *e)
+{
+    struct store_workflow_page page;
+    int64_t before_created = 0;
+    const char *before_id = NULL;
+    unsigned limit;
+    struct buf b;
+    struct jw w;
+    int rc;
+
+    rc = router_query_limit(r, 50, 100, &limit, e);
+    if (!rc)
+        rc = router_query_before(r, "wf", &before_created, &before_id, e);
+    if (rc)
+        return rc;
+    rc = store_workflow_list(r->store, &r->tenant, limit, before_created, before_id, r->arena,
+                             &page);
+    if (rc)
+        return err_set(e, rc, "internal_error", NULL, "workflow list failed");
+    buf_init(&b, RESP_CAP * 4);
+    jw_init(&w, &b);
+    jw_obj(&w);
+    jw_key(&w, "workflows");
+    jw_arr(&w);
+    for (size_t i = 0; i < page.n; i++)
+        write_workflow(r, &w, &page.items[i]);
+    jw_arr_end(&w);
+    jw_key(&w, "has_more");
+    jw_bool(&w, page.has_more);
+    router_write_next_before(r, &w, page.has_more, page.n ? page.items[page.n - 1].created_at : 0,
+                             page.n ? page.items[page.n - 1].id : NULL);
+    jw_obj_end(&w);
+    return router_respond_jw(r, &w, &b, e);
+}
+
+/* GET /v1/workflows/{id} */
+int api_workflows_get(struct router_req *r, struct err *e)
+{
+    struct store_workflow wf;
+    int rc = read_workflow(r, r->params[0], &wf, e);
+    return rc ? rc : respond_workflow(r, &wf, e);
+}
+
+/* PATCH /v1/workflows/{id}: any of name, description, trigger, steps, enabled. */
+int api_workflows_update(struct router_req *r, struct err *e)
+{
+    struct wf_body b;
+    struct jb_result res;
+    struct store_workflow wf;
+    int64_t now = clock_now_ms();
+    int rc;
+
+    memset(&b, 0, sizeof(b));
+    rc = jb_bind(r->body, update_fields, F_N, &b, r->arena, &res, e);
+    if (rc)
+        return rc;
+    rc = read_workflow(r, r->params[0], &wf, e);
+    if (rc)
+        return rc;
+    if (JB_HAS(res, F_TRIGGER) || JB_HAS(res, F_STEPS)) {
+        /* The whole definition is checked again: new steps may point at a trigger path, and
+         * a new trigger must suit the steps as they are. */
+        json_t *trigger =
+            JB_HAS(res, F_TRIGGER) ? json_incref(b.trigger) : jo_parse_or_null(wf.trigger);
+        json_t *steps = JB_HAS(res, F_STEPS) ? json_incref(b.steps) : jo_parse_or_null(wf.steps);
+        bool was_schedule = wf.recurring != NULL;
+        const char *old_recurring = wf.recurring;
+        int64_t old_next = wf.next_run_at;
+        rc = define(r, trigger, steps, now, &wf, e);
+        json_decref(trigger);
+        json_decref(steps);
+        if (rc)
+            return rc;
+        /* An unchanged schedule keeps its next occurrence (one already due still runs). */
+        if (was_schedule && wf.recurring && strcmp(old_recurring, wf.recurring) == 0)
+            wf.next_run_at = old_next;
+    }
+    if (JB_HAS(res, F_NAME))
+        wf.name = b.name;
+    if (JB_HAS(res, F_DESCRIPTION))
+        wf.description = JB_IS_NULL(res, F_DESCRIPTION) ? NULL : b.description;
+    if (JB_HAS(res, F_ENABLED))
+        wf.enabled = b.enabled;
+    wf.updated_at = now;
+    rc = store_workflow_update(r->store, &r->tenant, &wf);
+    if (rc == ERR_NOT_FOUND)
+        return err_set(e, rc, "workflow_not_found", "id", "No workflow %.60s.", r->params[0]);
+    if (rc)
+        return err_set(e, rc, "internal_error", NULL, "workflow update failed");
+    return respond_workflow(r, &wf, e);
+}
+
+/* DELETE /v1/workflows/{id} */
+int api_workflows_delete(struct router_req *r, struct err *e)
+{
+    int rc = store_workflow_delete(r->store, &r->tenant, r->params[0]);
+    if (rc == ERR_NOT_FOUND)
+        return err_set(e, rc, "workflow_not_found", "id", "No workflow %.60s.", r->params[0]);
+    if (rc)
+        return err_set(e, rc, "internal_error", NULL, "workflow delete failed");
+    r->resp = json_object();
+    jo_str(r->resp, "id", r->params[0]);
+    jo_bool(r->resp, "deleted", true);
+    return 0;
+}
+
+/* POST /v1/workflows/{id}/rotate_webhook: a new webhook_url; the old one stops working. */
+int api_workflows_rotate_webhook(struct router_req *r, struct err *e)
+{
+    struct store_workflow wf;
+    struct jb_result res;
+    int rc = jb_bind(r->body, NULL, 0, NULL, r->arena, &res, e); /* takes no parameters */
+    if (rc)
+        return rc;
+    rc = read_workflow(r, r->params[0], &wf, e);
+    if (rc)
+        return rc;
+    if (strcmp(wf.trigger_type, "webhook") != 0)
+        return err_set(e, ERR_INVALID, "invalid_request", "id",
+                       "Invalid id: the workflow %.60s is not webhook-triggered, so it has no "
+                       "webhook_url to rotate.",
+                       wf.id);
+    rc = new_token(r, &wf.webhook_token, e);
+    if (rc)
+        return rc;
+    wf.updated_at = clock_now_ms();
+    rc = store_workflow_update(r->store, &r->tenant, &wf);
+    if (rc == ERR_NOT_FOUND)
+        return err_set(e, rc, "workflow_not_found", "id", "No workflow %.60s.", r->params[0]);
+    if (rc)
+        return err_set(e, rc, "internal_error", NULL, "workflow update failed");
+    return respond_workflow(r, &wf, e);
+}

@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * actions.c: THE table of workflow actions (contract §12): each action's name, its options
+ * and their bounds, the shape of its output, and what a language model is asked to do. The
+ * options are checked by walking the table (wf_action_check), so an action is added by adding
+ * a row, not code. How the built-in engine does each action lives with the runner.
+ */
+#include "workflow.h"
+
+#include "template.h"
+
+#include "../core/mem.h"
+#include "../core/utf8.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const priorities[] = {"low", "medium", "high", "urgent", NULL};
+static const char *const field_types[] = {"string", "number", "boolean", "date",
+                                          "email",  "url",    "phone",   NULL};
+
+#define END                                                                                        \
+    {                                                                                              \
+        NULL, WF_OPT_INT, false, 0, 0, NULL                                                        \
+    }
+
+static const struct wf_option no_options[] = {END};
+static const struct wf_option summarize_options[] = {
+    {"max_sentences", WF_OPT_INT, false, 1, 20, NULL}, END};
+static const struct wf_option classify_options[] = {{"labels", WF_OPT_LABELS, true, 2, 50, NULL},
+                                                    END};
+static const struct wf_option extract_options[] = {{"fields", WF_OPT_FIELDS, true, 1, 50, NULL},
+                                                   END};
+static const struct wf_option draft_options[] = {
+    {"to", WF_OPT_TEXT, false, 1, WF_TEXT_OPTION_MAX, NULL},
+    {"tone", WF_OPT_TEXT, false, 1, 100, NULL},
+    END};
+static const struct wf_option search_options[] = {
+    {"limit", WF_OPT_INT, false, 1, 50, NULL}, {"tags", WF_OPT_TAGS, false, 1, 50, NULL}, END};
+static const struct wf_option task_options[] = {
+    {"title", WF_OPT_TEXT, false, 1, 200, NULL},
+    {"priority", WF_OPT_ENUM, false, 0, 0, priorities},
+    {"due_in_hours", WF_OPT_NUMBER, false, 0, 8760, NULL},
+    END};
+
+static const struct wf_action actions[] = {
+    {"respond", WF_ACT_RESPOND, no_options, "string: the employee's answer to the input",
+     "Answer the input as this employee would, drawing on the knowledge given.", false},
+    {"summarize", WF_ACT_SUMMARIZE, summarize_options, "string: a summary of the input",
+     "Summarize the input in at most max_sentences sentences (default 3). Answer with the "
+     "summary only.",
+     false},
+    {"classify", WF_ACT_CLASSIFY, classify_options,
+     "{label, score}: the best label's name and a score in [0, 1]",
+     "Classify the input into exactly one of the labels. Answer with a JSON object "
+     "{\"label\": <one label name, exactly as given>, \"score\": <confidence from 0 to 1>}.",
+     true},
+    {"extract", WF_ACT_EXTRACT, extract_options,
+     "object: every field, null where the input does not hold it",
+     "Extract the fields from the input. Answer with a JSON object holding every field; use "
+     "null for a field the input does not state. Never invent a value.",
+     true},
+    {"draft_email", WF_ACT_DRAFT_EMAIL, draft_options, "{subject, body}: an email ready to send",
+     "Draft an email from the input. Answer with a JSON object {\"subject\": ..., \"body\": "
+     "...}.",
+     true},
+    {"search_knowledge", WF_ACT_SEARCH_KNOWLEDGE, search_options,
+     "{results: [...]}: as POST /v1/knowledge/query, with the employee's access rule", NULL, true},
+    {"create_task", WF_ACT_CREATE_TASK, task_options, "the created task record", NULL, true},
+};
+
+#define NACTIONS (sizeof(actions) / sizeof(actions[0]))
+
+/* See workflow.h. */
+const struct wf_action *wf_action_find(const char *name, size_t len)
+{
+    for (size_t i = 0; i < NACTIONS; i++) {
+        if (strlen(actions[i].name) == len && memcmp(actions[i].name, name, len) == 0)
+            return &actions[i];
+    }
+    return NULL;
+}
+
+/* See workflow.h. */
+const struct wf_action *wf_actions(size_t *n)
+{
+    *n = NACTIONS;
+    return actions;
+}
+
+/* ---- Checking options ---- */
+
+/* A string of 1..max bytes of valid UTF-8 without NUL. */
+static bool good_text(json_t *v, size_t max)
+{
+    const char *s = json_string_value(v);
+    size_t len = json_string_length(v);
+    return s && len >= 1 && len <= max && strlen(s) == len && utf8_valid(s, len);
+}
+
+static bool one_of(const char *v, const char *const *list)
+{
+    for (size_t i = 0; v && list[i]; i++) {
+        if (strcmp(v, list[i]) == 0)
+            return true;
+    }
+    return false;
+}
+
+static int bad(struct err *e, const char *param, const char *what)
+{
+    return err_set(e, ERR_INVALID, "invalid_request", param, "Invalid %s: %s.", param, what);
+}
+
+static int check_labels(json_t *v, const struct wf_option *o, const char *param, struct err *e)
+{
+    char p[192];
+    size_t i, n = json_array_size(v);
+    json_t *l;
+
+    if (!json_is_array(v) || n < (size_t)o->min || n > (size_t)o->max)
+        return bad(e, param, "must be an array of 2 to 50 labels");
+    json_array_foreach(v, i, l)
+    {
+        json_t *name = l;
+        snprintf(p, sizeof(p), "%s[%zu]", param, i);
+        if (json_is_object(l)) {
+            const char *k;
+            json_t *m;
+            json_object_foreach(l, k, m)
+            {
+                if (strcmp(k, "name") != 0 && strcmp(k, "description") != 0) {
+                    char q[256];
+                    snprintf(q, sizeof(q), "%s.%.40s", p, utf8_valid(k, strlen(k)) ? k : "?");
+                    return bad(e, q, "unknown member (a label takes name and description)");
+                }
+            }
+            name = json_object_get(l, "name");
+            m = json_object_get(l, "description");
+            if (m && !good_text(m, 1000)) {
+                char q[256];
+                snprintf(q, sizeof(q), "%s.description", p);
+                return bad(e, q, "must be a string of 1 to 1000 bytes");
+            }
+            if (!name) {
+                char q[256];
+                snprintf(q, sizeof(q), "%s.name", p);
+                return bad(e, q, "is required");
+            }
+            snprintf(p, sizeof(p), "%s[%zu].name", param, i);
+        }
+        if (!good_text(name, 200))
+            return bad(e, p, "a label name must be a string of 1 to 200 bytes");
+        /* Names are what the output names: two alike could not be told apart. */
+        for (size_t j = 0; j < i; j++) {
+            json_t *prev = json_array_get(v, j);
+            if (json_is_object(prev))
+                prev = json_object_get(prev, "name");
+            if (json_equal(prev, name))
+                return bad(e, p, "repeats an earlier label's name");
+        }
+    }
+    return 0;
+}
+
+static int check_fields(json_t *v, const struct wf_option *o, const char *param, struct err *e)
+{
+    const char *k;
+    json_t *t;
+    size_t n = json_object_size(v);
+
+    if (!json_is_object(v) || n < (size_t)o->min || n > (size_t)o->max)
+        return bad(e, param, "must be an object of 1 to 50 fields ({\"name\": \"type\"})");
+    json_object_foreach(v, k, t)
+    {
+        char p[224];
+        size_t klen = strlen(k);
+        bool name_ok = klen >= 1 && klen <= 64 && utf8_valid(k, klen);
+        snprintf(p, sizeof(p), "%s.%.64s", param, name_ok ? k : "?");
+        if (!name_ok)
+            return bad(e, param, "field names must be 1 to 64 bytes of text");
+        if (!json_is_string(t) || !one_of(json_string_value(t), field_types))
+            return bad(e, p, "must be one of string, number, boolean, date, email, url, phone");
+    }
+    return 0;
+}
+
+static int check_one(const struct wf_option *o, json_t *v, const char *param, int step,
+                     struct wf_step *st, struct err *e)
+{
+    char buf[96];
+    int rc;
+
+    switch (o->type) {
+    case WF_OPT_INT: {
+        json_int_t x = json_integer_value(v);
+        if (!json_is_integer(v) || x < (json_int_t)o->min || x > (json_int_t)o->max) {
+            snprintf(buf, sizeof(buf), "must be an integer from %.0f to %.0f", o->min, o->max);
+            return bad(e, param, buf);
+        }
+        return 0;
+    }
+    case WF_OPT_NUMBER: {
+        double x = json_number_value(v);
+        if (!json_is_number(v) || !isfinite(x) || x <= o->min || x > o->max) {
+            snprintf(buf, sizeof(buf), "must be a number above %.0f and at most %.0f", o->min,
+                     o->max);
+            return bad(e, param, buf);
+        }
+        return 0;
+    }
+    case WF_OPT_ENUM:
+        if (!json_is_string(v) || !one_of(json_string_value(v), o->values))
+            return bad(e, param, "must be one of low, medium, high, urgent");
+        return 0;
+    case WF_OPT_TEXT:
+        if (!good_text(v, (size_t)o->max)) {
+            snprintf(buf, sizeof(buf), "must be a string of 1 to %.0f bytes", o->max);
+            return bad(e, param, buf);
+        }
+        if (st->nopts >= sizeof(st->opts) / sizeof(st->opts[0]))
+            return err_set(e, ERR_INTERNAL, "internal_error", NULL, "too many text options");
+        rc = tmpl_parse(json_string_value(v), json_string_length(v), step, param,
+                        &st->opts[st->nopts].t, e);
+        if (rc)
+            return rc;
+        st->opts[st->nopts++].name = o->name;
+        return 0;
+    case WF_OPT_TAGS: {
+        size_t i, n = json_array_size(v);
+        json_t *t;
+        if (!json_is_array(v) || n < 1 || n > 50)
+            return bad(e, param, "must be an array of 1 to 50 tags");
+        json_array_foreach(v, i, t)
+        {
+            if (!good_text(t, 100)) {
+                char p[192];
+                snprintf(p, sizeof(p), "%s[%zu]", param, i);
+                return bad(e, p, "a tag must be a string of 1 to 100 bytes");
+            }
+        }
+        return 0;
+    }
+    case WF_OPT_LABELS:
+        return check_labels(v, o, param, e);
+    case WF_OPT_FIELDS:
+        return check_fields(v, o, param, e);
+    }
+    return err_set(e, ERR_INTERNAL, "internal_error", NULL, "unknown option type");
+}
+
+/* See workflow.h. */
+int wf_action_check(const struct wf_action *act, json_t *options, int step, struct wf_step *st,
+                    json_t **out, struct err *e)
+{
+    char param[128];
+    const char *k;
+    json_t *v;
+    int rc;
+
+    *out = NULL;
+    if (options && !json_is_null(options) && !json_is_object(options)) {
+        snprintf(param, sizeof(param), "steps[%d].options", step);
+        return bad(e, param, "must be an object");
+    }
+    if (!options || json_is_null(options))
+        options = NULL;
+    json_object_foreach(options, k, v)
+    {
+        const struct wf_option *o = act->options;
+        while (o->name && strcmp(o->name, k) != 0)
+            o++;
+        snprintf(param, sizeof(param), "steps[%d].options.%.60s", step,
+                 utf8_valid(k, strlen(k)) ? k : "?");
+        if (!o->name)
+            return err_set(e, ERR_INVALID, "invalid_request", param,
+                           "Unknown parameter: %s (the action %s takes %s).", param, act->name,
+                           act->options[0].name ? "other options" : "no options");
+        rc = check_one(o, v, param, step, st, e);
+        if (rc)
+            return rc;
+    }
+    for (const struct wf_option *o = act->options; o->name; o++) {
+        if (o->required && !json_object_get(options, o->name)) {
+            snprintf(param, sizeof(param), "steps[%d].options.%s", step, o->name);
+            return err_set(e, ERR_INVALID, "invalid_request", param,
+                           "Missing required parameter: %s (the action %s needs it).", param,
+                           act->name);
+        }
+    }
+    *out = options ? json_deep_copy(options) : json_object();
+    return 0;
+}
