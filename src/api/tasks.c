@@ -30,15 +30,6 @@
 static const char *const priorities[] = {"low", "medium", "high", "urgent", NULL};
 static const char *const statuses[] = {"pending", "in_progress", "completed", "failed", NULL};
 
-static bool not_blank(const char *s, size_t len)
-{
-    for (size_t i = 0; i < len; i++) {
-        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r')
-            return true;
-    }
-    return false;
-}
-
 struct task_body {
     const char *employee_id;
     const char *title;
@@ -57,7 +48,7 @@ static const struct jb_field create_fields[F_STATUS] = {
     {"employee_id", JB_STRING, offsetof(struct task_body, employee_id), JB_REQUIRED, 1, 100, NULL,
      NULL, NULL},
     {"title", JB_STRING, offsetof(struct task_body, title), JB_REQUIRED, 1, TITLE_MAX, NULL,
-     not_blank, "not blank"},
+     jb_not_blank, "not blank"},
     {"description", JB_STRING, offsetof(struct task_body, description), JB_NULLABLE, 0,
      DESCRIPTION_MAX, NULL, NULL, NULL},
     {"due_at", JB_STRING, offsetof(struct task_body, due_at), JB_NULLABLE, 1, 64, NULL,
@@ -71,7 +62,7 @@ static const struct jb_field create_fields[F_STATUS] = {
 static const struct jb_field update_fields[F_N] = {
     {"employee_id", JB_STRING, offsetof(struct task_body, employee_id), 0, 1, 100, NULL, NULL,
      NULL},
-    {"title", JB_STRING, offsetof(struct task_body, title), 0, 1, TITLE_MAX, NULL, not_blank,
+    {"title", JB_STRING, offsetof(struct task_body, title), 0, 1, TITLE_MAX, NULL, jb_not_blank,
      "not blank"},
     {"description", JB_STRING, offsetof(struct task_body, description), JB_NULLABLE, 0,
      DESCRIPTION_MAX, NULL, NULL, NULL},

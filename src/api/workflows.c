@@ -31,18 +31,9 @@ struct wf_body {
 
 enum { F_NAME, F_DESCRIPTION, F_TRIGGER, F_STEPS, F_ENABLED, F_N };
 
-static bool not_blank(const char *s, size_t len)
-{
-    for (size_t i = 0; i < len; i++) {
-        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r')
-            return true;
-    }
-    return false;
-}
-
 static const struct jb_field create_fields[F_N] = {
     {"name", JB_STRING, offsetof(struct wf_body, name), JB_REQUIRED, 1, WF_NAME_MAX, NULL,
-     not_blank, "not blank"},
+     jb_not_blank, "not blank"},
     {"description", JB_STRING, offsetof(struct wf_body, description), JB_NULLABLE, 0,
      WF_DESCRIPTION_MAX, NULL, NULL, NULL},
     {"trigger", JB_ANY, offsetof(struct wf_body, trigger), JB_REQUIRED, 0, 0, NULL, NULL, NULL},
@@ -52,7 +43,7 @@ static const struct jb_field create_fields[F_N] = {
 
 /* The same fields, none required. */
 static const struct jb_field update_fields[F_N] = {
-    {"name", JB_STRING, offsetof(struct wf_body, name), 0, 1, WF_NAME_MAX, NULL, not_blank,
+    {"name", JB_STRING, offsetof(struct wf_body, name), 0, 1, WF_NAME_MAX, NULL, jb_not_blank,
      "not blank"},
     {"description", JB_STRING, offsetof(struct wf_body, description), JB_NULLABLE, 0,
      WF_DESCRIPTION_MAX, NULL, NULL, NULL},
@@ -113,6 +104,17 @@ static int read_workflow(struct router_req *r, const char *id, struct store_work
         return err_set(e, rc, "workflow_not_found", "id", "No workflow %.60s.", id);
     if (rc)
         return err_set(e, rc, "internal_error", NULL, "workflow read failed");
+    return 0;
+}
+
+/* Write 'wf' back: 404 when it was deleted meanwhile. */
+static int save_workflow(struct router_req *r, const struct store_workflow *wf, struct err *e)
+{
+    int rc = store_workflow_update(r->store, &r->tenant, wf);
+    if (rc == ERR_NOT_FOUND)
+        return err_set(e, rc, "workflow_not_found", "id", "No workflow %.60s.", wf->id);
+    if (rc)
+        return err_set(e, rc, "internal_error", NULL, "workflow update failed");
     return 0;
 }
 
@@ -313,12 +315,8 @@ int api_workflows_update(struct router_req *r, struct err *e)
     if (JB_HAS(res, F_ENABLED))
         wf.enabled = b.enabled;
     wf.updated_at = now;
-    rc = store_workflow_update(r->store, &r->tenant, &wf);
-    if (rc == ERR_NOT_FOUND)
-        return err_set(e, rc, "workflow_not_found", "id", "No workflow %.60s.", r->params[0]);
-    if (rc)
-        return err_set(e, rc, "internal_error", NULL, "workflow update failed");
-    return respond_workflow(r, &wf, e);
+    rc = save_workflow(r, &wf, e);
+    return rc ? rc : respond_workflow(r, &wf, e);
 }
 
 /* DELETE /v1/workflows/{id} */
@@ -355,10 +353,6 @@ int api_workflows_rotate_webhook(struct router_req *r, struct err *e)
     if (rc)
         return rc;
     wf.updated_at = clock_now_ms();
-    rc = store_workflow_update(r->store, &r->tenant, &wf);
-    if (rc == ERR_NOT_FOUND)
-        return err_set(e, rc, "workflow_not_found", "id", "No workflow %.60s.", r->params[0]);
-    if (rc)
-        return err_set(e, rc, "internal_error", NULL, "workflow update failed");
-    return respond_workflow(r, &wf, e);
+    rc = save_workflow(r, &wf, e);
+    return rc ? rc : respond_workflow(r, &wf, e);
 }

@@ -305,3 +305,13 @@ int jb_bind(json_t *obj, const struct jb_field *fields, size_t n, void *out, str
     }
     return 0;
 }
+
+/* A jb_check_fn: true when 's' holds something besides spaces, tabs and line breaks. */
+bool jb_not_blank(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r')
+            return true;
+    }
+    return false;
+}

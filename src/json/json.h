@@ -68,6 +68,7 @@ int jb_parse(const char *buf, size_t len, json_t **out, struct err *e);
 int jb_bind(json_t *obj, const struct jb_field *fields, size_t n, void *out, struct arena *a,
             struct jb_result *res, struct err *e);
 size_t jb_utf8_len(const char *s, size_t len); /* code points */
+bool jb_not_blank(const char *s, size_t len);  /* a jb_check_fn: not only whitespace */
 
 /* ---- Output ---- */
 json_t *jo_object(void);                              /* new, never NULL */
