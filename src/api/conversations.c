@@ -73,11 +73,8 @@ int api_conversations_list(struct router_req *r, struct err *e)
         jw_obj_end(&w);
     }
     jw_arr_end(&w);
-    jw_key(&w, "has_more");
-    jw_bool(&w, page.has_more);
-    router_write_next_before(r, &w, page.has_more,
-                             page.has_more ? page.items[page.n - 1].updated_at : 0,
-                             page.has_more ? page.items[page.n - 1].id : NULL);
+    router_write_more(r, &w, page.has_more, page.has_more ? page.items[page.n - 1].updated_at : 0,
+                      page.has_more ? page.items[page.n - 1].id : NULL);
     jw_obj_end(&w);
     return router_respond_jw(r, &w, &b, e);
 }
@@ -263,9 +260,7 @@ int api_conversations_messages(struct router_req *r, struct err *e)
     for (size_t i = 0; i < n; i++)
         write_message(&w, &msgs[i]);
     jw_arr_end(&w);
-    jw_key(&w, "has_more");
-    jw_bool(&w, more);
-    router_write_next_before(r, &w, more, more ? msgs[n - 1].seq : 0, more ? msgs[n - 1].id : NULL);
+    router_write_more(r, &w, more, more ? msgs[n - 1].seq : 0, more ? msgs[n - 1].id : NULL);
     jw_obj_end(&w);
     return router_respond_jw(r, &w, &b, e);
 }

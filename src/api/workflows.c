@@ -258,10 +258,8 @@ int api_workflows_list(struct router_req *r, struct err *e)
     for (size_t i = 0; i < page.n; i++)
         write_workflow(r, &w, &page.items[i]);
     jw_arr_end(&w);
-    jw_key(&w, "has_more");
-    jw_bool(&w, page.has_more);
-    router_write_next_before(r, &w, page.has_more, page.n ? page.items[page.n - 1].created_at : 0,
-                             page.n ? page.items[page.n - 1].id : NULL);
+    router_write_more(r, &w, page.has_more, page.n ? page.items[page.n - 1].created_at : 0,
+                      page.n ? page.items[page.n - 1].id : NULL);
     jw_obj_end(&w);
     return router_respond_jw(r, &w, &b, e);
 }

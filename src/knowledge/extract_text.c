@@ -127,30 +127,10 @@ int extract_put_clean(struct buf *out, const char *p, size_t n)
 static int put_cp(struct buf *out, uint32_t cp)
 {
     char u[4];
-    size_t n;
 
     if (cp == 0 || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
         cp = 0xFFFD;
-    if (cp < 0x80) {
-        u[0] = (char)cp;
-        n = 1;
-    } else if (cp < 0x800) {
-        u[0] = (char)(0xC0 | cp >> 6);
-        u[1] = (char)(0x80 | (cp & 0x3F));
-        n = 2;
-    } else if (cp < 0x10000) {
-        u[0] = (char)(0xE0 | cp >> 12);
-        u[1] = (char)(0x80 | (cp >> 6 & 0x3F));
-        u[2] = (char)(0x80 | (cp & 0x3F));
-        n = 3;
-    } else {
-        u[0] = (char)(0xF0 | cp >> 18);
-        u[1] = (char)(0x80 | (cp >> 12 & 0x3F));
-        u[2] = (char)(0x80 | (cp >> 6 & 0x3F));
-        u[3] = (char)(0x80 | (cp & 0x3F));
-        n = 4;
-    }
-    return extract_put_clean(out, u, n);
+    return extract_put_clean(out, u, utf8_encode(cp, u));
 }
 
 /* Skip a UTF-8 BOM at the start of '*in'. */

@@ -82,10 +82,12 @@ int router_query_before(const struct router_req *r, const char *id_prefix, int64
     return 0;
 }
 
-/* Write the "next_cursor" member of a newest-first list. */
-void router_write_next_before(const struct router_req *r, struct jw *w, bool more, int64_t t,
-                              const char *id)
+/* Write the tail of a newest-first list: "has_more" and "next_cursor". */
+void router_write_more(const struct router_req *r, struct jw *w, bool more, int64_t t,
+                       const char *id)
 {
+    jw_key(w, "has_more");
+    jw_bool(w, more);
     jw_key(w, "next_cursor");
     if (more) {
         const char *fields[2] = {arena_printf(r->arena, "%lld", (long long)t), id};

@@ -127,9 +127,10 @@ int router_query_limit(const struct router_req *r, unsigned def, unsigned max, u
  * leaves '*t' 0 and '*id' NULL; malformed is 400 with param "before". */
 int router_query_before(const struct router_req *r, const char *id_prefix, int64_t *t,
                         const char **id, struct err *e);
-/* Write "next_cursor": the cursor after (t, id) when 'more', else null. */
-void router_write_next_before(const struct router_req *r, struct jw *w, bool more, int64_t t,
-                              const char *id);
+/* Write a list's tail: "has_more" and "next_cursor" (the cursor after (t, id) when 'more',
+ * else null). */
+void router_write_more(const struct router_req *r, struct jw *w, bool more, int64_t t,
+                       const char *id);
 void router_respond(struct router_req *r, json_t *body); /* status 200 JSON, takes 'body' */
 /* Answer 200 with the JSON written by 'w' into 'b' (taken); ERR_INTERNAL when it did not fit. */
 int router_respond_jw(struct router_req *r, struct jw *w, struct buf *b, struct err *e);

@@ -422,6 +422,27 @@ static int new_node(struct parser *p, enum node_kind kind, int *out)
     return 0;
 }
 
+/* Four hex digits at p->pos (after the backslash-u of an escape) into '*out'. */
+static int hex4(struct parser *p, uint32_t *out)
+{
+    uint32_t v = 0;
+    if (p->len - p->pos < 4)
+        return fail(p, p->pos, "\\u needs four hex digits");
+    for (size_t i = 0; i < 4; i++) {
+        char h = p->s[p->pos + i];
+        int d = h >= '0' && h <= '9'   ? h - '0'
+                : h >= 'a' && h <= 'f' ? h - 'a' + 10
+                : h >= 'A' && h <= 'F' ? h - 'A' + 10
+                                       : -1;
+        if (d < 0)
+            return fail(p, p->pos, "\\u needs four hex digits");
+        v = v << 4 | (uint32_t)d;
+    }
+    p->pos += 4;
+    *out = v;
+    return 0;
+}
+
 /* A string literal ("..." or '...') with JSON's escapes, into a new json string. */
 static int parse_string(struct parser *p, json_t **out)
 {
@@ -479,73 +500,28 @@ static int parse_string(struct parser *p, json_t **out)
             buf_appends(&b, "\f");
             break;
         case 'u': {
-            unsigned long cp = 0;
+            uint32_t cp = 0, lo = 0;
             char enc[4];
-            size_t n;
-            for (int pass = 0; pass < 2; pass++) {
-                unsigned long u = 0;
-                if (pass == 1) {
-                    if (p->len - p->pos < 2 || p->s[p->pos] != '\\' || p->s[p->pos + 1] != 'u')
-                        break;
+            rc = hex4(p, &cp);
+            if (!rc && cp >= 0xDC00 && cp <= 0xDFFF)
+                rc = fail(p, p->pos - 6, "a lone low surrogate");
+            if (!rc && cp >= 0xD800 && cp <= 0xDBFF) {
+                /* A high surrogate needs its low one, as the next escape. */
+                if (p->len - p->pos < 2 || p->s[p->pos] != '\\' || p->s[p->pos + 1] != 'u')
+                    rc = fail(p, p->pos - 6, "a high surrogate without its low one");
+                if (!rc) {
                     p->pos += 2;
+                    rc = hex4(p, &lo);
                 }
-                if (p->len - p->pos < 4) {
-                    rc = fail(p, p->pos, "\\u needs four hex digits");
-                    break;
-                }
-                for (int i = 0; i < 4 && !rc; i++) {
-                    char h = p->s[p->pos + (size_t)i];
-                    int d = h >= '0' && h <= '9'   ? h - '0'
-                            : h >= 'a' && h <= 'f' ? h - 'a' + 10
-                            : h >= 'A' && h <= 'F' ? h - 'A' + 10
-                                                   : -1;
-                    if (d < 0)
-                        rc = fail(p, p->pos, "\\u needs four hex digits");
-                    u = u << 4 | (unsigned long)d;
-                }
-                if (rc)
-                    break;
-                p->pos += 4;
-                if (pass == 0) {
-                    cp = u;
-                    if (u >= 0xDC00 && u <= 0xDFFF)
-                        rc = fail(p, p->pos - 6, "a lone low surrogate");
-                    if (rc || u < 0xD800 || u > 0xDBFF)
-                        break;
-                } else {
-                    if (u < 0xDC00 || u > 0xDFFF)
-                        rc = fail(p, p->pos - 6, "a high surrogate without its low one");
-                    else
-                        cp = 0x10000 + ((cp - 0xD800) << 10) + (u - 0xDC00);
-                    break;
-                }
+                if (!rc && (lo < 0xDC00 || lo > 0xDFFF))
+                    rc = fail(p, p->pos - 6, "a high surrogate without its low one");
+                if (!rc)
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
             }
-            if (!rc && cp >= 0xD800 && cp <= 0xDFFF)
-                rc = fail(p, p->pos - 6, "a high surrogate without its low one");
             if (!rc && cp == 0)
                 rc = fail(p, p->pos - 6, "\\u0000 is not allowed");
-            if (rc)
-                break;
-            if (cp < 0x80) {
-                enc[0] = (char)cp;
-                n = 1;
-            } else if (cp < 0x800) {
-                enc[0] = (char)(0xC0 | cp >> 6);
-                enc[1] = (char)(0x80 | (cp & 0x3F));
-                n = 2;
-            } else if (cp < 0x10000) {
-                enc[0] = (char)(0xE0 | cp >> 12);
-                enc[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-                enc[2] = (char)(0x80 | (cp & 0x3F));
-                n = 3;
-            } else {
-                enc[0] = (char)(0xF0 | cp >> 18);
-                enc[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-                enc[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-                enc[3] = (char)(0x80 | (cp & 0x3F));
-                n = 4;
-            }
-            buf_append(&b, enc, n);
+            if (!rc)
+                buf_append(&b, enc, utf8_encode(cp, enc));
             break;
         }
         default:

@@ -8,6 +8,7 @@
 #include "../../src/core/id.h"
 #include "../../src/core/mem.h"
 #include "../../src/core/str.h"
+#include "../../src/core/utf8.h"
 #include "t.h"
 
 #include <stdlib.h>
@@ -235,8 +236,36 @@ static void test_err(void)
     }
 }
 
+static void test_utf8_encode(void)
+{
+    subtest("utf8 encode")
+    {
+        static const struct {
+            uint32_t cp;
+            const char *want;
+        } cases[] = {{0x41, "A"},
+                     {0x7F, "\x7F"},
+                     {0x80, "\xC2\x80"},
+                     {0xFC, "\xC3\xBC"},
+                     {0x7FF, "\xDF\xBF"},
+                     {0x800, "\xE0\xA0\x80"},
+                     {0x20AC, "\xE2\x82\xAC"},
+                     {0xFFFD, "\xEF\xBF\xBD"},
+                     {0x10000, "\xF0\x90\x80\x80"},
+                     {0x1F600, "\xF0\x9F\x98\x80"},
+                     {0x10FFFF, "\xF4\x8F\xBF\xBF"}};
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+            char out[5] = {0};
+            size_t n = utf8_encode(cases[i].cp, out), skip = 0;
+            ok(n == strlen(cases[i].want) && memcmp(out, cases[i].want, n) == 0, "encoded");
+            ok(utf8_seq(out, n, &skip) == n, "decodes back as one character");
+        }
+    }
+}
+
 int main(void)
 {
+    test_utf8_encode();
     test_err();
     test_buf();
     test_str();
