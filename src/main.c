@@ -22,6 +22,7 @@
 #include "knowledge/index.h"
 #include "knowledge/worker.h"
 #include "tasks/runner.h"
+#include "workflows/run.h"
 #include "llm/llm.h"
 #include "metrics/metrics.h"
 #include "ratelimit/ratelimit.h"
@@ -804,7 +805,7 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
         goto out;
     }
 
-    if (task_runner_start(&env.agent, c->task_workers, &env.tasks)) {
+    if (task_runner_start(&env.agent, c->task_workers, wf_step_execute, &env.tasks)) {
         fprintf(stderr, "workforce: cannot start the task workers\n");
         goto out;
     }

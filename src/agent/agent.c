@@ -188,12 +188,14 @@ int agent_answer(const struct agent_env *a, const struct agent_ask *q, struct ag
 
     /* The knowledge this employee may read that matches the input. */
     memset(&kn, 0, sizeof(kn));
-    wait_init(&kn.w);
     kn.a = &ar;
-    s = store_pool_get(a->knowledge.pool);
-    agent_knowledge_start(a, q->tenant, emp->id, q->message, s, knowledge_done, &kn);
-    store_pool_put(a->knowledge.pool, s);
-    wait_for(&kn.w);
+    if (!q->no_knowledge) {
+        wait_init(&kn.w);
+        s = store_pool_get(a->knowledge.pool);
+        agent_knowledge_start(a, q->tenant, emp->id, q->message, s, knowledge_done, &kn);
+        store_pool_put(a->knowledge.pool, s);
+        wait_for(&kn.w);
+    }
 
     if (q->still_wanted && !q->still_wanted(q->ud)) {
         out->skipped = true;
@@ -210,6 +212,7 @@ int agent_answer(const struct agent_env *a, const struct agent_ask *q, struct ag
     lreq.knowledge = kn.ps;
     lreq.nknowledge = kn.n;
     lreq.knowledge_searched = kn.ok;
+    lreq.json_output = q->json_output;
     wait_init(&rep.w);
     rep.ans = out;
     sink.delta = on_delta;

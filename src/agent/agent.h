@@ -64,6 +64,8 @@ struct agent_ask {
     const struct store_employee *emp;
     const char *message; /* the input */
     size_t result_max;   /* bytes of the answer kept; the rest is cut */
+    bool no_knowledge;   /* the input alone is the matter (a workflow action other than respond) */
+    bool json_output;    /* the answer must be one JSON object */
     /* Asked after the knowledge search, before the engine: false skips the engine (a run
      * cancelled meanwhile). NULL: always go on. */
     bool (*still_wanted)(void *ud);

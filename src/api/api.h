@@ -58,6 +58,11 @@ int api_workflows_get(struct router_req *r, struct err *e);
 int api_workflows_update(struct router_req *r, struct err *e);
 int api_workflows_delete(struct router_req *r, struct err *e);
 int api_workflows_rotate_webhook(struct router_req *r, struct err *e);
+int api_workflows_run(struct router_req *r, struct err *e);
+int api_workflows_runs(struct router_req *r, struct err *e);
+int api_workflows_run_get(struct router_req *r, struct err *e);
+int api_workflows_run_cancel(struct router_req *r, struct err *e);
+int api_hooks_receive(struct router_req *r, struct err *e);
 /* account.c */
 int api_account_get(struct router_req *r, struct err *e);
 

@@ -634,30 +634,7 @@ static void query_done(void *ud, int rc, struct store *s, const struct store_hit
     jw_key(&w, "query");
     jw_str(&w, query ? query : "");
     jw_key(&w, "results");
-    jw_arr(&w);
-    for (size_t i = 0; i < n; i++) {
-        char score[32];
-        jw_obj(&w);
-        jw_key(&w, "document_id");
-        jw_str(&w, hits[i].document_id);
-        jw_key(&w, "document_name");
-        jw_str(&w, hits[i].document_name);
-        jw_key(&w, "chunk_id");
-        jw_str(&w, hits[i].chunk_id);
-        jw_key(&w, "content");
-        jw_str(&w, hits[i].content);
-        jw_key(&w, "score");
-        snprintf(score, sizeof(score), "%.6f", hits[i].score > 1 ? 1.0 : hits[i].score);
-        jw_raw(&w, score, "0");
-        jw_key(&w, "tags");
-        jw_raw(&w, hits[i].tags, "[]");
-        if (hits[i].page > 0) {
-            jw_key(&w, "page");
-            jw_int(&w, hits[i].page);
-        }
-        jw_obj_end(&w);
-    }
-    jw_arr_end(&w);
+    knowledge_write_hits(&w, hits, n);
     jw_obj_end(&w);
     err_clear(&fe);
     rc = router_respond_jw(r, &w, &out, &fe);

@@ -16,6 +16,7 @@
 #include "../core/id.h"
 #include "../tasks/runner.h"
 #include "../tasks/schedule.h"
+#include "../tasks/task.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -76,55 +77,13 @@ static const struct jb_field update_fields[F_N] = {
 
 /* ---- Output ---- */
 
-static void write_task(struct jw *w, const struct store_task *k)
-{
-    jw_obj(w);
-    jw_key(w, "id");
-    jw_str(w, k->id);
-    jw_key(w, "employee_id");
-    jw_str(w, k->employee_id);
-    jw_key(w, "title");
-    jw_str(w, k->title);
-    jw_key(w, "description");
-    jw_str(w, k->description ? k->description : "");
-    jw_key(w, "status");
-    jw_str(w, k->status);
-    jw_key(w, "priority");
-    jw_str(w, k->priority);
-    jw_key(w, "due_at");
-    jw_time(w, k->due_at);
-    jw_key(w, "recurring");
-    jw_raw(w, k->recurring, "null");
-    jw_key(w, "next_run_at");
-    jw_time(w, k->next_run_at);
-    jw_key(w, "last_run_at");
-    jw_time(w, k->last_run_at);
-    jw_key(w, "run_count");
-    jw_int(w, k->run_count);
-    jw_key(w, "result");
-    jw_str(w, k->result);
-    jw_key(w, "error");
-    jw_str(w, k->error);
-    jw_key(w, "credits_used");
-    jw_int(w, k->credits_used);
-    jw_key(w, "created_at");
-    jw_time(w, k->created_at);
-    jw_key(w, "updated_at");
-    jw_time(w, k->updated_at);
-    jw_key(w, "started_at");
-    jw_time(w, k->started_at);
-    jw_key(w, "completed_at");
-    jw_time(w, k->completed_at);
-    jw_obj_end(w);
-}
-
 static int respond_task(struct router_req *r, const struct store_task *k, struct err *e)
 {
     struct buf b;
     struct jw w;
     buf_init(&b, RESP_CAP);
     jw_init(&w, &b);
-    write_task(&w, k);
+    task_write(&w, k);
     return router_respond_jw(r, &w, &b, e);
 }
 
@@ -198,17 +157,11 @@ int api_tasks_create(struct router_req *r, struct err *e)
     rc = check_employee(r, b.employee_id, e);
     if (rc)
         return rc;
-    if (id_new("task", id, ID_MAX))
-        return err_set(e, ERR_INTERNAL, "internal_error", NULL, "no id");
-    k.id = id;
     k.employee_id = b.employee_id;
     k.title = b.title;
-    k.description = b.description ? b.description : "";
-    k.status = "pending";
+    k.description = b.description;
     k.priority = priorities[b.priority];
-    k.next_run_at = k.recurring ? task_next_run(k.recurring, now) : 0;
-    k.created_at = k.updated_at = now;
-    rc = store_task_create(r->store, &r->tenant, &k);
+    rc = task_create(r->store, &r->tenant, &k, id, now);
     if (rc)
         return err_set(e, rc, "internal_error", NULL, "task create failed");
     task_runner_wake(r->env->tasks);
@@ -263,7 +216,7 @@ int api_tasks_list(struct router_req *r, struct err *e)
     jw_key(&w, "tasks");
     jw_arr(&w);
     for (size_t i = 0; i < page.n; i++)
-        write_task(&w, &page.items[i]);
+        task_write(&w, &page.items[i]);
     jw_arr_end(&w);
     router_write_more(r, &w, page.has_more, page.n ? page.items[page.n - 1].created_at : 0,
                       page.n ? page.items[page.n - 1].id : NULL);

@@ -11,6 +11,9 @@
 #include "../core/buf.h"
 #include "../core/clock.h"
 #include "../core/id.h"
+#include "../tasks/runner.h"
+#include "../workflows/run.h"
+#include "../workflows/template.h"
 #include "../workflows/workflow.h"
 
 #include <stddef.h>
@@ -353,4 +356,318 @@ int api_workflows_rotate_webhook(struct router_req *r, struct err *e)
     wf.updated_at = clock_now_ms();
     rc = save_workflow(r, &wf, e);
     return rc ? rc : respond_workflow(r, &wf, e);
+}
+
+/* ---- Runs ---- */
+
+static void write_run(struct jw *w, const struct store_wf_run *run)
+{
+    jw_obj(w);
+    jw_key(w, "id");
+    jw_str(w, run->id);
+    jw_key(w, "workflow_id");
+    jw_str(w, run->workflow_id);
+    jw_key(w, "status");
+    jw_str(w, run->status);
+    jw_key(w, "trigger");
+    jw_obj(w);
+    jw_key(w, "type");
+    jw_str(w, run->trigger_type);
+    jw_key(w, "event");
+    jw_str(w, run->trigger_event);
+    jw_key(w, "data");
+    jw_raw(w, run->trigger_data, "{}");
+    jw_obj_end(w);
+    jw_key(w, "steps");
+    jw_arr(w);
+    for (size_t i = 0; i < run->nsteps; i++) {
+        const struct store_run_step *x = &run->steps[i];
+        jw_obj(w);
+        jw_key(w, "index");
+        jw_int(w, (int64_t)i);
+        jw_key(w, "employee_id");
+        jw_str(w, x->employee_id);
+        jw_key(w, "action");
+        jw_str(w, x->action);
+        jw_key(w, "status");
+        jw_str(w, x->status);
+        jw_key(w, "input");
+        jw_str(w, x->input);
+        jw_key(w, "output");
+        jw_raw(w, x->output, "null");
+        jw_key(w, "error");
+        jw_str(w, x->error);
+        jw_key(w, "attempts");
+        jw_int(w, x->attempts);
+        jw_key(w, "credits_used");
+        jw_int(w, x->credits_used);
+        jw_key(w, "started_at");
+        jw_time(w, x->started_at);
+        jw_key(w, "completed_at");
+        jw_time(w, x->completed_at);
+        jw_obj_end(w);
+    }
+    jw_arr_end(w);
+    jw_key(w, "credits_used");
+    jw_int(w, run->credits_used);
+    jw_key(w, "error");
+    jw_str(w, run->error);
+    jw_key(w, "created_at");
+    jw_time(w, run->created_at);
+    jw_key(w, "started_at");
+    jw_time(w, run->started_at);
+    jw_key(w, "completed_at");
+    jw_time(w, run->completed_at);
+    jw_obj_end(w);
+}
+
+static int respond_run(struct router_req *r, const char *workflow_id, const char *run_id,
+                       struct err *e)
+{
+    struct store_wf_run run;
+    struct buf b;
+    struct jw w;
+    int rc = store_wf_run_get(r->store, &r->tenant, workflow_id, run_id, r->arena, &run);
+    if (rc == ERR_NOT_FOUND)
+        return err_set(e, rc, "run_not_found", "run_id", "No run %.60s of workflow %.60s.", run_id,
+                       workflow_id);
+    if (rc)
+        return err_set(e, rc, "internal_error", NULL, "run read failed");
+    buf_init(&b, RESP_CAP * 4);
+    jw_init(&w, &b);
+    write_run(&w, &run);
+    return router_respond_jw(r, &w, &b, e);
+}
+
+/* Queue a run of 'wf' started by 'type' with 'data' (an object), and answer it. A live key's
+ * organization must have credits left. */
+static int start_run(struct router_req *r, const struct store_workflow *wf, const char *type,
+                     const char *event, json_t *data, struct err *e)
+{
+    struct store_wf_run run;
+    char *id = arena_alloc(r->arena, ID_MAX);
+    char *text;
+    int rc;
+
+    if (r->tenant.mode == STORE_LIVE) {
+        struct store_org org;
+        rc = store_org_get(r->store, r->tenant.org_id, &org);
+        if (rc)
+            return err_set(e, rc, "internal_error", NULL, "organization read failed");
+        if (org.credits <= 0)
+            return err_set(e, ERR_LIMIT, "insufficient_credits", NULL,
+                           "The organization has no credits left for live runs.");
+    }
+    if (id_new("run", id, ID_MAX))
+        return err_set(e, ERR_INTERNAL, "internal_error", NULL, "no id");
+    text = json_dumps(data, JSON_COMPACT);
+    memset(&run, 0, sizeof(run));
+    run.id = id;
+    run.workflow_id = wf->id;
+    run.trigger_type = type;
+    run.trigger_event = event;
+    run.trigger_data = arena_strdup(r->arena, text ? text : "{}");
+    run.definition = wf->steps;
+    run.created_at = clock_now_ms();
+    free(text);
+    rc = store_wf_run_create(r->store, &r->tenant, &run);
+    if (rc == ERR_NOT_FOUND)
+        return err_set(e, rc, "workflow_not_found", "id", "No workflow %.60s.", wf->id);
+    if (rc)
+        return err_set(e, rc, "internal_error", NULL, "run create failed");
+    task_runner_wake(r->env->tasks);
+    return respond_run(r, wf->id, id, e);
+}
+
+/* The dry run of 'wf' against 'input': every step's input and condition rendered, earlier
+ * outputs as placeholders; nothing stored, nothing called. */
+static int dry_run(struct router_req *r, const struct store_workflow *wf, json_t *input,
+                   struct err *e)
+{
+    json_t *trigger = json_loads(wf->trigger, 0, NULL), *steps = json_loads(wf->steps, 0, NULL);
+    json_t *data = json_object(), *o;
+    struct wf_def d;
+    struct buf b, text;
+    struct jw w;
+    int rc;
+
+    memset(&d, 0, sizeof(d));
+    rc = wf_def_parse(trigger, steps, &d, e);
+    json_decref(trigger);
+    json_decref(steps);
+    if (rc) {
+        wf_def_cleanup(&d);
+        json_decref(data);
+        return err_set(e, ERR_INTERNAL, "internal_error", NULL, "stored definition unreadable");
+    }
+    json_object_set(data, "trigger", input);
+    json_object_set_new(data, "steps", json_array());
+    o = json_object();
+    json_object_set_new(o, "id", json_string(wf->id));
+    json_object_set_new(data, "workflow", o);
+    json_object_set_new(data, "run", json_object());
+    buf_init(&b, RESP_CAP * 4);
+    jw_init(&w, &b);
+    jw_obj(&w);
+    jw_key(&w, "dry_run");
+    jw_bool(&w, true);
+    jw_key(&w, "steps");
+    jw_arr(&w);
+    for (size_t i = 0; i < d.nsteps; i++) {
+        enum tmpl_value v =
+            d.steps[i].condition ? tmpl_eval(d.steps[i].condition, data, true) : TMPL_TRUE;
+        jw_obj(&w);
+        jw_key(&w, "index");
+        jw_int(&w, (int64_t)i);
+        jw_key(&w, "would_run");
+        if (v == TMPL_UNKNOWN)
+            jw_null(&w);
+        else
+            jw_bool(&w, v == TMPL_TRUE);
+        jw_key(&w, "input");
+        buf_init(&text, WF_INPUT_MAX);
+        if (tmpl_render(d.steps[i].input, data, true, &text) == 0)
+            jw_str(&w, buf_ptr(&text));
+        else
+            jw_null(&w);
+        buf_cleanup(&text);
+        jw_key(&w, "condition_value");
+        if (!d.steps[i].condition || v == TMPL_UNKNOWN)
+            jw_null(&w);
+        else
+            jw_bool(&w, v == TMPL_TRUE);
+        jw_obj_end(&w);
+    }
+    jw_arr_end(&w);
+    jw_obj_end(&w);
+    wf_def_cleanup(&d);
+    json_decref(data);
+    return router_respond_jw(r, &w, &b, e);
+}
+
+struct run_body {
+    json_t *input;
+    bool dry_run;
+};
+
+static const struct jb_field run_fields[] = {
+    {"input", JB_ANY, offsetof(struct run_body, input), JB_OBJECT, 0, 0, NULL, NULL, NULL},
+    {"dry_run", JB_BOOL, offsetof(struct run_body, dry_run), 0, 0, 0, NULL, NULL, NULL},
+};
+
+/* POST /v1/workflows/{id}/run: {input?, dry_run?}. A manual run starts a disabled workflow
+ * too. */
+int api_workflows_run(struct router_req *r, struct err *e)
+{
+    struct run_body b = {NULL, false};
+    struct store_workflow wf;
+    struct jb_result res;
+    json_t *input;
+    int rc = jb_bind(r->body, run_fields, 2, &b, r->arena, &res, e);
+    if (rc)
+        return rc;
+    rc = read_workflow(r, r->params[0], &wf, e);
+    if (rc)
+        return rc;
+    input = b.input ? json_incref(b.input) : json_object();
+    rc = b.dry_run ? dry_run(r, &wf, input, e) : start_run(r, &wf, "manual", NULL, input, e);
+    json_decref(input);
+    return rc;
+}
+
+/* GET /v1/workflows/{id}/runs: newest first. */
+int api_workflows_runs(struct router_req *r, struct err *e)
+{
+    struct store_wf_run_page page;
+    struct store_workflow wf;
+    int64_t before_created = 0;
+    const char *before_id = NULL;
+    unsigned limit;
+    struct buf b;
+    struct jw w;
+    int rc;
+
+    rc = router_query_limit(r, 20, 100, &limit, e);
+    if (!rc)
+        rc = router_query_before(r, "run", &before_created, &before_id, e);
+    if (!rc)
+        rc = read_workflow(r, r->params[0], &wf, e);
+    if (rc)
+        return rc;
+    rc = store_wf_run_list(r->store, &r->tenant, wf.id, limit, before_created, before_id, r->arena,
+                           &page);
+    if (rc)
+        return err_set(e, rc, "internal_error", NULL, "run list failed");
+    buf_init(&b, RESP_CAP * 16);
+    jw_init(&w, &b);
+    jw_obj(&w);
+    jw_key(&w, "runs");
+    jw_arr(&w);
+    for (size_t i = 0; i < page.n; i++)
+        write_run(&w, &page.items[i]);
+    jw_arr_end(&w);
+    router_write_more(r, &w, page.has_more, page.n ? page.items[page.n - 1].created_at : 0,
+                      page.n ? page.items[page.n - 1].id : NULL);
+    jw_obj_end(&w);
+    return router_respond_jw(r, &w, &b, e);
+}
+
+/* GET /v1/workflows/{id}/runs/{run_id} */
+int api_workflows_run_get(struct router_req *r, struct err *e)
+{
+    struct store_workflow wf;
+    int rc = read_workflow(r, r->params[0], &wf, e);
+    return rc ? rc : respond_run(r, wf.id, r->params[1], e);
+}
+
+/* POST /v1/workflows/{id}/runs/{run_id}/cancel */
+int api_workflows_run_cancel(struct router_req *r, struct err *e)
+{
+    struct store_workflow wf;
+    struct jb_result res;
+    int rc = jb_bind(r->body, NULL, 0, NULL, r->arena, &res, e); /* takes no parameters */
+    if (!rc)
+        rc = read_workflow(r, r->params[0], &wf, e);
+    if (rc)
+        return rc;
+    rc = store_wf_run_cancel(r->store, &r->tenant, wf.id, r->params[1], clock_now_ms());
+    if (rc == ERR_NOT_FOUND)
+        return err_set(e, rc, "run_not_found", "run_id", "No run %.60s of workflow %.60s.",
+                       r->params[1], wf.id);
+    if (rc == ERR_CONFLICT)
+        return err_set(e, rc, "run_not_cancellable", "run_id",
+                       "The run %.60s has already ended, so it cannot be cancelled.", r->params[1]);
+    if (rc)
+        return err_set(e, rc, "internal_error", NULL, "run cancel failed");
+    return respond_run(r, wf.id, r->params[1], e);
+}
+
+/* POST /v1/hooks/{token}: the webhook trigger. The token authenticated the request
+ * (middleware); the body, a JSON object, is the run's trigger data. */
+int api_hooks_receive(struct router_req *r, struct err *e)
+{
+    struct store_workflow wf;
+    json_t *event;
+    int rc = store_workflow_by_token(r->store, r->params[0], r->arena, &wf);
+    if (!rc && strcmp(wf.trigger_type, "webhook") != 0)
+        rc = ERR_NOT_FOUND;
+    if (rc == ERR_NOT_FOUND)
+        return err_set(e, rc, "route_not_found", NULL, "No such route: POST /v1/hooks/%.60s.",
+                       r->params[0]);
+    if (rc)
+        return err_set(e, rc, "internal_error", NULL, "webhook read failed");
+    if (!wf.enabled)
+        return err_set(e, ERR_CONFLICT, "workflow_disabled", NULL,
+                       "The workflow %.60s is disabled: its webhook starts no run.", wf.id);
+    if (!json_is_object(r->body))
+        return err_set(e, ERR_INVALID, "invalid_request", NULL,
+                       "The webhook body must be a JSON object.");
+    {
+        json_t *trigger = json_loads(wf.trigger, 0, NULL);
+        const char *name;
+        event = trigger ? json_object_get(trigger, "event") : NULL;
+        name = json_string_value(event) ? arena_strdup(r->arena, json_string_value(event)) : NULL;
+        json_decref(trigger);
+        return start_run(r, &wf, "webhook", name, r->body, e);
+    }
 }

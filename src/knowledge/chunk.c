@@ -276,3 +276,28 @@ out:
     *n = count;
     return rc;
 }
+
+/* See extract.h. */
+size_t chunk_sentences(const char *text, size_t len, struct chunk *out, size_t max)
+{
+    size_t nw = scan_words(text, len, NULL), count = 0, first = 0;
+    struct word *w;
+
+    if (nw == 0)
+        return 0;
+    w = xcalloc(nw, sizeof(*w));
+    scan_words(text, len, w);
+    for (size_t i = 0; i < nw; i++) {
+        if (!sentence_after(w, nw, text, i))
+            continue;
+        if (count < max) {
+            out[count].off = w[first].off;
+            out[count].len = w[i].off + w[i].len - w[first].off;
+            out[count].page = 0;
+        }
+        count++;
+        first = i + 1;
+    }
+    free(w);
+    return count;
+}

@@ -108,4 +108,11 @@ struct chunk {
 int chunk_text(const char *text, size_t len, const struct extract_page *pages, size_t npages,
                unsigned target_words, unsigned overlap_words, struct chunk **out, size_t *n);
 
+/*
+ * The sentences of 'text' by chunk_text()'s rule (chunk.c DESIGN), in order: each a byte range
+ * from its first word's start to its last word's end ('page' 0). Fills at most 'max' of 'out'
+ * and returns how many there are in all.
+ */
+size_t chunk_sentences(const char *text, size_t len, struct chunk *out, size_t max);
+
 #endif

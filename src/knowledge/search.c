@@ -321,3 +321,32 @@ void knowledge_search_start(const struct knowledge_query *q, struct store *s,
         embed_pool_submit(q->ks->embed, true, texts, lens, 1, ksearch_vector, j);
     }
 }
+
+/* See search.h. */
+void knowledge_write_hits(struct jw *w, const struct store_hit *hits, size_t n)
+{
+    jw_arr(w);
+    for (size_t i = 0; i < n; i++) {
+        char score[32];
+        jw_obj(w);
+        jw_key(w, "document_id");
+        jw_str(w, hits[i].document_id);
+        jw_key(w, "document_name");
+        jw_str(w, hits[i].document_name);
+        jw_key(w, "chunk_id");
+        jw_str(w, hits[i].chunk_id);
+        jw_key(w, "content");
+        jw_str(w, hits[i].content);
+        jw_key(w, "score");
+        snprintf(score, sizeof(score), "%.6f", hits[i].score > 1 ? 1.0 : hits[i].score);
+        jw_raw(w, score, "0");
+        jw_key(w, "tags");
+        jw_raw(w, hits[i].tags, "[]");
+        if (hits[i].page > 0) {
+            jw_key(w, "page");
+            jw_int(w, hits[i].page);
+        }
+        jw_obj_end(w);
+    }
+    jw_arr_end(w);
+}

@@ -10,6 +10,7 @@
 
 #include "../core/err.h"
 #include "../core/mem.h"
+#include "../json/json.h"
 #include "../store/store.h"
 
 #include <stddef.h>
@@ -37,6 +38,10 @@ struct knowledge_query {
 /* The hits (valid during the call; 's' is a store handle the callback may use), or an error. */
 typedef void (*knowledge_search_fn)(void *ud, int rc, struct store *s, const struct store_hit *hits,
                                     size_t n, const struct err *e);
+
+/* The hits as the query endpoint shows them: an array of {document_id, document_name,
+ * chunk_id, content, score, tags, page?}. */
+void knowledge_write_hits(struct jw *w, const struct store_hit *hits, size_t n);
 
 /* An FTS5 query of the meaningful words of 'q' that can never be a syntax error; NULL: none. */
 char *knowledge_fts_query(struct arena *a, const char *q);

@@ -43,6 +43,7 @@ struct llm_request {
     const struct llm_passage *knowledge; /* best first */
     size_t nknowledge;
     bool knowledge_searched; /* the employee can read knowledge and it was searched */
+    bool json_output;        /* the answer must be one JSON object (a workflow action) */
 };
 
 struct llm_usage {

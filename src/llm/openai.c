@@ -292,6 +292,11 @@ static char *build_body(const struct openai *o, const struct llm_request *req)
     json_object_set_new(root, "stream", json_true());
     json_object_set_new(opts, "include_usage", json_true());
     json_object_set_new(root, "stream_options", opts);
+    if (req->json_output) {
+        json_t *fmt = json_object();
+        json_object_set_new(fmt, "type", json_string("json_object"));
+        json_object_set_new(root, "response_format", fmt);
+    }
     s = json_dumps(root, JSON_COMPACT);
     json_decref(root);
     return s;

@@ -206,6 +206,29 @@ static int authenticate(struct router_req *r, struct err *e)
     return 0;
 }
 
+/* A webhook's token (the route's first parameter) names a workflow: its organization and mode
+ * are the request's tenant. An unknown token is an unknown route. */
+static int hook_authenticate(struct router_req *r, struct err *e)
+{
+    struct store_workflow wf;
+    int rc = store_workflow_by_token(r->store, r->params[0], r->arena, &wf);
+    if (!rc && strcmp(wf.trigger_type, "webhook") != 0)
+        rc = ERR_NOT_FOUND;
+    if (!rc)
+        rc = store_org_get(r->store, wf.tenant.org_id, &r->org);
+    if (rc == ERR_NOT_FOUND)
+        return err_set(e, ERR_NOT_FOUND, "route_not_found", NULL, "No such route: POST %.200s.",
+                       http_req_path(r->http));
+    if (rc)
+        return err_set(e, ERR_STORE, "internal_error", NULL, "The webhook could not be checked.");
+    r->tenant = wf.tenant;
+    snprintf(r->rl_tenant, sizeof(r->rl_tenant), "%s:%s", r->org.id,
+             wf.tenant.mode == STORE_TEST ? "test" : "live");
+    r->limits = r->env->cfg->limits[wf.tenant.mode == STORE_TEST ? TIER_STARTER : r->org.tier];
+    r->authed = true;
+    return 0;
+}
+
 static void set_limit_headers(struct router_req *r, const struct ratelimit_result *res)
 {
     char v[32];
@@ -265,7 +288,8 @@ static int read_body(struct router_req *r, struct err *e)
                        "The request body is larger than %u bytes.", JSON_BODY_CAP);
     body = http_req_body(r->http, &len);
     ct = http_req_header(r->http, "Content-Type");
-    if (len > 0 && (!ct || !is_json_type(ct)))
+    if (len > 0 && (!ct || !is_json_type(ct)) &&
+        !(r->route >= 0 && (router_routes[r->route].flags & ROUTE_HOOK)))
         return err_set(e, ERR_INVALID, "unsupported_media_type", NULL,
                        "Send the request body as application/json.");
     return jb_parse(body, len, &r->body, e);
@@ -471,7 +495,13 @@ static enum http_begin on_begin(struct http_req *h, void *ud)
         if (router_query_parse(http_req_query(h), a, ROUTER_MAX_QUERY, r->qname, r->qvalue,
                                &r->nquery, &r->query_err) != 0)
             r->query_bad = true;
-        if (!(rt->flags & ROUTE_PUBLIC)) {
+        if (rt->flags & ROUTE_HOOK) {
+            r->store = store_pool_get(env->pool);
+            if (hook_authenticate(r, &r->early) == 0)
+                admit(r, &r->early);
+            store_pool_put(env->pool, r->store);
+            r->store = NULL;
+        } else if (!(rt->flags & ROUTE_PUBLIC)) {
             int rc;
             r->store = store_pool_get(env->pool);
             rc = authenticate(r, &r->early);

@@ -39,6 +39,10 @@ typedef int (*router_handler_fn)(struct router_req *r, struct err *e);
 enum router_flag {
     ROUTE_PUBLIC = 1 << 0, /* no key needed */
     ROUTE_UPLOAD = 1 << 1, /* multipart body streamed to the route's upload_begin() sink */
+    /* With ROUTE_PUBLIC: the path's {token} alone authenticates (a workflow's webhook): the
+     * workflow's organization and mode are the tenant, its rate limits apply, and the body is
+     * read as JSON whatever its Content-Type. */
+    ROUTE_HOOK = 1 << 2,
 };
 
 struct route {

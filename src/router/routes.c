@@ -66,6 +66,12 @@ const struct route router_routes[] = {
     {"DELETE", "/v1/workflows/{id}", api_workflows_delete, FLOW, 0, NULL, NULL},
     {"POST", "/v1/workflows/{id}/rotate_webhook", api_workflows_rotate_webhook, FLOW, 0, NULL,
      NULL},
+    {"POST", "/v1/workflows/{id}/run", api_workflows_run, FLOW, 0, NULL, NULL},
+    {"GET", "/v1/workflows/{id}/runs", api_workflows_runs, FLOW, 0, q_runs, NULL},
+    {"GET", "/v1/workflows/{id}/runs/{run_id}", api_workflows_run_get, FLOW, 0, NULL, NULL},
+    {"POST", "/v1/workflows/{id}/runs/{run_id}/cancel", api_workflows_run_cancel, FLOW, 0, NULL,
+     NULL},
+    {"POST", "/v1/hooks/{token}", api_hooks_receive, 0, ROUTE_PUBLIC | ROUTE_HOOK, NULL, NULL},
 };
 
 const size_t router_nroutes = sizeof(router_routes) / sizeof(router_routes[0]);

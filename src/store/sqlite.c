@@ -1045,6 +1045,37 @@ static int set_busy(struct store *s, const struct store_tenant *t, const char *e
                texts, 3, d, 1);
 }
 
+/* Take up to 'want' credits from organization 'org_id', no more than it has; '*taken' says how
+ * many. Inside the caller's transaction. */
+static int take_credits(struct store *s, const char *org_id, int64_t want, int64_t *taken)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t have = 0;
+    *taken = 0;
+    if (want <= 0)
+        return 0;
+    if (sqlite3_prepare_v2(DB(s), "SELECT credits FROM orgs WHERE id = ?1", -1, &st, NULL) !=
+        SQLITE_OK)
+        return fail(s, "read credits");
+    sqlite3_bind_text(st, 1, org_id, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW)
+        have = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    if (want > have)
+        want = have;
+    if (want <= 0)
+        return 0;
+    {
+        const char *org[] = {org_id};
+        const int64_t take[] = {want};
+        int rc = run(s, "UPDATE orgs SET credits = credits - ?2 WHERE id = ?1", org, 1, take, 1);
+        if (rc)
+            return rc;
+    }
+    *taken = want;
+    return 0;
+}
+
 /*
  * The user message is committed without its own fsync (synchronous=NORMAL for this one
  * transaction): nothing has been acknowledged to the client yet, and the reply's commit, which
@@ -1111,32 +1142,11 @@ static int s_chat_finish(struct store *s, const struct store_tenant *t,
     if (rc)
         goto out;
     if (in->charge) {
-        int64_t extra = m.credits_used - (in->reserved ? 1 : 0);
-        taken = in->reserved ? 1 : 0;
-        if (extra > 0) {
-            sqlite3_stmt *st = NULL;
-            int64_t have = 0;
-            if (sqlite3_prepare_v2(DB(s), "SELECT credits FROM orgs WHERE id = ?1", -1, &st,
-                                   NULL) != SQLITE_OK) {
-                rc = fail(s, "read credits");
-                goto rollback;
-            }
-            sqlite3_bind_text(st, 1, t->org_id, -1, SQLITE_STATIC);
-            if (sqlite3_step(st) == SQLITE_ROW)
-                have = sqlite3_column_int64(st, 0);
-            sqlite3_finalize(st);
-            if (extra > have)
-                extra = have;
-            {
-                const char *org[] = {t->org_id};
-                const int64_t take[] = {extra};
-                rc =
-                    run(s, "UPDATE orgs SET credits = credits - ?2 WHERE id = ?1", org, 1, take, 1);
-            }
-            if (rc)
-                goto rollback;
-            taken += extra;
-        }
+        int64_t extra = 0;
+        rc = take_credits(s, t->org_id, m.credits_used - (in->reserved ? 1 : 0), &extra);
+        if (rc)
+            goto rollback;
+        taken = (in->reserved ? 1 : 0) + extra;
     }
     m.credits_used = taken;
     /* The conversation may have been deleted while the reply was written: then the reply has
@@ -2168,91 +2178,167 @@ static int wake_recurring(struct store *s, int64_t now)
                NULL, 0, ints, 1);
 }
 
-static int s_task_claim(struct store *s, int64_t now, store_next_run_fn next_run, struct arena *a,
-                        struct store_task_claim *out, int64_t *wake_at)
+/* ---- The durable queue: task runs and workflow steps ---- */
+
+/* When time next makes something runnable after 'now': a recurring task's occurrence, a
+ * scheduled workflow's, or a retried step's backoff (0: nothing). */
+static int64_t next_wake(struct store *s, int64_t now)
 {
     sqlite3_stmt *st = NULL;
-    struct store_task *k = &out->task;
-    int rc;
-
-    memset(out, 0, sizeof(*out));
-    *wake_at = 0;
-    /* First without the write lock: an idle queue costs the writers nothing. */
-    if (sqlite3_prepare_v2(DB(s),
-                           "SELECT EXISTS (SELECT 1 FROM tasks INDEXED BY tasks_queue WHERE"
-                           " status = 'pending' AND held = 0 AND (next_run_at IS NULL OR"
-                           " next_run_at <= ?1 OR run_now = 1)) OR EXISTS (SELECT 1 FROM tasks"
-                           " WHERE recurring IS NOT NULL AND next_run_at <= ?1 AND status IN"
-                           " ('completed', 'failed')), (SELECT min(next_run_at) FROM tasks WHERE"
-                           " recurring IS NOT NULL AND next_run_at > ?1)",
-                           -1, &st, NULL) != SQLITE_OK)
-        return fail(s, "prepare queue check");
-    sqlite3_bind_int64(st, 1, now ? now : clock_now_ms());
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW && sqlite3_column_int(st, 0) == 0) {
-        *wake_at = sqlite3_column_int64(st, 1);
-        sqlite3_finalize(st);
-        return ERR_NOT_FOUND;
-    }
-    sqlite3_finalize(st);
-    st = NULL;
-    if (rc != SQLITE_ROW)
-        return fail(s, "queue check");
-    rc = exec(s, "BEGIN IMMEDIATE");
-    if (rc)
-        return rc;
-    /* Read the clock inside the write lock: no task created after it is committed yet, so
-     * no run starts before its task was created. */
-    if (now == 0)
-        now = clock_now_ms();
-    rc = wake_recurring(s, now);
-    if (rc)
-        goto rollback;
-    /* The queue index in order (tasks of offline employees are not in it); a recurring task
-     * waiting for its first occurrence is skipped. */
+    int64_t at = 0;
     if (sqlite3_prepare_v2(
             DB(s),
-            "SELECT " TASK_COLS " FROM tasks t INDEXED BY tasks_queue WHERE"
-            " t.status = 'pending' AND t.held = 0 AND (t.next_run_at IS NULL OR"
-            " t.next_run_at <= ?1 OR t.run_now = 1) ORDER BY t.prio_rank, t.due_key, t.created_at,"
-            " t.id LIMIT 1",
-            -1, &st, NULL) != SQLITE_OK) {
-        rc = fail(s, "prepare claim");
-        goto rollback;
+            "SELECT min(coalesce((SELECT min(next_run_at) FROM tasks WHERE recurring IS NOT NULL"
+            " AND next_run_at > ?1), 9e18), coalesce((SELECT min(next_run_at) FROM workflows"
+            " WHERE recurring IS NOT NULL AND enabled = 1 AND next_run_at > ?1), 9e18),"
+            " coalesce((SELECT min(ready_at) FROM workflow_runs INDEXED BY workflow_runs_queue"
+            " WHERE status IN ('queued', 'running') AND lease IS NULL AND held = 0 AND ready_at"
+            " > ?1), 9e18))",
+            -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_int64(st, 1, now);
+    if (sqlite3_step(st) == SQLITE_ROW)
+        at = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return at >= (int64_t)9e18 ? 0 : at;
+}
+
+/* Point run 'run_id' at its step 'idx', ready at 'ready_at' and free to claim; held while that
+ * step's employee is offline. */
+static int run_to_step(struct store *s, const char *run_id, int64_t idx, int64_t ready_at)
+{
+    const char *texts[] = {run_id};
+    const int64_t ints[] = {idx, ready_at};
+    return run(s,
+               "UPDATE workflow_runs SET next_step = ?2, ready_at = ?3, lease = NULL,"
+               " step_employee_id = (SELECT employee_id FROM workflow_run_steps WHERE run_id = ?1"
+               " AND idx = ?2), held = coalesce((SELECT e.disabled FROM workflow_run_steps x JOIN"
+               " employees e ON e.id = x.employee_id WHERE x.run_id = ?1 AND x.idx = ?2), 0)"
+               " WHERE id = ?1",
+               texts, 1, ints, 2);
+}
+
+/* Insert run 'r' of tenant 't' (queued, its steps pending) and count it in its workflow;
+ * inside the caller's transaction. ERR_NOT_FOUND: the workflow is gone. */
+static int insert_run(struct store *s, const struct store_tenant *t, const struct store_wf_run *r)
+{
+    int rc;
+    {
+        const char *texts[] = {
+            r->id,           r->workflow_id,   t->org_id,       mode_names[t->mode],
+            r->trigger_type, r->trigger_event, r->trigger_data, r->definition};
+        const int64_t ints[] = {r->created_at};
+        rc = run(s,
+                 "INSERT INTO workflow_runs (id, workflow_id, org_id, mode, status, trigger_type,"
+                 " trigger_event, trigger_data, definition, step_count, ready_at, created_at)"
+                 " SELECT ?1, ?2, ?3, ?4, 'queued', ?5, ?6, ?7, ?8, json_array_length(?8), ?9, ?9"
+                 " FROM workflows WHERE id = ?2 AND org_id = ?3 AND mode = ?4",
+                 texts, 8, ints, 1);
+    }
+    if (!rc && sqlite3_changes(DB(s)) == 0)
+        rc = ERR_NOT_FOUND;
+    if (!rc) {
+        const char *texts[] = {r->id, r->definition};
+        rc = run(s,
+                 "INSERT INTO workflow_run_steps (run_id, idx, employee_id, action, status) SELECT"
+                 " ?1, CAST(key AS INTEGER), json_extract(value, '$.employee_id'),"
+                 " json_extract(value, '$.action'), 'pending' FROM json_each(?2)",
+                 texts, 2, NULL, 0);
+    }
+    if (!rc)
+        rc = run_to_step(s, r->id, 0, r->created_at);
+    if (!rc) {
+        const char *texts[] = {r->workflow_id};
+        const int64_t ints[] = {r->created_at};
+        rc =
+            run(s, "UPDATE workflows SET run_count = run_count + 1, last_run_at = ?2 WHERE id = ?1",
+                texts, 1, ints, 1);
+    }
+    return rc;
+}
+
+/* Every enabled scheduled workflow whose occurrence has come gets one queued run, and its
+ * next occurrence after 'now' (missed occurrences make that one run). */
+static int wake_schedules(struct store *s, int64_t now, store_next_run_fn next_run)
+{
+    struct due {
+        struct store_tenant t;
+        const char *id, *steps, *recurring;
+        int64_t at;
+    } *due = NULL;
+    size_t n = 0, cap = 0;
+    sqlite3_stmt *st = NULL;
+    struct arena a;
+    int rc = 0;
+
+    arena_init(&a);
+    if (sqlite3_prepare_v2(DB(s),
+                           "SELECT id, org_id, mode, steps, recurring, next_run_at FROM workflows"
+                           " INDEXED BY workflows_scheduled WHERE recurring IS NOT NULL AND"
+                           " next_run_at <= ?1 AND enabled = 1",
+                           -1, &st, NULL) != SQLITE_OK) {
+        arena_cleanup(&a);
+        return fail(s, "prepare schedules");
     }
     sqlite3_bind_int64(st, 1, now);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW)
-        read_task(st, a, k);
-    sqlite3_finalize(st);
-    st = NULL;
-    if (rc == SQLITE_DONE) {
-        /* Nothing runnable: when does the next occurrence come? */
-        if (sqlite3_prepare_v2(DB(s),
-                               "SELECT min(next_run_at) FROM tasks WHERE recurring IS NOT NULL"
-                               " AND next_run_at > ?1",
-                               -1, &st, NULL) == SQLITE_OK) {
-            sqlite3_bind_int64(st, 1, now);
-            if (sqlite3_step(st) == SQLITE_ROW)
-                *wake_at = sqlite3_column_int64(st, 0);
-            sqlite3_finalize(st);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (n == cap) {
+            cap = cap ? cap * 2 : 8;
+            due = xrealloc(due, cap * sizeof(*due));
         }
-        rc = exec(s, "COMMIT");
-        return rc ? rc : ERR_NOT_FOUND;
+        memset(&due[n], 0, sizeof(due[n]));
+        due[n].id = arena_col(&a, st, 0);
+        copy_col(st, 1, due[n].t.org_id, sizeof(due[n].t.org_id));
+        due[n].t.mode = mode_from_name(sqlite3_column_text(st, 2));
+        due[n].steps = arena_col(&a, st, 3);
+        due[n].recurring = arena_col(&a, st, 4);
+        due[n].at = sqlite3_column_int64(st, 5);
+        n++;
     }
-    if (rc != SQLITE_ROW) {
-        rc = fail(s, "claim");
-        goto rollback;
+    sqlite3_finalize(st);
+    rc = rc == SQLITE_DONE ? 0 : fail(s, "schedules");
+    for (size_t i = 0; !rc && i < n; i++) {
+        char run_id[ID_MAX], iso[32], data[64];
+        struct store_wf_run r;
+        memset(&r, 0, sizeof(r));
+        rc = id_new("run", run_id, sizeof(run_id));
+        if (rc)
+            break;
+        snprintf(data, sizeof(data), "{\"scheduled_at\":\"%s\"}",
+                 clock_fmt_iso(due[i].at, iso, sizeof(iso)));
+        r.id = run_id;
+        r.workflow_id = due[i].id;
+        r.trigger_type = "schedule";
+        r.trigger_data = data;
+        r.definition = due[i].steps;
+        r.created_at = now;
+        rc = insert_run(s, &due[i].t, &r);
+        if (!rc) {
+            const char *texts[] = {due[i].id};
+            const int64_t ints[] = {next_run(due[i].recurring, now)};
+            rc = run(s, "UPDATE workflows SET next_run_at = nullif(?2, 0) WHERE id = ?1", texts, 1,
+                     ints, 1);
+        }
     }
-    rc = id_new("trun", out->run_id, sizeof(out->run_id));
+    free(due);
+    arena_cleanup(&a);
+    return rc;
+}
+
+/* Take the first pending task of the queue index (set in_progress with a new run). */
+static int claim_task(struct store *s, int64_t now, store_next_run_fn next_run,
+                      struct store_task_claim *out)
+{
+    struct store_task *k = &out->task;
+    int rc = id_new("trun", out->run_id, sizeof(out->run_id));
     if (rc)
-        goto rollback;
+        return rc;
     if (k->tenant.mode == STORE_LIVE) {
         const char *org[] = {k->tenant.org_id};
         rc = run(s, "UPDATE orgs SET credits = credits - 1 WHERE id = ?1 AND credits >= 1", org, 1,
                  NULL, 0);
         if (rc)
-            goto rollback;
+            return rc;
         out->reserved = sqlite3_changes(DB(s)) == 1;
         out->no_credits = !out->reserved;
     }
@@ -2278,14 +2364,186 @@ static int s_task_claim(struct store *s, int64_t now, store_next_run_fn next_run
     }
     if (!rc)
         rc = set_busy(s, &k->tenant, k->employee_id, 1);
-    if (!rc)
-        rc = exec(s, "COMMIT");
     if (rc)
-        goto rollback;
+        return rc;
     k->status = "in_progress";
     k->run_id = out->run_id;
     k->started_at = k->last_run_at = now;
     k->run_count++;
+    return 0;
+}
+
+/* Take the current step of run 'run_id' under a new lease. */
+static int claim_step(struct store *s, int64_t now, const char *run_id,
+                      struct store_step_claim *out)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = id_new("lease", out->lease, sizeof(out->lease));
+    if (rc)
+        return rc;
+    {
+        const char *texts[] = {run_id, out->lease};
+        const int64_t ints[] = {now};
+        rc = run(s,
+                 "UPDATE workflow_runs SET status = 'running', started_at = coalesce(started_at,"
+                 " ?3), lease = ?2 WHERE id = ?1",
+                 texts, 2, ints, 1);
+    }
+    if (!rc) {
+        const char *texts[] = {run_id};
+        const int64_t ints[] = {now};
+        rc = run(s,
+                 "UPDATE workflow_run_steps SET status = 'running', attempts = attempts + 1,"
+                 " started_at = coalesce(started_at, ?2) WHERE run_id = ?1 AND idx = (SELECT"
+                 " next_step FROM workflow_runs WHERE id = ?1)",
+                 texts, 1, ints, 1);
+    }
+    if (rc)
+        return rc;
+    if (sqlite3_prepare_v2(DB(s),
+                           "SELECT r.org_id, r.mode, r.workflow_id, r.next_step, x.employee_id,"
+                           " x.attempts FROM workflow_runs r JOIN workflow_run_steps x ON"
+                           " x.run_id = r.id AND x.idx = r.next_step WHERE r.id = ?1",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail(s, "prepare step claim");
+    sqlite3_bind_text(st, 1, run_id, -1, SQLITE_STATIC);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        copy_col(st, 0, out->tenant.org_id, sizeof(out->tenant.org_id));
+        out->tenant.mode = mode_from_name(sqlite3_column_text(st, 1));
+        copy_col(st, 2, out->workflow_id, sizeof(out->workflow_id));
+        out->step = sqlite3_column_int64(st, 3);
+        copy_col(st, 4, out->employee_id, sizeof(out->employee_id));
+        out->attempts = sqlite3_column_int64(st, 5);
+        snprintf(out->run_id, sizeof(out->run_id), "%s", run_id);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW)
+        return fail(s, "step claim");
+    return set_busy(s, &out->tenant, out->employee_id, 1);
+}
+
+static int s_claim(struct store *s, int64_t now, store_next_run_fn next_run, struct arena *a,
+                   struct store_claim *out, int64_t *wake_at)
+{
+    sqlite3_stmt *st = NULL;
+    struct store_task *k = &out->task.task;
+    bool have_task = false, have_step = false;
+    char run_id[ID_MAX] = "";
+    int64_t ready_at = 0;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    *wake_at = 0;
+    /* First without the write lock: an idle queue costs the writers nothing. */
+    if (sqlite3_prepare_v2(
+            DB(s),
+            "SELECT EXISTS (SELECT 1 FROM tasks INDEXED BY tasks_queue WHERE status = 'pending'"
+            " AND held = 0 AND (next_run_at IS NULL OR next_run_at <= ?1 OR run_now = 1)) OR"
+            " EXISTS (SELECT 1 FROM tasks WHERE recurring IS NOT NULL AND next_run_at <= ?1 AND"
+            " status IN ('completed', 'failed')) OR EXISTS (SELECT 1 FROM workflow_runs INDEXED"
+            " BY workflow_runs_queue WHERE status IN ('queued', 'running') AND lease IS NULL AND"
+            " held = 0 AND ready_at <= ?1) OR EXISTS (SELECT 1 FROM workflows INDEXED BY"
+            " workflows_scheduled WHERE recurring IS NOT NULL AND next_run_at <= ?1 AND enabled"
+            " = 1)",
+            -1, &st, NULL) != SQLITE_OK)
+        return fail(s, "prepare queue check");
+    if (!now)
+        sqlite3_bind_int64(st, 1, clock_now_ms());
+    else
+        sqlite3_bind_int64(st, 1, now);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW && sqlite3_column_int(st, 0) == 0) {
+        sqlite3_finalize(st);
+        *wake_at = next_wake(s, now ? now : clock_now_ms());
+        return ERR_NOT_FOUND;
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if (rc != SQLITE_ROW)
+        return fail(s, "queue check");
+    rc = exec(s, "BEGIN IMMEDIATE");
+    if (rc)
+        return rc;
+    /* Read the clock inside the write lock: no task created after it is committed yet, so
+     * no run starts before its task was created. */
+    if (now == 0)
+        now = clock_now_ms();
+    rc = wake_recurring(s, now);
+    if (!rc)
+        rc = wake_schedules(s, now, next_run);
+    if (rc)
+        goto rollback;
+    /* The head of each queue index (tasks and runs of offline employees are not in them); a
+     * recurring task waiting for its first occurrence is skipped. */
+    if (sqlite3_prepare_v2(
+            DB(s),
+            "SELECT " TASK_COLS " FROM tasks t INDEXED BY tasks_queue WHERE"
+            " t.status = 'pending' AND t.held = 0 AND (t.next_run_at IS NULL OR"
+            " t.next_run_at <= ?1 OR t.run_now = 1) ORDER BY t.prio_rank, t.due_key, t.created_at,"
+            " t.id LIMIT 1",
+            -1, &st, NULL) != SQLITE_OK) {
+        rc = fail(s, "prepare claim");
+        goto rollback;
+    }
+    sqlite3_bind_int64(st, 1, now);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        read_task(st, a, k);
+        have_task = true;
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        rc = fail(s, "claim");
+        goto rollback;
+    }
+    if (sqlite3_prepare_v2(DB(s),
+                           "SELECT id, ready_at FROM workflow_runs INDEXED BY workflow_runs_queue"
+                           " WHERE status IN ('queued', 'running') AND lease IS NULL AND held = 0"
+                           " AND ready_at <= ?1 ORDER BY ready_at, id LIMIT 1",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = fail(s, "prepare step claim");
+        goto rollback;
+    }
+    sqlite3_bind_int64(st, 1, now);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        copy_col(st, 0, run_id, sizeof(run_id));
+        ready_at = sqlite3_column_int64(st, 1);
+        have_step = true;
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        rc = fail(s, "step claim");
+        goto rollback;
+    }
+    if (have_task && have_step) {
+        /* A step runs as a medium-priority task without a due date, ready at 'ready_at'. */
+        int64_t rank = prio_rank(k->priority), due = k->due_at > 0 ? k->due_at : INT64_MAX;
+        const int64_t medium = prio_rank("medium");
+        bool step_first =
+            rank > medium || (rank == medium && due == INT64_MAX && ready_at < k->created_at);
+        if (step_first)
+            have_task = false;
+        else
+            have_step = false;
+    }
+    if (have_task) {
+        rc = claim_task(s, now, next_run, &out->task);
+    } else if (have_step) {
+        out->is_step = true;
+        rc = claim_step(s, now, run_id, &out->step);
+    } else {
+        *wake_at = next_wake(s, now);
+        rc = exec(s, "COMMIT");
+        return rc ? rc : ERR_NOT_FOUND;
+    }
+    if (!rc)
+        rc = exec(s, "COMMIT");
+    if (rc)
+        goto rollback;
     return 0;
 rollback:
     exec(s, "ROLLBACK");
@@ -2336,27 +2594,11 @@ static int s_task_finish(struct store *s, const struct store_task_finish *in, in
     }
     if (in->ok && in->credits > taken) {
         /* The rest of the price, up to what the organization has left. */
-        sqlite3_stmt *st = NULL;
-        int64_t have = 0, extra = in->credits - taken;
-        if (sqlite3_prepare_v2(DB(s), "SELECT credits FROM orgs WHERE id = ?1", -1, &st, NULL) !=
-            SQLITE_OK) {
-            rc = fail(s, "read credits");
+        int64_t extra = 0;
+        rc = take_credits(s, in->tenant->org_id, in->credits - taken, &extra);
+        if (rc)
             goto rollback;
-        }
-        sqlite3_bind_text(st, 1, in->tenant->org_id, -1, SQLITE_STATIC);
-        if (sqlite3_step(st) == SQLITE_ROW)
-            have = sqlite3_column_int64(st, 0);
-        sqlite3_finalize(st);
-        if (extra > have)
-            extra = have;
-        if (extra > 0) {
-            const char *org[] = {in->tenant->org_id};
-            const int64_t take[] = {extra};
-            rc = run(s, "UPDATE orgs SET credits = credits - ?2 WHERE id = ?1", org, 1, take, 1);
-            if (rc)
-                goto rollback;
-            taken += extra;
-        }
+        taken += extra;
     } else if (!in->ok && in->reserved) {
         /* A failed run costs nothing: the reserved credit goes back. */
         const char *org[] = {in->tenant->org_id};
@@ -2405,11 +2647,11 @@ rollback:
     return rc;
 }
 
-static int s_task_recover(struct store *s, int64_t now, size_t *n)
+static int s_task_recover(struct store *s, int64_t now, size_t *n, size_t *steps)
 {
     const int64_t ints[] = {now};
     int rc = exec(s, "BEGIN IMMEDIATE");
-    *n = 0;
+    *n = *steps = 0;
     if (rc)
         return rc;
     /* Reserved credits back, then the runs end failed, then their tasks are pending again
@@ -2430,6 +2672,25 @@ static int s_task_recover(struct store *s, int64_t now, size_t *n)
                  "UPDATE tasks SET status = 'pending', run_id = NULL, updated_at = ?1, run_now = 1"
                  " WHERE status = 'in_progress'",
                  NULL, 0, ints, 1);
+    }
+    /* Workflow steps in flight: ready again, their cut attempt not counted (a cancelled run's
+     * step in flight ends cancelled instead). */
+    if (!rc)
+        rc = run(s,
+                 "UPDATE workflow_run_steps SET status = CASE WHEN (SELECT r.status FROM"
+                 " workflow_runs r WHERE r.id = run_id) = 'cancelled' THEN 'cancelled' ELSE"
+                 " 'pending' END, attempts = max(0, attempts - 1), completed_at = CASE WHEN"
+                 " (SELECT r.status FROM workflow_runs r WHERE r.id = run_id) = 'cancelled' THEN ?1"
+                 " END WHERE status = 'running'",
+                 NULL, 0, ints, 1);
+    if (!rc)
+        rc = run(s,
+                 "UPDATE workflow_runs SET lease = NULL, ready_at = ?1 WHERE lease IS NOT NULL AND"
+                 " status IN ('queued', 'running')",
+                 NULL, 0, ints, 1);
+    if (!rc) {
+        *steps = (size_t)sqlite3_changes(DB(s));
+        rc = exec(s, "UPDATE workflow_runs SET lease = NULL WHERE lease IS NOT NULL");
     }
     if (!rc)
         rc = exec(s, "COMMIT");
@@ -2566,6 +2827,312 @@ static int s_workflow_delete(struct store *s, const struct store_tenant *t, cons
     return rc;
 }
 
+/* ---- Workflow runs ---- */
+
+#define RUN_COLS                                                                                   \
+    "id, workflow_id, status, trigger_type, trigger_event, trigger_data, definition, error,"       \
+    " credits_used, created_at, coalesce(started_at, 0), coalesce(completed_at, 0), next_step,"    \
+    " step_count, org_id, mode"
+
+static void read_run(sqlite3_stmt *st, struct arena *a, void *pout)
+{
+    struct store_wf_run *r = pout;
+    memset(r, 0, sizeof(*r));
+    r->id = arena_col(a, st, 0);
+    r->workflow_id = arena_col(a, st, 1);
+    r->status = arena_col(a, st, 2);
+    r->trigger_type = arena_col(a, st, 3);
+    r->trigger_event = arena_col(a, st, 4);
+    r->trigger_data = arena_col(a, st, 5);
+    r->definition = arena_col(a, st, 6);
+    r->error = arena_col(a, st, 7);
+    r->credits_used = sqlite3_column_int64(st, 8);
+    r->created_at = sqlite3_column_int64(st, 9);
+    r->started_at = sqlite3_column_int64(st, 10);
+    r->completed_at = sqlite3_column_int64(st, 11);
+    r->next_step = sqlite3_column_int64(st, 12);
+    /* The step count sizes 'steps' (read_run_steps). */
+    r->nsteps = (size_t)sqlite3_column_int64(st, 13);
+    copy_col(st, 14, r->tenant.org_id, sizeof(r->tenant.org_id));
+    r->tenant.mode = mode_from_name(sqlite3_column_text(st, 15));
+}
+
+/* The steps of 'r' (its 'nsteps' says how many there are), in order. */
+static int read_run_steps(struct store *s, struct arena *a, struct store_wf_run *r)
+{
+    sqlite3_stmt *st = NULL;
+    size_t cap = r->nsteps;
+    int rc;
+
+    r->steps = arena_alloc(a, (cap ? cap : 1) * sizeof(*r->steps));
+    r->nsteps = 0;
+    if (sqlite3_prepare_v2(DB(s),
+                           "SELECT employee_id, action, status, input, output, error, attempts,"
+                           " credits_used, coalesce(started_at, 0), coalesce(completed_at, 0)"
+                           " FROM workflow_run_steps WHERE run_id = ?1 ORDER BY idx",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail(s, "prepare run steps");
+    sqlite3_bind_text(st, 1, r->id, -1, SQLITE_STATIC);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW && r->nsteps < cap) {
+        struct store_run_step *x = &r->steps[r->nsteps++];
+        x->employee_id = arena_col(a, st, 0);
+        x->action = arena_col(a, st, 1);
+        x->status = arena_col(a, st, 2);
+        x->input = arena_col(a, st, 3);
+        x->output = arena_col(a, st, 4);
+        x->error = arena_col(a, st, 5);
+        x->attempts = sqlite3_column_int64(st, 6);
+        x->credits_used = sqlite3_column_int64(st, 7);
+        x->started_at = sqlite3_column_int64(st, 8);
+        x->completed_at = sqlite3_column_int64(st, 9);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(s, "run steps");
+}
+
+static int s_wf_run_create(struct store *s, const struct store_tenant *t,
+                           const struct store_wf_run *r)
+{
+    int rc = exec(s, "BEGIN IMMEDIATE");
+    if (rc)
+        return rc;
+    rc = insert_run(s, t, r);
+    if (!rc)
+        rc = exec(s, "COMMIT");
+    if (rc)
+        exec(s, "ROLLBACK");
+    return rc;
+}
+
+static int s_wf_run_get(struct store *s, const struct store_tenant *t, const char *workflow_id,
+                        const char *run_id, struct arena *a, struct store_wf_run *out)
+{
+    const char *texts[] = {workflow_id, run_id};
+    int rc = query_one(s,
+                       "SELECT " RUN_COLS " FROM workflow_runs WHERE org_id = ?1 AND mode = ?2"
+                       " AND workflow_id = ?3 AND id = ?4",
+                       t, texts, 2, read_run, a, out);
+    return rc ? rc : read_run_steps(s, a, out);
+}
+
+static int s_wf_run_list(struct store *s, const struct store_tenant *t, const char *workflow_id,
+                         unsigned limit, int64_t before_created, const char *before_id,
+                         struct arena *a, struct store_wf_run_page *out)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (sqlite3_prepare_v2(DB(s),
+                           "SELECT " RUN_COLS " FROM workflow_runs INDEXED BY"
+                           " workflow_runs_by_workflow WHERE workflow_id = ?3 AND org_id = ?1 AND"
+                           " mode = ?2 AND (?5 IS NULL OR (created_at, id) < (?4, ?5))"
+                           " ORDER BY created_at DESC, id DESC LIMIT ?6",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail(s, "prepare run list");
+    bind_tenant(st, t);
+    sqlite3_bind_text(st, 3, workflow_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 4, before_created);
+    bind_text(st, 5, before_id);
+    sqlite3_bind_int64(st, 6, (int64_t)limit + 1);
+    out->items = arena_alloc(a, ((size_t)limit + 1) * sizeof(*out->items));
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (out->n == limit) {
+            out->has_more = true;
+            break;
+        }
+        read_run(st, a, &out->items[out->n++]);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return fail(s, "run list");
+    for (size_t i = 0; i < out->n; i++) {
+        rc = read_run_steps(s, a, &out->items[i]);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* The status of run 'run_id' of the tenant and workflow into 'status' ("" when there is no
+ * such run), and its lease ("" when none). */
+static int run_state(struct store *s, const struct store_tenant *t, const char *workflow_id,
+                     const char *run_id, char *status, size_t n, char *lease, size_t ln)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    *status = *lease = '\0';
+    if (sqlite3_prepare_v2(DB(s),
+                           "SELECT status, lease FROM workflow_runs WHERE org_id = ?1 AND mode ="
+                           " ?2 AND id = ?3 AND (?4 IS NULL OR workflow_id = ?4)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail(s, "prepare run state");
+    bind_tenant(st, t);
+    sqlite3_bind_text(st, 3, run_id, -1, SQLITE_STATIC);
+    bind_text(st, 4, workflow_id);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        copy_col(st, 0, status, n);
+        copy_col(st, 1, lease, ln);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(s, "run state");
+}
+
+static int s_wf_run_cancel(struct store *s, const struct store_tenant *t, const char *workflow_id,
+                           const char *run_id, int64_t now)
+{
+    char status[16], lease[ID_MAX];
+    int rc = exec(s, "BEGIN IMMEDIATE");
+    if (rc)
+        return rc;
+    rc = run_state(s, t, workflow_id, run_id, status, sizeof(status), lease, sizeof(lease));
+    if (!rc && !*status)
+        rc = ERR_NOT_FOUND;
+    else if (!rc && strcmp(status, "queued") != 0 && strcmp(status, "running") != 0)
+        rc = ERR_CONFLICT;
+    if (!rc) {
+        const char *texts[] = {run_id};
+        const int64_t ints[] = {now};
+        rc =
+            run(s, "UPDATE workflow_runs SET status = 'cancelled', completed_at = ?2 WHERE id = ?1",
+                texts, 1, ints, 1);
+        if (!rc)
+            rc = run(s,
+                     "UPDATE workflow_run_steps SET status = 'cancelled', completed_at = ?2 WHERE"
+                     " run_id = ?1 AND status = 'pending'",
+                     texts, 1, ints, 1);
+    }
+    if (!rc)
+        rc = exec(s, "COMMIT");
+    if (rc)
+        exec(s, "ROLLBACK");
+    return rc;
+}
+
+static const char *const step_status[] = {
+    [STORE_STEP_COMPLETED] = "completed",
+    [STORE_STEP_SKIPPED] = "skipped",
+    [STORE_STEP_RETRY] = "pending",
+    [STORE_STEP_FAILED] = "failed",
+};
+
+/* The run goes on after step 'c->step' ended as 'in' says; inside the caller's transaction. */
+static int run_advance(struct store *s, const struct store_step_finish *in, int64_t taken)
+{
+    const struct store_step_claim *c = in->claim;
+    const char *texts[] = {c->run_id};
+    int rc = 0;
+
+    switch (in->outcome) {
+    case STORE_STEP_COMPLETED:
+    case STORE_STEP_SKIPPED: {
+        const int64_t ints[] = {taken, c->step + 1, in->now};
+        rc = run(s,
+                 "UPDATE workflow_runs SET credits_used = credits_used + ?2, status = CASE WHEN"
+                 " ?3 >= step_count THEN 'completed' ELSE status END, completed_at = CASE WHEN"
+                 " ?3 >= step_count THEN ?4 END WHERE id = ?1",
+                 texts, 1, ints, 3);
+        if (!rc)
+            rc = run_to_step(s, c->run_id, c->step + 1, in->now);
+        break;
+    }
+    case STORE_STEP_RETRY:
+        rc = run_to_step(s, c->run_id, c->step, in->retry_at);
+        break;
+    case STORE_STEP_FAILED: {
+        const char *t2[] = {c->run_id, in->error};
+        const int64_t ints[] = {c->step, in->now};
+        rc = run(s,
+                 "UPDATE workflow_run_steps SET status = 'cancelled', completed_at = ?4 WHERE"
+                 " run_id = ?1 AND idx > ?3 AND status = 'pending'",
+                 t2, 2, ints, 2);
+        if (!rc)
+            rc = run(s,
+                     "UPDATE workflow_runs SET status = 'failed', error = 'steps[' || ?3 || ']: '"
+                     " || coalesce(?2, 'failed'), completed_at = ?4, lease = NULL WHERE id = ?1",
+                     t2, 2, ints, 2);
+        break;
+    }
+    }
+    return rc;
+}
+
+static int s_step_finish(struct store *s, const struct store_step_finish *in, int64_t *charged,
+                         bool *discarded)
+{
+    const struct store_step_claim *c = in->claim;
+    enum store_step_outcome outcome = in->outcome;
+    char status[16], lease[ID_MAX];
+    bool cancelled;
+    int64_t taken = 0;
+    int rc;
+
+    *charged = 0;
+    *discarded = false;
+    rc = exec(s, "BEGIN IMMEDIATE");
+    if (rc)
+        return rc;
+    rc = run_state(s, &c->tenant, NULL, c->run_id, status, sizeof(status), lease, sizeof(lease));
+    if (rc)
+        goto rollback;
+    if (!*status || strcmp(lease, c->lease) != 0) {
+        /* Deleted with its workflow, or taken over: the outcome has nowhere to go. */
+        *discarded = true;
+        rc = set_busy(s, &c->tenant, c->employee_id, -1);
+        goto commit;
+    }
+    /* Cancelled meanwhile: the step's outcome is kept, uncharged, and nothing else runs. */
+    cancelled = strcmp(status, "cancelled") == 0;
+    if (cancelled && outcome == STORE_STEP_RETRY)
+        outcome = STORE_STEP_FAILED;
+    if (!cancelled && outcome == STORE_STEP_COMPLETED && c->tenant.mode == STORE_LIVE) {
+        rc = take_credits(s, c->tenant.org_id, in->credits, &taken);
+        if (rc)
+            goto rollback;
+    }
+    {
+        /* In a cancelled run, a step that did not complete ends cancelled. */
+        const char *ended =
+            cancelled && outcome != STORE_STEP_COMPLETED && outcome != STORE_STEP_SKIPPED
+                ? "cancelled"
+                : step_status[outcome];
+        const char *texts[] = {
+            c->run_id, ended, in->input, outcome == STORE_STEP_COMPLETED ? in->output : NULL,
+            outcome == STORE_STEP_COMPLETED || outcome == STORE_STEP_SKIPPED ? NULL : in->error};
+        const int64_t ints[] = {c->step, taken, outcome == STORE_STEP_RETRY ? 0 : in->now};
+        rc = run(s,
+                 "UPDATE workflow_run_steps SET status = ?2, input = ?3, output = ?4, error = ?5,"
+                 " credits_used = ?7, completed_at = nullif(?8, 0) WHERE run_id = ?1 AND idx = ?6",
+                 texts, 5, ints, 3);
+    }
+    if (rc)
+        goto rollback;
+    if (cancelled) {
+        const char *texts[] = {c->run_id};
+        rc = run(s, "UPDATE workflow_runs SET lease = NULL WHERE id = ?1", texts, 1, NULL, 0);
+    } else {
+        rc = run_advance(s, in, taken);
+    }
+    if (!rc && outcome == STORE_STEP_COMPLETED) {
+        struct store_event ev = {
+            c->employee_id, "workflow_step", in->now, in->response_ms, taken, -1, NULL};
+        rc = s_event_add(s, &c->tenant, &ev);
+    }
+    if (!rc)
+        rc = set_busy(s, &c->tenant, c->employee_id, -1);
+commit:
+    if (!rc)
+        rc = exec(s, "COMMIT");
+    if (rc)
+        goto rollback;
+    *charged = taken;
+    return 0;
+rollback:
+    exec(s, "ROLLBACK");
+    return rc;
+}
+
 static const struct store_ops sqlite_ops = {
     .version = 1,
     .name = "sqlite",
@@ -2621,7 +3188,7 @@ static const struct store_ops sqlite_ops = {
     .task_update = s_task_update,
     .task_delete = s_task_delete,
     .task_runs = s_task_runs,
-    .task_claim = s_task_claim,
+    .claim = s_claim,
     .task_finish = s_task_finish,
     .task_recover = s_task_recover,
     .hits_by_rowid = s_hits_by_rowid,
@@ -2631,6 +3198,11 @@ static const struct store_ops sqlite_ops = {
     .workflow_list = s_workflow_list,
     .workflow_update = s_workflow_update,
     .workflow_delete = s_workflow_delete,
+    .wf_run_create = s_wf_run_create,
+    .wf_run_get = s_wf_run_get,
+    .wf_run_list = s_wf_run_list,
+    .wf_run_cancel = s_wf_run_cancel,
+    .step_finish = s_step_finish,
 };
 
 /*

@@ -422,10 +422,10 @@ int store_task_runs(struct store *s, const struct store_tenant *t, const char *t
 }
 
 /* The worker's queue: take the next runnable task (see store.h). */
-int store_task_claim(struct store *s, int64_t now, store_next_run_fn next_run, struct arena *a,
-                     struct store_task_claim *out, int64_t *wake_at)
+int store_claim(struct store *s, int64_t now, store_next_run_fn next_run, struct arena *a,
+                struct store_claim *out, int64_t *wake_at)
 {
-    WRAP(s->ops->task_claim(s, now, next_run, a, out, wake_at));
+    WRAP(s->ops->claim(s, now, next_run, a, out, wake_at));
 }
 
 int store_task_finish(struct store *s, const struct store_task_finish *in, int64_t *charged,
@@ -434,9 +434,9 @@ int store_task_finish(struct store *s, const struct store_task_finish *in, int64
     WRAP(s->ops->task_finish(s, in, charged, discarded));
 }
 
-int store_task_recover(struct store *s, int64_t now, size_t *n)
+int store_task_recover(struct store *s, int64_t now, size_t *n, size_t *steps)
 {
-    WRAP(s->ops->task_recover(s, now, n));
+    WRAP(s->ops->task_recover(s, now, n, steps));
 }
 
 /* Read the hits of the given chunk rowids, keeping their order and scores. */
@@ -554,4 +554,34 @@ int store_workflow_update(struct store *s, const struct store_tenant *t,
 int store_workflow_delete(struct store *s, const struct store_tenant *t, const char *id)
 {
     WRAP(s->ops->workflow_delete(s, t, id));
+}
+
+int store_wf_run_create(struct store *s, const struct store_tenant *t, const struct store_wf_run *r)
+{
+    WRAP(s->ops->wf_run_create(s, t, r));
+}
+
+int store_wf_run_get(struct store *s, const struct store_tenant *t, const char *workflow_id,
+                     const char *run_id, struct arena *a, struct store_wf_run *out)
+{
+    WRAP(s->ops->wf_run_get(s, t, workflow_id, run_id, a, out));
+}
+
+int store_wf_run_list(struct store *s, const struct store_tenant *t, const char *workflow_id,
+                      unsigned limit, int64_t before_created, const char *before_id,
+                      struct arena *a, struct store_wf_run_page *out)
+{
+    WRAP(s->ops->wf_run_list(s, t, workflow_id, limit, before_created, before_id, a, out));
+}
+
+int store_wf_run_cancel(struct store *s, const struct store_tenant *t, const char *workflow_id,
+                        const char *run_id, int64_t now)
+{
+    WRAP(s->ops->wf_run_cancel(s, t, workflow_id, run_id, now));
+}
+
+int store_step_finish(struct store *s, const struct store_step_finish *in, int64_t *charged,
+                      bool *discarded)
+{
+    WRAP(s->ops->step_finish(s, in, charged, discarded));
 }

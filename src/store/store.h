@@ -438,6 +438,99 @@ int store_workflow_update(struct store *s, const struct store_tenant *t,
 /* Delete the workflow (and, once they exist, its runs). */
 int store_workflow_delete(struct store *s, const struct store_tenant *t, const char *id);
 
+/* ---- Workflow runs (contract §12) ---- */
+
+/* One step of a run; times are Unix ms, 0 for null. */
+struct store_run_step {
+    const char *employee_id;
+    const char *action;
+    const char *status; /* pending | running | completed | skipped | failed | cancelled */
+    const char *input;  /* the rendered input, NULL until the step ran */
+    const char *output; /* JSON text, NULL until the step completed */
+    const char *error;
+    int64_t attempts, credits_used, started_at, completed_at;
+};
+
+/* A run of a workflow. Strings live in the caller's arena. */
+struct store_wf_run {
+    const char *id;
+    const char *workflow_id;
+    const char *status; /* queued | running | completed | failed | cancelled */
+    const char *trigger_type;
+    const char *trigger_event; /* NULL: none */
+    const char *trigger_data;  /* JSON object text */
+    const char *definition;    /* the workflow's steps (JSON array text) when the run was made */
+    const char *error;
+    int64_t credits_used, created_at, started_at, completed_at;
+    int64_t next_step; /* the step to run next (the step count when none is left) */
+    struct store_run_step *steps;
+    size_t nsteps;
+    struct store_tenant tenant; /* filled by reads */
+};
+
+struct store_wf_run_page {
+    struct store_wf_run *items;
+    size_t n;
+    bool has_more;
+};
+
+/*
+ * Queue a run of workflow 'r->workflow_id' (id, trigger and definition from 'r'; its steps'
+ * employees and actions read from the definition), counting it in the workflow's run_count and
+ * last_run_at, in one transaction. ERR_NOT_FOUND: the workflow is gone.
+ */
+int store_wf_run_create(struct store *s, const struct store_tenant *t,
+                        const struct store_wf_run *r);
+/* A run with its steps. */
+int store_wf_run_get(struct store *s, const struct store_tenant *t, const char *workflow_id,
+                     const char *run_id, struct arena *a, struct store_wf_run *out);
+/* The runs of a workflow, newest first, with their steps; the keyset cursor as the lists'. */
+int store_wf_run_list(struct store *s, const struct store_tenant *t, const char *workflow_id,
+                      unsigned limit, int64_t before_created, const char *before_id,
+                      struct arena *a, struct store_wf_run_page *out);
+/*
+ * Cancel a queued or running run at 'now': its pending steps end cancelled; a step in flight
+ * finishes, uncharged (store_step_finish). ERR_CONFLICT: the run had already ended;
+ * ERR_NOT_FOUND: no such run.
+ */
+int store_wf_run_cancel(struct store *s, const struct store_tenant *t, const char *workflow_id,
+                        const char *run_id, int64_t now);
+
+/* A workflow step a worker has taken (store_claim). */
+struct store_step_claim {
+    struct store_tenant tenant;
+    char run_id[ID_MAX];
+    char workflow_id[ID_MAX];
+    char lease[ID_MAX]; /* names this attempt: its finish must bring it back */
+    char employee_id[ID_MAX];
+    int64_t step;     /* index */
+    int64_t attempts; /* this attempt's number, from 1 */
+};
+
+enum store_step_outcome {
+    STORE_STEP_COMPLETED, /* 'output' is the step's output */
+    STORE_STEP_SKIPPED,   /* its condition was false */
+    STORE_STEP_RETRY,     /* failed; tried again at 'retry_at' */
+    STORE_STEP_FAILED     /* failed for good: the run fails, its later steps are cancelled */
+};
+
+struct store_step_finish {
+    const struct store_step_claim *claim;
+    enum store_step_outcome outcome;
+    const char *input;  /* rendered, or NULL when it could not be */
+    const char *output; /* JSON text */
+    const char *error;
+    int64_t credits; /* the step's price (live keys), charged up to the balance */
+    int64_t retry_at;
+    int64_t now, response_ms;
+};
+
+/* End a step's attempt and move its run on, in one transaction. A run cancelled meanwhile
+ * keeps the step's outcome uncharged; a run deleted meanwhile drops it ('*discarded'). The
+ * employee is no longer busy either way. '*charged' is what was taken. */
+int store_step_finish(struct store *s, const struct store_step_finish *in, int64_t *charged,
+                      bool *discarded);
+
 /* ---- Tasks (contract §10) ---- */
 
 /* A task; times are Unix ms, 0 for null. Strings live in the caller's arena. */
@@ -517,16 +610,32 @@ struct store_task_claim {
     bool no_credits; /* a live key without credits: the run ended failed at once */
 };
 
+struct store_claim {
+    bool is_step; /* a workflow step ('step'), else a task run ('task') */
+    struct store_task_claim task;
+    struct store_step_claim step;
+};
+
 /*
- * Take the next runnable task of any tenant, in one transaction: recurring tasks whose
- * occurrence has come become pending; then the first pending task (priority, due, creation)
- * whose time has come and whose employee is not offline is set in_progress with a new run, its
- * next occurrence computed by 'next_run', the employee busy, and (live keys) one credit taken.
- * ERR_NOT_FOUND when nothing is runnable; '*wake_at' then says when a recurring task is next
- * due (0: none). 'now' 0: the clock, read once the transaction holds the write lock.
+ * Take the next unit of work of the durable queue, of any tenant, in one transaction.
+ * First, what time makes runnable: recurring tasks whose occurrence has come become pending,
+ * and every enabled scheduled workflow whose occurrence has come gets one queued run (missed
+ * occurrences make one run, its next occurrence computed by 'next_run' from 'now'). Then the
+ * head of the queue: the first pending task (priority, due, creation) whose time has come and
+ * whose employee is not offline, or the first workflow run whose current step is ready
+ * (ordered as a medium-priority task without a due date, by the time the step became ready),
+ * whichever runs first by that order.
+ *
+ * A task: set in_progress with a new run, its next occurrence computed, the employee busy, and
+ * (live keys) one credit taken. A step: the run running, the step running with one more
+ * attempt under a new lease, the employee busy.
+ *
+ * ERR_NOT_FOUND when nothing is runnable; '*wake_at' then says when a recurring task or a
+ * scheduled workflow is next due, or a retried step ready (0: none). 'now' 0: the clock, read
+ * once the transaction holds the write lock.
  */
-int store_task_claim(struct store *s, int64_t now, store_next_run_fn next_run, struct arena *a,
-                     struct store_task_claim *out, int64_t *wake_at);
+int store_claim(struct store *s, int64_t now, store_next_run_fn next_run, struct arena *a,
+                struct store_claim *out, int64_t *wake_at);
 
 struct store_task_finish {
     const struct store_tenant *tenant;
@@ -543,8 +652,9 @@ struct store_task_finish {
 int store_task_finish(struct store *s, const struct store_task_finish *in, int64_t *charged,
                       bool *discarded);
 /* At start: runs left in progress by a stopped process end failed, their tasks pending again,
- * their reserved credits back. Returns how many through '*n'. */
-int store_task_recover(struct store *s, int64_t now, size_t *n);
+ * their reserved credits back; workflow steps left in flight become ready again (their cut
+ * attempt not counted). Returns how many of each through '*n' and '*steps'. */
+int store_task_recover(struct store *s, int64_t now, size_t *n, size_t *steps);
 
 /* Tests: make the 'n'th store call from now fail with ERR_STORE (0 = off). */
 void store_fail_after(long n);

@@ -113,11 +113,11 @@ struct store_ops {
     int (*task_runs)(struct store *s, const struct store_tenant *t, const char *task_id,
                      unsigned limit, int64_t before_started, const char *before_id, struct arena *a,
                      struct store_run_page *out);
-    int (*task_claim)(struct store *s, int64_t now, store_next_run_fn next_run, struct arena *a,
-                      struct store_task_claim *out, int64_t *wake_at);
+    int (*claim)(struct store *s, int64_t now, store_next_run_fn next_run, struct arena *a,
+                 struct store_claim *out, int64_t *wake_at);
     int (*task_finish)(struct store *s, const struct store_task_finish *in, int64_t *charged,
                        bool *discarded);
-    int (*task_recover)(struct store *s, int64_t now, size_t *n);
+    int (*task_recover)(struct store *s, int64_t now, size_t *n, size_t *steps);
     int (*workflow_create)(struct store *s, const struct store_tenant *t,
                            const struct store_workflow *w);
     int (*workflow_get)(struct store *s, const struct store_tenant *t, const char *id,
@@ -130,6 +130,17 @@ struct store_ops {
     int (*workflow_update)(struct store *s, const struct store_tenant *t,
                            const struct store_workflow *w);
     int (*workflow_delete)(struct store *s, const struct store_tenant *t, const char *id);
+    int (*wf_run_create)(struct store *s, const struct store_tenant *t,
+                         const struct store_wf_run *r);
+    int (*wf_run_get)(struct store *s, const struct store_tenant *t, const char *workflow_id,
+                      const char *run_id, struct arena *a, struct store_wf_run *out);
+    int (*wf_run_list)(struct store *s, const struct store_tenant *t, const char *workflow_id,
+                       unsigned limit, int64_t before_created, const char *before_id,
+                       struct arena *a, struct store_wf_run_page *out);
+    int (*wf_run_cancel)(struct store *s, const struct store_tenant *t, const char *workflow_id,
+                         const char *run_id, int64_t now);
+    int (*step_finish)(struct store *s, const struct store_step_finish *in, int64_t *charged,
+                       bool *discarded);
 };
 
 struct store {

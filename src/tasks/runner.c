@@ -28,6 +28,7 @@
 
 struct task_runner {
     const struct agent_env *env;
+    task_step_fn step;
     pthread_mutex_t mu;
     pthread_cond_t cv;
     unsigned seq; /* bumped by every wake-up */
@@ -35,8 +36,6 @@ struct task_runner {
     unsigned n;
     pthread_t *threads;
 };
-
-static bool stopping(struct task_runner *r);
 
 static void sleep_ms(long ms)
 {
@@ -81,7 +80,7 @@ static void finish(struct task_runner *tr, const struct store_task_claim *c, boo
      * the task again). */
     for (int attempt = 0;; attempt++) {
         rc = store_task_finish(s, &fin, &charged, &discarded);
-        if (!rc || stopping(tr))
+        if (!rc || task_runner_stopping(tr))
             break;
         log_warn("tasks: cannot store the end of run %s of task %s yet (%s); trying again",
                  c->run_id, c->task.id, err_name((enum err_code)rc));
@@ -177,7 +176,7 @@ static void carry_out(struct task_runner *tr, const struct store_task_claim *c)
     agent_answer(env, &ask, &ans);
     if (ans.skipped) {
         finish(tr, c, false, NULL, "Cancelled before the engine was called.", 0, t0);
-    } else if (ans.failed && stopping(tr)) {
+    } else if (ans.failed && task_runner_stopping(tr)) {
         /* The engine call ended because the server is stopping: the run stays in progress
          * and the next start queues it again (store_task_recover). */
         log_info("tasks: run %s of task %s left for the next start", c->run_id, k->id);
@@ -197,7 +196,7 @@ static void *worker(void *arg)
 {
     struct task_runner *tr = arg;
     for (;;) {
-        struct store_task_claim c;
+        struct store_claim c;
         struct arena a;
         struct store *s;
         int64_t wake_at = 0, now = clock_now_ms();
@@ -214,11 +213,14 @@ static void *worker(void *arg)
 
         arena_init(&a);
         s = store_pool_get(tr->env->knowledge.pool);
-        rc = store_task_claim(s, 0, task_next_run, &a, &c, &wake_at);
+        rc = store_claim(s, 0, task_next_run, &a, &c, &wake_at);
         store_pool_put(tr->env->knowledge.pool, s);
         if (rc == 0) {
             task_runner_wake(tr); /* there may be more: one more worker looks */
-            carry_out(tr, &c);
+            if (c.is_step)
+                tr->step(tr, tr->env, &c.step);
+            else
+                carry_out(tr, &c.task);
             arena_cleanup(&a);
             continue;
         }
@@ -252,12 +254,13 @@ static void *worker(void *arg)
 }
 
 /* Start the workers; runs left in progress by an earlier process are queued again first. */
-int task_runner_start(const struct agent_env *env, unsigned workers, struct task_runner **out)
+int task_runner_start(const struct agent_env *env, unsigned workers, task_step_fn step,
+                      struct task_runner **out)
 {
     struct task_runner *tr = xcalloc(1, sizeof(*tr));
     struct store *s = store_pool_get(env->knowledge.pool);
-    size_t n = 0;
-    int rc = store_task_recover(s, clock_now_ms(), &n);
+    size_t n = 0, steps = 0;
+    int rc = store_task_recover(s, clock_now_ms(), &n, &steps);
     store_pool_put(env->knowledge.pool, s);
     if (rc) {
         free(tr);
@@ -266,7 +269,10 @@ int task_runner_start(const struct agent_env *env, unsigned workers, struct task
     }
     if (n > 0)
         log_warn("tasks: %zu runs were interrupted by a stop; their tasks run again", n);
+    if (steps > 0)
+        log_warn("workflows: %zu steps were interrupted by a stop; they run again", steps);
     tr->env = env;
+    tr->step = step;
     pthread_mutex_init(&tr->mu, NULL);
     pthread_cond_init(&tr->cv, NULL);
     tr->threads = xcalloc(workers ? workers : 1, sizeof(*tr->threads));
@@ -306,7 +312,7 @@ void task_runner_quiesce(struct task_runner *r)
     pthread_mutex_unlock(&r->mu);
 }
 
-static bool stopping(struct task_runner *r)
+bool task_runner_stopping(struct task_runner *r)
 {
     bool stop;
     pthread_mutex_lock(&r->mu);

@@ -1,22 +1,37 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * runner: the employees carrying out their tasks (contract §10). A pool of worker threads
- * takes runnable tasks from the store's durable queue (store_task_claim: priority, then due
- * time, then creation; one claim per transaction, so no run executes twice at once), carries
- * each out through the reply engine with the knowledge the employee may read, and stores the
- * outcome (store_task_finish). Nothing is kept only in memory: a run in progress when the
- * process dies is failed and queued again at the next start (store_task_recover).
+ * runner: the employees carrying out their work (contract §10, §12). A pool of worker threads
+ * takes the next unit of work from the store's durable queue (store_claim: a task run, by
+ * priority, then due time, then creation, or a workflow run's next step, as a medium-priority
+ * task; one claim per transaction, so nothing executes twice at once). A task run is carried
+ * out here, through the reply engine with the knowledge the employee may read, and its
+ * outcome stored (store_task_finish); a workflow step is handed to the step executor given at
+ * start (workflows/run.c), which stores its own outcome (store_step_finish). Nothing is kept
+ * only in memory: a task run in progress when the process dies is failed and queued again at
+ * the next start, a step in flight runs again (store_task_recover).
  */
 #ifndef WORKFORCE_TASKS_RUNNER_H
 #define WORKFORCE_TASKS_RUNNER_H
 
 #include <stdint.h>
 
+#include <stdbool.h>
+
 struct agent_env;
+struct store_step_claim;
 struct task_runner;
 
-/* Start 'workers' threads over 'env' (read-only, outliving the runner). */
-int task_runner_start(const struct agent_env *env, unsigned workers, struct task_runner **out);
+/* Carries out the claimed workflow step 'c' and ends it (store_step_finish), on the worker's
+ * thread. */
+typedef void (*task_step_fn)(struct task_runner *r, const struct agent_env *env,
+                             const struct store_step_claim *c);
+
+/* Start 'workers' threads over 'env' (read-only, outliving the runner); 'step' carries out
+ * workflow steps (required: the queue is one). */
+int task_runner_start(const struct agent_env *env, unsigned workers, task_step_fn step,
+                      struct task_runner **out);
+/* True once the runner is stopping: an engine call that fails now may have been cut by it. */
+bool task_runner_stopping(struct task_runner *r);
 /* Work may be waiting (a task created or queued again, an employee back online); NULL ok. */
 void task_runner_wake(struct task_runner *r);
 /* Take no new runs (the ones under way go on); NULL is a no-op. */

@@ -31,6 +31,10 @@ Behaviour is chosen by markers in the content of the LAST user message:
   [[hang]]            accept the request and never answer (until the mock stops)
   [[bigusage]]        usage.total_tokens 2500 (prompt_tokens = 2500 - completion_tokens)
   [[nousage]]         no usage chunk / no usage object
+  [[say:B64,B64,...]] reply exactly these texts (base64 of UTF-8): the Nth request whose last
+                      user message holds this same marker gets the Nth text, the last one
+                      repeating (a step's first answer and its repair read different messages
+                      that both repeat the marker)
 Tokens: prompt_tokens = words over all request messages, completion_tokens = words of the reply.
 
 Embeddings: each input becomes a 64-d bag of its lower-case words (word -> crc32 % 64, +1 each),
@@ -39,6 +43,7 @@ use `index`). Markers in any input: [[fail:STATUS]] answers STATUS; [[fail-first
 to the first N attempts of that input list; [[garbage]] answers one embedding too few.
 """
 
+import base64
 import json
 import re
 import zlib
@@ -47,6 +52,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+SAY_RE = re.compile(r"\[\[say:([A-Za-z0-9+/=,]+)\]\]")
 MARK_RE = re.compile(r"\[\[(slow|pause|fail|fail-first|cut|garbage|hang|bigusage|nousage)"
                      r"(?::(\d+))?\]\]")
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
@@ -263,6 +269,11 @@ class _Handler(BaseHTTPRequestHandler):
             return
 
         text = reply_text(last_user)
+        say = SAY_RE.search(last_user)
+        if say:
+            texts = [base64.b64decode(t).decode("utf-8") for t in say.group(1).split(",")]
+            n = mock.count_attempt("say:" + say.group(1))
+            text = texts[min(n, len(texts)) - 1]
         completion = _words(text)
         prompt = sum(_words(_text_of(m.get("content"))) for m in msgs if isinstance(m, dict))
         if "bigusage" in marks:

@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * builtin.c: the built-in engine's classify, summarize and draft_email (see builtin.h).
+ * Sentences are knowledge/chunk.c's (one rule for the whole server); vectors come from the
+ * embedding pool and are normalised here, so that a dot product is a cosine whatever the
+ * provider returns.
+ */
+#include "builtin.h"
+
+#include "../core/buf.h"
+#include "../core/mem.h"
+#include "../core/utf8.h"
+#include "../embed/pool.h"
+#include "../json/json.h"
+#include "../knowledge/extract.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define SUBJECT_MAX 78
+
+static void normalise(float *v, size_t dim)
+{
+    double n = 0;
+    for (size_t i = 0; i < dim; i++)
+        n += (double)v[i] * v[i];
+    n = sqrt(n);
+    if (n > 0) {
+        for (size_t i = 0; i < dim; i++)
+            v[i] = (float)(v[i] / n);
+    }
+}
+
+static double dot(const float *a, const float *b, size_t dim)
+{
+    double d = 0;
+    for (size_t i = 0; i < dim; i++)
+        d += (double)a[i] * b[i];
+    return d;
+}
+
+/* Embed 'n' texts and normalise each vector; '*vecs' is the caller's to free. */
+static int embed(struct embed_pool *p, const char *const *texts, const size_t *lens, size_t n,
+                 float **vecs, size_t *dim, struct err *e)
+{
+    int rc = embed_pool_embed_all(p, texts, lens, n, vecs, dim, e);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < n; i++)
+        normalise(*vecs + i * *dim, *dim);
+    return 0;
+}
+
+/* See builtin.h. */
+int wf_builtin_classify(struct embed_pool *p, const char *input, const json_t *labels, json_t **out,
+                        struct err *e)
+{
+    size_t n = json_array_size(labels), dim = 0, best = 0;
+    const char **texts = xcalloc(n + 1, sizeof(*texts));
+    size_t *lens = xcalloc(n + 1, sizeof(*lens));
+    char **owned = xcalloc(n + 1, sizeof(*owned));
+    float *vecs = NULL;
+    double best_cos = -2;
+    int rc;
+
+    *out = NULL;
+    texts[0] = input;
+    lens[0] = strlen(input);
+    for (size_t i = 0; i < n; i++) {
+        const json_t *l = json_array_get(labels, i);
+        const char *name = json_is_string(l) ? json_string_value(l)
+                                             : json_string_value(json_object_get(l, "name"));
+        const char *desc = json_string_value(json_object_get(l, "description"));
+        if (desc && *desc) {
+            struct buf b;
+            buf_init(&b, 1u << 16);
+            buf_appendf(&b, "%s: %s", name, desc);
+            owned[i + 1] = xstrdup(buf_ptr(&b));
+            buf_cleanup(&b);
+            texts[i + 1] = owned[i + 1];
+        } else {
+            texts[i + 1] = name;
+        }
+        lens[i + 1] = strlen(texts[i + 1]);
+    }
+    rc = embed(p, texts, lens, n + 1, &vecs, &dim, e);
+    if (!rc) {
+        for (size_t i = 0; i < n; i++) {
+            double c = dot(vecs, vecs + (i + 1) * dim, dim);
+            if (c > best_cos) {
+                best_cos = c;
+                best = i;
+            }
+        }
+        {
+            const json_t *l = json_array_get(labels, best);
+            double score = (best_cos + 1) / 2;
+            *out = json_object();
+            json_object_set_new(*out, "label",
+                                json_string(json_is_string(l)
+                                                ? json_string_value(l)
+                                                : json_string_value(json_object_get(l, "name"))));
+            json_object_set_new(*out, "score",
+                                json_real(round((score < 0   ? 0
+                                                 : score > 1 ? 1
+                                                             : score) *
+                                                1e4) /
+                                          1e4));
+        }
+    }
+    for (size_t i = 0; i <= n; i++)
+        free(owned[i]);
+    free(owned);
+    free(texts);
+    free(lens);
+    free(vecs);
+    return rc;
+}
+
+/* The text of 's' ('len' bytes) with its runs of whitespace made single spaces. */
+static void append_flat(struct buf *b, const char *s, size_t len)
+{
+    bool space = false;
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        if (c == ' ' || c == '\n' || c == '\t' || c == '\r') {
+            space = true;
+            continue;
+        }
+        if (space)
+            buf_append(b, " ", 1);
+        space = false;
+        buf_append(b, &c, 1);
+    }
+}
+
+/* See builtin.h. */
+int wf_builtin_summarize(struct embed_pool *p, const char *input, int max, json_t **out,
+                         struct err *e)
+{
+    size_t len = strlen(input), total, n, dim = 0;
+    struct chunk *sent;
+    const char **texts;
+    size_t *lens;
+    float *vecs = NULL, *mean;
+    bool *keep;
+    struct buf b;
+    int rc = 0;
+
+    *out = NULL;
+    sent = xcalloc(WF_SUMMARY_SENTENCES_MAX, sizeof(*sent));
+    total = chunk_sentences(input, len, sent, WF_SUMMARY_SENTENCES_MAX);
+    n = total < WF_SUMMARY_SENTENCES_MAX ? total : WF_SUMMARY_SENTENCES_MAX;
+    keep = xcalloc(n ? n : 1, sizeof(*keep));
+    if (n <= (size_t)max) {
+        for (size_t i = 0; i < n; i++)
+            keep[i] = true;
+    } else {
+        texts = xcalloc(n, sizeof(*texts));
+        lens = xcalloc(n, sizeof(*lens));
+        for (size_t i = 0; i < n; i++) {
+            texts[i] = input + sent[i].off;
+            lens[i] = sent[i].len;
+        }
+        rc = embed(p, texts, lens, n, &vecs, &dim, e);
+        free(texts);
+        free(lens);
+        if (!rc) {
+            double *score = xcalloc(n, sizeof(*score));
+            mean = xcalloc(dim, sizeof(*mean));
+            for (size_t i = 0; i < n; i++)
+                for (size_t d = 0; d < dim; d++)
+                    mean[d] += vecs[i * dim + d];
+            normalise(mean, dim);
+            for (size_t i = 0; i < n; i++)
+                score[i] = dot(mean, vecs + i * dim, dim);
+            /* The 'max' best, ties to the earlier sentence. */
+            for (int k = 0; k < max; k++) {
+                size_t best = n;
+                for (size_t i = 0; i < n; i++) {
+                    if (!keep[i] && (best == n || score[i] > score[best]))
+                        best = i;
+                }
+                keep[best] = true;
+            }
+            free(score);
+            free(mean);
+        }
+    }
+    if (!rc) {
+        buf_init(&b, len + 16);
+        for (size_t i = 0; i < n; i++) {
+            if (!keep[i])
+                continue;
+            if (buf_len(&b))
+                buf_append(&b, " ", 1);
+            append_flat(&b, input + sent[i].off, sent[i].len);
+        }
+        *out = jo_string(buf_ptr(&b));
+        buf_cleanup(&b);
+    }
+    free(vecs);
+    free(keep);
+    free(sent);
+    return rc;
+}
+
+/* See builtin.h. */
+json_t *wf_builtin_draft(const char *input, const char *to, const char *tone, const char *signer)
+{
+    struct chunk first;
+    size_t len = strlen(input), n = chunk_sentences(input, len, &first, 1);
+    const char *hello = "Hello", *bye = "Best regards,";
+    bool named = to && *to && !strchr(to, '@');
+    struct buf subject, body;
+    json_t *o = json_object();
+
+    if (tone && (strcasecmp(tone, "formal") == 0 || strcasecmp(tone, "professional") == 0)) {
+        hello = "Dear";
+        bye = "Kind regards,";
+    } else if (tone && (strcasecmp(tone, "friendly") == 0 || strcasecmp(tone, "casual") == 0 ||
+                        strcasecmp(tone, "warm") == 0)) {
+        hello = "Hi";
+        bye = "Cheers,";
+    }
+    buf_init(&subject, 4096);
+    if (n > 0) {
+        size_t cut = first.len;
+        const char *s = input + first.off;
+        if (cut > SUBJECT_MAX) {
+            /* At the last space before the limit, else between characters. */
+            cut = SUBJECT_MAX;
+            while (cut > SUBJECT_MAX / 2 && s[cut] != ' ')
+                cut--;
+            if (s[cut] != ' ') {
+                cut = SUBJECT_MAX;
+                while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80)
+                    cut--;
+            }
+        }
+        while (cut > 0 && strchr(".!?:;, ", s[cut - 1]))
+            cut--;
+        append_flat(&subject, s, cut);
+    }
+    if (!buf_len(&subject))
+        buf_appends(&subject, "(no subject)");
+    buf_init(&body, len + 4096);
+    if (named)
+        buf_appendf(&body, "%s %s,\n\n", hello, to);
+    else if (strcmp(hello, "Dear") == 0)
+        buf_appends(&body, "Dear Sir or Madam,\n\n");
+    else
+        buf_appendf(&body, "%s,\n\n", hello);
+    buf_append(&body, input, len);
+    buf_appendf(&body, "\n\n%s\n%s", bye, signer && *signer ? signer : "");
+    json_object_set_new(o, "subject", jo_string(buf_ptr(&subject)));
+    json_object_set_new(o, "body", jo_string(buf_ptr(&body)));
+    buf_cleanup(&subject);
+    buf_cleanup(&body);
+    return o;
+}

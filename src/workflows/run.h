@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * run: carrying out one step of a workflow run (contract §12), on a worker of the shared
+ * queue (tasks/runner.c claims it, store_claim). The step is read from the run's snapshot of
+ * the definition; its condition and input are rendered against the run's data ({trigger,
+ * steps: [{output}], workflow: {id}, run: {id}}); the action is done by the engine of the
+ * key's mode (a language model asked for the action's output, checked, repaired once; or the
+ * built-in engine doing it for real); the outcome is stored with store_step_finish().
+ *
+ * Failures: an engine that fails (the provider's error, a timeout) is tried again twice, after
+ * WF_RETRY_MS[0] and WF_RETRY_MS[1]; everything else (an answer still invalid after its
+ * repair, an employee gone, no credits, an input too long) fails the step and its run at once.
+ */
+#ifndef WORKFORCE_WORKFLOWS_RUN_H
+#define WORKFORCE_WORKFLOWS_RUN_H
+
+#include "../core/buf.h"
+
+#include <jansson.h>
+#include <stdint.h>
+
+struct agent_env;
+struct store_step_claim;
+struct store_wf_run;
+struct task_runner;
+
+#define WF_ATTEMPTS 3             /* one try and two retries */
+#define WF_INPUT_MAX (256u << 10) /* bytes of a rendered input */
+extern const int64_t WF_RETRY_MS[WF_ATTEMPTS - 1];
+
+/* Carry out the claimed step 'c' and store its outcome (a task_step_fn). */
+void wf_step_execute(struct task_runner *r, const struct agent_env *env,
+                     const struct store_step_claim *c);
+
+/* The data templates of step 'upto' of 'run' read: {trigger: <trigger data>, steps: [{output}
+ * of the steps before it], workflow: {id}, run: {id}}. A new object. */
+json_t *wf_run_data(const struct store_wf_run *run, size_t upto);
+
+#endif
