@@ -704,17 +704,13 @@ static int start_embeddings(const struct config *c, const char *argv0, struct ro
     return 0;
 }
 
-/* The outbound client and the engines: the configured one and the built-in one. */
+/* The engines: the configured one and the built-in one (which ranks with the embeddings). */
 static int start_engines(const struct config *c, struct router_env *env)
 {
     struct llm_config lc;
     struct err e;
 
     err_clear(&e);
-    if (httpc_new(&env->httpc)) {
-        fprintf(stderr, "workforce: cannot start the outbound HTTP client\n");
-        return 1;
-    }
     memset(&lc, 0, sizeof(lc));
     lc.provider = c->llm;
     lc.base_url = c->llm_base_url;
@@ -723,6 +719,7 @@ static int start_engines(const struct config *c, struct router_env *env)
     lc.timeout_ms = (long)c->llm_timeout_ms;
     lc.connect_timeout_ms = (long)c->llm_connect_timeout_ms;
     lc.retries = c->llm_retries;
+    lc.embed = env->agent.knowledge.embed;
     if (llm_new(&lc, env->httpc, &env->agent.llm, &e)) {
         fprintf(stderr, "workforce: %s: %s\n", e.param, e.msg);
         return 2;
@@ -784,8 +781,10 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
     env.agent.knowledge.pool = env.pool;
     env.rl = ratelimit_new();
     env.metrics = metrics_new(router_nroutes);
-    if (start_engines(c, &env))
+    if (httpc_new(&env.httpc)) {
+        fprintf(stderr, "workforce: cannot start the outbound HTTP client\n");
         goto out;
+    }
     if (mkdir(c->files_dir, 0700) != 0 && errno != EEXIST) {
         fprintf(stderr, "workforce: WORKFORCE_DATABASE: cannot create %s: %s\n", c->files_dir,
                 strerror(errno));
@@ -797,6 +796,10 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
         rc = 2;
         goto out;
     }
+    rc = start_engines(c, &env);
+    if (rc)
+        goto out;
+    rc = 1;
     env.agent.knowledge.kindex =
         kindex_new(env.agent.knowledge.embed ? embed_pool_model(env.agent.knowledge.embed) : NULL);
     if (knowledge_worker_start(c->files_dir, env.pool, env.agent.knowledge.embed,

@@ -15,6 +15,7 @@
 #include "../core/log.h"
 #include "../core/mem.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -360,4 +361,28 @@ int embed_pool_embed_all(struct embed_pool *p, const char *const *texts, const s
     *vecs = w.vecs;
     *dim = w.dim;
     return 0;
+}
+
+/* ---- Vectors ---- */
+
+/* See pool.h. */
+void embed_vec_normalise(float *v, size_t dim)
+{
+    double n = 0;
+    for (size_t i = 0; i < dim; i++)
+        n += (double)v[i] * v[i];
+    n = sqrt(n);
+    if (n > 0) {
+        for (size_t i = 0; i < dim; i++)
+            v[i] = (float)(v[i] / n);
+    }
+}
+
+/* See pool.h. */
+double embed_vec_dot(const float *a, const float *b, size_t dim)
+{
+    double d = 0;
+    for (size_t i = 0; i < dim; i++)
+        d += (double)a[i] * b[i];
+    return d;
 }

@@ -66,4 +66,10 @@ int embed_pool_submit(struct embed_pool *p, bool interactive, const char *const 
 int embed_pool_embed_all(struct embed_pool *p, const char *const *texts, const size_t *lens,
                          size_t n, float **vecs, size_t *dim, struct err *e);
 
+/* Scale the 'dim' floats of 'v' to unit length; a zero vector stays zero. */
+void embed_vec_normalise(float *v, size_t dim);
+
+/* The dot product of two vectors of 'dim' floats: their cosine when both are unit length. */
+double embed_vec_dot(const float *a, const float *b, size_t dim);
+
 #endif

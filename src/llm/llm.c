@@ -9,7 +9,7 @@ int llm_new(const struct llm_config *cfg, struct httpc *h, struct llm **out, str
 {
     *out = NULL;
     if (!cfg->provider || strcmp(cfg->provider, "builtin") == 0)
-        return llm_builtin_new(out);
+        return llm_builtin_new(cfg->embed, out);
     if (strcmp(cfg->provider, "openai") == 0)
         return llm_openai_new(cfg, h, out, e);
     return err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_LLM", "unknown engine %s",

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct embed_pool;
 struct httpc;
 struct llm;
 
@@ -65,6 +66,7 @@ struct llm_config {
     long timeout_ms;
     long connect_timeout_ms;
     int retries;
+    struct embed_pool *embed; /* builtin: ranks knowledge sentences (borrowed; NULL: none) */
 };
 
 int llm_new(const struct llm_config *cfg, struct httpc *h, struct llm **out, struct err *e);

@@ -22,26 +22,6 @@
 
 #define SUBJECT_MAX 78
 
-static void normalise(float *v, size_t dim)
-{
-    double n = 0;
-    for (size_t i = 0; i < dim; i++)
-        n += (double)v[i] * v[i];
-    n = sqrt(n);
-    if (n > 0) {
-        for (size_t i = 0; i < dim; i++)
-            v[i] = (float)(v[i] / n);
-    }
-}
-
-static double dot(const float *a, const float *b, size_t dim)
-{
-    double d = 0;
-    for (size_t i = 0; i < dim; i++)
-        d += (double)a[i] * b[i];
-    return d;
-}
-
 /* Embed 'n' texts and normalise each vector; '*vecs' is the caller's to free. */
 static int embed(struct embed_pool *p, const char *const *texts, const size_t *lens, size_t n,
                  float **vecs, size_t *dim, struct err *e)
@@ -50,7 +30,7 @@ static int embed(struct embed_pool *p, const char *const *texts, const size_t *l
     if (rc)
         return rc;
     for (size_t i = 0; i < n; i++)
-        normalise(*vecs + i * *dim, *dim);
+        embed_vec_normalise(*vecs + i * *dim, *dim);
     return 0;
 }
 
@@ -89,7 +69,7 @@ int wf_builtin_classify(struct embed_pool *p, const char *input, const json_t *l
     rc = embed(p, texts, lens, n + 1, &vecs, &dim, e);
     if (!rc) {
         for (size_t i = 0; i < n; i++) {
-            double c = dot(vecs, vecs + (i + 1) * dim, dim);
+            double c = embed_vec_dot(vecs, vecs + (i + 1) * dim, dim);
             if (c > best_cos) {
                 best_cos = c;
                 best = i;
@@ -174,9 +154,9 @@ int wf_builtin_summarize(struct embed_pool *p, const char *input, int max, json_
             for (size_t i = 0; i < n; i++)
                 for (size_t d = 0; d < dim; d++)
                     mean[d] += vecs[i * dim + d];
-            normalise(mean, dim);
+            embed_vec_normalise(mean, dim);
             for (size_t i = 0; i < n; i++)
-                score[i] = dot(mean, vecs + i * dim, dim);
+                score[i] = embed_vec_dot(mean, vecs + i * dim, dim);
             /* The 'max' best, ties to the earlier sentence. */
             for (int k = 0; k < max; k++) {
                 size_t best = n;

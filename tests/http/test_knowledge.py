@@ -996,6 +996,42 @@ class KnowledgeChatTest(ChatTestCase, KnowledgeCase):
         self.assertNotIn(d["id"], [s["document_id"] for s in ma["sources"]])
         self.assertNotIn("ORCHID", ma["content"])
 
+    def test_builtin_reply_leads_with_the_answering_sentence(self):
+        """The built-in engine opens with the one or two sentences of the readable knowledge
+        nearest the question, cited by passage number, instead of whole passages after a
+        restatement; the employee's instructions are never in the reply."""
+        key = self.server.create_key("kn-lead-" + uuid.uuid4().hex[:6], credits=100000)
+        secret = "Always upsell the premium warranty " + uuid.uuid4().hex
+        emp = self.new_employee(key, name="Rita", role="Support agent",
+                                instructions=secret)["id"]
+        policy = ("Refund policy. Items can be returned within 30 days of delivery in their "
+                  "original packaging. Refunds are processed to the original card within 5 "
+                  "business days. Shipping costs are not refunded unless the item arrived "
+                  "damaged. Gift cards cannot be exchanged for cash. To start a return, open "
+                  "the order page and choose Return item.\n")
+        d = self.upload(key, policy.encode(), filename="refunds.txt", name="Refund policy")
+        cases = (
+            ("How long until I am reimbursed after a return?",
+             "Refunds are processed to the original card within 5 business days. [1]"),
+            ("Can I get cash for a gift card?", "Gift cards cannot be exchanged for cash. [1]"),
+            ("How do I return an item?",
+             "To start a return, open the order page and choose Return item. [1]"),
+        )
+        for question, lead in cases:
+            with self.subTest(question=question):
+                m = self.reply(key, emp, question)
+                self.assertTrue(m["content"].startswith(lead), m["content"])
+                self.assertEqual([s["document_id"] for s in m["sources"]][:1], [d["id"]])
+                self.assertIn("Sources: [1] Refund policy", m["content"])
+                self.assertNotIn("You asked", m["content"], "no restatement before the lead")
+                self.assertNotIn(secret, m["content"])
+                self.assertNotIn("upsell", m["content"])
+                # streamed, the same reply
+                res = self.stream(key, emp, question)
+                self.assertEqual(res.status, 200, res)
+                done = res.of("message.completed")[-1]["json"]
+                self.assertEqual(done["content"], m["content"])
+
     def test_unrelated_question_cites_nothing(self):
         """Contract §9: the builtin engine 'says plainly when it found nothing'. A question
         about something no document covers must not cite passages that merely share words

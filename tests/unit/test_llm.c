@@ -2,9 +2,11 @@
 /* Unit tests of llm/: the built-in engine (deterministic, honest, chunked) and word counts. */
 #include "../../src/core/buf.h"
 #include "../../src/llm/llm.h"
+#include "../../src/llm/llm_int.h"
 #include "t.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 struct got {
     struct buf text;
@@ -38,6 +40,61 @@ static void run(struct llm *l, const struct llm_request *req, struct got *g)
     llm_call(l, req, &sink);
 }
 
+static enum llm_answer_kind kind(const char *q)
+{
+    return llm_answer_kind(q, strlen(q));
+}
+
+static bool holds(const char *s, enum llm_answer_kind k)
+{
+    return llm_answer_holds(s, strlen(s), k);
+}
+
+static double overlap(const char *q, const char *s)
+{
+    return llm_answer_overlap(q, strlen(q), s, strlen(s));
+}
+
+/* answer.c: the kind of answer a question asks for, and the sentences that hold one. */
+static void answer_kinds(void)
+{
+    is_int(kind("How long until I am reimbursed after a return?"), LLM_ANSWER_TIME, "how long");
+    is_int(kind("When does the office open?"), LLM_ANSWER_TIME, "when");
+    is_int(kind("HOW SOON can you ship?"), LLM_ANSWER_TIME, "case folded");
+    is_int(kind("How many days do I have?"), LLM_ANSWER_TIME, "how many days");
+    is_int(kind("What time is the meeting?"), LLM_ANSWER_TIME, "what time");
+    is_int(kind("How much is the premium plan?"), LLM_ANSWER_AMOUNT, "how much");
+    is_int(kind("How many seats are included?"), LLM_ANSWER_AMOUNT, "how many seats");
+    is_int(kind("What does shipping cost?"), LLM_ANSWER_AMOUNT, "cost");
+    is_int(kind("Who approves a return?"), LLM_ANSWER_ANY, "who: any");
+    is_int(kind("How do I return an item?"), LLM_ANSWER_ANY, "how do: any");
+    is_int(kind(""), LLM_ANSWER_ANY, "empty");
+    is_int(llm_answer_kind("how long", 3), LLM_ANSWER_ANY, "bounded by len");
+
+    ok(holds("Refunds are processed within 5 business days.", LLM_ANSWER_TIME), "5 business days");
+    ok(holds("Returns are accepted for thirty days.", LLM_ANSWER_TIME), "number word + unit");
+    ok(holds("The office opens on Monday.", LLM_ANSWER_TIME), "a weekday");
+    ok(holds("Payment is due within a week.", LLM_ANSWER_TIME), "a week");
+    ok(!holds("Shipping costs are not refunded unless damaged.", LLM_ANSWER_TIME), "no time");
+    ok(!holds("Five people work in the office every day.", LLM_ANSWER_TIME),
+       "a number too far from its unit");
+    ok(!holds("We have 5 days.", LLM_ANSWER_ANY), "ANY never holds");
+    ok(holds("The plan costs $40.", LLM_ANSWER_AMOUNT), "a dollar sign");
+    ok(holds("It includes 12 seats.", LLM_ANSWER_AMOUNT), "a number");
+    ok(holds("It includes twelve seats.", LLM_ANSWER_AMOUNT), "a number word");
+    ok(!holds("It includes a seat.", LLM_ANSWER_AMOUNT), "'a' is no amount");
+
+    ok(overlap("How do I return an item?", "To start a return, choose Return item.") == 1.0,
+       "both topic words");
+    ok(overlap("How do I return an item?", "Items can be returned within 30 days.") == 1.0,
+       "by stem: items, returned");
+    ok(overlap("How do I return an item?", "Shipping is not refunded unless the item broke.") ==
+           0.5,
+       "one of two");
+    ok(overlap("How do I return an item?", "Gift cards cannot be exchanged.") == 0.0, "none");
+    ok(overlap("How is it?", "Anything.") == 0.0, "no topic words: 0");
+}
+
 int main(void)
 {
     struct llm *l = NULL;
@@ -56,6 +113,7 @@ int main(void)
     struct got a, b;
     struct err e;
 
+    answer_kinds();
     err_clear(&e);
     is_int(llm_new(&cfg, NULL, &l, &e), 0, "builtin engine");
     is_str(llm_name(l), "builtin", "name");
