@@ -54,6 +54,7 @@ extern char **environ;
     "  workforce employees update EMPLOYEE_ID --tier starter|manager\n"                            \
     "  workforce backup --to FILE [--force]   (a consistent copy while the server runs; 0600)\n"   \
     "  workforce restore --from FILE          (the server must be stopped)\n"                      \
+    "  workforce routes                       (the route table as JSON)\n"                         \
     "every command also takes --database PATH (default: WORKFORCE_DATABASE or "                    \
     "./data/workforce.db)\n"
 
@@ -730,6 +731,21 @@ static int start_engines(const struct config *c, struct router_env *env)
     return 0;
 }
 
+/* routes: the route table, bindings and error codes as JSON (for the OpenAPI check). */
+static int cmd_routes(const struct opts *o)
+{
+    json_t *doc;
+    int rc;
+
+    if (o->npos != 1)
+        return usage("routes takes no arguments");
+    doc = router_describe();
+    rc = json_dumpf(doc, stdout, JSON_INDENT(1) | JSON_SORT_KEYS) == 0 ? 0 : 1;
+    fputc('\n', stdout);
+    json_decref(doc);
+    return rc;
+}
+
 static int cmd_serve(const struct config *c, const struct opts *o, const char *argv0)
 {
     struct router_env env;
@@ -920,6 +936,8 @@ int main(int argc, char **argv)
         return cmd_employees_update(&cfg, &o);
     if (strcmp(o.pos[0], "backup") == 0)
         return cmd_backup(&cfg, &o);
+    if (strcmp(o.pos[0], "routes") == 0)
+        return cmd_routes(&o);
     if (strcmp(o.pos[0], "restore") == 0)
         return cmd_restore(&cfg, &o);
     return usage("unknown command");

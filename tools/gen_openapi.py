@@ -828,12 +828,19 @@ def build_schemas():
         },
         "examples": [{"frequency": "weekly", "day": "monday", "time": "09:00"}],
     }
+    emp_in = string("An employee of this organization and key mode (`emp_...`); any string "
+                    "of 1..100 characters is accepted, and one that names none gives 404 "
+                    "`employee_not_found` (`param: \"employee_id\"`).", minLength=1,
+                    maxLength=100, examples=[ID["emp"]])
+    due_in = nullable(string("An ISO 8601 date-time with `Z` or an offset, from 1970 to 9999 "
+                             "(stored in UTC, to the millisecond).", format="date-time",
+                             minLength=1, maxLength=64, examples=[TS]))
     s["TaskCreate"] = obj({
-        "employee_id": S("EmployeeId"),
+        "employee_id": emp_in,
         "title": string(minLength=1, maxLength=200),
         "description": nullable(string("Up to 10,000 characters; null or absent: \"\".",
                                        maxLength=10000)),
-        "due_at": nullable(S("Timestamp")),
+        "due_at": due_in,
         "priority": {"$ref": "#/components/schemas/TaskPriority", "default": "medium"},
         "recurring": {"allOf": [S("Recurring")],
                       "description": "Absent for a one-time task; `null` is refused here "
@@ -843,10 +850,10 @@ def build_schemas():
         examples=[{"employee_id": ID["emp"], "title": "Weekly report", "priority": "high",
                    "recurring": {"frequency": "weekly", "day": "monday", "time": "09:00"}}])
     s["TaskUpdate"] = obj({
-        "employee_id": S("EmployeeId"),
+        "employee_id": emp_in,
         "title": string(minLength=1, maxLength=200),
         "description": nullable(string(maxLength=10000)),
-        "due_at": nullable(S("Timestamp")),
+        "due_at": due_in,
         "priority": S("TaskPriority"),
         "recurring": {"anyOf": [S("Recurring"), {"type": "null"}],
                       "description": "`null` stops recurrence."},
@@ -1178,38 +1185,78 @@ def build_schemas():
     s["WorkflowRunRequest"] = obj({
         "input": {"type": "object", "additionalProperties": True,
                   "description": "Trigger data, read by `{{trigger.<path>}}`; default `{}`."},
-    })
+        "dry_run": {"type": "boolean", "default": False,
+                    "description": "Render every step's input and condition against `input` "
+                                   "and answer a `WorkflowDryRun`: nothing is stored, no "
+                                   "engine is called, nothing is charged."},
+    }, examples=[{"input": {"text": "My invoice is wrong"}}])
     s["WorkflowRunStep"] = obj({
-        "index": integer(minimum=0),
+        "index": integer(minimum=0, maximum=19),
         "employee_id": S("EmployeeId"),
         "action": {"type": "string", "enum": ACTIONS},
         "status": {"type": "string",
-                   "enum": ["pending", "running", "completed", "skipped", "failed"]},
-        "input": {"type": ["string", "null"], "description": "The rendered input."},
-        "output": {"description": "Any JSON value (`extract` gives an object); null until done."},
-        "error": {"type": ["string", "null"]},
-        "credits_used": integer(minimum=0),
+                   "enum": ["pending", "running", "completed", "skipped", "failed", "cancelled"],
+                   "description": "`skipped`: its condition was falsy. `cancelled`: the run was "
+                                  "cancelled, or an earlier step failed, before it ran."},
+        "input": {"type": ["string", "null"],
+                  "description": "The rendered input; null until the step starts."},
+        "output": {"description": "The action's output (a string, or an object for `classify`, "
+                                  "`extract`, `draft_email`, `search_knowledge`, "
+                                  "`create_task`); null until completed."},
+        "error": {"type": ["string", "null"],
+                  "description": "Why the step failed (the engine's reason after its last "
+                                 "attempt, or a refused employee)."},
+        "attempts": integer("Times the step was started: 1, or up to 3 when the engine "
+                            "failed (retried after 0.5 s, then 2 s); a step cut by a restart "
+                            "runs again without counting twice.", minimum=0, maximum=3),
+        "credits_used": integer("Charged to a live key like a chat reply; 0 for test keys and "
+                                "for actions that call no engine.", minimum=0),
         "started_at": nullable(S("Timestamp")),
         "completed_at": nullable(S("Timestamp")),
     }, required=["index", "employee_id", "action", "status", "input", "output", "error",
-                 "credits_used", "started_at", "completed_at"])
+                 "attempts", "credits_used", "started_at", "completed_at"])
     s["WorkflowRun"] = obj({
         "id": S("WorkflowRunId"),
         "workflow_id": S("WorkflowId"),
-        "status": {"type": "string", "enum": ["queued", "running", "completed", "failed"]},
+        "status": {"type": "string",
+                   "enum": ["queued", "running", "completed", "failed", "cancelled"],
+                   "description": "`queued` until its first step starts (or while an offline "
+                                  "employee holds it), `failed` when a step failed."},
         "trigger": obj({
-            "type": {"type": "string", "enum": ["manual", "webhook"]},
-            "event": {"type": ["string", "null"]},
-            "data": {"type": "object", "additionalProperties": True},
+            "type": {"type": "string", "enum": ["manual", "webhook", "schedule", "integration"]},
+            "event": {"type": ["string", "null"],
+                      "description": "The trigger's `event`, when it names one."},
+            "data": {"type": "object", "additionalProperties": True,
+                     "description": "The run's input: the `input` of a manual run, the body "
+                                    "of a webhook, `{scheduled_at}` for a schedule."},
         }, required=["type", "event", "data"]),
-        "steps": {"type": "array", "items": S("WorkflowRunStep")},
+        "steps": {"type": "array", "items": S("WorkflowRunStep"), "minItems": 1,
+                  "maxItems": 20},
         "credits_used": integer(minimum=0),
-        "error": {"type": ["string", "null"]},
+        "error": {"type": ["string", "null"],
+                  "description": "`steps[N]: <the step's error>` when the run failed."},
         "created_at": S("Timestamp"),
         "started_at": nullable(S("Timestamp")),
         "completed_at": nullable(S("Timestamp")),
     }, required=["id", "workflow_id", "status", "trigger", "steps", "credits_used", "error",
-                 "created_at", "started_at", "completed_at"])
+                 "created_at", "started_at", "completed_at"],
+        description="The definition is the workflow's when the run was queued: a later PATCH "
+                    "does not change a run under way.")
+    s["WorkflowDryRun"] = obj({
+        "dry_run": {"type": "boolean", "const": True},
+        "steps": {"type": "array", "items": obj({
+            "index": integer(minimum=0, maximum=19),
+            "would_run": {"type": ["boolean", "null"],
+                          "description": "Whether the condition lets the step run; null when "
+                                         "it depends on an earlier step's output."},
+            "input": {"type": ["string", "null"],
+                      "description": "The rendered input, earlier outputs shown as "
+                                     "placeholders such as `<steps[0].output.label>`."},
+            "condition_value": {"type": ["boolean", "null"],
+                                "description": "The condition's value; null without a "
+                                               "condition or when it is not known yet."},
+        }, required=["index", "would_run", "input", "condition_value"])},
+    }, required=["dry_run", "steps"], description="Nothing was stored or called.")
     s["WorkflowRunList"] = obj({
         "runs": {"type": "array", "items": S("WorkflowRun")},
         "has_more": {"type": "boolean"},
@@ -2104,36 +2151,60 @@ def build_paths():
            body=json_content("Empty"), ok=ok_json("Workflow", "The workflow with its new URL."),
            codes=["workflow_not_found"], bad_param="id")
     sp.add("post", "/v1/workflows/{id}/run", "runWorkflow", "Run a workflow", "Workflows",
-           scope="workflows", params=[wf_id],
-           description="Queues a run with `input` as trigger data and answers it (status "
-                       "`queued`). Each step's model call is charged to live keys.",
+           built=True, scope="workflows", params=[wf_id],
+           description="Queues a run with `input` as its trigger data and answers it (status "
+                       "`queued`); it runs on the durable queue shared with tasks, a step at a "
+                       "time, and survives a restart. A disabled workflow still runs by hand. "
+                       "A live key needs credits left (402 otherwise); each step that calls "
+                       "an engine is charged like a chat reply. With `dry_run: true` the "
+                       "answer is a `WorkflowDryRun` and nothing is stored or called.",
            body=json_content("WorkflowRunRequest"),
-           ok=ok_json("WorkflowRun", "The queued run."),
+           ok={"description": "The queued run, or the dry run.",
+               "content": {"application/json": {"schema": {
+                   "oneOf": [S("WorkflowRun"), S("WorkflowDryRun")]}}}},
            codes=["insufficient_credits", "workflow_not_found"], bad_param="input")
     sp.add("get", "/v1/workflows/{id}/runs", "listWorkflowRuns", "List a workflow's runs",
-           "Workflows", scope="workflows", description="The run history, newest first.",
+           "Workflows", built=True, scope="workflows",
+           description="The run history, newest first.",
            params=[wf_id, ref("parameters", "ListLimit"), ref("parameters", "Before")],
            ok=ok_json("WorkflowRunList", "A page of runs."), codes=["workflow_not_found"],
            bad_param="limit")
     sp.add("get", "/v1/workflows/{id}/runs/{run_id}", "getWorkflowRun", "Get a workflow run",
-           "Workflows", scope="workflows",
-           params=[wf_id, path_param("run_id", "Run id (`run_...`).")],
+           "Workflows", built=True, scope="workflows",
+           params=[wf_id, path_param("run_id", "Run id (`run_...`); a run of another workflow is "
+                                   "not found here.")],
            ok=ok_json("WorkflowRun", "The run."),
            codes=["workflow_not_found", "run_not_found"])
+    sp.add("post", "/v1/workflows/{id}/runs/{run_id}/cancel", "cancelWorkflowRun",
+           "Cancel a workflow run", "Workflows", built=True, scope="workflows",
+           params=[wf_id, path_param("run_id", "Run id (`run_...`); a run of another workflow is "
+                                   "not found here.")],
+           description="Stops a queued or running run: the step in flight finishes uncharged "
+                       "(its output is kept when it completes), the later steps are "
+                       "`cancelled`. Takes no parameters (an empty body or `{}`).",
+           body=json_content("Empty"), ok=ok_json("WorkflowRun", "The cancelled run."),
+           codes=["workflow_not_found", "run_not_found", "run_not_cancellable"],
+           notes={"run_not_cancellable": "The run already ended (completed, failed or "
+                                         "cancelled)."})
     sp.add("post", "/v1/hooks/{token}", "triggerWorkflowWebhook",
-           "Trigger a workflow by webhook", "Workflows", auth=False,
+           "Trigger a workflow by webhook", "Workflows", built=True, auth=False,
            params=[path_param("token", "The token at the end of the workflow's `webhook_url`.")],
            description="The `webhook_url` of a webhook-triggered workflow. No API key: the "
-                       "token alone authenticates. A POST of a JSON object (at most 1 MiB) "
-                       "starts a run with the body as trigger data and answers the queued run. "
-                       "The organization's rate limits and credits apply.",
+                       "token alone authenticates. A POST of a JSON object (at most 1 MiB, "
+                       "any Content-Type) starts a run with the body as trigger data and "
+                       "answers the queued run. The organization's rate limits and credits "
+                       "apply.",
            body={"application/json": {"schema": {"type": "object", "additionalProperties": True,
                                                  "description": "Any JSON object: the trigger "
                                                                 "data."}}},
+           body_required=True,
            ok=ok_json("WorkflowRun", "The queued run."),
-           codes=["insufficient_credits", "workflow_disabled"],
+           codes=["insufficient_credits", "workflow_disabled", "rate_limit_exceeded",
+                  "concurrency_limit_exceeded", "route_not_found"],
            notes={"route_not_found": "No workflow has this token (a rotated or deleted one, or "
-                                     "a trigger that is no longer a webhook)."})
+                                     "a trigger that is no longer a webhook).",
+                  "invalid_request": "The body is not a JSON object (an array, a string, "
+                                     "malformed or empty JSON)."})
 
     # --- integrations -------------------------------------------------------------------
     prov = path_param("provider", "Provider identifier; another name gives 404 "

@@ -11,6 +11,15 @@
 /* errors.c */
 void api_error_respond(struct router_req *r, const struct err *e);
 unsigned api_error_status(const char *code); /* 500 for unknown codes */
+/* The i-th code of the error table and its status in '*status'; NULL past the end. */
+const char *api_error_code(size_t i, unsigned *status);
+
+/* The JSON bodies the handlers bind (the route table names them; see routes.c). */
+extern const struct jb_binding api_chat_body, api_feedback_body, api_employees_create_body,
+    api_employees_update_body, api_knowledge_query_body, api_tasks_create_body,
+    api_tasks_update_body, api_workflows_create_body, api_workflows_update_body,
+    api_workflows_run_body;
+extern const struct jb_binding api_no_body; /* {} or no body: the route takes no members */
 
 /* employees.c */
 int api_employees_list(struct router_req *r, struct err *e);

@@ -46,6 +46,8 @@ static const struct jb_field chat_fields[F_N] = {
     {"context", JB_ANY, offsetof(struct chat_body, context), JB_OBJECT, 0, 0, NULL, NULL, NULL},
 };
 
+const struct jb_binding api_chat_body = {chat_fields, F_N};
+
 struct chat_job {
     const struct router_env *env;
     struct store_tenant tenant;

@@ -293,6 +293,8 @@ static const struct jb_field feedback_fields[] = {
      NULL, NULL},
 };
 
+const struct jb_binding api_feedback_body = {feedback_fields, 2};
+
 /* POST /v1/conversations/{id}/messages/{message_id}/feedback */
 int api_feedback_create(struct router_req *r, struct err *e)
 {

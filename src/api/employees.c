@@ -264,7 +264,6 @@ struct emp_body {
     const char *name;
     const char *role;
     int category;
-    int tier;
     struct jb_strings capabilities;
     const char *description;
     const char *instructions;
@@ -272,7 +271,8 @@ struct emp_body {
     int status;
 };
 
-enum { F_NAME, F_ROLE, F_CATEGORY, F_TIER, F_CAPS, F_DESC, F_INSTR, F_MODEL, F_STATUS, F_N };
+/* No `tier`: refused before binding (refuse_tier()). */
+enum { F_NAME, F_ROLE, F_CATEGORY, F_CAPS, F_DESC, F_INSTR, F_MODEL, F_STATUS, F_N };
 
 #define FIELD(n, t, m, fl, lo, hi, vals, chk, msg)                                                 \
     {                                                                                              \
@@ -283,7 +283,6 @@ static const struct jb_field create_fields[F_N] = {
     FIELD("name", JB_STRING, name, JB_REQUIRED, 1, 100, NULL, NULL, NULL),
     FIELD("role", JB_STRING, role, JB_REQUIRED, 1, 100, NULL, NULL, NULL),
     FIELD("category", JB_ENUM, category, JB_REQUIRED, 0, 0, categories, NULL, NULL),
-    FIELD("tier", JB_ENUM, tier, 0, 0, 0, emp_tiers, NULL, NULL),
     FIELD("capabilities", JB_STRING_ARRAY, capabilities, JB_UNIQUE, 0, 32, NULL, capability_ok,
           "each capability must match ^[a-z][a-z0-9_]{0,63}$"),
     FIELD("description", JB_STRING, description, 0, 0, 2000, NULL, NULL, NULL),
@@ -292,11 +291,12 @@ static const struct jb_field create_fields[F_N] = {
     FIELD("status", JB_ENUM, status, 0, 0, 0, settable_status, NULL, NULL),
 };
 
+const struct jb_binding api_employees_create_body = {create_fields, F_N};
+
 static const struct jb_field update_fields[F_N] = {
     FIELD("name", JB_STRING, name, 0, 1, 100, NULL, NULL, NULL),
     FIELD("role", JB_STRING, role, 0, 1, 100, NULL, NULL, NULL),
     FIELD("category", JB_ENUM, category, 0, 0, 0, categories, NULL, NULL),
-    FIELD("tier", JB_ENUM, tier, 0, 0, 0, emp_tiers, NULL, NULL),
     FIELD("capabilities", JB_STRING_ARRAY, capabilities, JB_UNIQUE, 0, 32, NULL, capability_ok,
           "each capability must match ^[a-z][a-z0-9_]{0,63}$"),
     FIELD("description", JB_STRING, description, 0, 0, 2000, NULL, NULL, NULL),
@@ -304,6 +304,8 @@ static const struct jb_field update_fields[F_N] = {
     FIELD("model", JB_STRING, model, JB_NULLABLE, 1, 200, NULL, NULL, NULL),
     FIELD("status", JB_ENUM, status, 0, 0, 0, settable_status, NULL, NULL),
 };
+
+const struct jb_binding api_employees_update_body = {update_fields, F_N};
 
 static const char *caps_json(struct router_req *r, const struct jb_strings *caps)
 {
@@ -333,9 +335,8 @@ static void to_row(struct router_req *r, const struct emp_body *b, const struct 
                    struct store_employee *emp, unsigned *fields)
 {
     static const unsigned bits[F_N] = {
-        STORE_EMP_NAME,         STORE_EMP_ROLE,         STORE_EMP_CATEGORY,
-        STORE_EMP_TIER,         STORE_EMP_CAPABILITIES, STORE_EMP_DESCRIPTION,
-        STORE_EMP_INSTRUCTIONS, STORE_EMP_MODEL,        STORE_EMP_STATUS};
+        STORE_EMP_NAME,        STORE_EMP_ROLE,         STORE_EMP_CATEGORY, STORE_EMP_CAPABILITIES,
+        STORE_EMP_DESCRIPTION, STORE_EMP_INSTRUCTIONS, STORE_EMP_MODEL,    STORE_EMP_STATUS};
     *fields = 0;
     for (int i = 0; i < F_N; i++) {
         if (JB_HAS(*res, i))
@@ -344,7 +345,7 @@ static void to_row(struct router_req *r, const struct emp_body *b, const struct 
     emp->name = b->name;
     emp->role = b->role;
     emp->category = categories[b->category];
-    emp->tier = emp_tiers[b->tier];
+    emp->tier = emp_tiers[0]; /* starter: only the operator's command line sets a tier */
     emp->capabilities = JB_HAS(*res, F_CAPS) ? caps_json(r, &b->capabilities) : "[]";
     emp->description = b->description ? b->description : "";
     emp->instructions = b->instructions ? b->instructions : "";

@@ -54,9 +54,9 @@ static const struct {
     {"run_not_cancellable", 409, "The run has already ended, so it cannot be cancelled."},
     {"idempotency_key_in_use", 409,
      "A request with this Idempotency-Key is still being processed. Retry later."},
+    {"request_too_large", 413, "The JSON body is larger than 1 MiB."},
     {"uri_too_long", 414,
      "The request target is longer than 4,096 bytes, or has more than 16 query parameters."},
-    {"request_too_large", 413, "The JSON body is larger than 1 MiB."},
     {"file_too_large", 413, "The uploaded file is larger than 50 MB (52,428,800 bytes)."},
     {"unsupported_media_type", 415, "Send JSON bodies with Content-Type: application/json."},
     {"unsupported_file_type", 415, "The uploaded file's type is not supported or cannot be read."},
@@ -88,6 +88,15 @@ unsigned api_error_status(const char *code)
 {
     int i = find(code);
     return i < 0 ? 500 : codes[i].status;
+}
+
+/* See api.h. */
+const char *api_error_code(size_t i, unsigned *status)
+{
+    if (i >= sizeof(codes) / sizeof(codes[0]))
+        return NULL;
+    *status = codes[i].status;
+    return codes[i].code;
 }
 
 /*

@@ -613,6 +613,8 @@ static const struct jb_field query_fields[] = {
     {"filters", JB_ANY, offsetof(struct query_body, filters), JB_OBJECT, 0, 0, NULL, NULL, NULL},
 };
 
+const struct jb_binding api_knowledge_query_body = {query_fields, 3};
+
 /* The search of a query is done: answer {query, results}. */
 static void query_done(void *ud, int rc, struct store *s, const struct store_hit *hits, size_t n,
                        const struct err *e)

@@ -30,6 +30,8 @@
 
 static const char *const priorities[] = {"low", "medium", "high", "urgent", NULL};
 static const char *const statuses[] = {"pending", "in_progress", "completed", "failed", NULL};
+/* What a PATCH may set: a task becomes in_progress only when a worker starts it. */
+static const char *const settable[] = {"pending", "completed", "failed", NULL};
 
 struct task_body {
     const char *employee_id;
@@ -59,6 +61,8 @@ static const struct jb_field create_fields[F_STATUS] = {
     {"recurring", JB_ANY, offsetof(struct task_body, recurring), 0, 0, 0, NULL, NULL, NULL},
 };
 
+const struct jb_binding api_tasks_create_body = {create_fields, F_STATUS};
+
 /* The same fields, none required, and the status. */
 static const struct jb_field update_fields[F_N] = {
     {"employee_id", JB_STRING, offsetof(struct task_body, employee_id), 0, 1, 100, NULL, NULL,
@@ -72,8 +76,10 @@ static const struct jb_field update_fields[F_N] = {
     {"priority", JB_ENUM, offsetof(struct task_body, priority), 0, 0, 0, priorities, NULL, NULL},
     {"recurring", JB_ANY, offsetof(struct task_body, recurring), JB_NULLABLE, 0, 0, NULL, NULL,
      NULL},
-    {"status", JB_ENUM, offsetof(struct task_body, status), 0, 0, 0, statuses, NULL, NULL},
+    {"status", JB_ENUM, offsetof(struct task_body, status), 0, 0, 0, settable, NULL, NULL},
 };
+
+const struct jb_binding api_tasks_update_body = {update_fields, F_N};
 
 /* ---- Output ---- */
 
@@ -257,7 +263,7 @@ static int apply_update(struct router_req *r, const struct task_body *b,
         k->next_run_at = recurring ? task_next_run(recurring, now) : 0;
     }
     if (JB_HAS(*res, F_STATUS)) {
-        const char *to = statuses[b->status];
+        const char *to = settable[b->status];
         bool running = strcmp(k->status, "in_progress") == 0;
         bool ended = strcmp(k->status, "completed") == 0 || strcmp(k->status, "failed") == 0;
         if (strcmp(to, k->status) == 0) {
@@ -316,10 +322,6 @@ int api_tasks_update(struct router_req *r, struct err *e)
     rc = jb_bind(r->body, update_fields, F_N, &b, r->arena, &res, e);
     if (rc)
         return rc;
-    if (JB_HAS(res, F_STATUS) && strcmp(statuses[b.status], "in_progress") == 0)
-        return err_set(e, ERR_INVALID, "invalid_request", "status",
-                       "Invalid status: a task becomes in_progress when a worker starts it; set "
-                       "pending, completed or failed.");
     if (b.due_at) {
         rc = sched_due_at_parse(b.due_at, strlen(b.due_at), &due_at, e);
         if (rc)

@@ -44,6 +44,8 @@ static const struct jb_field create_fields[F_N] = {
     {"enabled", JB_BOOL, offsetof(struct wf_body, enabled), 0, 0, 0, NULL, NULL, NULL},
 };
 
+const struct jb_binding api_workflows_create_body = {create_fields, F_N};
+
 /* The same fields, none required. */
 static const struct jb_field update_fields[F_N] = {
     {"name", JB_STRING, offsetof(struct wf_body, name), 0, 1, WF_NAME_MAX, NULL, jb_not_blank,
@@ -54,6 +56,8 @@ static const struct jb_field update_fields[F_N] = {
     {"steps", JB_ANY, offsetof(struct wf_body, steps), 0, 0, 0, NULL, NULL, NULL},
     {"enabled", JB_BOOL, offsetof(struct wf_body, enabled), 0, 0, 0, NULL, NULL, NULL},
 };
+
+const struct jb_binding api_workflows_update_body = {update_fields, F_N};
 
 /* ---- Output ---- */
 
@@ -554,6 +558,9 @@ static const struct jb_field run_fields[] = {
     {"input", JB_ANY, offsetof(struct run_body, input), JB_OBJECT, 0, 0, NULL, NULL, NULL},
     {"dry_run", JB_BOOL, offsetof(struct run_body, dry_run), 0, 0, 0, NULL, NULL, NULL},
 };
+
+const struct jb_binding api_workflows_run_body = {run_fields, 2};
+const struct jb_binding api_no_body = {NULL, 0};
 
 /* POST /v1/workflows/{id}/run: {input?, dry_run?}. A manual run starts a disabled workflow
  * too. */

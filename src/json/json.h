@@ -53,6 +53,12 @@ struct jb_field {
     const char *check_msg;     /* what 'check' requires, for the message */
 };
 
+/* A request body's whole table, for the route table (GET-free description of the API). */
+struct jb_binding {
+    const struct jb_field *fields; /* NULL with n 0: the body takes no members */
+    size_t n;
+};
+
 /* Which fields (by index in the table) were present, and which of those were null. */
 struct jb_result {
     uint64_t present;

@@ -52,6 +52,9 @@ struct route {
     uint32_t scope;           /* enum auth_scope bits needed; 0: any key */
     unsigned flags;           /* enum router_flag */
     const char *const *query; /* allowed query parameters, NULL-terminated; NULL: none */
+    /* The JSON members the handler binds (its jb_bind() table); NULL: no JSON members (no
+     * body, a multipart upload, or a free-form object). The document is checked against it. */
+    const struct jb_binding *body;
     /* ROUTE_UPLOAD: called when the headers are accepted, to set up the body sink. */
     int (*upload_begin)(struct router_req *r, struct err *e);
 };
@@ -106,6 +109,10 @@ struct router_req {
 
 extern const struct route router_routes[];
 extern const size_t router_nroutes;
+
+/* The route table, each route's bound JSON members and the error table as a new JSON object
+ * {routes: [...], errors: [{code, status}]} (describe.c); the caller owns it (json_decref). */
+json_t *router_describe(void);
 
 /* ---- match.c (pure) ---- */
 struct router_match {

@@ -2,6 +2,8 @@
 # OpenAPI checks, run from the repository root: tests/openapi/run.sh
 #   1. docs/openapi.json is what tools/gen_openapi.py generates (not stale)
 #   2. redocly lint (recommended ruleset, redocly.yaml) reports no errors
+#   3. the document describes the binary's route table, request bindings and error table
+#      (tests/openapi/check_routes.py over `build/workforce routes`)
 # Needs python3 and the pinned npm tools (`npm ci` once; works offline afterwards).
 # Prints TAP lines and a summary; exits 0 when all passed, else 1.
 set -u
@@ -35,7 +37,7 @@ check() {
     fi
 }
 
-echo "1..2"
+echo "1..3"
 check "openapi.json is up to date" python3 tools/gen_openapi.py --check
 if [ -x node_modules/.bin/redocly ]; then
     check "redocly lint" npx --no-install redocly lint --format=stylish docs/openapi.json
@@ -45,6 +47,8 @@ else
     echo "# node_modules/.bin/redocly is missing: run 'npm ci' in the repository root"
     failed=$((failed + 1))
 fi
+
+check "the document agrees with the route table" python3 tests/openapi/check_routes.py
 
 echo "openapi: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
