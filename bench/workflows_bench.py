@@ -267,6 +267,11 @@ def classify_accuracy(args, cset):
 # ---------------------------------------------------------------- (2) throughput
 
 
+def gap(starts):
+    """The longest time between two consecutive starts of a sorted list (ms): a stall."""
+    return max((b - a for a, b in zip(starts, starts[1:])), default=0)
+
+
 def drain_runs(api, srv, key, wfs, n, nsteps, what):
     """Queue 'n' runs over the workflows 'wfs' {employee: workflow} with the employees offline,
     release them, wait -> figures."""
@@ -283,6 +288,7 @@ def drain_runs(api, srv, key, wfs, n, nsteps, what):
     done = [iso_ms(r["completed_at"]) for r in runs.values()]
     span = max(done) - min(started)
     per_action = {}
+    starts = sorted(iso_ms(s["started_at"]) for r in runs.values() for s in r["steps"])
     for r in runs.values():
         for s in r["steps"]:
             per_action.setdefault((s["index"], s["action"]), []).append(
@@ -290,7 +296,7 @@ def drain_runs(api, srv, key, wfs, n, nsteps, what):
     return {"n": n, "span_ms": span, "create_wall": cwall,
             "rps": n / (span / 1000.0) if span > 0 else float("inf"),
             "sps": n * nsteps / (span / 1000.0) if span > 0 else float("inf"),
-            "first_start_ms": min(started) - rel, "patch_max": patch_max,
+            "first_start_ms": min(started) - rel, "patch_max": patch_max, "gap_ms": gap(starts),
             "per_action": {k: (pct(v, 50), pct(v, 99), max(v)) for k, v in per_action.items()}}
 
 
@@ -311,7 +317,8 @@ def drain_tasks(api, srv, key, emps, m):
     span = max(done) - min(started)
     return {"n": m, "span_ms": span, "create_wall": cwall,
             "rps": m / (span / 1000.0) if span > 0 else float("inf"),
-            "first_start_ms": min(started) - rel, "patch_max": patch_max}
+            "first_start_ms": min(started) - rel, "patch_max": patch_max,
+            "gap_ms": gap(sorted(started))}
 
 
 def throughput(args, name, workers, labels):
@@ -576,6 +583,8 @@ def main():
         lambda r: "%d / %d" % (r["ref"]["span_ms"], r["wf"]["span_ms"]))
     row("release -> first start, tasks / runs (ms)",
         lambda r: "%d / %d" % (r["ref"]["first_start_ms"], r["wf"]["first_start_ms"]))
+    row("longest gap between two starts, tasks / steps",
+        lambda r: "%d / %d" % (r["ref"]["gap_ms"], r["wf"]["gap_ms"]))
     row("slowest PATCH employee idle, tasks / runs (ms)",
         lambda r: "%.1f / %.1f" % (r["ref"]["patch_max"], r["wf"]["patch_max"]))
     row("queued/s: tasks / runs (POST, %d clients)" % CREATE_THREADS,
