@@ -1251,7 +1251,7 @@ def build_schemas():
                                          "it depends on an earlier step's output."},
             "input": {"type": ["string", "null"],
                       "description": "The rendered input, earlier outputs shown as "
-                                     "placeholders such as `<steps[0].output.label>`."},
+                                     "placeholders such as `{{steps[0].output.label}}`."},
             "condition_value": {"type": ["boolean", "null"],
                                 "description": "The condition's value; null without a "
                                                "condition or when it is not known yet."},

@@ -425,22 +425,27 @@ static void write_run(struct jw *w, const struct store_wf_run *run)
     jw_obj_end(w);
 }
 
+static int answer_run(struct router_req *r, const struct store_wf_run *run, struct err *e)
+{
+    struct buf b;
+    struct jw w;
+    buf_init(&b, RESP_CAP * 4);
+    jw_init(&w, &b);
+    write_run(&w, run);
+    return router_respond_jw(r, &w, &b, e);
+}
+
 static int respond_run(struct router_req *r, const char *workflow_id, const char *run_id,
                        struct err *e)
 {
     struct store_wf_run run;
-    struct buf b;
-    struct jw w;
     int rc = store_wf_run_get(r->store, &r->tenant, workflow_id, run_id, r->arena, &run);
     if (rc == ERR_NOT_FOUND)
         return err_set(e, rc, "run_not_found", "run_id", "No run %.60s of workflow %.60s.", run_id,
                        workflow_id);
     if (rc)
         return err_set(e, rc, "internal_error", NULL, "run read failed");
-    buf_init(&b, RESP_CAP * 4);
-    jw_init(&w, &b);
-    write_run(&w, &run);
-    return router_respond_jw(r, &w, &b, e);
+    return answer_run(r, &run, e);
 }
 
 /* Queue a run of 'wf' started by 'type' with 'data' (an object), and answer it. A live key's
@@ -448,7 +453,7 @@ static int respond_run(struct router_req *r, const char *workflow_id, const char
 static int start_run(struct router_req *r, const struct store_workflow *wf, const char *type,
                      const char *event, json_t *data, struct err *e)
 {
-    struct store_wf_run run;
+    struct store_wf_run run, queued;
     char *id = arena_alloc(r->arena, ID_MAX);
     char *text;
     int rc;
@@ -474,13 +479,15 @@ static int start_run(struct router_req *r, const struct store_workflow *wf, cons
     run.definition = wf->steps;
     run.created_at = clock_now_ms();
     free(text);
-    rc = store_wf_run_create(r->store, &r->tenant, &run);
+    /* The answer is the run as queued, read in the creating transaction: a worker may take
+     * it as soon as it is committed. */
+    rc = store_wf_run_create(r->store, &r->tenant, &run, r->arena, &queued);
     if (rc == ERR_NOT_FOUND)
         return err_set(e, rc, "workflow_not_found", "id", "No workflow %.60s.", wf->id);
     if (rc)
         return err_set(e, rc, "internal_error", NULL, "run create failed");
     task_runner_wake(r->env->tasks);
-    return respond_run(r, wf->id, id, e);
+    return answer_run(r, &queued, e);
 }
 
 /* The dry run of 'wf' against 'input': every step's input and condition rendered, earlier

@@ -287,6 +287,10 @@ static int read_body(struct router_req *r, struct err *e)
         return err_set(e, ERR_LIMIT, "request_too_large", NULL,
                        "The request body is larger than %u bytes.", JSON_BODY_CAP);
     body = http_req_body(r->http, &len);
+    /* Elsewhere an empty body counts as {}; a webhook's body is its whole message. */
+    if (len == 0 && r->route >= 0 && (router_routes[r->route].flags & ROUTE_HOOK))
+        return err_set(e, ERR_INVALID, "invalid_request", NULL,
+                       "The webhook body must be a JSON object; it is empty.");
     ct = http_req_header(r->http, "Content-Type");
     if (len > 0 && (!ct || !is_json_type(ct)) &&
         !(r->route >= 0 && (router_routes[r->route].flags & ROUTE_HOOK)))

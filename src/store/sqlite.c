@@ -2890,13 +2890,18 @@ static int read_run_steps(struct store *s, struct arena *a, struct store_wf_run 
     return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(s, "run steps");
 }
 
+static int wf_run_get(struct store *s, const struct store_tenant *t, const char *workflow_id,
+                      const char *run_id, struct arena *a, struct store_wf_run *out);
+
 static int s_wf_run_create(struct store *s, const struct store_tenant *t,
-                           const struct store_wf_run *r)
+                           const struct store_wf_run *r, struct arena *a, struct store_wf_run *out)
 {
     int rc = exec(s, "BEGIN IMMEDIATE");
     if (rc)
         return rc;
     rc = insert_run(s, t, r);
+    if (!rc && out)
+        rc = wf_run_get(s, t, r->workflow_id, r->id, a, out);
     if (!rc)
         rc = exec(s, "COMMIT");
     if (rc)
@@ -2904,8 +2909,11 @@ static int s_wf_run_create(struct store *s, const struct store_tenant *t,
     return rc;
 }
 
-static int s_wf_run_get(struct store *s, const struct store_tenant *t, const char *workflow_id,
-                        const char *run_id, struct arena *a, struct store_wf_run *out)
+/* A run and its steps are read in one read transaction, so that they agree: a step ending
+ * between the two reads would show a running run with every step ended, or credits that do
+ * not add up. */
+static int wf_run_get(struct store *s, const struct store_tenant *t, const char *workflow_id,
+                      const char *run_id, struct arena *a, struct store_wf_run *out)
 {
     const char *texts[] = {workflow_id, run_id};
     int rc = query_one(s,
@@ -2915,14 +2923,25 @@ static int s_wf_run_get(struct store *s, const struct store_tenant *t, const cha
     return rc ? rc : read_run_steps(s, a, out);
 }
 
-static int s_wf_run_list(struct store *s, const struct store_tenant *t, const char *workflow_id,
-                         unsigned limit, int64_t before_created, const char *before_id,
-                         struct arena *a, struct store_wf_run_page *out)
+static int s_wf_run_get(struct store *s, const struct store_tenant *t, const char *workflow_id,
+                        const char *run_id, struct arena *a, struct store_wf_run *out)
+{
+    int rc = exec(s, "BEGIN");
+    if (rc)
+        return rc;
+    rc = wf_run_get(s, t, workflow_id, run_id, a, out);
+    if (exec(s, rc ? "ROLLBACK" : "COMMIT") && !rc)
+        rc = ERR_STORE;
+    return rc;
+}
+
+static int wf_run_page(struct store *s, const struct store_tenant *t, const char *workflow_id,
+                       unsigned limit, int64_t before_created, const char *before_id,
+                       struct arena *a, struct store_wf_run_page *out)
 {
     sqlite3_stmt *st = NULL;
     int rc;
 
-    memset(out, 0, sizeof(*out));
     if (sqlite3_prepare_v2(DB(s),
                            "SELECT " RUN_COLS " FROM workflow_runs INDEXED BY"
                            " workflow_runs_by_workflow WHERE workflow_id = ?3 AND org_id = ?1 AND"
@@ -2952,6 +2971,23 @@ static int s_wf_run_list(struct store *s, const struct store_tenant *t, const ch
             return rc;
     }
     return 0;
+}
+
+/* One read transaction, as s_wf_run_get(). */
+static int s_wf_run_list(struct store *s, const struct store_tenant *t, const char *workflow_id,
+                         unsigned limit, int64_t before_created, const char *before_id,
+                         struct arena *a, struct store_wf_run_page *out)
+{
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    rc = exec(s, "BEGIN");
+    if (rc)
+        return rc;
+    rc = wf_run_page(s, t, workflow_id, limit, before_created, before_id, a, out);
+    if (exec(s, rc ? "ROLLBACK" : "COMMIT") && !rc)
+        rc = ERR_STORE;
+    return rc;
 }
 
 /* The status of run 'run_id' of the tenant and workflow into 'status' ("" when there is no

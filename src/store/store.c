@@ -556,9 +556,10 @@ int store_workflow_delete(struct store *s, const struct store_tenant *t, const c
     WRAP(s->ops->workflow_delete(s, t, id));
 }
 
-int store_wf_run_create(struct store *s, const struct store_tenant *t, const struct store_wf_run *r)
+int store_wf_run_create(struct store *s, const struct store_tenant *t, const struct store_wf_run *r,
+                        struct arena *a, struct store_wf_run *out)
 {
-    WRAP(s->ops->wf_run_create(s, t, r));
+    WRAP(s->ops->wf_run_create(s, t, r, a, out));
 }
 
 int store_wf_run_get(struct store *s, const struct store_tenant *t, const char *workflow_id,

@@ -477,10 +477,12 @@ struct store_wf_run_page {
 /*
  * Queue a run of workflow 'r->workflow_id' (id, trigger and definition from 'r'; its steps'
  * employees and actions read from the definition), counting it in the workflow's run_count and
- * last_run_at, in one transaction. ERR_NOT_FOUND: the workflow is gone.
+ * last_run_at, in one transaction. ERR_NOT_FOUND: the workflow is gone. '*out' (when not NULL)
+ * is the run as queued, read in the same transaction (strings from 'a'): no worker can have
+ * started it yet.
  */
-int store_wf_run_create(struct store *s, const struct store_tenant *t,
-                        const struct store_wf_run *r);
+int store_wf_run_create(struct store *s, const struct store_tenant *t, const struct store_wf_run *r,
+                        struct arena *a, struct store_wf_run *out);
 /* A run with its steps. */
 int store_wf_run_get(struct store *s, const struct store_tenant *t, const char *workflow_id,
                      const char *run_id, struct arena *a, struct store_wf_run *out);

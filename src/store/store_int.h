@@ -131,7 +131,7 @@ struct store_ops {
                            const struct store_workflow *w);
     int (*workflow_delete)(struct store *s, const struct store_tenant *t, const char *id);
     int (*wf_run_create)(struct store *s, const struct store_tenant *t,
-                         const struct store_wf_run *r);
+                         const struct store_wf_run *r, struct arena *a, struct store_wf_run *out);
     int (*wf_run_get)(struct store *s, const struct store_tenant *t, const char *workflow_id,
                       const char *run_id, struct arena *a, struct store_wf_run *out);
     int (*wf_run_list)(struct store *s, const struct store_tenant *t, const char *workflow_id,

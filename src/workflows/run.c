@@ -40,9 +40,8 @@ const int64_t WF_RETRY_MS[WF_ATTEMPTS - 1] = {500, 2000};
 struct outcome {
     json_t *output; /* owned */
     bool failed;
-    bool retry;  /* the engine failed: worth another attempt */
-    bool priced; /* an engine did the work: charged as chat */
-    struct llm_usage usage;
+    bool retry;      /* the engine failed: worth another attempt */
+    int64_t credits; /* what the engine's calls cost, each priced as a chat reply */
     char error[512];
 };
 
@@ -157,9 +156,8 @@ static int ask(struct step_ctx *x, const char *message, bool no_knowledge, bool 
     q.still_wanted = still_wanted;
     q.ud = &still;
     agent_answer(x->env, &q, &ans);
-    o->priced = true;
-    o->usage.input_tokens += ans.usage.input_tokens;
-    o->usage.output_tokens += ans.usage.output_tokens;
+    if (!ans.skipped && !ans.failed) /* a repair is a second call, priced as one */
+        o->credits += agent_price(&ans.usage, x->c->tenant.mode);
     if (ans.skipped)
         failf(o, false, "The run was cancelled before the engine was called.");
     else if (ans.failed)
@@ -372,11 +370,11 @@ static void builtin_action(struct step_ctx *x, const char *input, struct outcome
         failf(o, true, "The embedding model failed: %s", e.msg[0] ? e.msg : err_name(rc));
         return;
     }
-    o->priced = true;
-    o->usage.input_tokens = llm_count_words(input);
+    /* The built-in engine did the work: priced as its chat reply would be. */
     {
         char *dumped = json_dumps(o->output, JSON_ENCODE_ANY);
-        o->usage.output_tokens = dumped ? llm_count_words(dumped) : 0;
+        struct llm_usage u = {llm_count_words(input), dumped ? llm_count_words(dumped) : 0};
+        o->credits = agent_price(&u, x->c->tenant.mode);
         free(dumped);
     }
 }
@@ -475,25 +473,31 @@ static void do_action(struct step_ctx *x, const char *input, struct outcome *o)
     struct llm *engine = agent_engine(x->env, x->c->tenant.mode);
     bool engine_action = act->kind != WF_ACT_SEARCH_KNOWLEDGE && act->kind != WF_ACT_CREATE_TASK;
     struct store *s = store_pool_get(x->env->knowledge.pool);
+    struct store_org org;
+    struct err e;
     int rc = store_employee_get(s, &x->c->tenant, x->c->employee_id, x->a, &x->emp);
+    bool gone = rc == ERR_NOT_FOUND;
 
-    if (!rc && engine_action && x->c->tenant.mode == STORE_LIVE) {
-        struct store_org org;
+    if (!rc)
         rc = store_org_get(s, x->c->tenant.org_id, &org);
-        if (!rc && org.credits <= 0) {
-            store_pool_put(x->env->knowledge.pool, s);
-            failf(o, false,
-                  "insufficient_credits: the organization has no credits left for live runs.");
-            return;
-        }
-    }
     store_pool_put(x->env->knowledge.pool, s);
-    if (rc == ERR_NOT_FOUND) {
+    if (gone) {
         failf(o, false, "The employee %s of this step no longer exists.", x->c->employee_id);
         return;
     }
     if (rc) {
         failf(o, true, "The store could not be read (%s).", err_name(rc));
+        return;
+    }
+    /* The subscription may have changed since the workflow was checked. */
+    err_clear(&e);
+    if (agent_tier_check(org.tier, &x->emp, NULL, "employ", &e)) {
+        failf(o, false, "permission_denied: %s", e.msg);
+        return;
+    }
+    if (engine_action && x->c->tenant.mode == STORE_LIVE && org.credits <= 0) {
+        failf(o, false,
+              "insufficient_credits: the organization has no credits left for live runs.");
         return;
     }
     if (act->kind == WF_ACT_SEARCH_KNOWLEDGE) {
@@ -533,7 +537,7 @@ static void finish(const struct agent_env *env, const struct store_step_claim *c
         output = json_dumps(o->output, JSON_ENCODE_ANY | JSON_COMPACT);
     fin.output = output;
     fin.error = o->failed ? o->error : NULL;
-    fin.credits = o->priced && !o->failed ? agent_price(&o->usage, c->tenant.mode) : 0;
+    fin.credits = o->failed ? 0 : o->credits;
     fin.now = clock_now_ms();
     fin.retry_at =
         fin.now +

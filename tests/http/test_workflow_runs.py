@@ -6,12 +6,15 @@ cancel, the webhook trigger POST /v1/hooks/{token}, and scheduled workflows.
 - Built-in engine (no language model): every action done for real (respond, summarize,
   classify, extract, draft_email, search_knowledge, create_task), templates, conditions,
   dry runs, validation, isolation, the `workflows` scope, offline employees holding a run,
-  cancel, credits (live keys charged, test keys free, no credits: 402), disabled workflows and
-  webhooks.
+  the run's snapshot of its definition, cancel, delete, credits (live keys charged, test keys
+  free, no credits: 402, credits running out mid-run), the rendered-input cap, employee
+  statistics, disabled workflows, webhooks (bodies, 1 MiB cap, rotation), the queued answer
+  and consistent snapshots of a run while it executes.
 - The openai engine against tests/mock/openai_mock.py (live keys; WORKFORCE_LLM_RETRIES=0 so
   that one step attempt is one model request): JSON actions asked with response_format
-  json_object and checked, one repair, engine failures retried twice with backoff, cancel of
-  a step in flight, the employee active during its step, kill -9 during a step.
+  json_object and checked, one repair (priced per call), engine failures retried twice with
+  backoff, cancel of a step in flight and during a backoff, delete during a step, the
+  employee active during its step, kill -9 and SIGTERM during a step.
 - Schedules: an occurrence in the past (set in the database while the server is stopped)
   gives exactly one run at the next start; a disabled scheduled workflow gets none.
 
@@ -22,6 +25,7 @@ has been claimed (and shows it) by then.
 """
 
 import base64
+import itertools
 import json
 import math
 import re
@@ -64,7 +68,8 @@ def say(*texts):
 
 
 def price(usages):
-    """The contract's price of engine calls whose usages are summed (as chat: one call)."""
+    """max(1, ceil(total_tokens / 1000)) of the usages summed (contract §3: the price of one
+    language-model call when given one usage)."""
     total = sum(u["prompt_tokens"] + u["completion_tokens"] for u in usages)
     return max(1, math.ceil(total / 1000))
 
@@ -123,12 +128,19 @@ class RunHelpers:
             body["input"] = input
         run = self.assertJson(self.run_req(key, wf_id, body))
         self.checkRun(run, wf_id)
-        self.assertEqual(run["status"], "queued", run)
         self.assertEqual(run["trigger"]["type"], "manual")
         self.assertIsNone(run["trigger"]["event"])
         self.assertEqual(run["trigger"]["data"], input if input is not None else {})
+        # The answer is read after the runner was woken, so a fast run may already show
+        # progress: the queued state is checked by test_answer_is_the_queued_run and on
+        # held runs (an offline employee), where it is certain.
+        return run
+
+    def checkQueued(self, run):
+        self.assertEqual(run["status"], "queued", run)
         self.assertIsNone(run["started_at"])
         self.assertIsNone(run["completed_at"])
+        self.assertIsNone(run["error"])
         self.assertEqual(run["credits_used"], 0)
         for s in run["steps"]:
             self.assertEqual((s["status"], s["input"], s["output"], s["error"], s["attempts"],
@@ -259,14 +271,14 @@ class RunHelpers:
             self.assertTs(s["completed_at"], True)
             if s["input"] is not None:
                 self.assertIsInstance(s["input"], str)
-        # The run's credits are its steps'.
-        self.assertEqual(run["credits_used"], sum(s["credits_used"] for s in run["steps"]), run)
 
     def checkEnded(self, run):
         """The invariants of a finished run."""
         self.assertIn(run["status"], ENDED)
         self.assertTs(run["completed_at"])
         self.assertLessEqual(parse_ts(run["created_at"]), parse_ts(run["completed_at"]))
+        # The run's credits are its steps'.
+        self.assertEqual(run["credits_used"], sum(s["credits_used"] for s in run["steps"]), run)
         statuses = [s["status"] for s in run["steps"]]
         if run["status"] == "completed":
             self.assertIsNone(run["error"], run)
@@ -452,18 +464,18 @@ class WorkflowRunBuiltinTest(RunHelpers, ChatTestCase):
             self.step(e, "extract",
                       "To: {{steps[0].output.email}} amount={{steps[0].output.amount}} "
                       "user={{trigger.user.name}} second={{trigger.items[1]}} "
-                      "obj={{trigger.user}} flag={{trigger.flag}} missing=[{{trigger.nope}}] "
+                      "obj={{trigger.meta}} flag={{trigger.flag}} missing=[{{trigger.nope}}] "
                       "deep=[{{steps[0].output.email.x}}] wf={{workflow.id}} run={{run.id}}",
                       options={"fields": {"to": "email"}}),
             self.step(e, "respond", "{{steps[0].output}}"),
         ])
-        inp = {"form": "Email: z@y.io\nAmount: 42.5", "user": {"name": "Ann", "n": 2},
-               "items": ["a", "b"], "flag": True}
+        inp = {"form": "Email: z@y.io\nAmount: 42.5", "user": {"name": "Zoë ✓", "n": 2},
+               "items": ["a", "b"], "flag": True, "meta": {"a": 1, "b": [True, None, "x"]}}
         run = self.run_and_wait(key, wf["id"], inp)
         st = run["steps"]
         self.assertEqual(st[0]["output"], {"email": "z@y.io", "amount": 42.5})
         self.assertEqual(st[1]["input"],
-                         'To: z@y.io amount=42.5 user=Ann second=b obj={"name":"Ann","n":2} '
+                         'To: z@y.io amount=42.5 user=Zoë ✓ second=b obj={"a":1,"b":[true,null,"x"]} '
                          'flag=true missing=[] deep=[] wf=%s run=%s' % (wf["id"], run["id"]))
         self.assertEqual(st[1]["output"], {"to": "z@y.io"})
         self.assertEqual(st[2]["input"], '{"email":"z@y.io","amount":42.5}')
@@ -571,6 +583,30 @@ class WorkflowRunBuiltinTest(RunHelpers, ChatTestCase):
                          "workflow_not_found", "id")
         self.assertError(self.server.get("/v1/workflows/%s/runs/%s" % (NO_WF, ids[0]), key=key),
                          404, "workflow_not_found", "id")
+
+    def test_history_default_limit(self):
+        key, _ = self.fresh("test")
+        b = self.new_employee(key)["id"]
+        self.set_emp_status(key, b, "offline")  # held: the runs stay queued, cheap to make
+        wf = self.make_wf(key, [self.step(b)])
+        ids = []
+        for i in range(22):
+            next_millisecond(2)  # distinct created_at: the order is then the creation order
+            ids.append(self.checkQueued(self.start(key, wf["id"], {"i": i}))["id"])
+        body = self.runs_page(key, wf["id"])
+        self.assertEqual(len(body["runs"]), 20, "the default limit")
+        self.assertTrue(body["has_more"])
+        rest = self.runs_page(key, wf["id"], before=body["next_cursor"])
+        self.assertEqual(len(rest["runs"]), 2)
+        self.assertFalse(rest["has_more"])
+        self.assertEqual([r["id"] for r in body["runs"] + rest["runs"]], ids[::-1])
+        self.assertEqual(len(self.runs_page(key, wf["id"], limit=100)["runs"]), 22)
+        self.assertEqual(self.get_wf(key, wf["id"])["run_count"], len(ids))
+        # Cancel them all (no body needed), so that nothing is left queued.
+        for r in self.all_runs(key, wf["id"]):
+            c = self.server.request("POST", "/v1/workflows/%s/runs/%s/cancel"
+                                    % (wf["id"], r["id"]), key=key)
+            self.assertEqual(self.assertJson(c)["status"], "cancelled")
 
     def test_dry_run(self):
         key, _ = self.fresh("test")
@@ -736,6 +772,7 @@ class WorkflowRunBuiltinTest(RunHelpers, ChatTestCase):
         self.set_emp_status(key, b, "offline")
         wf = self.make_wf(key, [self.step(b), self.step(b, "summarize")])
         run = self.start(key, wf["id"], {"text": "Nothing. To say."})
+        self.checkQueued(run)
         self.witness()
         q = self.get_run(key, wf["id"], run["id"])
         self.assertEqual(q["status"], "queued", "a run whose first employee is offline waits")
@@ -777,6 +814,14 @@ class WorkflowRunBuiltinTest(RunHelpers, ChatTestCase):
         self.assertGreater(run["steps"][0]["credits_used"], 0, "respond calls the engine")
         self.assertGreater(run["credits_used"], 0)
         self.assertEqual(self.balance(key), b0 - run["credits_used"])
+        # A webhook run of a live workflow is charged too.
+        hwf = self.make_wf(key, [self.step(e, "respond", "{{trigger.text}}")],
+                           trigger={"type": "webhook"})
+        b0 = self.balance(key)
+        h = self.assertJson(self.hook(self.hook_path(hwf), {"text": "Where is my parcel?"}))
+        h = self.wait_ended(key, hwf["id"], h["id"], "completed")
+        self.assertGreater(h["credits_used"], 0)
+        self.assertEqual(self.balance(key), b0 - h["credits_used"])
         # The same organization's test key: free.
         tkey = self.server.create_key(org, mode="test")
         te = self.emp(tkey)
@@ -836,7 +881,6 @@ class WorkflowRunBuiltinTest(RunHelpers, ChatTestCase):
         r = self.hook(path, data)
         run = self.assertJson(r)
         self.checkRun(run, wf["id"])
-        self.assertEqual(run["status"], "queued")
         self.assertEqual(run["trigger"], {"type": "webhook", "event": "order.created",
                                           "data": data})
         done = self.wait_ended(key, wf["id"], run["id"], "completed")
@@ -847,16 +891,15 @@ class WorkflowRunBuiltinTest(RunHelpers, ChatTestCase):
         other, _ = self.fresh("test")
         r = self.hook(path, {"form": "x"}, headers={"Authorization": "Bearer " + other})
         self.assertEqual(self.assertJson(r)["workflow_id"], wf["id"])
-        # Bad bodies: not JSON, not an object, empty.
-        for raw in (b"not json", b"{\"a\":", b"[1,2]", b"\"text\"", b"42", b"null", b""):
-            with self.subTest(body=raw):
-                self.assertError(self.hook(path, raw=raw), 400, "invalid_request",
-                                 {None, "body"})
         # Unknown tokens: an unknown route.
         for p in ("/v1/hooks/" + "A" * 40, path + "x", path[:-1]):
             with self.subTest(path=p):
                 self.assertError(self.hook(p, {"a": 1}), 404, "route_not_found")
         self.assertEqual(len(self.all_runs(key, wf["id"])), 2)
+        # Only POST.
+        r = self.server.request("GET", path)
+        self.assertError(r, 405, "method_not_allowed")
+        self.assertIn("POST", r.header("Allow", ""))
         # Rotation: the old URL stops, the new one works.
         rot = self.assertJson(self.server.post("/v1/workflows/%s/rotate_webhook" % wf["id"], {},
                                                key=key))
@@ -871,6 +914,221 @@ class WorkflowRunBuiltinTest(RunHelpers, ChatTestCase):
                                           {"trigger": {"type": "manual"}}, key=key))
         self.assertError(self.hook(new_path, {"form": "x"}), 404, "route_not_found")
         self.assertEqual(len(self.all_runs(key, wf["id"])), 3)
+
+    def test_webhook_bad_bodies(self):
+        """Contract §12: the body must be a JSON object; anything else is 400 and starts
+        nothing (an empty body included: it is not a JSON object)."""
+        key, _ = self.fresh("test")
+        wf = self.make_wf(key, [self.step(self.emp(key))], trigger={"type": "webhook"})
+        path = self.hook_path(wf)
+        for raw in (b"not json", b"{\"a\":", b"[1,2]", b"\"text\"", b"42", b"null",
+                    b"{} {}", b"", b"  "):
+            with self.subTest(body=raw):
+                before = len(self.all_runs(key, wf["id"]))
+                r = self.hook(path, raw=raw)
+                self.assertEqual(len(self.all_runs(key, wf["id"])), before,
+                                 "a webhook body that is not a JSON object started a run")
+                self.assertError(r, 400, "invalid_request", {None, "body"})
+
+    def test_answer_is_the_queued_run(self):
+        """POST .../run and POST /v1/hooks/{token} answer the run as queued (contract §12:
+        "queues a run and returns it", "answers the queued run"): status queued, every step
+        pending. Many fast runs, so that an answer read after the runner took the run shows."""
+        key, _ = self.fresh("test")
+        e = self.emp(key)
+        wf = self.make_wf(key, [self.step(e, "extract", "Email: q@x.io",
+                                          options={"fields": {"email": "email"}})],
+                          trigger={"type": "webhook"})
+        path = self.hook_path(wf)
+        # Deterministic: a held run (offline employee) is answered queued.
+        off = self.new_employee(key)["id"]
+        self.set_emp_status(key, off, "offline")
+        held = self.make_wf(key, [self.step(off)])
+        self.checkQueued(self.assertJson(self.run_req(key, held["id"], {})))
+        # The race: the answer is read after the runner was woken (about 1 answer in 100
+        # shows the run already running or completed); 1000 runs make it show.
+        for i in range(500):
+            for r in (self.run_req(key, wf["id"], {"input": {"i": i}}),
+                      self.hook(path, {"i": i})):
+                run = self.assertJson(r)
+                self.assertEqual((run["status"], run["steps"][0]["status"]),
+                                 ("queued", "pending"),
+                                 "answer #%d (%s trigger) is not the queued run: %s"
+                                 % (i, run["trigger"]["type"], json.dumps(run)))
+
+    def test_run_keeps_its_definition(self):
+        """A run follows the steps as they were when it was made: an edit meanwhile changes
+        only later runs."""
+        key, _ = self.fresh("test")
+        a, b = self.emp(key, 0), self.new_employee(key)["id"]
+        self.set_emp_status(key, b, "offline")
+        wf = self.make_wf(key, [
+            self.step(a, "extract", "Email: old@x.io", options={"fields": {"email": "email"}}),
+            self.step(b, "extract", "old {{steps[0].output.email}}",
+                      options={"fields": {"email": "email"}})])
+        run = self.start(key, wf["id"], {})
+        self.wait_run(key, wf["id"], run["id"], lambda r: r["steps"][0]["status"] == "completed",
+                      "step 0 completed")
+        self.assertJson(self.server.patch("/v1/workflows/" + wf["id"], {"steps": [
+            self.step(a, "respond", "new {{trigger.x}}"),
+            self.step(a, "respond", "new 2"),
+            self.step(a, "respond", "new 3")]}, key=key))
+        self.set_emp_status(key, b, "idle")
+        done = self.wait_ended(key, wf["id"], run["id"], "completed")
+        self.assertEqual([(s["action"], s["employee_id"]) for s in done["steps"]],
+                         [("extract", a), ("extract", b)])
+        self.assertEqual(done["steps"][1]["input"], "old old@x.io")
+        self.assertEqual(done["steps"][1]["output"], {"email": "old@x.io"})
+        later = self.run_and_wait(key, wf["id"], {"x": "y"})
+        self.assertEqual([s["input"] for s in later["steps"]], ["new y", "new 2", "new 3"])
+
+    def test_delete_workflow_with_runs(self):
+        key, _ = self.fresh("test")
+        b = self.new_employee(key)["id"]
+        wf = self.make_wf(key, [self.step(b)])
+        done = self.run_and_wait(key, wf["id"], {"text": "one"})
+        self.set_emp_status(key, b, "offline")
+        held = self.start(key, wf["id"], {"text": "two"})
+        d = self.assertJson(self.server.request("DELETE", "/v1/workflows/" + wf["id"], key=key))
+        self.assertEqual(d, {"id": wf["id"], "deleted": True})
+        for rid in (done["id"], held["id"]):
+            self.assertError(self.server.get("/v1/workflows/%s/runs/%s" % (wf["id"], rid),
+                                             key=key), 404, "workflow_not_found", "id")
+            self.assertError(self.cancel(key, wf["id"], rid), 404, "workflow_not_found", "id")
+        self.assertError(self.server.get("/v1/workflows/%s/runs" % wf["id"], key=key), 404,
+                         "workflow_not_found", "id")
+        self.assertError(self.run_req(key, wf["id"], {}), 404, "workflow_not_found", "id")
+        # The held run is gone with it: its employee back online runs nothing.
+        self.set_emp_status(key, b, "idle")
+        self.witness()
+        self.assertEqual(self.emp_status(key, b), "idle")
+        stats = self.assertJson(self.server.get("/v1/employees/%s/stats" % b, key=key))
+        self.assertEqual(stats["workflow_steps"], 1, "only the first run's step ran")
+
+    def test_credits_run_out_during_a_run(self):
+        key, org = self.fresh("live", credits=1)
+        e = self.emp(key)
+        wf = self.make_wf(key, [self.step(e, "respond", "first {{trigger.text}}"),
+                                self.step(e, "respond", "second"),
+                                self.step(e, "respond", "third")])
+        run = self.run_and_wait(key, wf["id"], {"text": "hi"}, status="failed")
+        s0, s1, s2 = run["steps"]
+        self.assertEqual((s0["status"], s0["credits_used"]), ("completed", 1))
+        self.assertEqual((s1["status"], s1["output"], s1["credits_used"]), ("failed", None, 0))
+        self.assertIn("insufficient_credits", s1["error"])
+        self.assertTrue(run["error"].startswith("steps[1]: "), run["error"])
+        self.assertEqual(s2["status"], "cancelled")
+        self.assertEqual(run["credits_used"], 1)
+        self.assertEqual(self.balance(key), 0)
+        self.assertError(self.run_req(key, wf["id"], {}), 402, "insufficient_credits")
+
+    def test_employee_above_the_tier_fails_the_step(self):
+        """docs/workflows.md (Runs, Failures): "A refused employee (deleted, or above the tier)
+        fails the step at once" (contract §3: a starter organization may not employ a
+        manager-tier employee). The organization is downgraded after the workflow was made."""
+        key, org = self.fresh("live", credits=1000, tier="agency")
+        mgr = self.emp(key, 0, tier="manager")
+        e = self.emp(key)
+        wf = self.make_wf(key, [self.step(e, "extract", "Email: t@x.io",
+                                          options={"fields": {"email": "email"}}),
+                                self.step(mgr, "respond", "as a manager {{trigger.text}}"),
+                                self.step(e, "respond", "after")])
+        p = self.server.orgs_update(org, tier="starter")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(self.assertJson(self.server.get("/v1/account", key=key))["tier"],
+                         "starter")
+        b0 = self.balance(key)
+        run = self.start(key, wf["id"], {"text": "hello"})
+        run = self.wait_ended(key, wf["id"], run["id"])
+        s1 = run["steps"][1]
+        self.assertEqual((run["status"], s1["status"], s1["attempts"], s1["output"],
+                          s1["credits_used"]), ("failed", "failed", 1, None, 0),
+                         "a manager-tier step ran for a starter organization: %s"
+                         % json.dumps(run)[:2000])
+        self.assertTrue(run["error"].startswith("steps[1]: "), run["error"])
+        self.assertEqual(run["steps"][2]["status"], "cancelled")
+        self.assertEqual(self.balance(key), b0 - run["credits_used"])
+
+    def test_rendered_input_too_long(self):
+        key, _ = self.fresh("test")
+        e = self.emp(key)
+        wf = self.make_wf(key, [self.step(e, "summarize", "{{trigger.text}}"),
+                                self.step(e, "respond", "after")])
+        big = "word. " * (300 * 1024 // 6)
+        run = self.run_and_wait(key, wf["id"], {"text": big}, status="failed")
+        s0 = run["steps"][0]
+        self.assertEqual((s0["status"], s0["attempts"], s0["output"]), ("failed", 1, None))
+        self.assertIn("262144", s0["error"])
+        self.assertEqual(run["steps"][1]["status"], "cancelled")
+        # Just under the limit is fine.
+        ok = "w" * (256 * 1024 - 10)
+        wf2 = self.make_wf(key, [self.step(e, "extract", "{{trigger.text}}",
+                                           options={"fields": {"email": "email"}})])
+        run = self.run_and_wait(key, wf2["id"], {"text": ok})
+        self.assertEqual(run["steps"][0]["output"], {"email": None})
+        self.assertEqual(len(run["steps"][0]["input"]), len(ok))
+
+    def test_employee_stats_count_steps(self):
+        key, _ = self.fresh("live")
+        e = self.new_employee(key)["id"]
+        wf = self.make_wf(key, [
+            self.step(e, "respond", "{{trigger.text}}"),
+            self.step(e, "extract", "Email: s@x.io", options={"fields": {"email": "email"}}),
+            self.step(e, "respond", "never", condition="{{ trigger.more }}"),
+            self.step(e, "draft_email", "Thanks")])
+        run = self.run_and_wait(key, wf["id"], {"text": "hello"})
+        self.assertEqual([s["status"] for s in run["steps"]],
+                         ["completed", "completed", "skipped", "completed"])
+        stats = self.assertJson(self.server.get("/v1/employees/%s/stats?period=24h" % e,
+                                                key=key))
+        self.assertEqual(stats["workflow_steps"], 3, "completed steps, not the skipped one")
+        self.assertEqual(stats["credits_used"], run["credits_used"])
+        self.assertEqual((stats["messages"], stats["tasks_completed"]), (0, 0))
+
+    def snapshot_problem(self, run):
+        """What is inconsistent in one answer about a run, or None. A run and its steps change
+        together (one transaction per step), so any answer shows one state of both."""
+        st = [x["status"] for x in run["steps"]]
+        done = [x in ("completed", "skipped") for x in st]
+        if run["status"] == "queued" and (set(st) != {"pending"} or run["started_at"]):
+            return "run queued but steps %s" % st
+        if run["status"] == "running" and all(done):
+            return "run running but every step ended: %s" % st
+        if run["status"] == "completed" and not all(done):
+            return "run completed but steps %s" % st
+        if run["credits_used"] != sum(x["credits_used"] for x in run["steps"]):
+            return "run credits_used %d but its steps' sum to %d" % (
+                run["credits_used"], sum(x["credits_used"] for x in run["steps"]))
+        if st.count("running") > 1:
+            return "two steps running: %s" % st
+        n = sum(1 for _ in itertools.takewhile(lambda d: d, done))
+        if any(x != "pending" for x in st[n + 1:]):
+            return "steps out of order: %s" % st
+        return None
+
+    def test_run_snapshots_consistent(self):
+        """GET .../runs/{run_id} while fast runs execute: every answer is one state of the
+        run and its steps (the run row and its steps read together)."""
+        key, _ = self.fresh("live", credits=1000000)
+        e = self.emp(key)
+        wf = self.make_wf(key, [self.step(e, "extract", "Email: s%d@x.io" % i,
+                                          options={"fields": {"email": "email"}})
+                                for i in range(10)])
+        deadline, gets, runs = time.time() + 15, 0, 0
+        while time.time() < deadline and runs < 150:
+            run = self.start(key, wf["id"], {"n": runs})
+            runs += 1
+            while True:
+                got = self.get_run(key, wf["id"], run["id"])
+                gets += 1
+                problem = self.snapshot_problem(got)
+                self.assertIsNone(problem, "answer #%d about run #%d: %s\n%s"
+                                  % (gets, runs, problem, json.dumps(got)))
+                if got["status"] in ENDED:
+                    self.assertEqual(got["status"], "completed")
+                    break
+                self.assertLess(time.time(), deadline + 30, "run %s does not end" % run["id"])
+        self.assertGreater(gets, 100)
 
     def test_webhook_size_cap(self):
         key, _ = self.fresh("test")
@@ -988,8 +1246,35 @@ class WorkflowRunEngineTest(RunHelpers, MockChatTestCase):
         reqs = self.requests_for(tok)
         self.assertEqual(len(reqs), 2, "the answer and one repair")
         self.assertNotEqual(reqs[0]["last_user"], reqs[1]["last_user"])
-        self.assertEqual(s["credits_used"], price([r["reply"]["usage"] for r in reqs]))
+        self.assertIn("could not be used", reqs[1]["last_user"], "the repair says why")
+        self.assertIn(tok, reqs[1]["last_user"], "the repair repeats the request")
+        self.assertGreaterEqual(s["credits_used"], 1)
         self.assertEqual(self.balance(key), b0 - run["credits_used"])
+
+    def test_repair_charged_per_call(self):
+        """Contract §3: live workflow steps consume max(1, ceil(total_tokens / 1000)) per
+        language-model call; a step answered after one repair made two calls."""
+        key, _ = self.live()
+        e = self.emp(key)
+        tok = uniq("rpc")
+        wf = self.make_wf(key, [self.step(e, "extract", "%s %s" % (tok, say(
+            "no JSON here " + tok, '{"email": "p@x.io"}')),
+            options={"fields": {"email": "email"}})])
+        b0 = self.balance(key)
+        run = self.run_and_wait(key, wf["id"], {})
+        s = run["steps"][0]
+        self.assertEqual(s["output"], {"email": "p@x.io"})
+        reqs = self.requests_for(tok)
+        self.assertEqual(len(reqs), 2, "the answer and one repair")
+        per_call = sum(price([r["reply"]["usage"]]) for r in reqs)
+        self.assertEqual(s["credits_used"], per_call,
+                         "two model calls of %s tokens: one price per call"
+                         % [r["reply"]["usage"]["total_tokens"] for r in reqs])
+        self.assertEqual(self.balance(key), b0 - per_call)
+
+    def test_invalid_after_repair_fails(self):
+        key, _ = self.live()
+        e = self.emp(key)
         # Still invalid after the repair: the step and the run fail, later steps cancelled.
         tok2 = uniq("bad")
         wf2 = self.make_wf(key, [
@@ -1085,6 +1370,69 @@ class WorkflowRunEngineTest(RunHelpers, MockChatTestCase):
         self.assertEqual(self.balance(key), b0, "a cancelled run's step in flight is uncharged")
         self.poll(lambda: self.emp_status(key, e) == "idle", "the employee idle again", 10)
 
+    def test_dry_run_calls_nothing(self):
+        key, _ = self.live()
+        e = self.emp(key)
+        tok = uniq("dry")
+        wf = self.make_wf(key, [self.step(e, "classify", "%s {{trigger.t}}" % tok,
+                                          options={"labels": ["a", "b"]}),
+                                self.step(e, "respond", "%s {{steps[0].output.label}}" % tok)])
+        b0 = self.balance(key)
+        r = self.assertJson(self.run_req(key, wf["id"], {"input": {"t": "x"}, "dry_run": True}))
+        self.assertEqual([s["input"] for s in r["steps"]][0], tok + " x")
+        self.witness()
+        self.assertEqual(self.requests_for(tok), [], "a dry run called the engine")
+        self.assertEqual(self.balance(key), b0)
+        self.assertEqual(self.all_runs(key, wf["id"]), [])
+
+    def test_cancel_during_backoff(self):
+        key, _ = self.live()
+        e = self.emp(key)
+        tok = uniq("bko")
+        wf = self.make_wf(key, [self.step(e, "respond", "%s [[fail:503]]" % tok),
+                                self.step(e, "respond", "next " + tok)])
+        run = self.start(key, wf["id"], {})
+        first = self.poll(lambda: self.requests_for(tok + " [[fail"), "the first attempt", 10,
+                          0.01)
+        self.assertEqual(len(first), 1)
+        c = self.assertJson(self.cancel(key, wf["id"], run["id"]))
+        self.assertEqual(c["status"], "cancelled")
+        # Past the retry's ready time (0.5 s after the failure), a witness made later runs:
+        # the retry, had it been queued still, would have been claimed before it.
+        self.poll(lambda: time.time() > first[0]["time"] + 1.0, "the retry's time passed", 5,
+                  0.01)
+        self.witness()
+        end = self.wait_run(key, wf["id"], run["id"],
+                            lambda r: r["steps"][0]["status"] not in ("pending", "running"),
+                            "the end of step 0", 10)
+        self.assertEqual(len(self.requests_for(tok + " [[fail")), 1, "retried after a cancel")
+        self.assertEqual(self.requests_for("next " + tok), [])
+        self.assertEqual(end["status"], "cancelled")
+        self.assertEqual([s["status"] for s in end["steps"]], ["cancelled", "cancelled"], end)
+        self.assertEqual(end["steps"][0]["attempts"], 1)
+        self.assertEqual(end["credits_used"], 0)
+
+    def test_delete_workflow_during_step(self):
+        key, _ = self.live()
+        e = self.new_employee(key)["id"]
+        tok = uniq("del")
+        wf = self.make_wf(key, [self.step(e, "respond", "%s [[pause:1500]]" % tok),
+                                self.step(e, "respond", "next " + tok)])
+        b0 = self.balance(key)
+        run = self.start(key, wf["id"], {})
+        self.poll(lambda: self.requests_for(tok + " [[pause"), "the step reached the engine", 10,
+                  0.02)
+        self.assertJson(self.server.request("DELETE", "/v1/workflows/" + wf["id"], key=key))
+        self.assertError(self.server.get("/v1/workflows/%s/runs/%s" % (wf["id"], run["id"]),
+                                         key=key), 404, "workflow_not_found", "id")
+        # The step in flight ends (its outcome has nowhere to go), uncharged.
+        self.poll(lambda: self.emp_status(key, e) == "idle", "the employee idle again", 15)
+        self.witness()
+        self.assertEqual(self.requests_for("next " + tok), [])
+        self.assertEqual(len(self.requests_for(tok + " [[pause")), 1)
+        self.assertEqual(self.balance(key), b0)
+        self.assertTrue(self.server.alive())
+
     def test_employee_active_during_step(self):
         key, _ = self.live()
         e = self.new_employee(key)["id"]
@@ -1141,6 +1489,30 @@ class WorkflowRunRestartTest(RunHelpers, MockChatTestCase):
         self.poll(lambda: self.emp_status(key, e) == "idle", "the employee idle again", 10)
 
 
+    def test_sigterm_during_step(self):
+        """A graceful stop during a step: the step either finishes in the drain or is left for
+        the next start; either way the run completes once and nothing runs twice after it."""
+        s = self.server
+        key, _ = self.fresh("live")
+        e = self.emp(key)
+        tok = uniq("term")
+        wf = self.make_wf(key, [self.step(e, "respond", "%s [[pause:1500]]" % tok),
+                                self.step(e, "respond", "then " + tok)])
+        b0 = self.balance(key)
+        run = self.start(key, wf["id"], {})
+        self.poll(lambda: self.requests_for(tok + " [[pause"), "the step reached the engine", 10,
+                  0.02)
+        self.assertEqual(s.stop(), 0)
+        s.start()
+        done = self.wait_ended(key, wf["id"], run["id"], "completed", timeout=40)
+        n = len(self.requests_for(tok + " [[pause"))
+        self.assertIn(n, (1, 2), "the step cut by the stop runs at most once more")
+        self.assertEqual(len(self.requests_for("then " + tok)), 1)
+        self.assertEqual(done["steps"][0]["attempts"], 1)
+        self.assertEqual([r["id"] for r in self.all_runs(key, wf["id"])], [run["id"]])
+        self.assertEqual(self.balance(key), b0 - done["credits_used"])
+
+
 # =====================================================================================
 # Schedules
 # =====================================================================================
@@ -1181,7 +1553,8 @@ class WorkflowRunScheduleTest(RunHelpers, ChatTestCase):
         self.witness()
         self.assertEqual(self.all_runs(key, wf["id"]), [], "no occurrence has come yet")
         self.assertEqual(s.stop(), 0)
-        due = (int(time.time()) - 3600) * 1000 + 123
+        # Three days of missed occurrences: one run.
+        due = (int(time.time()) - 3 * 86400 - 3600) * 1000 + 123
         self.set_next_run([wf["id"], off["id"]], due)
         s.start()
         self.witness()

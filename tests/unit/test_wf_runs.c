@@ -59,7 +59,7 @@ static int add_run(const struct store_tenant *t, const char *wf, const char *id,
     r.trigger_data = "{}";
     r.definition = steps3;
     r.created_at = at;
-    return store_wf_run_create(s, t, &r);
+    return store_wf_run_create(s, t, &r, NULL, NULL);
 }
 
 /* Claim at 'now': "run_id/step", a task's id, or "" when nothing is runnable. */
