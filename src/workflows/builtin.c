@@ -15,7 +15,9 @@
 #include "../knowledge/extract.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -34,14 +36,103 @@ static int embed(struct embed_pool *p, const char *const *texts, const size_t *l
     return 0;
 }
 
+/* ---- Label vectors, kept between runs ----
+ * A workflow classifies with the same labels at every run: the vectors of the last
+ * LABEL_CACHE label texts (per embedding model) are kept, so that a run embeds its input and
+ * only the labels not seen lately. The entries are the cache's and live for the process. */
+
+#define LABEL_CACHE 256
+
+struct label_vec {
+    char *key; /* model name, '\n', label text (owned) */
+    float *v;  /* normalised, 'dim' floats (owned) */
+    size_t dim;
+    uint64_t used;
+};
+
+static struct label_vec label_cache[LABEL_CACHE];
+static pthread_mutex_t label_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t label_tick;
+
+/* A copy of the vector kept for 'key', of '*dim' floats (the caller frees), or NULL. */
+static float *label_get(const char *key, size_t *dim)
+{
+    float *v = NULL;
+    pthread_mutex_lock(&label_mu);
+    for (size_t i = 0; i < LABEL_CACHE; i++) {
+        struct label_vec *c = &label_cache[i];
+        if (c->key && strcmp(c->key, key) == 0) {
+            c->used = ++label_tick;
+            *dim = c->dim;
+            v = xmalloc(c->dim * sizeof(*v));
+            memcpy(v, c->v, c->dim * sizeof(*v));
+            break;
+        }
+    }
+    pthread_mutex_unlock(&label_mu);
+    return v;
+}
+
+/* Keep a copy of 'v' for 'key', in place of the least recently used entry. */
+static void label_put(const char *key, const float *v, size_t dim)
+{
+    struct label_vec *slot = &label_cache[0];
+    pthread_mutex_lock(&label_mu);
+    for (size_t i = 0; i < LABEL_CACHE; i++) {
+        struct label_vec *c = &label_cache[i];
+        if (c->key && strcmp(c->key, key) == 0) { /* another run kept it meanwhile */
+            slot = NULL;
+            break;
+        }
+        if (!c->key) {
+            slot = c;
+            break;
+        }
+        if (c->used < slot->used)
+            slot = c;
+    }
+    if (slot) {
+        free(slot->key);
+        free(slot->v);
+        slot->key = xstrdup(key);
+        slot->v = xmalloc(dim * sizeof(*v));
+        memcpy(slot->v, v, dim * sizeof(*v));
+        slot->dim = dim;
+        slot->used = ++label_tick;
+    }
+    pthread_mutex_unlock(&label_mu);
+}
+
+/* The cache key of label 'l' (a name, or {name, description}) for 'model': the text it is
+ * embedded as ("name: description", or the name) follows the first '\n'. The caller frees. */
+static char *label_key(const char *model, const json_t *l)
+{
+    const char *name =
+        json_is_string(l) ? json_string_value(l) : json_string_value(json_object_get(l, "name"));
+    const char *desc = json_string_value(json_object_get(l, "description"));
+    struct buf b;
+
+    buf_init(&b, 1u << 17);
+    buf_appendf(&b, "%s\n", model);
+    if (desc && *desc)
+        buf_appendf(&b, "%s: %s", name, desc);
+    else
+        buf_appends(&b, name);
+    return buf_take(&b, NULL);
+}
+
 /* See builtin.h. */
 int wf_builtin_classify(struct embed_pool *p, const char *input, const json_t *labels, json_t **out,
                         struct err *e)
 {
-    size_t n = json_array_size(labels), dim = 0, best = 0;
+    size_t n = json_array_size(labels), dim = 0, best = 0, nmiss = 0;
+    const char *model = embed_pool_model(p);
+    char **keys = xcalloc(n, sizeof(*keys));
+    float **lv = xcalloc(n, sizeof(*lv)); /* each label's vector */
+    size_t *miss = xcalloc(n, sizeof(*miss));
+    size_t *dims = xcalloc(n, sizeof(*dims)); /* of the kept vectors */
     const char **texts = xcalloc(n + 1, sizeof(*texts));
     size_t *lens = xcalloc(n + 1, sizeof(*lens));
-    char **owned = xcalloc(n + 1, sizeof(*owned));
     float *vecs = NULL;
     double best_cos = -2;
     int rc;
@@ -50,26 +141,27 @@ int wf_builtin_classify(struct embed_pool *p, const char *input, const json_t *l
     texts[0] = input;
     lens[0] = strlen(input);
     for (size_t i = 0; i < n; i++) {
-        const json_t *l = json_array_get(labels, i);
-        const char *name = json_is_string(l) ? json_string_value(l)
-                                             : json_string_value(json_object_get(l, "name"));
-        const char *desc = json_string_value(json_object_get(l, "description"));
-        if (desc && *desc) {
-            struct buf b;
-            buf_init(&b, 1u << 16);
-            buf_appendf(&b, "%s: %s", name, desc);
-            owned[i + 1] = xstrdup(buf_ptr(&b));
-            buf_cleanup(&b);
-            texts[i + 1] = owned[i + 1];
-        } else {
-            texts[i + 1] = name;
+        keys[i] = label_key(model, json_array_get(labels, i));
+        lv[i] = label_get(keys[i], &dims[i]);
+        if (!lv[i]) {
+            texts[1 + nmiss] = strchr(keys[i], '\n') + 1;
+            lens[1 + nmiss] = strlen(texts[1 + nmiss]);
+            miss[nmiss++] = i;
         }
-        lens[i + 1] = strlen(texts[i + 1]);
     }
-    rc = embed(p, texts, lens, n + 1, &vecs, &dim, e);
+    rc = embed(p, texts, lens, 1 + nmiss, &vecs, &dim, e);
+    for (size_t i = 0; !rc && i < n; i++) /* one model, one width: never, unless it changed */
+        if (lv[i] && dims[i] != dim)
+            rc = err_set(e, ERR_UPSTREAM, "upstream_error", NULL,
+                         "The embedding model answered vectors of another width.");
     if (!rc) {
+        for (size_t m = 0; m < nmiss; m++) {
+            label_put(keys[miss[m]], vecs + (m + 1) * dim, dim);
+            lv[miss[m]] = xmalloc(dim * sizeof(float));
+            memcpy(lv[miss[m]], vecs + (m + 1) * dim, dim * sizeof(float));
+        }
         for (size_t i = 0; i < n; i++) {
-            double c = embed_vec_dot(vecs, vecs + (i + 1) * dim, dim);
+            double c = embed_vec_dot(vecs, lv[i], dim);
             if (c > best_cos) {
                 best_cos = c;
                 best = i;
@@ -91,9 +183,14 @@ int wf_builtin_classify(struct embed_pool *p, const char *input, const json_t *l
                                           1e4));
         }
     }
-    for (size_t i = 0; i <= n; i++)
-        free(owned[i]);
-    free(owned);
+    for (size_t i = 0; i < n; i++) {
+        free(keys[i]);
+        free(lv[i]);
+    }
+    free(keys);
+    free(lv);
+    free(miss);
+    free(dims);
     free(texts);
     free(lens);
     free(vecs);
