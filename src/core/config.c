@@ -47,10 +47,13 @@ static const char *const known_vars[] = {
     "WORKFORCE_KNOWLEDGE_WORKERS",
 };
 
-static const char *const oauth_providers[] = {"SLACK", "GOOGLE_CALENDAR", "OUTLOOK", "GITHUB",
-                                              "HUBSPOT"};
-static const char *const oauth_fields[] = {"CLIENT_ID", "CLIENT_SECRET", "AUTH_URL",
-                                           "TOKEN_URL", "REVOKE_URL",    "SCOPES"};
+const char *const config_oauth_provider_names[CONFIG_OAUTH_PROVIDERS] = {
+    "SLACK", "GOOGLE_CALENDAR", "OUTLOOK", "GITHUB", "HUBSPOT"};
+static const char *const oauth_fields[CONFIG_OAUTH_FIELDS] = {
+    [CONFIG_OAUTH_CLIENT_ID] = "CLIENT_ID",   [CONFIG_OAUTH_CLIENT_SECRET] = "CLIENT_SECRET",
+    [CONFIG_OAUTH_AUTH_URL] = "AUTH_URL",     [CONFIG_OAUTH_TOKEN_URL] = "TOKEN_URL",
+    [CONFIG_OAUTH_REVOKE_URL] = "REVOKE_URL", [CONFIG_OAUTH_API_URL] = "API_URL",
+    [CONFIG_OAUTH_SCOPES] = "SCOPES",         [CONFIG_OAUTH_SIGNING_SECRET] = "SIGNING_SECRET"};
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -163,6 +166,26 @@ int config_parse_duration(const char *s, size_t len, int64_t *out_ms)
     return 0;
 }
 
+/* Whether 'name' ('n' bytes) is WORKFORCE_OAUTH_<PROVIDER>_<FIELD>: which, in '*p' and '*f'. */
+static bool oauth_var(const char *name, size_t n, size_t *p, size_t *f)
+{
+    for (size_t i = 0; i < CONFIG_OAUTH_PROVIDERS; i++) {
+        for (size_t j = 0; j < CONFIG_OAUTH_FIELDS; j++) {
+            char full[128];
+            int len = snprintf(full, sizeof(full), "WORKFORCE_OAUTH_%s_%s",
+                               config_oauth_provider_names[i], oauth_fields[j]);
+            if (len > 0 && (size_t)len == n && strncmp(name, full, n) == 0) {
+                if (p)
+                    *p = i;
+                if (f)
+                    *f = j;
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 static bool known_var(const char *name, size_t n)
 {
     char buf[128];
@@ -174,15 +197,7 @@ static bool known_var(const char *name, size_t n)
         if (strcmp(buf, known_vars[i]) == 0)
             return true;
     }
-    for (size_t p = 0; p < COUNT(oauth_providers); p++) {
-        for (size_t f = 0; f < COUNT(oauth_fields); f++) {
-            char full[128];
-            snprintf(full, sizeof(full), "WORKFORCE_OAUTH_%s_%s", oauth_providers[p],
-                     oauth_fields[f]);
-            if (strcmp(buf, full) == 0)
-                return true;
-        }
-    }
+    return oauth_var(buf, strlen(buf), NULL, NULL);
     return false;
 }
 
@@ -272,7 +287,7 @@ int config_load_env(struct config *c, char *const *envp, struct err *e)
     for (; envp && *envp; envp++) {
         const char *kv = *envp, *eq = strchr(kv, '=');
         const char *v;
-        size_t n;
+        size_t n, op = 0, of = 0;
         int rc = 0;
 
         if (!eq || strncmp(kv, "WORKFORCE_", 10) != 0)
@@ -343,6 +358,16 @@ int config_load_env(struct config *c, char *const *envp, struct err *e)
             int64_t t = 0;
             rc = set_int(&t, v, 1, 256, "WORKFORCE_EMBEDDINGS_THREADS", e);
             c->embeddings_threads = (unsigned)t;
+        } else if (oauth_var(kv, n, &op, &of)) {
+            char name[128];
+            snprintf(name, sizeof(name), "%.*s", (int)(n < 127 ? n : 127), kv);
+            if ((of == CONFIG_OAUTH_AUTH_URL || of == CONFIG_OAUTH_TOKEN_URL ||
+                 of == CONFIG_OAUTH_REVOKE_URL || of == CONFIG_OAUTH_API_URL) &&
+                strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0)
+                rc = err_set(e, ERR_INVALID, "invalid_setting", name,
+                             "must start with http:// or https://");
+            else
+                rc = set_str(c->oauth[op][of], CONFIG_OAUTH_VALUE_MAX, v, name, e);
         } else if (IS("WORKFORCE_KNOWLEDGE_WORKERS")) {
             int64_t t = 0;
             rc = set_int(&t, v, 1, 64, "WORKFORCE_KNOWLEDGE_WORKERS", e);

@@ -19,6 +19,24 @@ struct config_limits {
     uint32_t concurrent;
 };
 
+/* Per provider (in the order of config_oauth_provider_names), WORKFORCE_OAUTH_<PROVIDER>_<FIELD>.
+ */
+#define CONFIG_OAUTH_PROVIDERS 5
+enum config_oauth_field {
+    CONFIG_OAUTH_CLIENT_ID,
+    CONFIG_OAUTH_CLIENT_SECRET, /* a secret: never logged */
+    CONFIG_OAUTH_AUTH_URL,
+    CONFIG_OAUTH_TOKEN_URL,
+    CONFIG_OAUTH_REVOKE_URL,
+    CONFIG_OAUTH_API_URL,
+    CONFIG_OAUTH_SCOPES,
+    CONFIG_OAUTH_SIGNING_SECRET, /* inbound events; a secret */
+    CONFIG_OAUTH_FIELDS
+};
+#define CONFIG_OAUTH_VALUE_MAX 1024
+/* "SLACK", "GOOGLE_CALENDAR", "OUTLOOK", "GITHUB", "HUBSPOT". */
+extern const char *const config_oauth_provider_names[CONFIG_OAUTH_PROVIDERS];
+
 struct config {
     char listen_host[64];
     unsigned listen_port;
@@ -45,6 +63,8 @@ struct config {
     unsigned embeddings_threads;   /* builtin: threads that embed (one kept for queries) */
     unsigned task_workers;         /* tasks carried out at once */
     unsigned knowledge_workers;    /* documents processed at once */
+    /* "" where not set: the provider's default (URLs, scopes) or not configured */
+    char oauth[CONFIG_OAUTH_PROVIDERS][CONFIG_OAUTH_FIELDS][CONFIG_OAUTH_VALUE_MAX];
 };
 
 /* Defaults, then the environment 'envp'; 0 or ERR_INVALID with the setting in e->param. */

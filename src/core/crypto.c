@@ -11,6 +11,8 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 
+#include <string.h>
+
 /* Fill 'out' with 'n' bytes from the CSPRNG. Returns 0 or ERR_INTERNAL. */
 int crypto_random(void *out, size_t n)
 {
@@ -84,4 +86,100 @@ void crypto_sha256_final(struct crypto_sha256 *h, unsigned char out[CRYPTO_SHA25
 void crypto_sha256_free(struct crypto_sha256 *h)
 {
     EVP_MD_CTX_free((EVP_MD_CTX *)h);
+}
+
+/* See crypto.h. Extract, then expand, as RFC 5869 writes them, over HMAC-SHA256. */
+int crypto_hkdf_sha256(const void *ikm, size_t ikm_len, const void *salt, size_t salt_len,
+                       const void *info, size_t info_len, void *out, size_t n)
+{
+    unsigned char prk[CRYPTO_SHA256_LEN], t[CRYPTO_SHA256_LEN], block[CRYPTO_SHA256_LEN + 256];
+    unsigned char zero[CRYPTO_SHA256_LEN] = {0};
+    size_t done = 0, tlen = 0;
+    int rc = ERR_INTERNAL;
+
+    if (n == 0 || n > 255 * CRYPTO_SHA256_LEN || info_len > 255)
+        return ERR_INTERNAL;
+    if (crypto_hmac_sha256(salt_len ? salt : zero, salt_len ? salt_len : sizeof(zero), ikm, ikm_len,
+                           prk))
+        goto out;
+    for (unsigned i = 1; done < n; i++) {
+        size_t len = 0, take;
+        memcpy(block, t, tlen); /* T(i-1) | info | i */
+        len = tlen;
+        memcpy(block + len, info, info_len);
+        len += info_len;
+        block[len++] = (unsigned char)i;
+        if (crypto_hmac_sha256(prk, sizeof(prk), block, len, t))
+            goto out;
+        tlen = sizeof(t);
+        take = n - done < tlen ? n - done : tlen;
+        memcpy((unsigned char *)out + done, t, take);
+        done += take;
+    }
+    rc = 0;
+out:
+    OPENSSL_cleanse(prk, sizeof(prk));
+    OPENSSL_cleanse(t, sizeof(t));
+    OPENSSL_cleanse(block, sizeof(block));
+    return rc;
+}
+
+/* See crypto.h. */
+int crypto_seal(const unsigned char key[CRYPTO_SEAL_KEY_LEN], const void *aad, size_t aad_len,
+                const void *in, size_t n, unsigned char *out)
+{
+    EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
+    unsigned char *nonce = out, *ct = out + CRYPTO_SEAL_NONCE_LEN, *tag = ct + n;
+    int len = 0, rc = ERR_INTERNAL;
+
+    if (!ctx || n > 0x7fffff00 || aad_len > 0x7fffffff)
+        goto out;
+    if (crypto_random(nonce, CRYPTO_SEAL_NONCE_LEN))
+        goto out;
+    if (EVP_EncryptInit_ex(ctx, EVP_aes_256_gcm(), NULL, key, nonce) != 1)
+        goto out;
+    if (aad_len && EVP_EncryptUpdate(ctx, NULL, &len, aad, (int)aad_len) != 1)
+        goto out;
+    if (n && EVP_EncryptUpdate(ctx, ct, &len, in, (int)n) != 1)
+        goto out;
+    if (EVP_EncryptFinal_ex(ctx, ct + (n ? len : 0), &len) != 1)
+        goto out;
+    if (EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, CRYPTO_SEAL_TAG_LEN, tag) != 1)
+        goto out;
+    rc = 0;
+out:
+    EVP_CIPHER_CTX_free(ctx);
+    return rc;
+}
+
+/* See crypto.h. */
+int crypto_open(const unsigned char key[CRYPTO_SEAL_KEY_LEN], const void *aad, size_t aad_len,
+                const unsigned char *in, size_t n, void *out)
+{
+    EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
+    const unsigned char *ct = in + CRYPTO_SEAL_NONCE_LEN;
+    size_t ct_len = n >= CRYPTO_SEAL_OVERHEAD ? n - CRYPTO_SEAL_OVERHEAD : 0;
+    unsigned char tag[CRYPTO_SEAL_TAG_LEN]; /* a copy: OpenSSL takes it as writable */
+    int len = 0, rc = ERR_INTERNAL;
+
+    if (!ctx)
+        goto out;
+    rc = ERR_INVALID;
+    if (n < CRYPTO_SEAL_OVERHEAD || ct_len > 0x7fffff00 || aad_len > 0x7fffffff)
+        goto out;
+    if (EVP_DecryptInit_ex(ctx, EVP_aes_256_gcm(), NULL, key, in) != 1)
+        goto out;
+    if (aad_len && EVP_DecryptUpdate(ctx, NULL, &len, aad, (int)aad_len) != 1)
+        goto out;
+    if (ct_len && EVP_DecryptUpdate(ctx, out, &len, ct, (int)ct_len) != 1)
+        goto out;
+    memcpy(tag, ct + ct_len, sizeof(tag));
+    if (EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, CRYPTO_SEAL_TAG_LEN, tag) != 1)
+        goto out;
+    if (EVP_DecryptFinal_ex(ctx, (unsigned char *)out + (ct_len ? len : 0), &len) != 1)
+        goto out; /* the tag does not match: altered, or another key or aad */
+    rc = 0;
+out:
+    EVP_CIPHER_CTX_free(ctx);
+    return rc;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * crypto: the only user of OpenSSL. Random bytes, HMAC-SHA256, SHA-256, constant-time
- * comparison and hex encoding; AES-GCM joins when tokens are stored (integrations).
+ * crypto: the only user of OpenSSL. Random bytes, HMAC-SHA256, SHA-256, HKDF, AES-256-GCM
+ * sealing (integration tokens at rest), constant-time comparison and hex encoding.
  */
 #ifndef WORKFORCE_CRYPTO_H
 #define WORKFORCE_CRYPTO_H
@@ -23,5 +23,28 @@ void crypto_sha256_update(struct crypto_sha256 *h, const void *p, size_t n);
 void crypto_sha256_final(struct crypto_sha256 *h, unsigned char out[CRYPTO_SHA256_LEN]);
 void crypto_sha256_free(struct crypto_sha256 *h);              /* NULL is a no-op */
 void crypto_hex(const unsigned char *in, size_t n, char *out); /* out holds 2n+1 */
+
+/* HKDF-SHA256 (RFC 5869): 'n' bytes (1 to 8160) derived from 'ikm' with 'salt' and 'info'
+ * (at most 255 bytes) into 'out'. 0 or ERR_INTERNAL. */
+int crypto_hkdf_sha256(const void *ikm, size_t ikm_len, const void *salt, size_t salt_len,
+                       const void *info, size_t info_len, void *out, size_t n);
+
+/* ---- AES-256-GCM sealing ---- */
+
+#define CRYPTO_SEAL_KEY_LEN 32
+#define CRYPTO_SEAL_NONCE_LEN 12
+#define CRYPTO_SEAL_TAG_LEN 16
+#define CRYPTO_SEAL_OVERHEAD (CRYPTO_SEAL_NONCE_LEN + CRYPTO_SEAL_TAG_LEN)
+
+/* Encrypt the 'n' bytes of 'in' under 'key' with a fresh random nonce, authenticating 'aad'
+ * too (what the plaintext belongs to): 'out' (n + CRYPTO_SEAL_OVERHEAD bytes) gets nonce,
+ * ciphertext and tag. 0 or ERR_INTERNAL. */
+int crypto_seal(const unsigned char key[CRYPTO_SEAL_KEY_LEN], const void *aad, size_t aad_len,
+                const void *in, size_t n, unsigned char *out);
+
+/* Open what crypto_seal() made ('n' bytes): the plaintext (n - CRYPTO_SEAL_OVERHEAD bytes) in
+ * 'out'. ERR_INVALID when it is too short or was altered, or the key or 'aad' differ. */
+int crypto_open(const unsigned char key[CRYPTO_SEAL_KEY_LEN], const void *aad, size_t aad_len,
+                const unsigned char *in, size_t n, void *out);
 
 #endif

@@ -112,6 +112,61 @@ static void test_crypto(void)
                "SHA-256 of abc");
         ok(crypto_equal("abcd", "abcd", 4) && !crypto_equal("abcd", "abce", 4), "ct compare");
     }
+    subtest("hkdf")
+    {
+        /* RFC 5869 test case 1 */
+        unsigned char ikm[22], salt[13], info[10], okm[42];
+        char hex[85];
+        memset(ikm, 0x0b, sizeof(ikm));
+        for (int i = 0; i < 13; i++)
+            salt[i] = (unsigned char)i;
+        for (int i = 0; i < 10; i++)
+            info[i] = (unsigned char)(0xf0 + i);
+        is_int(crypto_hkdf_sha256(ikm, 22, salt, 13, info, 10, okm, 42), 0, "derives");
+        crypto_hex(okm, 42, hex);
+        is_str(
+            hex,
+            "3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b887185865",
+            "RFC 5869 case 1 OKM");
+        is_int(crypto_hkdf_sha256(ikm, 22, salt, 13, info, 10, okm, 0), ERR_INTERNAL, "n 0");
+    }
+    subtest("seal")
+    {
+        unsigned char key[32], other[32], sealed[64 + CRYPTO_SEAL_OVERHEAD],
+            again[64 + CRYPTO_SEAL_OVERHEAD];
+        char plain[65];
+        const char *msg = "refresh-token-abcdef";
+        size_t n = strlen(msg);
+        memset(key, 7, sizeof(key));
+        memset(other, 8, sizeof(other));
+        is_int(crypto_seal(key, "org1/slack", 10, msg, n, sealed), 0, "seals");
+        ok(memmem(sealed, n + CRYPTO_SEAL_OVERHEAD, "refresh", 7) == NULL, "no plaintext inside");
+        memset(plain, 0, sizeof(plain));
+        is_int(crypto_open(key, "org1/slack", 10, sealed, n + CRYPTO_SEAL_OVERHEAD, plain), 0,
+               "opens");
+        is_str(plain, msg, "round trip");
+        crypto_seal(key, "org1/slack", 10, msg, n, again);
+        ok(memcmp(sealed, again, n + CRYPTO_SEAL_OVERHEAD) != 0, "a fresh nonce each time");
+        is_int(crypto_open(other, "org1/slack", 10, sealed, n + CRYPTO_SEAL_OVERHEAD, plain),
+               ERR_INVALID, "another key");
+        is_int(crypto_open(key, "org2/slack", 10, sealed, n + CRYPTO_SEAL_OVERHEAD, plain),
+               ERR_INVALID, "another aad");
+        {
+            size_t tried = 0, refused = 0;
+            for (size_t i = 0; i < n + CRYPTO_SEAL_OVERHEAD; i += 3) {
+                sealed[i] ^= 1;
+                tried++;
+                refused += crypto_open(key, "org1/slack", 10, sealed, n + CRYPTO_SEAL_OVERHEAD,
+                                       plain) == ERR_INVALID;
+                sealed[i] ^= 1;
+            }
+            is_int((int64_t)refused, (int64_t)tried, "every altered byte is refused");
+        }
+        is_int(crypto_open(key, "org1/slack", 10, sealed, CRYPTO_SEAL_OVERHEAD - 1, plain),
+               ERR_INVALID, "too short");
+        is_int(crypto_seal(key, NULL, 0, "", 0, sealed), 0, "empty plaintext seals");
+        is_int(crypto_open(key, NULL, 0, sealed, CRYPTO_SEAL_OVERHEAD, plain), 0, "and opens");
+    }
 }
 
 static void test_config(void)
@@ -131,6 +186,23 @@ static void test_config(void)
 
         err_clear(&e);
         is_int(config_load_env(&c, env_ok, &e), 0, "valid environment loads");
+        is_str(c.oauth[0][CONFIG_OAUTH_CLIENT_ID], "x", "an OAuth setting is kept");
+        is_str(c.oauth[3][CONFIG_OAUTH_API_URL], "", "one not given is empty");
+        {
+            static struct config c2;
+            char *env_oauth[] = {"WORKFORCE_OAUTH_GITHUB_API_URL=http://127.0.0.1:9/gh",
+                                 "WORKFORCE_OAUTH_HUBSPOT_SIGNING_SECRET=s3",
+                                 "WORKFORCE_OAUTH_GOOGLE_CALENDAR_SCOPES=a b", NULL};
+            char *env_oauth_bad[] = {"WORKFORCE_OAUTH_OUTLOOK_TOKEN_URL=ftp://x", NULL};
+            char *env_oauth_unknown[] = {"WORKFORCE_OAUTH_DROPBOX_CLIENT_ID=x", NULL};
+            is_int(config_load_env(&c2, env_oauth, &e), 0, "OAuth settings load");
+            is_str(c2.oauth[3][CONFIG_OAUTH_API_URL], "http://127.0.0.1:9/gh", "github api url");
+            is_str(c2.oauth[4][CONFIG_OAUTH_SIGNING_SECRET], "s3", "hubspot signing secret");
+            is_str(c2.oauth[1][CONFIG_OAUTH_SCOPES], "a b", "google scopes");
+            is_int(config_load_env(&c2, env_oauth_bad, &e), ERR_INVALID, "a URL must be http(s)");
+            is_str(e.param, "WORKFORCE_OAUTH_OUTLOOK_TOKEN_URL", "named");
+            is_int(config_load_env(&c2, env_oauth_unknown, &e), ERR_INVALID, "unknown provider");
+        }
         is_int(c.listen_port, 9999, "listen port from env");
         is_int(c.threads, 3, "threads from env");
         is_int(c.limits[TIER_MANAGER].per_minute, 5, "manager limit overridden");
