@@ -1271,16 +1271,34 @@ def build_schemas():
     s["Integration"] = obj({
         "provider": S("Provider"),
         "name": string("Display name.", examples=["Slack"]),
-        "category": string("Kind of service.", examples=["team_chat"]),
-        "status": {"type": "string", "enum": ["available", "pending", "connected", "error"]},
+        "category": string("Kind of service: `team_chat`, `calendar`, `email_calendar`, "
+                           "`code_hosting`, `crm`.", examples=["team_chat"]),
+        "status": {"type": "string", "enum": ["available", "pending", "connected", "error"],
+                   "description": "`pending`: a connect was started and its 10 minutes are "
+                                  "not over; `error`: the last connection failed, or the "
+                                  "provider refused a refresh (`error` says which)."},
         "configured": {"type": "boolean",
                        "description": "Whether OAuth client credentials are configured."},
         "account": {"type": ["string", "null"],
-                    "description": "The connected account's name at the provider."},
-        "scopes": {"type": "array", "items": string()},
+                    "description": "The connected account's name, where the provider tells "
+                                   "it (Slack: the workspace)."},
+        "scopes": {"type": "array", "items": string(),
+                   "description": "The scopes granted (or asked, when the provider does not "
+                                  "say); empty when not connected."},
         "connected_at": nullable(S("Timestamp")),
+        "expires_at": nullable(S("Timestamp")),
+        "error": {"type": ["string", "null"],
+                  "description": "Why the last connection failed: the provider's OAuth error "
+                                 "(`access_denied`, `invalid_grant`, ...), "
+                                 "`provider_unreachable`, `invalid_response`, or "
+                                 "`reauthorization_required`."},
+        "events_url": nullable(string("Where the provider sends this organization's events "
+                                      "(this key mode): `{public_url}/v1/integrations/"
+                                      "{provider}/events/<token>`.", format="uri")),
+        "operations": {"type": "array", "items": string(),
+                       "description": "The workflow actions this provider offers."},
     }, required=["provider", "name", "category", "status", "configured", "account", "scopes",
-                 "connected_at"])
+                 "connected_at", "expires_at", "error", "events_url", "operations"])
     s["IntegrationList"] = obj({
         "integrations": {"type": "array", "items": S("Integration"), "minItems": 5,
                          "maxItems": 5},
@@ -1289,9 +1307,16 @@ def build_schemas():
     }, required=["integrations", "has_more", "next_cursor"],
         description="Always the five providers (one page).")
     s["ConnectRequest"] = obj({
-        "redirect_uri": string("Where the callback redirects when done.", format="uri"),
-        "scopes": {"type": "array", "items": string(minLength=1),
-                   "description": "Provider scopes; default the configured ones."},
+        "redirect_uri": string("Where the callback sends the user when done, with "
+                               "`provider`, `status` (`connected` or `error`) and `error` "
+                               "added to its query. An absolute http(s) URL with a host and no "
+                               "fragment. Absent: the callback shows a short page.",
+                               format="uri", minLength=1, maxLength=2048),
+        "scopes": {"type": "array", "minItems": 1, "maxItems": 50, "uniqueItems": True,
+                   "items": string(minLength=1, maxLength=200, pattern="^[!-+--~]+$"),
+                   "description": "Provider scopes; default the configured ones "
+                                  "(`WORKFORCE_OAUTH_<PROVIDER>_SCOPES`) or the provider's "
+                                  "defaults."},
     })
     s["ConnectResponse"] = obj({
         "provider": S("Provider"),
@@ -2211,10 +2236,11 @@ def build_paths():
                                   "`provider_not_found`.", {"type": "string",
                                                             "examples": PROVIDERS})
     sp.add("get", "/v1/integrations", "listIntegrations", "List integrations", "Integrations",
-           scope="integrations", description="Always the five providers, available or connected.",
+           built=True, scope="integrations", description="Always the five providers, available or connected.",
            ok=ok_json("IntegrationList", "The integrations."))
     sp.add("post", "/v1/integrations/{provider}/connect", "connectIntegration",
-           "Start an OAuth connection", "Integrations", scope="integrations", params=[prov],
+           "Start an OAuth connection", "Integrations", built=True, scope="integrations",
+           params=[prov],
            description="OAuth 2.0 authorization code with PKCE (S256). Answers the URL to send "
                        "the user to and a single-use `state` bound to the organization and "
                        "provider, valid 10 minutes.",
@@ -2222,7 +2248,7 @@ def build_paths():
            ok=ok_json("ConnectResponse", "The pending connection."),
            codes=["integration_not_configured", "provider_not_found"], bad_param="redirect_uri")
     sp.add("get", "/v1/integrations/{provider}/callback", "integrationCallback",
-           "OAuth callback", "Integrations", auth=False, query_strict=False,
+           "OAuth callback", "Integrations", built=True, auth=False, query_strict=False,
            params=[prov,
                    query_param("code", "Authorization code from the provider.", string()),
                    query_param("state", "The `state` from connect.", string()),
@@ -2250,7 +2276,8 @@ def build_paths():
                                  "schema": string(format="uri")}},
     }
     sp.add("delete", "/v1/integrations/{provider}", "disconnectIntegration",
-           "Disconnect an integration", "Integrations", scope="integrations", params=[prov],
+           "Disconnect an integration", "Integrations", built=True, scope="integrations",
+           params=[prov],
            description="Revokes the tokens at the provider where it can, forgets them and "
                        "answers the integration with status `available` (also when it was not "
                        "connected). Unlike other deletes it answers the integration, not "

@@ -18,8 +18,14 @@ const char *api_error_code(size_t i, unsigned *status);
 extern const struct jb_binding api_chat_body, api_feedback_body, api_employees_create_body,
     api_employees_update_body, api_knowledge_query_body, api_tasks_create_body,
     api_tasks_update_body, api_workflows_create_body, api_workflows_update_body,
-    api_workflows_run_body;
+    api_workflows_run_body, api_integrations_connect_body;
 extern const struct jb_binding api_no_body; /* {} or no body: the route takes no members */
+
+/* integrations.c */
+int api_integrations_list(struct router_req *r, struct err *e);
+int api_integrations_connect(struct router_req *r, struct err *e);
+int api_integrations_callback(struct router_req *r, struct err *e);
+int api_integrations_disconnect(struct router_req *r, struct err *e);
 
 /* employees.c */
 int api_employees_list(struct router_req *r, struct err *e);

@@ -131,3 +131,21 @@ char *buf_take(struct buf *b, size_t *plen)
     b->cap_ = 0;
     return p;
 }
+
+/* See buf.h. */
+int buf_append_urlenc(struct buf *b, const char *s)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    int rc = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p && !rc; p++) {
+        unsigned char c = *p;
+        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+            c == '-' || c == '.' || c == '_' || c == '~') {
+            rc = buf_append(b, p, 1);
+        } else {
+            char esc[3] = {'%', hex[c >> 4], hex[c & 15]};
+            rc = buf_append(b, esc, 3);
+        }
+    }
+    return rc;
+}

@@ -22,7 +22,10 @@ void buf_reset(struct buf *b);                          /* length 0, memory kept
 int buf_append(struct buf *b, const void *p, size_t n); /* 0, ERR_LIMIT or ERR_NOMEM */
 int buf_appendf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int buf_appends(struct buf *b, const char *s); /* append a C string */
-const char *buf_ptr(const struct buf *b);      /* "" when empty */
+/* Append 's' percent-encoded for a URL query or a form body (RFC 3986: every byte but
+ * A-Z a-z 0-9 - . _ ~ becomes %XX). */
+int buf_append_urlenc(struct buf *b, const char *s);
+const char *buf_ptr(const struct buf *b); /* "" when empty */
 size_t buf_len(const struct buf *b);
 char *buf_take(struct buf *b, size_t *plen); /* caller frees; b is empty */
 

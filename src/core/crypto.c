@@ -183,3 +183,45 @@ out:
     EVP_CIPHER_CTX_free(ctx);
     return rc;
 }
+
+/* Base64 of 'in' in the alphabet 'abc', with '=' padding when 'pad'. */
+static void base64(const char *abc, bool pad, const unsigned char *in, size_t n, char *out)
+{
+    size_t o = 0, i = 0;
+    for (; i + 3 <= n; i += 3) {
+        unsigned v = (unsigned)in[i] << 16 | (unsigned)in[i + 1] << 8 | in[i + 2];
+        out[o++] = abc[v >> 18];
+        out[o++] = abc[(v >> 12) & 63];
+        out[o++] = abc[(v >> 6) & 63];
+        out[o++] = abc[v & 63];
+    }
+    if (n - i == 1) {
+        unsigned v = (unsigned)in[i] << 16;
+        out[o++] = abc[v >> 18];
+        out[o++] = abc[(v >> 12) & 63];
+        if (pad) {
+            out[o++] = '=';
+            out[o++] = '=';
+        }
+    } else if (n - i == 2) {
+        unsigned v = (unsigned)in[i] << 16 | (unsigned)in[i + 1] << 8;
+        out[o++] = abc[v >> 18];
+        out[o++] = abc[(v >> 12) & 63];
+        out[o++] = abc[(v >> 6) & 63];
+        if (pad)
+            out[o++] = '=';
+    }
+    out[o] = '\0';
+}
+
+/* See crypto.h. */
+void crypto_base64(const unsigned char *in, size_t n, char *out)
+{
+    base64("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", true, in, n, out);
+}
+
+/* See crypto.h. */
+void crypto_base64url(const unsigned char *in, size_t n, char *out)
+{
+    base64("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_", false, in, n, out);
+}

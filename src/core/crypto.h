@@ -23,6 +23,10 @@ void crypto_sha256_update(struct crypto_sha256 *h, const void *p, size_t n);
 void crypto_sha256_final(struct crypto_sha256 *h, unsigned char out[CRYPTO_SHA256_LEN]);
 void crypto_sha256_free(struct crypto_sha256 *h);              /* NULL is a no-op */
 void crypto_hex(const unsigned char *in, size_t n, char *out); /* out holds 2n+1 */
+/* Base64 with padding (RFC 4648 §4); 'out' holds 4 * ((n + 2) / 3) + 1 bytes. */
+void crypto_base64(const unsigned char *in, size_t n, char *out);
+/* Base64url without padding (RFC 4648 §5); 'out' holds (4n + 2) / 3 + 1 bytes. */
+void crypto_base64url(const unsigned char *in, size_t n, char *out);
 
 /* HKDF-SHA256 (RFC 5869): 'n' bytes (1 to 8160) derived from 'ikm' with 'salt' and 'info'
  * (at most 255 bytes) into 'out'. 0 or ERR_INTERNAL. */

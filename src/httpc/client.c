@@ -97,7 +97,9 @@ static int setup(struct xfer *x)
     curl_easy_setopt(x->easy, CURLOPT_BUFFERSIZE, 4096L);
     curl_easy_setopt(x->easy, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(x->easy, CURLOPT_FOLLOWLOCATION, 0L);
-    if (strcmp(x->method, "POST") == 0) {
+    if (strcmp(x->method, "GET") != 0 && strcmp(x->method, "POST") != 0)
+        curl_easy_setopt(x->easy, CURLOPT_CUSTOMREQUEST, x->method); /* DELETE, PATCH, PUT */
+    if (strcmp(x->method, "POST") == 0 || (x->body && strcmp(x->method, "GET") != 0)) {
         curl_easy_setopt(x->easy, CURLOPT_POSTFIELDS, x->body ? x->body : "");
         curl_easy_setopt(x->easy, CURLOPT_POSTFIELDSIZE_LARGE,
                          (curl_off_t)(x->body ? strlen(x->body) : 0));

@@ -15,7 +15,7 @@
 struct httpc;
 
 struct httpc_request {
-    const char *method; /* "POST" or "GET" */
+    const char *method; /* "GET", "POST", "DELETE", "PATCH", "PUT" */
     const char *url;
     const char *const *headers; /* "Name: value" lines */
     size_t nheaders;

@@ -154,7 +154,7 @@ static int check_query(struct router_req *r, const struct route *rt, struct err 
             if (strcmp(rt->query[j], r->qname[i]) == 0)
                 known = true;
         }
-        if (!known)
+        if (!known && !(rt->flags & ROUTE_LOOSE_QUERY))
             return err_set(e, ERR_INVALID, "invalid_request", r->qname[i],
                            "Unknown query parameter: %.80s.", r->qname[i]);
         for (size_t j = 0; j < i; j++) {

@@ -43,6 +43,9 @@ enum router_flag {
      * workflow's organization and mode are the tenant, its rate limits apply, and the body is
      * read as JSON whatever its Content-Type. */
     ROUTE_HOOK = 1 << 2,
+    /* Query parameters the route does not list are ignored rather than refused (an OAuth
+     * callback: providers add their own); repeated ones are still refused. */
+    ROUTE_LOOSE_QUERY = 1 << 3,
 };
 
 struct route {

@@ -19,11 +19,13 @@ static const char *const q_documents[] = {"tag", "employee_id", "limit", "before
 static const char *const q_tasks[] = {"employee_id", "status", "priority", "limit", "before", NULL};
 static const char *const q_runs[] = {"limit", "before", NULL};
 static const char *const q_list[] = {"limit", "before", NULL};
+static const char *const q_callback[] = {"code", "state", "error", "error_description", NULL};
 
 #define CONV AUTH_SCOPE_CONVERSATIONS
 #define KNOW AUTH_SCOPE_KNOWLEDGE
 #define TASK AUTH_SCOPE_TASKS
 #define FLOW AUTH_SCOPE_WORKFLOWS
+#define INTG AUTH_SCOPE_INTEGRATIONS
 
 const struct route router_routes[] = {
     {"GET", "/healthz", api_healthz, 0, ROUTE_PUBLIC, NULL, NULL, NULL},
@@ -80,6 +82,13 @@ const struct route router_routes[] = {
     {"POST", "/v1/workflows/{id}/runs/{run_id}/cancel", api_workflows_run_cancel, FLOW, 0, NULL,
      &api_no_body, NULL},
     {"POST", "/v1/hooks/{token}", api_hooks_receive, 0, ROUTE_PUBLIC | ROUTE_HOOK, NULL, NULL,
+     NULL},
+    {"GET", "/v1/integrations", api_integrations_list, INTG, 0, NULL, NULL, NULL},
+    {"POST", "/v1/integrations/{provider}/connect", api_integrations_connect, INTG, 0, NULL,
+     &api_integrations_connect_body, NULL},
+    {"GET", "/v1/integrations/{provider}/callback", api_integrations_callback, 0,
+     ROUTE_PUBLIC | ROUTE_LOOSE_QUERY, q_callback, NULL, NULL},
+    {"DELETE", "/v1/integrations/{provider}", api_integrations_disconnect, INTG, 0, NULL, NULL,
      NULL},
 };
 

@@ -3169,6 +3169,205 @@ rollback:
     return rc;
 }
 
+/* ---- Integrations ---- */
+
+static const unsigned char *arena_blob(struct arena *a, sqlite3_stmt *st, int col, size_t *len)
+{
+    const void *p = sqlite3_column_blob(st, col);
+    int n = sqlite3_column_bytes(st, col);
+    unsigned char *copy;
+    *len = 0;
+    if (!p || n <= 0)
+        return NULL;
+    copy = arena_alloc(a, (size_t)n);
+    memcpy(copy, p, (size_t)n);
+    *len = (size_t)n;
+    return copy;
+}
+
+static int s_integration_get(struct store *s, const struct store_tenant *t, const char *provider,
+                             struct arena *a, struct store_integration *out)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (sqlite3_prepare_v2(DB(s),
+                           "SELECT provider, status, account, scopes, tokens,"
+                           " coalesce(expires_at, 0), error, coalesce(connected_at, 0), updated_at"
+                           " FROM integrations WHERE org_id = ?1 AND mode = ?2 AND provider = ?3",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail(s, "prepare integration get");
+    bind_tenant(st, t);
+    bind_text(st, 3, provider);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        out->provider = arena_col(a, st, 0);
+        out->status = arena_col(a, st, 1);
+        out->account = arena_col(a, st, 2);
+        out->scopes = arena_col(a, st, 3);
+        out->tokens = arena_blob(a, st, 4, &out->tokens_len);
+        out->expires_at = sqlite3_column_int64(st, 5);
+        out->error = arena_col(a, st, 6);
+        out->connected_at = sqlite3_column_int64(st, 7);
+        out->updated_at = sqlite3_column_int64(st, 8);
+    }
+    sqlite3_finalize(st);
+    if (rc == SQLITE_DONE)
+        return ERR_NOT_FOUND;
+    return rc == SQLITE_ROW ? 0 : fail(s, "integration get");
+}
+
+static int s_integration_put(struct store *s, const struct store_tenant *t,
+                             const struct store_integration *in)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    if (sqlite3_prepare_v2(DB(s),
+                           "INSERT OR REPLACE INTO integrations (org_id, mode, provider, status,"
+                           " account, scopes, tokens, expires_at, error, connected_at, updated_at)"
+                           " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, nullif(?8, 0), ?9, nullif(?10, 0),"
+                           " ?11)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail(s, "prepare integration put");
+    bind_tenant(st, t);
+    bind_text(st, 3, in->provider);
+    bind_text(st, 4, in->status);
+    bind_text(st, 5, in->account);
+    bind_text(st, 6, in->scopes ? in->scopes : "[]");
+    if (in->tokens)
+        sqlite3_bind_blob(st, 7, in->tokens, (int)in->tokens_len, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 8, in->expires_at);
+    bind_text(st, 9, in->error);
+    sqlite3_bind_int64(st, 10, in->connected_at);
+    sqlite3_bind_int64(st, 11, in->updated_at);
+    rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : fail(s, "integration put");
+}
+
+static int s_integration_delete(struct store *s, const struct store_tenant *t, const char *provider)
+{
+    const char *texts[] = {t->org_id, mode_names[t->mode], provider};
+    return run(s, "DELETE FROM integrations WHERE org_id = ?1 AND mode = ?2 AND provider = ?3",
+               texts, 3, NULL, 0);
+}
+
+static int s_oauth_state_create(struct store *s, const struct store_oauth_state *in)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    if (sqlite3_prepare_v2(DB(s),
+                           "INSERT INTO oauth_states (state_hash, org_id, mode, provider, verifier,"
+                           " redirect_uri, scopes, created_at, expires_at)"
+                           " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail(s, "prepare oauth state");
+    bind_text(st, 1, in->state_hash);
+    bind_text(st, 2, in->tenant.org_id);
+    bind_text(st, 3, mode_names[in->tenant.mode]);
+    bind_text(st, 4, in->provider);
+    sqlite3_bind_blob(st, 5, in->verifier, (int)in->verifier_len, SQLITE_STATIC);
+    bind_text(st, 6, in->redirect_uri);
+    bind_text(st, 7, in->scopes);
+    sqlite3_bind_int64(st, 8, in->created_at);
+    sqlite3_bind_int64(st, 9, in->expires_at);
+    rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return fail(s, "oauth state");
+    /* States a day past their end are of no use to anyone. */
+    {
+        const int64_t ints[] = {in->created_at - 24LL * 3600 * 1000};
+        return run(s, "DELETE FROM oauth_states WHERE expires_at < ?1", NULL, 0, ints, 1);
+    }
+}
+
+/* One statement marks the state used and returns it: two callbacks with the same state
+ * cannot both have it. */
+static int s_oauth_state_take(struct store *s, const char *state_hash, const char *provider,
+                              int64_t now, struct arena *a, struct store_oauth_state *out)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (sqlite3_prepare_v2(DB(s),
+                           "UPDATE oauth_states SET used_at = ?3 WHERE state_hash = ?1 AND"
+                           " provider = ?2 AND used_at IS NULL AND expires_at > ?3 RETURNING"
+                           " org_id, mode, verifier, redirect_uri, scopes, created_at, expires_at",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail(s, "prepare oauth state take");
+    bind_text(st, 1, state_hash);
+    bind_text(st, 2, provider);
+    sqlite3_bind_int64(st, 3, now);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        snprintf(out->state_hash, sizeof(out->state_hash), "%s", state_hash);
+        copy_col(st, 0, out->tenant.org_id, sizeof(out->tenant.org_id));
+        out->tenant.mode = mode_from_name(sqlite3_column_text(st, 1));
+        out->provider = arena_strdup(a, provider);
+        out->verifier = arena_blob(a, st, 2, &out->verifier_len);
+        out->redirect_uri = arena_col(a, st, 3);
+        out->scopes = arena_col(a, st, 4);
+        out->created_at = sqlite3_column_int64(st, 5);
+        out->expires_at = sqlite3_column_int64(st, 6);
+        rc = sqlite3_step(st); /* run the statement to its end */
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return fail(s, "oauth state take");
+    return out->provider ? 0 : ERR_NOT_FOUND;
+}
+
+static int s_oauth_state_open(struct store *s, const struct store_tenant *t, const char *provider,
+                              int64_t now, bool *open)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    *open = false;
+    if (sqlite3_prepare_v2(DB(s),
+                           "SELECT 1 FROM oauth_states WHERE org_id = ?1 AND mode = ?2 AND"
+                           " provider = ?3 AND used_at IS NULL AND expires_at > ?4 LIMIT 1",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail(s, "prepare oauth state open");
+    bind_tenant(st, t);
+    bind_text(st, 3, provider);
+    sqlite3_bind_int64(st, 4, now);
+    rc = sqlite3_step(st);
+    *open = rc == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(s, "oauth state open");
+}
+
+static int s_events_token(struct store *s, const struct store_tenant *t, const char *fresh,
+                          struct arena *a, const char **token)
+{
+    const char *texts[] = {t->org_id, mode_names[t->mode], fresh};
+    sqlite3_stmt *st = NULL;
+    int rc = run(s,
+                 "INSERT INTO integration_event_tokens (org_id, mode, token) VALUES (?1, ?2, ?3)"
+                 " ON CONFLICT (org_id, mode) DO NOTHING",
+                 texts, 3, NULL, 0);
+    *token = NULL;
+    if (rc)
+        return rc;
+    if (sqlite3_prepare_v2(DB(s),
+                           "SELECT token FROM integration_event_tokens WHERE org_id = ?1 AND"
+                           " mode = ?2",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail(s, "prepare events token");
+    bind_tenant(st, t);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        *token = arena_col(a, st, 0);
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? 0 : fail(s, "events token");
+}
+
 static const struct store_ops sqlite_ops = {
     .version = 1,
     .name = "sqlite",
@@ -3239,6 +3438,13 @@ static const struct store_ops sqlite_ops = {
     .wf_run_list = s_wf_run_list,
     .wf_run_cancel = s_wf_run_cancel,
     .step_finish = s_step_finish,
+    .integration_get = s_integration_get,
+    .integration_put = s_integration_put,
+    .integration_delete = s_integration_delete,
+    .oauth_state_create = s_oauth_state_create,
+    .oauth_state_take = s_oauth_state_take,
+    .oauth_state_open = s_oauth_state_open,
+    .events_token = s_events_token,
 };
 
 /*

@@ -586,3 +586,43 @@ int store_step_finish(struct store *s, const struct store_step_finish *in, int64
 {
     WRAP(s->ops->step_finish(s, in, charged, discarded));
 }
+
+int store_integration_get(struct store *s, const struct store_tenant *t, const char *provider,
+                          struct arena *a, struct store_integration *out)
+{
+    WRAP(s->ops->integration_get(s, t, provider, a, out));
+}
+
+int store_integration_put(struct store *s, const struct store_tenant *t,
+                          const struct store_integration *in)
+{
+    WRAP(s->ops->integration_put(s, t, in));
+}
+
+int store_integration_delete(struct store *s, const struct store_tenant *t, const char *provider)
+{
+    WRAP(s->ops->integration_delete(s, t, provider));
+}
+
+int store_oauth_state_create(struct store *s, const struct store_oauth_state *in)
+{
+    WRAP(s->ops->oauth_state_create(s, in));
+}
+
+int store_oauth_state_take(struct store *s, const char *state_hash, const char *provider,
+                           int64_t now, struct arena *a, struct store_oauth_state *out)
+{
+    WRAP(s->ops->oauth_state_take(s, state_hash, provider, now, a, out));
+}
+
+int store_oauth_state_open(struct store *s, const struct store_tenant *t, const char *provider,
+                           int64_t now, bool *open)
+{
+    WRAP(s->ops->oauth_state_open(s, t, provider, now, open));
+}
+
+int store_events_token(struct store *s, const struct store_tenant *t, const char *fresh,
+                       struct arena *a, const char **token)
+{
+    WRAP(s->ops->events_token(s, t, fresh, a, token));
+}

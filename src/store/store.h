@@ -658,6 +658,52 @@ int store_task_finish(struct store *s, const struct store_task_finish *in, int64
  * attempt not counted). Returns how many of each through '*n' and '*steps'. */
 int store_task_recover(struct store *s, int64_t now, size_t *n, size_t *steps);
 
+/* ---- Integrations (contract §13) ---- */
+
+/* A connection of a tenant to a provider: connected, or its last connection failed. */
+struct store_integration {
+    const char *provider;
+    const char *status; /* connected | error */
+    const char *account;
+    const char *scopes;          /* JSON array text */
+    const unsigned char *tokens; /* sealed; NULL when none */
+    size_t tokens_len;
+    int64_t expires_at; /* of the access token; 0: unknown or none */
+    const char *error;
+    int64_t connected_at, updated_at;
+};
+/* The tenant's row for 'provider'; ERR_NOT_FOUND when there is none (available). */
+int store_integration_get(struct store *s, const struct store_tenant *t, const char *provider,
+                          struct arena *a, struct store_integration *out);
+/* Write (insert or replace) the tenant's row for 'in->provider'. */
+int store_integration_put(struct store *s, const struct store_tenant *t,
+                          const struct store_integration *in);
+/* Forget the tenant's row for 'provider' (0 also when there was none). */
+int store_integration_delete(struct store *s, const struct store_tenant *t, const char *provider);
+
+/* An OAuth authorization under way: its state is known only by its SHA-256. */
+struct store_oauth_state {
+    char state_hash[65];
+    struct store_tenant tenant;
+    const char *provider;
+    const unsigned char *verifier; /* sealed */
+    size_t verifier_len;
+    const char *redirect_uri; /* NULL: none */
+    const char *scopes;       /* JSON array text */
+    int64_t created_at, expires_at;
+};
+int store_oauth_state_create(struct store *s, const struct store_oauth_state *in);
+/* Use state 'state_hash' of 'provider' once: ERR_NOT_FOUND when it is unknown, of another
+ * provider, used or expired at 'now'. '*out' holds it (strings from 'a'). */
+int store_oauth_state_take(struct store *s, const char *state_hash, const char *provider,
+                           int64_t now, struct arena *a, struct store_oauth_state *out);
+/* Whether the tenant has an authorization to 'provider' under way (not used, not expired). */
+int store_oauth_state_open(struct store *s, const struct store_tenant *t, const char *provider,
+                           int64_t now, bool *open);
+/* The tenant's inbound events token, made from 'fresh' the first time; '*token' from 'a'. */
+int store_events_token(struct store *s, const struct store_tenant *t, const char *fresh,
+                       struct arena *a, const char **token);
+
 /* Tests: make the 'n'th store call from now fail with ERR_STORE (0 = off). */
 void store_fail_after(long n);
 

@@ -141,6 +141,18 @@ struct store_ops {
                          const char *run_id, int64_t now);
     int (*step_finish)(struct store *s, const struct store_step_finish *in, int64_t *charged,
                        bool *discarded);
+    int (*integration_get)(struct store *s, const struct store_tenant *t, const char *provider,
+                           struct arena *a, struct store_integration *out);
+    int (*integration_put)(struct store *s, const struct store_tenant *t,
+                           const struct store_integration *in);
+    int (*integration_delete)(struct store *s, const struct store_tenant *t, const char *provider);
+    int (*oauth_state_create)(struct store *s, const struct store_oauth_state *in);
+    int (*oauth_state_take)(struct store *s, const char *state_hash, const char *provider,
+                            int64_t now, struct arena *a, struct store_oauth_state *out);
+    int (*oauth_state_open)(struct store *s, const struct store_tenant *t, const char *provider,
+                            int64_t now, bool *open);
+    int (*events_token)(struct store *s, const struct store_tenant *t, const char *fresh,
+                        struct arena *a, const char **token);
 };
 
 struct store {

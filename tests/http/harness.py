@@ -180,11 +180,12 @@ class Server:
 
     # -- lifecycle --
 
-    def start(self, timeout=15.0):
+    def start(self, timeout=15.0, port=None):
+        """Start (again) on 'port', or on a free one."""
         if not os.path.exists(self.bin):
             raise RuntimeError("server binary not found: %s (run make, or set WORKFORCE_BIN)"
                                % self.bin)
-        self.port = free_port()
+        self.port = port or free_port()
         self.starts += 1
         log = open(self.log_path, "ab")
         log.write(("\n==== start %d port %d ====\n" % (self.starts, self.port)).encode())

@@ -112,6 +112,31 @@ static void test_crypto(void)
                "SHA-256 of abc");
         ok(crypto_equal("abcd", "abcd", 4) && !crypto_equal("abcd", "abce", 4), "ct compare");
     }
+    subtest("base64url and URL encoding")
+    {
+        /* RFC 7636 appendix B: the S256 challenge of the example verifier */
+        const char *verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+        unsigned char h[32];
+        char b64[45], out[8];
+        struct buf b;
+        crypto_sha256(verifier, strlen(verifier), h);
+        crypto_base64url(h, 32, b64);
+        is_str(b64, "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", "RFC 7636 S256 challenge");
+        crypto_base64url((const unsigned char *)"f", 1, out);
+        is_str(out, "Zg", "one byte, no padding");
+        crypto_base64url((const unsigned char *)"fo", 2, out);
+        is_str(out, "Zm8", "two bytes");
+        crypto_base64url((const unsigned char *)"\xfb\xff", 2, out);
+        is_str(out, "-_8", "the URL alphabet");
+        crypto_base64((const unsigned char *)"\xfb\xff", 2, out);
+        is_str(out, "+/8=", "base64: its alphabet and padding");
+        crypto_base64((const unsigned char *)"user:pa", 7, b64);
+        is_str(b64, "dXNlcjpwYQ==", "base64 of a basic credential");
+        buf_init(&b, 1024);
+        buf_append_urlenc(&b, "a b&c=d/é~._-Z9");
+        is_str(buf_ptr(&b), "a%20b%26c%3Dd%2F%C3%A9~._-Z9", "percent-encoding");
+        buf_cleanup(&b);
+    }
     subtest("hkdf")
     {
         /* RFC 5869 test case 1 */

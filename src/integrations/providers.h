@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * providers: the five providers of contract §13 in one table: name, category, the real OAuth
+ * and API endpoints and default scopes (each overridable by WORKFORCE_OAUTH_<PROVIDER>_*), how
+ * each wants its token request and revocation, and the workflow operations it offers.
+ */
+#ifndef WORKFORCE_INTEGRATIONS_PROVIDERS_H
+#define WORKFORCE_INTEGRATIONS_PROVIDERS_H
+
+#include "../core/config.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define INTEG_PROVIDERS CONFIG_OAUTH_PROVIDERS
+
+/* How a provider takes the revocation of a token. */
+enum integ_revoke {
+    INTEG_REVOKE_NONE,    /* no endpoint: the tokens are only forgotten */
+    INTEG_REVOKE_FORM,    /* POST token=<token> (RFC 7009; Google, Slack auth.revoke) */
+    INTEG_REVOKE_GITHUB,  /* DELETE {url} with basic client auth, {"access_token": ...} */
+    INTEG_REVOKE_HUBSPOT, /* DELETE {url}/<refresh token> */
+};
+
+struct integ_provider {
+    const char *id;       /* "slack": the path segment and the API's name */
+    const char *name;     /* "Slack" */
+    const char *category; /* "team_chat" */
+    int config_index;     /* into config.oauth */
+    const char *auth_url, *token_url, *revoke_url, *api_url; /* defaults */
+    const char *scopes;                                      /* default, space separated */
+    char scope_sep;                /* how the provider joins scopes in the URL */
+    const char *extra_auth_params; /* appended to the authorization URL ("" none) */
+    enum integ_revoke revoke;
+    const char *const *operations; /* workflow actions, NULL-terminated */
+};
+
+/* The provider named 'id', or NULL. */
+const struct integ_provider *integ_provider_find(const char *id);
+/* The i-th provider (0 <= i < INTEG_PROVIDERS), in the contract's order. */
+const struct integ_provider *integ_provider_at(size_t i);
+
+/* A provider's setting: the WORKFORCE_OAUTH_<PROVIDER>_<FIELD> value, else the default ("" for
+ * the client credentials and signing secret, which have none). */
+const char *integ_setting(const struct config *c, const struct integ_provider *p,
+                          enum config_oauth_field f);
+/* Whether its client id and secret are set. */
+bool integ_configured(const struct config *c, const struct integ_provider *p);
+
+#endif

@@ -1,0 +1,44 @@
+-- SPDX-License-Identifier: MIT
+-- Migration 8: integrations (contract §13). One row per organization, mode and provider once it
+-- was connected (or its connection failed); no row is "available". Tokens are a sealed blob
+-- (AES-256-GCM under a key derived from the server secret, which is not in the database): the
+-- database alone never holds a usable token. An OAuth state is kept as the SHA-256 of its value
+-- and is single-use (used_at); its PKCE verifier is sealed too. The events token names an
+-- organization and mode in the inbound events URL.
+
+CREATE TABLE integrations (
+    org_id       TEXT NOT NULL,
+    mode         TEXT NOT NULL,
+    provider     TEXT NOT NULL,
+    status       TEXT NOT NULL CHECK (status IN ('connected', 'error')),
+    account      TEXT,
+    scopes       TEXT NOT NULL DEFAULT '[]', -- JSON array of the granted scopes
+    tokens       BLOB,                       -- sealed {access_token, refresh_token}
+    expires_at   INTEGER,                    -- of the access token
+    error        TEXT,
+    connected_at INTEGER,
+    updated_at   INTEGER NOT NULL,
+    PRIMARY KEY (org_id, mode, provider)
+) WITHOUT ROWID;
+
+CREATE TABLE oauth_states (
+    state_hash   TEXT PRIMARY KEY, -- hex SHA-256 of the state
+    org_id       TEXT NOT NULL,
+    mode         TEXT NOT NULL,
+    provider     TEXT NOT NULL,
+    verifier     BLOB NOT NULL,    -- sealed PKCE code_verifier
+    redirect_uri TEXT,
+    scopes       TEXT NOT NULL,    -- JSON array of the requested scopes
+    created_at   INTEGER NOT NULL,
+    expires_at   INTEGER NOT NULL,
+    used_at      INTEGER
+) WITHOUT ROWID;
+CREATE INDEX oauth_states_open ON oauth_states (org_id, mode, provider, expires_at)
+    WHERE used_at IS NULL;
+
+CREATE TABLE integration_event_tokens (
+    org_id TEXT NOT NULL,
+    mode   TEXT NOT NULL,
+    token  TEXT NOT NULL UNIQUE,
+    PRIMARY KEY (org_id, mode)
+) WITHOUT ROWID;

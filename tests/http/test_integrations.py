@@ -1,0 +1,425 @@
+# SPDX-License-Identifier: MIT
+"""Integrations (issue 11, contract §13), against a real authorization server: oidc-provider
+9.13.3 (tests/oauth/authz_server.mjs, interactions approved at once) stands in for Slack's and
+Google's OAuth servers. The list of the five providers; connect and its bad input; the whole
+authorization code flow with PKCE through the callback; replayed, forged, expired and foreign
+states; the user refusing; a wrong client secret and a token endpoint answering HTML, 500,
+garbage or nothing; disconnect revoking the tokens at the provider; tokens never in a response,
+a log line or the database file; isolation between organizations and modes; the scope."""
+
+import os
+import re
+import sqlite3
+import time
+import unittest
+import urllib.parse
+import uuid
+
+from harness import GENEROUS_LIMITS, Server, ServerTestCase, TS_RE, free_port, parse_ts
+from oauthlib import AuthzServer, authz_missing, follow_authorization, query_params
+
+PROVIDERS = ["slack", "google_calendar", "outlook", "github", "hubspot"]
+FIELDS = {"provider", "name", "category", "status", "configured", "account", "scopes",
+          "connected_at", "expires_at", "error", "events_url", "operations"}
+SLACK_SCOPES = ["chat:write", "channels:read"]
+GOOGLE_SCOPE = "https://www.googleapis.com/auth/calendar.events"
+BACK = "https://app.example.com/settings/integrations?tab=1"
+
+
+@unittest.skipIf(authz_missing(), authz_missing() or "")
+class IntegrationsTest(ServerTestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        port = free_port()
+        cls.base = "http://127.0.0.1:%d" % port
+        cls.authz = AuthzServer()
+        clients = [{"client_id": "wf-" + p, "client_secret": "secret-" + p,
+                    "redirect_uris": ["%s/v1/integrations/%s/callback" % (cls.base, p)]}
+                   for p in ("slack", "google_calendar")]
+        # Slack joins scopes with commas; oidc-provider splits at spaces, so the joined form is
+        # one scope to it.
+        cls.authz.start(clients, SLACK_SCOPES + [",".join(SLACK_SCOPES), GOOGLE_SCOPE],
+                        access_ttl=3600)
+        env = {"WORKFORCE_RATE_LIMITS": GENEROUS_LIMITS, "WORKFORCE_PUBLIC_URL": cls.base}
+        for p, secret in (("SLACK", "secret-slack"), ("GOOGLE_CALENDAR", "wrong-secret")):
+            low = p.lower()
+            env.update({
+                "WORKFORCE_OAUTH_%s_CLIENT_ID" % p: "wf-" + low,
+                "WORKFORCE_OAUTH_%s_CLIENT_SECRET" % p: secret,
+                "WORKFORCE_OAUTH_%s_AUTH_URL" % p: cls.authz.authorization_endpoint,
+                "WORKFORCE_OAUTH_%s_TOKEN_URL" % p: cls.authz.token_endpoint,
+                "WORKFORCE_OAUTH_%s_REVOKE_URL" % p: cls.authz.revocation_endpoint,
+            })
+        env["WORKFORCE_OAUTH_GOOGLE_CALENDAR_SCOPES"] = GOOGLE_SCOPE
+        cls.server = Server(env=env)
+        try:
+            cls.server.start(port=port)
+        except BaseException:
+            cls.server.cleanup()
+            cls.authz.stop()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        try:
+            super().tearDownClass()
+        finally:
+            cls.authz.stop()
+
+    def setUp(self):
+        self.authz.fail_token_endpoint("off")
+        self.authz.set_deny(False)
+
+    # ---- helpers ----
+
+    def key(self, mode="live", scopes=None):
+        return self.server.create_key("in-" + uuid.uuid4().hex[:8], mode=mode, scopes=scopes)
+
+    def integrations(self, key):
+        b = self.assertJson(self.server.get("/v1/integrations", key=key))
+        self.assertEqual(set(b), {"integrations", "has_more", "next_cursor"})
+        self.assertFalse(b["has_more"])
+        self.assertIsNone(b["next_cursor"])
+        self.assertEqual([i["provider"] for i in b["integrations"]], PROVIDERS)
+        for i in b["integrations"]:
+            self.assertEqual(set(i), FIELDS, i)
+        return {i["provider"]: i for i in b["integrations"]}
+
+    def connect(self, key, provider="slack", **body):
+        r = self.server.post("/v1/integrations/%s/connect" % provider, body, key=key)
+        c = self.assertJson(r)
+        self.assertEqual(set(c), {"provider", "status", "authorization_url", "state",
+                                  "expires_at"})
+        self.assertEqual(c["status"], "pending")
+        self.assertRegex(c["state"], r"^[A-Za-z0-9]{40}$")
+        return c
+
+    def callback_url(self, provider="slack"):
+        return "%s/v1/integrations/%s/callback" % (self.base, provider)
+
+    def authorize(self, c, provider="slack"):
+        """The user approves at the provider: the callback URL it sends the browser to."""
+        return follow_authorization(c["authorization_url"], self.callback_url(provider))
+
+    def callback(self, url):
+        """The browser arrives at our callback (no API key)."""
+        path = url[len(self.base):]
+        return self.server.request("GET", path)
+
+    def connected(self, key, provider="slack"):
+        c = self.connect(key, provider, redirect_uri=BACK)
+        r = self.callback(self.authorize(c, provider))
+        self.assertEqual(r.status, 302, r)
+        loc = r.header("Location")
+        self.assertTrue(loc.startswith(BACK + "&"), loc)
+        self.assertEqual(query_params(loc), {"tab": "1", "provider": provider,
+                                             "status": "connected"})
+        return self.integrations(key)[provider]
+
+    # ---- the list ----
+
+    def test_list(self):
+        key = self.key()
+        got = self.integrations(key)
+        self.assertEqual(got["slack"]["name"], "Slack")
+        self.assertEqual(got["github"]["category"], "code_hosting")
+        for p, i in got.items():
+            self.assertEqual(i["status"], "available")
+            self.assertEqual(i["configured"], p in ("slack", "google_calendar"), p)
+            self.assertIsNone(i["account"])
+            self.assertEqual(i["scopes"], [])
+            self.assertIsNone(i["connected_at"])
+            self.assertIsNone(i["expires_at"])
+            self.assertIsNone(i["error"])
+            self.assertTrue(i["operations"] and all(o.startswith(p + ".")
+                                                    for o in i["operations"]), i)
+            self.assertRegex(i["events_url"], r"^%s/v1/integrations/%s/events/[A-Za-z0-9]{40}$"
+                             % (re.escape(self.base), p))
+        # One events token per organization and mode, stable.
+        again = self.integrations(key)
+        self.assertEqual(again["slack"]["events_url"], got["slack"]["events_url"])
+        other = self.integrations(self.key())
+        self.assertNotEqual(other["slack"]["events_url"], got["slack"]["events_url"])
+
+    def test_scope_and_auth(self):
+        no = self.key(scopes="chat")
+        self.assertError(self.server.get("/v1/integrations", key=no), 403, "permission_denied")
+        self.assertError(self.server.post("/v1/integrations/slack/connect", {}, key=no), 403,
+                         "permission_denied")
+        self.assertError(self.server.request("DELETE", "/v1/integrations/slack", key=no), 403,
+                         "permission_denied")
+        self.assertError(self.server.get("/v1/integrations"), 401, "missing_api_key")
+        ok = self.key(scopes="integrations")
+        self.integrations(ok)
+
+    # ---- connect: bad input ----
+
+    def test_connect_bad_input(self):
+        key = self.key()
+        self.assertError(self.server.post("/v1/integrations/dropbox/connect", {}, key=key), 404,
+                         "provider_not_found", "provider")
+        self.assertError(self.server.post("/v1/integrations/github/connect", {}, key=key), 400,
+                         "integration_not_configured", "provider")
+        for uri in ("ftp://x.example.com/", "/relative", "example.com/back", "http://",
+                    "https://", "https:///path", "https://a.example.com/#frag",
+                    "https://a.example.com/a b", "javascript:alert(1)", "", 5, None,
+                    "https://" + "a" * 2050):
+            with self.subTest(redirect_uri=uri):
+                self.assertError(self.server.post("/v1/integrations/slack/connect",
+                                                  {"redirect_uri": uri}, key=key),
+                                 400, "invalid_request", "redirect_uri")
+        for scopes, param in (([], "scopes"), (["a b"], "scopes[0]"), (["ok", ""], "scopes[1]"),
+                              (["x", "x"], "scopes[1]"), ("chat:write", "scopes"),
+                              (["a,b"], "scopes[0]"), ([7], "scopes[0]")):
+            with self.subTest(scopes=scopes):
+                self.assertError(self.server.post("/v1/integrations/slack/connect",
+                                                  {"scopes": scopes}, key=key),
+                                 400, "invalid_request", param)
+        self.assertError(self.server.post("/v1/integrations/slack/connect", {"x": 1}, key=key),
+                         400, "invalid_request", "x")
+        # none of it started anything
+        self.assertEqual(self.integrations(key)["slack"]["status"], "available")
+
+    def test_connect_answer(self):
+        key = self.key()
+        c = self.connect(key, redirect_uri=BACK)
+        self.assertRegex(c["expires_at"], TS_RE)
+        left = parse_ts(c["expires_at"]) - time.time()
+        self.assertTrue(590 <= left <= 601, left)
+        url = urllib.parse.urlsplit(c["authorization_url"])
+        self.assertEqual("%s://%s%s" % (url.scheme, url.netloc, url.path),
+                         self.authz.authorization_endpoint)
+        q = query_params(c["authorization_url"])
+        self.assertEqual(q["response_type"], "code")
+        self.assertEqual(q["client_id"], "wf-slack")
+        self.assertEqual(q["redirect_uri"], self.callback_url())
+        self.assertEqual(q["scope"], ",".join(SLACK_SCOPES), "Slack joins scopes by commas")
+        self.assertEqual(q["state"], c["state"])
+        self.assertEqual(q["code_challenge_method"], "S256")
+        self.assertRegex(q["code_challenge"], r"^[A-Za-z0-9_-]{43}$")
+        self.assertNotIn("secret-slack", c["authorization_url"])
+        self.assertEqual(self.integrations(key)["slack"]["status"], "pending")
+        # the caller's scopes, and a new state and challenge each time
+        c2 = self.connect(key, scopes=["chat:write"])
+        q2 = query_params(c2["authorization_url"])
+        self.assertEqual(q2["scope"], "chat:write")
+        self.assertNotEqual(c2["state"], c["state"])
+        self.assertNotEqual(q2["code_challenge"], q["code_challenge"])
+        # Google is asked for offline access
+        g = query_params(self.connect(key, "google_calendar")["authorization_url"])
+        self.assertEqual((g["access_type"], g["prompt"], g["scope"]),
+                         ("offline", "consent", GOOGLE_SCOPE))
+
+    # ---- the whole flow ----
+
+    def test_connect_callback_disconnect(self):
+        key = self.key()
+        before = self.authz.tokens()
+        t0 = time.time()
+        i = self.connected(key)
+        self.assertEqual(i["status"], "connected")
+        self.assertIsNone(i["error"])
+        self.assertEqual(i["scopes"], SLACK_SCOPES)
+        self.assertTrue(t0 - 1 <= parse_ts(i["connected_at"]) <= time.time() + 1, i)
+        left = parse_ts(i["expires_at"]) - time.time()
+        self.assertTrue(3500 <= left <= 3601, i)
+        now = self.authz.tokens()
+        self.assertEqual(now["access_tokens"], before["access_tokens"] + 1)
+        self.assertEqual(now["refresh_tokens"], before["refresh_tokens"] + 1)
+        values = self.authz.token_values()
+        tokens = values["access_tokens"] + values["refresh_tokens"]
+        self.assertTrue(tokens)
+        # Never in an answer, a log line or the database file.
+        for r in (self.server.get("/v1/integrations", key=key),
+                  self.server.post("/v1/integrations/slack/connect", {}, key=key)):
+            for t in tokens:
+                self.assertNotIn(t.encode(), r.body)
+        self.assertNoSecret(tokens + ["secret-slack"])
+
+        # Disconnect: available at once, revoked at the provider soon after.
+        r = self.server.request("DELETE", "/v1/integrations/slack", key=key)
+        d = self.assertJson(r)
+        self.assertEqual(set(d), FIELDS)
+        self.assertIn(d["status"], ("available", "pending"))  # the connect above is open
+        self.assertIsNone(d["connected_at"])
+        self.assertEqual(d["scopes"], [])
+        self.poll(lambda: self.authz.tokens()["access_tokens"] == before["access_tokens"] and
+                  self.authz.tokens()["refresh_tokens"] == before["refresh_tokens"],
+                  "the provider revoked the tokens", timeout=15)
+        # Idempotent, and for a provider never connected too.
+        for p in ("slack", "github"):
+            d = self.assertJson(self.server.request("DELETE", "/v1/integrations/" + p, key=key))
+            self.assertEqual(d["provider"], p)
+            self.assertNotEqual(d["status"], "connected")
+        self.assertError(self.server.request("DELETE", "/v1/integrations/dropbox", key=key), 404,
+                         "provider_not_found", "provider")
+
+    def test_page_without_redirect_uri(self):
+        key = self.key()
+        c = self.connect(key)
+        r = self.callback(self.authorize(c))
+        self.assertEqual(r.status, 200, r)
+        self.assertTrue(r.header("Content-Type").startswith("text/html"))
+        self.assertIn(b"Slack is connected", r.body)
+        self.assertEqual(self.integrations(key)["slack"]["status"], "connected")
+
+    # ---- states ----
+
+    def test_states(self):
+        key = self.key()
+        c = self.connect(key, redirect_uri=BACK)
+        url = self.authorize(c)
+        code = query_params(url)["code"]
+        # forged, missing, and another provider's
+        for q, param in (("code=%s&state=%s" % (code, "A" * 40), "state"),
+                         ("code=%s" % code, "state"), ("code=%s&state=" % code, "state")):
+            with self.subTest(query=q):
+                self.assertError(self.server.request(
+                    "GET", "/v1/integrations/slack/callback?" + q), 400, "invalid_request",
+                    param)
+        self.assertError(self.server.request(
+            "GET", "/v1/integrations/google_calendar/callback?code=%s&state=%s"
+            % (code, c["state"])), 400, "invalid_request", "state")
+        self.assertError(self.server.request(
+            "GET", "/v1/integrations/dropbox/callback?code=x&state=y"), 404,
+            "provider_not_found", "provider")
+        # the real one works once (the other provider's attempt did not use it up) ...
+        self.assertEqual(self.callback(url).status, 302)
+        # ... and a replay finds nothing
+        self.assertError(self.callback(url), 400, "invalid_request", "state")
+        self.assertEqual(self.integrations(key)["slack"]["status"], "connected")
+
+    def test_expired_state(self):
+        key = self.key()
+        c = self.connect(key, redirect_uri=BACK)
+        url = self.authorize(c)
+        with sqlite3.connect(self.server.db, timeout=10) as db:
+            db.execute("UPDATE oauth_states SET expires_at = 1 WHERE used_at IS NULL AND "
+                       "org_id = (SELECT org_id FROM oauth_states ORDER BY created_at DESC "
+                       "LIMIT 1)")
+        self.assertError(self.callback(url), 400, "invalid_request", "state")
+        self.assertEqual(self.integrations(key)["slack"]["status"], "available")
+
+    def test_extra_query_parameters_are_ignored(self):
+        key = self.key()
+        c = self.connect(key, redirect_uri=BACK)
+        url = self.authorize(c)
+        self.assertIn("iss=", url, "oidc-provider adds iss (RFC 9207)")
+        r = self.callback(url + "&scope=chat%3Awrite&authuser=0")
+        self.assertEqual(r.status, 302, r)
+
+    # ---- refusals and failures ----
+
+    def test_user_refuses(self):
+        key = self.key()
+        self.authz.set_deny(True)
+        c = self.connect(key, redirect_uri=BACK)
+        url = self.authorize(c)
+        self.assertEqual(query_params(url)["error"], "access_denied")
+        r = self.callback(url)
+        self.assertEqual(r.status, 302)
+        self.assertEqual(query_params(r.header("Location"))["status"], "error")
+        self.assertEqual(query_params(r.header("Location"))["error"], "access_denied")
+        i = self.integrations(key)["slack"]
+        self.assertEqual((i["status"], i["error"], i["scopes"]), ("error", "access_denied", []))
+        # without a redirect_uri: a clear error
+        c = self.connect(key)
+        self.assertError(self.callback(self.authorize(c)), 400, "invalid_request", "error")
+        # a refused reconnection leaves a working connection alone
+        self.authz.set_deny(False)
+        self.connected(key)
+        self.authz.set_deny(True)
+        c = self.connect(key, redirect_uri=BACK)
+        r = self.callback(self.authorize(c))
+        self.assertEqual(query_params(r.header("Location"))["error"], "access_denied")
+        i = self.integrations(key)["slack"]
+        self.assertEqual((i["status"], i["error"]), ("connected", None))
+
+    def test_wrong_client_secret(self):
+        key = self.key()
+        before = self.authz.tokens()
+        c = self.connect(key, "google_calendar", redirect_uri=BACK)
+        r = self.callback(self.authorize(c, "google_calendar"))
+        self.assertEqual(r.status, 302)
+        loc = query_params(r.header("Location"))
+        self.assertEqual((loc["provider"], loc["status"], loc["error"]),
+                         ("google_calendar", "error", "invalid_client"))
+        i = self.integrations(key)["google_calendar"]
+        self.assertEqual((i["status"], i["error"]), ("error", "invalid_client"))
+        self.assertEqual(self.authz.tokens()["access_tokens"], before["access_tokens"])
+        self.assertNoSecret(["wrong-secret"])
+
+    def test_token_endpoint_failures(self):
+        for mode, error in (("html", "invalid_response"), ("garbage", "invalid_response"),
+                            ("500", "server_error")):
+            with self.subTest(mode=mode):
+                key = self.key()
+                c = self.connect(key, redirect_uri=BACK)
+                url = self.authorize(c)
+                self.authz.fail_token_endpoint(mode)
+                r = self.callback(url)
+                self.authz.fail_token_endpoint("off")
+                self.assertEqual(r.status, 302, r)
+                self.assertEqual(query_params(r.header("Location"))["error"], error)
+                i = self.integrations(key)["slack"]
+                self.assertEqual((i["status"], i["error"]), ("error", error))
+                # without a redirect_uri it is a 502
+                c = self.connect(key)
+                url = self.authorize(c)
+                self.authz.fail_token_endpoint(mode)
+                r = self.callback(url)
+                self.authz.fail_token_endpoint("off")
+                self.assertError(r, 502, "upstream_error")
+
+    def test_token_endpoint_hangs(self):
+        key = self.key()
+        c = self.connect(key, redirect_uri=BACK)
+        url = self.authorize(c)
+        self.authz.fail_token_endpoint("hang")
+        t0 = time.time()
+        # other requests go on meanwhile: the callback holds no request thread
+        import threading
+        out = {}
+        th = threading.Thread(target=lambda: out.setdefault("r", self.callback(url)))
+        th.start()
+        for _ in range(20):
+            self.integrations(key)
+        th.join(40)
+        self.assertFalse(th.is_alive())
+        r = out["r"]
+        self.assertLess(time.time() - t0, 35)
+        self.assertEqual(query_params(r.header("Location"))["error"], "provider_unreachable")
+        self.assertEqual(self.integrations(key)["slack"]["error"], "provider_unreachable")
+
+    # ---- isolation ----
+
+    def test_isolation(self):
+        org = "iso-" + uuid.uuid4().hex[:8]
+        live = self.server.create_key(org, mode="live")
+        test = self.server.create_key(org, mode="test")
+        self.connected(live)
+        self.assertEqual(self.integrations(live)["slack"]["status"], "connected")
+        self.assertEqual(self.integrations(test)["slack"]["status"], "available")
+        self.assertEqual(self.integrations(self.key())["slack"]["status"], "available")
+        # disconnecting in test mode leaves live connected
+        self.assertJson(self.server.request("DELETE", "/v1/integrations/slack", key=test))
+        self.assertEqual(self.integrations(live)["slack"]["status"], "connected")
+
+    # ---- secrets at rest ----
+
+    def assertNoSecret(self, secrets):
+        """None of 'secrets' in the log or any file of the server's directory (database,
+        WAL)."""
+        files = []
+        for root, _, names in os.walk(self.server.tmpdir):
+            files += [os.path.join(root, n) for n in names]
+        for path in files:
+            with open(path, "rb") as f:
+                data = f.read()
+            for s in secrets:
+                self.assertNotIn(s.encode(), data, "%s holds a secret" % path)
+
+
+if __name__ == "__main__":
+    unittest.main()
