@@ -38,6 +38,7 @@ ERRORS = [
     ("integration_not_configured", 400, "No OAuth client credentials are configured for this provider."),
     ("missing_api_key", 401, "No Authorization header."),
     ("invalid_api_key", 401, "The Authorization header is not `Bearer <key>`, or the key is malformed, unknown, revoked or expired."),
+    ("invalid_signature", 401, "An inbound integration event's signature is missing, does not match, or its timestamp is more than 5 minutes away; nothing was started."),
     ("insufficient_credits", 402, "The organization's credit balance is below 1 (live keys only); no work was done."),
     ("permission_denied", 403, "The key's scopes do not cover this operation, or the employee's tier is above the organization's subscription tier."),
     ("route_not_found", 404, "No route matches this path."),
@@ -1306,6 +1307,20 @@ def build_schemas():
         "next_cursor": {"type": "null"},
     }, required=["integrations", "has_more", "next_cursor"],
         description="Always the five providers (one page).")
+    s["IntegrationEventResult"] = {
+        "description": "A `url_verification` is answered `{challenge}`; any other verified event "
+                       "with the runs it started.",
+        "oneOf": [
+            obj({"challenge": string("Slack's challenge, echoed.")}, required=["challenge"]),
+            obj({"event": {"type": ["string", "null"],
+                           "description": "The event's name; null for one no workflow can "
+                                          "listen to (a ping, the bot's own message)."},
+                 "duplicate": {"type": "boolean",
+                               "description": "This delivery was received before: nothing was "
+                                              "started again."},
+                 "runs": {"type": "array", "items": S("WorkflowRunId"),
+                          "description": "The runs queued, one per matching workflow."}},
+                required=["event", "duplicate", "runs"])]}
     s["ConnectRequest"] = obj({
         "redirect_uri": string("Where the callback sends the user when done, with "
                                "`provider`, `status` (`connected` or `error`) and `error` "
@@ -2284,6 +2299,40 @@ def build_paths():
                        "`{id, deleted}`.",
            ok=ok_json("Integration", "The integration, now available."),
            codes=["provider_not_found"])
+
+    sp.add("post", "/v1/integrations/{provider}/events/{token}", "receiveIntegrationEvent",
+           "Receive a provider's event", "Integrations", built=True, auth=False,
+           params=[prov, path_param("token", "The token at the end of the integration's "
+                                             "`events_url` (it names the organization and key "
+                                             "mode).")],
+           description="Where a provider sends its events (Slack's Events API, GitHub's "
+                       "webhooks): the `events_url` of the integration record. No API key: the "
+                       "token names the organization, the provider's signature proves the "
+                       "sender. Slack: `X-Slack-Signature` (`v0=` HMAC-SHA256 of "
+                       "`v0:<X-Slack-Request-Timestamp>:<body>` with "
+                       "`WORKFORCE_OAUTH_SLACK_SIGNING_SECRET`), the timestamp within 5 minutes "
+                       "(an older one is a replay); a `url_verification` is answered with its "
+                       "challenge; the bot's own messages start nothing. GitHub: "
+                       "`X-Hub-Signature-256` (`sha256=` HMAC-SHA256 of the body with "
+                       "`WORKFORCE_OAUTH_GITHUB_SIGNING_SECRET`), JSON content type; a `ping` "
+                       "starts nothing. A verified event is named `slack.<event.type>` or "
+                       "`github.<X-GitHub-Event>[.<action>]` and starts every enabled workflow "
+                       "of the organization whose trigger is `{type: integration, event: "
+                       "<that name>}`, with the payload as `trigger.data`. A delivery seen "
+                       "before (Slack's `event_id`, GitHub's `X-GitHub-Delivery`) starts "
+                       "nothing again. Google Calendar, Outlook and HubSpot have no events URL "
+                       "(404).",
+           body={"application/json": {"schema": {"type": "object", "additionalProperties": True,
+                                                 "description": "The provider's event."}}},
+           body_required=True,
+           ok=ok_json("IntegrationEventResult", "Verified."),
+           codes=["invalid_signature", "integration_not_configured", "route_not_found",
+                  "rate_limit_exceeded", "concurrency_limit_exceeded", "insufficient_credits"],
+           notes={"route_not_found": "The token is unknown, or the provider sends no events "
+                                     "the server can verify.",
+                  "integration_not_configured": "No signing secret is configured for the "
+                                                "provider (`param: \"provider\"`).",
+                  "invalid_request": "The body is not a JSON object."})
 
     # --- operations ----------------------------------------------------------------------
     sp.add("get", "/healthz", "getHealth", "Liveness", "Operations", built=True, auth=False,

@@ -21,11 +21,18 @@ extern const struct jb_binding api_chat_body, api_feedback_body, api_employees_c
     api_workflows_run_body, api_integrations_connect_body;
 extern const struct jb_binding api_no_body; /* {} or no body: the route takes no members */
 
+/* workflows.c: queue a run of 'wf' for the request's tenant, started by 'type' ('event': the
+ * trigger's event, or NULL) with 'data' (an object) as its trigger data; '*queued' is the run
+ * as queued (from r->arena). A live tenant needs credits left: 402 insufficient_credits. */
+int api_workflow_queue(struct router_req *r, const struct store_workflow *wf, const char *type,
+                       const char *event, json_t *data, struct store_wf_run *queued, struct err *e);
+
 /* integrations.c */
 int api_integrations_list(struct router_req *r, struct err *e);
 int api_integrations_connect(struct router_req *r, struct err *e);
 int api_integrations_callback(struct router_req *r, struct err *e);
 int api_integrations_disconnect(struct router_req *r, struct err *e);
+int api_integrations_events(struct router_req *r, struct err *e);
 
 /* employees.c */
 int api_employees_list(struct router_req *r, struct err *e);

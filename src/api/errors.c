@@ -33,6 +33,8 @@ static const struct {
     {"invalid_api_key", 401,
      "The key is malformed, unknown, revoked or expired. Keys start with svc_live_sk_ or "
      "svc_test_sk_."},
+    {"invalid_signature", 401,
+     "An integration event's signature is missing, wrong or too old: nothing was started."},
     {"insufficient_credits", 402, "The organization's credit balance is too low for a live call."},
     {"permission_denied", 403,
      "The key lacks the scope this operation needs, or the employee's tier is above the "

@@ -19,6 +19,7 @@
 #include "../core/crypto.h"
 #include "../core/id.h"
 #include "../core/log.h"
+#include "../core/str.h"
 #include "../httpc/httpc.h"
 #include "../integrations/oauth.h"
 #include "../integrations/providers.h"
@@ -86,7 +87,7 @@ static void write_integration(struct router_req *r, struct jw *w, const struct i
     jw_key(w, "error");
     jw_str(w, row ? row->error : NULL);
     jw_key(w, "events_url");
-    jw_str(w, token ? events_url(r, p, token) : NULL);
+    jw_str(w, token && p->events != INTEG_EVENTS_NONE ? events_url(r, p, token) : NULL);
     jw_key(w, "operations");
     jw_arr(w);
     for (size_t i = 0; p->operations[i]; i++)
@@ -730,4 +731,164 @@ int api_integrations_disconnect(struct router_req *r, struct err *e)
         json_decref(t);
     }
     return respond_integration(r, p, e);
+}
+
+/* ---- Inbound events ---- */
+
+#define SLACK_TOLERANCE_S 300 /* Slack's 5 minutes */
+
+/* Whether 'got' is "<prefix><hex of HMAC-SHA256(secret, msg)>", in constant time. */
+static bool signature_ok(const char *got, const char *prefix, const char *secret, const char *msg,
+                         size_t len)
+{
+    unsigned char mac[CRYPTO_SHA256_LEN];
+    char want[80];
+    size_t p = strlen(prefix);
+
+    if (!got || !*secret || crypto_hmac_sha256(secret, strlen(secret), msg, len, mac))
+        return false;
+    memcpy(want, prefix, p);
+    crypto_hex(mac, sizeof(mac), want + p);
+    return strlen(got) == strlen(want) && crypto_equal(got, want, strlen(want));
+}
+
+static int bad_signature(struct err *e, const char *why)
+{
+    return err_set(e, ERR_AUTH, "invalid_signature", NULL, "%s", why);
+}
+
+/* Slack: v0 = HMAC-SHA256 of "v0:<timestamp>:<body>" with the signing secret, the timestamp
+ * within 5 minutes. '*name' is the event's name ("slack.<event.type>"), or NULL when nothing
+ * is to start; '*answer' what to answer instead of the runs (the url_verification challenge). */
+static int slack_event(struct router_req *r, const char *secret, const char *body, size_t len,
+                       const char **name, const char **id, json_t **answer, struct err *e)
+{
+    const char *ts = http_req_header(r->http, "X-Slack-Request-Timestamp");
+    const char *sig = http_req_header(r->http, "X-Slack-Signature");
+    const char *type = json_string_value(json_object_get(r->body, "type"));
+    json_t *event = json_object_get(r->body, "event");
+    int64_t t = 0, now = clock_now_ms() / 1000;
+    struct buf base;
+    bool ok;
+
+    if (!ts || str_to_i64(str_c(ts), &t) || t < now - SLACK_TOLERANCE_S ||
+        t > now + SLACK_TOLERANCE_S)
+        return bad_signature(e, "X-Slack-Request-Timestamp is missing or more than 5 minutes "
+                                "away: a replay, or a clock out of step.");
+    buf_init(&base, len + 64);
+    buf_appendf(&base, "v0:%s:", ts);
+    buf_append(&base, body, len);
+    ok = signature_ok(sig, "v0=", secret, buf_ptr(&base), buf_len(&base));
+    buf_cleanup(&base);
+    if (!ok)
+        return bad_signature(e, "X-Slack-Signature does not match the body.");
+    if (type && strcmp(type, "url_verification") == 0) {
+        *answer = json_pack("{ss}", "challenge",
+                            json_string_value(json_object_get(r->body, "challenge"))
+                                ? json_string_value(json_object_get(r->body, "challenge"))
+                                : "");
+        return 0;
+    }
+    if (!type || strcmp(type, "event_callback") != 0 || !json_is_object(event) ||
+        !json_string_value(json_object_get(event, "type")))
+        return 0; /* verified, but nothing a workflow listens to */
+    /* The bot's own messages come back as events: they start nothing (no loops). */
+    if (json_object_get(event, "bot_id") ||
+        (json_string_value(json_object_get(event, "subtype")) &&
+         strcmp(json_string_value(json_object_get(event, "subtype")), "bot_message") == 0))
+        return 0;
+    {
+        struct buf n;
+        buf_init(&n, 256);
+        buf_appendf(&n, "slack.%.100s", json_string_value(json_object_get(event, "type")));
+        *name = arena_strdup(r->arena, buf_ptr(&n));
+        buf_cleanup(&n);
+    }
+    *id = json_string_value(json_object_get(r->body, "event_id"));
+    return 0;
+}
+
+/* GitHub: X-Hub-Signature-256 = "sha256=" + HMAC-SHA256 of the body with the webhook secret;
+ * the name is "github.<X-GitHub-Event>[.<action>]". A ping starts nothing. */
+static int github_event(struct router_req *r, const char *secret, const char *body, size_t len,
+                        const char **name, const char **id, struct err *e)
+{
+    const char *sig = http_req_header(r->http, "X-Hub-Signature-256");
+    const char *kind = http_req_header(r->http, "X-GitHub-Event");
+    const char *action = json_string_value(json_object_get(r->body, "action"));
+    struct buf n;
+
+    if (!signature_ok(sig, "sha256=", secret, body, len))
+        return bad_signature(e, "X-Hub-Signature-256 is missing or does not match the body.");
+    if (!kind || !*kind || strcmp(kind, "ping") == 0)
+        return 0;
+    buf_init(&n, 256);
+    buf_appendf(&n, "github.%.60s", kind);
+    if (action && *action)
+        buf_appendf(&n, ".%.60s", action);
+    *name = arena_strdup(r->arena, buf_ptr(&n));
+    buf_cleanup(&n);
+    *id = http_req_header(r->http, "X-GitHub-Delivery");
+    return 0;
+}
+
+/*
+ * POST /v1/integrations/{provider}/events/{token}: an event the provider sends (no API key:
+ * the token names the organization and mode, the provider's signature proves the sender).
+ * A verified event starts every enabled workflow of the tenant triggered by its name, with
+ * the payload as trigger data; a delivery seen before starts nothing again.
+ */
+int api_integrations_events(struct router_req *r, struct err *e)
+{
+    const struct integ_provider *p = integ_provider_find(r->params[0]);
+    const char *name = NULL, *id = NULL, *secret;
+    struct store_workflow *wfs = NULL;
+    json_t *answer = NULL, *runs;
+    size_t len = 0, n = 0;
+    const char *body;
+    bool first = true;
+    int rc;
+
+    if (!p || p->events == INTEG_EVENTS_NONE)
+        return err_set(e, ERR_NOT_FOUND, "route_not_found", NULL, "No such route: POST %.200s.",
+                       http_req_path(r->http));
+    secret = integ_setting(r->env->cfg, p, CONFIG_OAUTH_SIGNING_SECRET);
+    if (!*secret)
+        return err_set(e, ERR_INVALID, "integration_not_configured", "provider",
+                       "Events from %s cannot be verified: the operator sets "
+                       "WORKFORCE_OAUTH_%s_SIGNING_SECRET.",
+                       p->name, config_oauth_provider_names[p->config_index]);
+    body = http_req_body(r->http, &len);
+    rc = p->events == INTEG_EVENTS_SLACK ? slack_event(r, secret, body, len, &name, &id, &answer, e)
+                                         : github_event(r, secret, body, len, &name, &id, e);
+    if (rc)
+        return rc;
+    if (answer) {
+        router_respond(r, answer);
+        return 0;
+    }
+    if (name && id && *id) {
+        rc = store_delivery_note(r->store, &r->tenant, p->id, id, clock_now_ms(), &first);
+        if (rc)
+            return err_set(e, rc, "internal_error", NULL, "delivery note failed");
+    }
+    if (name && first) {
+        rc = store_workflows_for_event(r->store, &r->tenant, name, r->arena, &wfs, &n);
+        if (rc)
+            return err_set(e, rc, "internal_error", NULL, "workflow read failed");
+    }
+    runs = json_array();
+    for (size_t i = 0; i < n; i++) {
+        struct store_wf_run queued;
+        struct err qe;
+        err_clear(&qe);
+        if (api_workflow_queue(r, &wfs[i], "integration", name, r->body, &queued, &qe) == 0)
+            json_array_append_new(runs, json_string(queued.id));
+        else
+            log_warn("integrations: event %s did not start workflow %s: %s", name, wfs[i].id,
+                     qe.msg);
+    }
+    router_respond(r,
+                   json_pack("{s:s?,s:b,s:o}", "event", name, "duplicate", !first, "runs", runs));
+    return 0;
 }

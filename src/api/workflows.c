@@ -448,12 +448,11 @@ static int respond_run(struct router_req *r, const char *workflow_id, const char
     return answer_run(r, &run, e);
 }
 
-/* Queue a run of 'wf' started by 'type' with 'data' (an object), and answer it. A live key's
- * organization must have credits left. */
-static int start_run(struct router_req *r, const struct store_workflow *wf, const char *type,
-                     const char *event, json_t *data, struct err *e)
+/* See api.h. */
+int api_workflow_queue(struct router_req *r, const struct store_workflow *wf, const char *type,
+                       const char *event, json_t *data, struct store_wf_run *queued, struct err *e)
 {
-    struct store_wf_run run, queued;
+    struct store_wf_run run;
     char *id = arena_alloc(r->arena, ID_MAX);
     char *text;
     int rc;
@@ -481,13 +480,22 @@ static int start_run(struct router_req *r, const struct store_workflow *wf, cons
     free(text);
     /* The answer is the run as queued, read in the creating transaction: a worker may take
      * it as soon as it is committed. */
-    rc = store_wf_run_create(r->store, &r->tenant, &run, r->arena, &queued);
+    rc = store_wf_run_create(r->store, &r->tenant, &run, r->arena, queued);
     if (rc == ERR_NOT_FOUND)
         return err_set(e, rc, "workflow_not_found", "id", "No workflow %.60s.", wf->id);
     if (rc)
         return err_set(e, rc, "internal_error", NULL, "run create failed");
     task_runner_wake(r->env->tasks);
-    return answer_run(r, &queued, e);
+    return 0;
+}
+
+/* Queue a run of 'wf' and answer it. */
+static int start_run(struct router_req *r, const struct store_workflow *wf, const char *type,
+                     const char *event, json_t *data, struct err *e)
+{
+    struct store_wf_run queued;
+    int rc = api_workflow_queue(r, wf, type, event, data, &queued, e);
+    return rc ? rc : answer_run(r, &queued, e);
 }
 
 /* The dry run of 'wf' against 'input': every step's input and condition rendered, earlier

@@ -22,6 +22,13 @@ enum integ_revoke {
     INTEG_REVOKE_HUBSPOT, /* DELETE {url}/<refresh token> */
 };
 
+/* Which inbound events a provider sends that can be verified (contract §13). */
+enum integ_events {
+    INTEG_EVENTS_NONE,   /* not signed in a way the server can check: no events URL */
+    INTEG_EVENTS_SLACK,  /* X-Slack-Signature v0 */
+    INTEG_EVENTS_GITHUB, /* X-Hub-Signature-256 */
+};
+
 struct integ_provider {
     const char *id;       /* "slack": the path segment and the API's name */
     const char *name;     /* "Slack" */
@@ -33,6 +40,7 @@ struct integ_provider {
     const char *extra_auth_params; /* appended to the authorization URL ("" none) */
     enum integ_revoke revoke;
     const char *const *operations; /* workflow actions, NULL-terminated */
+    enum integ_events events;
 };
 
 /* The provider named 'id', or NULL. */

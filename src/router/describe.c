@@ -53,6 +53,7 @@ static json_t *describe_route(const struct route *rt)
     json_object_set_new(o, "upload", json_boolean(rt->flags & ROUTE_UPLOAD));
     json_object_set_new(o, "hook", json_boolean(rt->flags & ROUTE_HOOK));
     json_object_set_new(o, "loose_query", json_boolean(rt->flags & ROUTE_LOOSE_QUERY));
+    json_object_set_new(o, "events", json_boolean(rt->flags & ROUTE_EVENTS));
     for (size_t i = 0; rt->query && rt->query[i]; i++)
         json_array_append_new(q, json_string(rt->query[i]));
     json_object_set_new(o, "query", q);

@@ -211,9 +211,16 @@ static int authenticate(struct router_req *r, struct err *e)
 static int hook_authenticate(struct router_req *r, struct err *e)
 {
     struct store_workflow wf;
-    int rc = store_workflow_by_token(r->store, r->params[0], r->arena, &wf);
-    if (!rc && strcmp(wf.trigger_type, "webhook") != 0)
-        rc = ERR_NOT_FOUND;
+    int rc;
+    if (router_routes[r->route].flags & ROUTE_EVENTS) {
+        /* An integration's events URL: the token names an organization and mode. */
+        memset(&wf, 0, sizeof(wf));
+        rc = store_events_tenant(r->store, r->params[1], &wf.tenant);
+    } else {
+        rc = store_workflow_by_token(r->store, r->params[0], r->arena, &wf);
+        if (!rc && strcmp(wf.trigger_type, "webhook") != 0)
+            rc = ERR_NOT_FOUND;
+    }
     if (!rc)
         rc = store_org_get(r->store, wf.tenant.org_id, &r->org);
     if (rc == ERR_NOT_FOUND)

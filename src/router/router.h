@@ -46,6 +46,9 @@ enum router_flag {
     /* Query parameters the route does not list are ignored rather than refused (an OAuth
      * callback: providers add their own); repeated ones are still refused. */
     ROUTE_LOOSE_QUERY = 1 << 3,
+    /* With ROUTE_HOOK: the {token} (second parameter) is an organization's inbound events
+     * token, not a workflow's. */
+    ROUTE_EVENTS = 1 << 4,
 };
 
 struct route {

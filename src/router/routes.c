@@ -90,6 +90,8 @@ const struct route router_routes[] = {
      ROUTE_PUBLIC | ROUTE_LOOSE_QUERY, q_callback, NULL, NULL},
     {"DELETE", "/v1/integrations/{provider}", api_integrations_disconnect, INTG, 0, NULL, NULL,
      NULL},
+    {"POST", "/v1/integrations/{provider}/events/{token}", api_integrations_events, 0,
+     ROUTE_PUBLIC | ROUTE_HOOK | ROUTE_EVENTS, NULL, NULL, NULL},
 };
 
 const size_t router_nroutes = sizeof(router_routes) / sizeof(router_routes[0]);

@@ -3368,6 +3368,67 @@ static int s_events_token(struct store *s, const struct store_tenant *t, const c
     return rc == SQLITE_ROW ? 0 : fail(s, "events token");
 }
 
+static int s_events_tenant(struct store *s, const char *token, struct store_tenant *out)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    memset(out, 0, sizeof(*out));
+    if (sqlite3_prepare_v2(DB(s),
+                           "SELECT org_id, mode FROM integration_event_tokens WHERE token = ?1", -1,
+                           &st, NULL) != SQLITE_OK)
+        return fail(s, "prepare events tenant");
+    bind_text(st, 1, token);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        copy_col(st, 0, out->org_id, sizeof(out->org_id));
+        out->mode = mode_from_name(sqlite3_column_text(st, 1));
+    }
+    sqlite3_finalize(st);
+    if (rc == SQLITE_DONE)
+        return ERR_NOT_FOUND;
+    return rc == SQLITE_ROW ? 0 : fail(s, "events tenant");
+}
+
+static int s_workflows_for_event(struct store *s, const struct store_tenant *t, const char *event,
+                                 struct arena *a, struct store_workflow **out, size_t *n)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    *n = 0;
+    *out = arena_alloc(a, STORE_EVENT_WORKFLOWS_MAX * sizeof(**out));
+    if (sqlite3_prepare_v2(DB(s),
+                           "SELECT " WF_COLS " FROM workflows WHERE org_id = ?1 AND mode = ?2 AND"
+                           " trigger_type = 'integration' AND enabled = 1 AND"
+                           " json_extract(trigger, '$.event') = ?3 ORDER BY created_at, id"
+                           " LIMIT ?4",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail(s, "prepare workflows for event");
+    bind_tenant(st, t);
+    bind_text(st, 3, event);
+    sqlite3_bind_int(st, 4, STORE_EVENT_WORKFLOWS_MAX);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        read_workflow(st, a, &(*out)[(*n)++]);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : fail(s, "workflows for event");
+}
+
+static int s_delivery_note(struct store *s, const struct store_tenant *t, const char *provider,
+                           const char *id, int64_t now, bool *first)
+{
+    const char *texts[] = {t->org_id, mode_names[t->mode], provider, id};
+    const int64_t ints[] = {now};
+    const int64_t old[] = {now - 7LL * 86400 * 1000};
+    int rc = run(s,
+                 "INSERT OR IGNORE INTO integration_deliveries (org_id, mode, provider,"
+                 " delivery_id, received_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+                 texts, 4, ints, 1);
+    *first = !rc && sqlite3_changes(DB(s)) == 1;
+    if (!rc && *first)
+        rc = run(s, "DELETE FROM integration_deliveries WHERE received_at < ?1", NULL, 0, old, 1);
+    return rc;
+}
+
 static const struct store_ops sqlite_ops = {
     .version = 1,
     .name = "sqlite",
@@ -3445,6 +3506,9 @@ static const struct store_ops sqlite_ops = {
     .oauth_state_take = s_oauth_state_take,
     .oauth_state_open = s_oauth_state_open,
     .events_token = s_events_token,
+    .events_tenant = s_events_tenant,
+    .delivery_note = s_delivery_note,
+    .workflows_for_event = s_workflows_for_event,
 };
 
 /*

@@ -626,3 +626,20 @@ int store_events_token(struct store *s, const struct store_tenant *t, const char
 {
     WRAP(s->ops->events_token(s, t, fresh, a, token));
 }
+
+int store_delivery_note(struct store *s, const struct store_tenant *t, const char *provider,
+                        const char *id, int64_t now, bool *first)
+{
+    WRAP(s->ops->delivery_note(s, t, provider, id, now, first));
+}
+
+int store_events_tenant(struct store *s, const char *token, struct store_tenant *out)
+{
+    WRAP(s->ops->events_tenant(s, token, out));
+}
+
+int store_workflows_for_event(struct store *s, const struct store_tenant *t, const char *event,
+                              struct arena *a, struct store_workflow **out, size_t *n)
+{
+    WRAP(s->ops->workflows_for_event(s, t, event, a, out, n));
+}

@@ -704,6 +704,18 @@ int store_oauth_state_open(struct store *s, const struct store_tenant *t, const 
 int store_events_token(struct store *s, const struct store_tenant *t, const char *fresh,
                        struct arena *a, const char **token);
 
+/* Note delivery 'id' of an inbound event from 'provider': '*first' is false when it was seen
+ * before (a provider's retry). Deliveries older than a week are forgotten. */
+int store_delivery_note(struct store *s, const struct store_tenant *t, const char *provider,
+                        const char *id, int64_t now, bool *first);
+/* The tenant whose inbound events token is 'token'; ERR_NOT_FOUND when none. */
+int store_events_tenant(struct store *s, const char *token, struct store_tenant *out);
+/* The tenant's enabled workflows triggered by integration event 'event', oldest first (at most
+ * STORE_EVENT_WORKFLOWS_MAX), into '*out' ('*n' of them, from 'a'). */
+#define STORE_EVENT_WORKFLOWS_MAX 100
+int store_workflows_for_event(struct store *s, const struct store_tenant *t, const char *event,
+                              struct arena *a, struct store_workflow **out, size_t *n);
+
 /* Tests: make the 'n'th store call from now fail with ERR_STORE (0 = off). */
 void store_fail_after(long n);
 

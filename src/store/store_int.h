@@ -153,6 +153,11 @@ struct store_ops {
                             int64_t now, bool *open);
     int (*events_token)(struct store *s, const struct store_tenant *t, const char *fresh,
                         struct arena *a, const char **token);
+    int (*events_tenant)(struct store *s, const char *token, struct store_tenant *out);
+    int (*delivery_note)(struct store *s, const struct store_tenant *t, const char *provider,
+                         const char *id, int64_t now, bool *first);
+    int (*workflows_for_event)(struct store *s, const struct store_tenant *t, const char *event,
+                               struct arena *a, struct store_workflow **out, size_t *n);
 };
 
 struct store {

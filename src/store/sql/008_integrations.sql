@@ -36,6 +36,17 @@ CREATE TABLE oauth_states (
 CREATE INDEX oauth_states_open ON oauth_states (org_id, mode, provider, expires_at)
     WHERE used_at IS NULL;
 
+-- Deliveries of inbound events already received (Slack's event_id, GitHub's delivery id):
+-- a provider's retry starts nothing twice. Kept a week.
+CREATE TABLE integration_deliveries (
+    org_id      TEXT NOT NULL,
+    mode        TEXT NOT NULL,
+    provider    TEXT NOT NULL,
+    delivery_id TEXT NOT NULL,
+    received_at INTEGER NOT NULL,
+    PRIMARY KEY (org_id, mode, provider, delivery_id)
+) WITHOUT ROWID;
+
 CREATE TABLE integration_event_tokens (
     org_id TEXT NOT NULL,
     mode   TEXT NOT NULL,
