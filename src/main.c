@@ -16,6 +16,8 @@
 #include "core/str.h"
 #include "http/http.h"
 #include "httpc/httpc.h"
+#include "integrations/oauth.h"
+#include "integrations/operations.h"
 #include "embed/embed.h"
 #include "embed/pool.h"
 #include "knowledge/extract.h"
@@ -749,6 +751,7 @@ static int cmd_routes(const struct opts *o)
 static int cmd_serve(const struct config *c, const struct opts *o, const char *argv0)
 {
     struct router_env env;
+    static struct integ_env integ; /* read by the workers until they stop */
     struct embed_model *model = NULL;
     struct store *s = NULL;
     struct http_server *srv = NULL;
@@ -824,6 +827,14 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
         goto out;
     }
 
+    integ.cfg = c;
+    integ.pool = env.pool;
+    integ.httpc = env.httpc;
+    if (integ_key(env.secret, AUTH_SECRET_LEN, integ.key)) {
+        fprintf(stderr, "workforce: cannot derive the integrations key\n");
+        goto out;
+    }
+    env.agent.integ = &integ;
     if (task_runner_start(&env.agent, c->task_workers, wf_step_execute, &env.tasks)) {
         fprintf(stderr, "workforce: cannot start the task workers\n");
         goto out;

@@ -84,7 +84,8 @@ SCOPES = ["employees:read", "employees:write", "chat", "conversations", "tasks",
 CATEGORIES = ["operations", "sales", "engineering", "marketing", "support", "finance", "hr"]
 PROVIDERS = ["slack", "google_calendar", "outlook", "github", "hubspot"]
 ACTIONS = ["respond", "summarize", "classify", "extract", "draft_email", "search_knowledge",
-           "create_task"]
+           "create_task", "slack.post_message", "github.create_issue",
+           "google_calendar.create_event", "outlook.send_mail", "hubspot.create_note"]
 WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 
 PUBLIC_URL = "http://127.0.0.1:8080"  # default public_url in examples
@@ -1092,7 +1093,20 @@ def build_schemas():
                                   "`extract` an object with every field (null when absent); "
                                   "`draft_email` `{subject, body}`; `search_knowledge` "
                                   "`{results}` as the knowledge query; `create_task` the task "
-                                  "record."},
+                                  "record. The integration operations act through the "
+                                  "organization's connection and output `{id, url}` of what they "
+                                  "made (`url` null where the provider gives none): "
+                                  "`slack.post_message` (options `channel`; the input is the "
+                                  "text), `github.create_issue` (`repo`: owner/name; the first "
+                                  "input line is the title, the rest the body), "
+                                  "`google_calendar.create_event` (`calendar_id`, default "
+                                  "`primary`; the input is JSON `{summary, start, end, "
+                                  "description?}`), `outlook.send_mail` (`to`, `subject`; the "
+                                  "input is the body), `hubspot.create_note` (`contact_email`; "
+                                  "the input is the note). Not connected: the step fails with "
+                                  "`integration_not_connected`; a provider's refusal fails it "
+                                  "with the provider's reason; a busy provider (429, 5xx, no "
+                                  "answer) is tried again like an engine."},
         "input": string("Template: `{{trigger.<path>}}`, `{{steps[N].output}}`, "
                         "`{{steps[N].output.<path>}}` (N earlier than this step), "
                         "`{{workflow.id}}`, `{{run.id}}`; paths take `.name` and `[index]`. "

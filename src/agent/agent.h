@@ -30,11 +30,14 @@
 #define AGENT_SEARCH_MAX 2000           /* bytes of an input searched in the knowledge */
 
 /* The services an answer needs; filled once at start, read-only afterwards. */
+struct integ_env;
+
 struct agent_env {
     const struct config *cfg;
     struct knowledge_services knowledge;
-    struct llm *llm;         /* the configured engine (live keys) */
-    struct llm *llm_builtin; /* test keys, unless WORKFORCE_TEST_LLM=provider */
+    struct llm *llm;               /* the configured engine (live keys) */
+    struct llm *llm_builtin;       /* test keys, unless WORKFORCE_TEST_LLM=provider */
+    const struct integ_env *integ; /* workflow steps acting through a connection */
 };
 
 /* 0 when an organization of tier 'org_tier' may employ 'emp' for 'doing' ("chat with"); else

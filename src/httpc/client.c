@@ -97,6 +97,8 @@ static int setup(struct xfer *x)
     curl_easy_setopt(x->easy, CURLOPT_BUFFERSIZE, 4096L);
     curl_easy_setopt(x->easy, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(x->easy, CURLOPT_FOLLOWLOCATION, 0L);
+    /* Some APIs (GitHub) refuse a request without one; a caller's own header replaces it. */
+    curl_easy_setopt(x->easy, CURLOPT_USERAGENT, "workforce/1");
     if (strcmp(x->method, "GET") != 0 && strcmp(x->method, "POST") != 0)
         curl_easy_setopt(x->easy, CURLOPT_CUSTOMREQUEST, x->method); /* DELETE, PATCH, PUT */
     if (strcmp(x->method, "POST") == 0 || (x->body && strcmp(x->method, "GET") != 0)) {

@@ -44,6 +44,17 @@ static const struct wf_option task_options[] = {
     {"due_in_hours", WF_OPT_NUMBER, false, 0, 8760, NULL},
     END};
 
+static const struct wf_option slack_options[] = {{"channel", WF_OPT_TEXT, true, 1, 200, NULL}, END};
+static const struct wf_option github_options[] = {{"repo", WF_OPT_TEXT, true, 3, 200, NULL}, END};
+static const struct wf_option calendar_options[] = {
+    {"calendar_id", WF_OPT_TEXT, false, 1, 500, NULL}, END};
+static const struct wf_option mail_options[] = {
+    {"to", WF_OPT_TEXT, true, 3, WF_TEXT_OPTION_MAX, NULL},
+    {"subject", WF_OPT_TEXT, true, 1, 500, NULL},
+    END};
+static const struct wf_option note_options[] = {{"contact_email", WF_OPT_TEXT, false, 3, 320, NULL},
+                                                END};
+
 static const struct wf_action actions[] = {
     {"respond", WF_ACT_RESPOND, no_options, "string: the employee's answer to the input",
      "Answer the input as this employee would, drawing on the knowledge given.", false},
@@ -68,6 +79,16 @@ static const struct wf_action actions[] = {
     {"search_knowledge", WF_ACT_SEARCH_KNOWLEDGE, search_options,
      "{results: [...]}: as POST /v1/knowledge/query, with the employee's access rule", NULL, true},
     {"create_task", WF_ACT_CREATE_TASK, task_options, "the created task record", NULL, true},
+    {"slack.post_message", WF_ACT_INTEGRATION, slack_options,
+     "{id, url}: the message's ts, and no url (the input is the text)", NULL, true},
+    {"github.create_issue", WF_ACT_INTEGRATION, github_options,
+     "{id, url}: the issue (the input's first line is the title, the rest the body)", NULL, true},
+    {"google_calendar.create_event", WF_ACT_INTEGRATION, calendar_options,
+     "{id, url}: the event (the input is JSON {summary, start, end, description?})", NULL, true},
+    {"outlook.send_mail", WF_ACT_INTEGRATION, mail_options,
+     "{id, url}: the request id of the sent mail, no url (the input is the body)", NULL, true},
+    {"hubspot.create_note", WF_ACT_INTEGRATION, note_options,
+     "{id, url}: the note, no url (the input is the note)", NULL, true},
 };
 
 #define NACTIONS (sizeof(actions) / sizeof(actions[0]))

@@ -197,7 +197,9 @@ static int parse_step(json_t *v, int i, struct wf_def *d, struct err *e)
     if (!st->action)
         return err_set(e, ERR_INVALID, "invalid_request", p,
                        "Invalid %s: unknown action %.60s (one of respond, summarize, classify, "
-                       "extract, draft_email, search_knowledge, create_task).",
+                       "extract, draft_email, search_knowledge, create_task, slack.post_message, "
+                       "github.create_issue, google_calendar.create_event, outlook.send_mail, "
+                       "hubspot.create_note).",
                        p, json_string_value(action));
 
     snprintf(p, sizeof(p), "%s.input", prefix);

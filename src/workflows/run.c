@@ -15,6 +15,7 @@
 #include "../core/log.h"
 #include "../core/mem.h"
 #include "../embed/pool.h"
+#include "../integrations/operations.h"
 #include "../json/json.h"
 #include "../knowledge/search.h"
 #include "../store/store.h"
@@ -466,12 +467,30 @@ static void task_action(struct step_ctx *x, const char *input, struct outcome *o
     buf_cleanup(&b);
 }
 
+/* An operation through one of the tenant's connections (integrations/operations.c). */
+static void integration_action(struct step_ctx *x, const char *input, struct outcome *o)
+{
+    json_t *opts = json_object();
+    struct integ_result res;
+
+    for (size_t i = 0; i < x->st->nopts; i++)
+        json_object_set_new(opts, x->st->opts[i].name,
+                            json_string(option_text(x, x->st->opts[i].name)));
+    integ_operation(x->env->integ, &x->c->tenant, x->st->action->name, opts, input, &res);
+    json_decref(opts);
+    if (res.failed)
+        failf(o, res.retry, "%s", res.error);
+    else
+        o->output = res.output;
+}
+
 /* Do the step's action on its rendered 'input'. */
 static void do_action(struct step_ctx *x, const char *input, struct outcome *o)
 {
     const struct wf_action *act = x->st->action;
     struct llm *engine = agent_engine(x->env, x->c->tenant.mode);
-    bool engine_action = act->kind != WF_ACT_SEARCH_KNOWLEDGE && act->kind != WF_ACT_CREATE_TASK;
+    bool engine_action = act->kind != WF_ACT_SEARCH_KNOWLEDGE && act->kind != WF_ACT_CREATE_TASK &&
+                         act->kind != WF_ACT_INTEGRATION;
     struct store *s = store_pool_get(x->env->knowledge.pool);
     struct store_org org;
     struct err e;
@@ -500,7 +519,9 @@ static void do_action(struct step_ctx *x, const char *input, struct outcome *o)
               "insufficient_credits: the organization has no credits left for live runs.");
         return;
     }
-    if (act->kind == WF_ACT_SEARCH_KNOWLEDGE) {
+    if (act->kind == WF_ACT_INTEGRATION) {
+        integration_action(x, input, o);
+    } else if (act->kind == WF_ACT_SEARCH_KNOWLEDGE) {
         search_action(x, input, o);
     } else if (act->kind == WF_ACT_CREATE_TASK) {
         task_action(x, input, o);

@@ -79,7 +79,8 @@ enum wf_action_kind {
     WF_ACT_EXTRACT,
     WF_ACT_DRAFT_EMAIL,
     WF_ACT_SEARCH_KNOWLEDGE,
-    WF_ACT_CREATE_TASK
+    WF_ACT_CREATE_TASK,
+    WF_ACT_INTEGRATION /* <provider>.<operation>: integrations/operations.c */
 };
 
 /* What an option of an action takes. */

@@ -197,7 +197,19 @@ class WorkflowBadInputTest(WorkflowCase):
         self.bad(self.body(steps=[self.step(input=5)]), "steps[0].input")
         self.bad(self.body(steps=[self.step(condition=True)]), "steps[0].condition")
         self.bad(self.body(steps=[self.step(action="dance")]), "steps[0].action")
-        self.bad(self.body(steps=[self.step(action="slack.post_message")]), "steps[0].action")
+        self.bad(self.body(steps=[self.step(action="slack.dance")]), "steps[0].action")
+        # integration operations take their provider's options
+        self.bad(self.body(steps=[self.step(action="slack.post_message")]),
+                 "steps[0].options.channel")
+        self.bad(self.body(steps=[self.step(action="github.create_issue",
+                                            options={"repo": "a/b", "labels": ["x"]})]),
+                 "steps[0].options.labels")
+        self.bad(self.body(steps=[self.step(action="outlook.send_mail",
+                                            options={"to": "{{trigger.to}}"})]),
+                 "steps[0].options.subject")
+        wf = self.create(steps=[self.step(action="slack.post_message",
+                                          options={"channel": "{{trigger.channel}}"})])
+        self.assertEqual(wf["steps"][0]["options"], {"channel": "{{trigger.channel}}"})
 
     def test_employees(self):
         self.bad(self.body(steps=[self.step(), self.step(employee_id=NO_EMP)]),

@@ -1,0 +1,281 @@
+# SPDX-License-Identifier: MIT
+"""Integration operations (issue 11, contract §12-13): workflow steps acting through a
+connection, against tests/mock/provider_mock.py, a strict stand-in for the five providers'
+OAuth servers and APIs. Each operation sends the provider's documented request with the
+stored token and maps the answer to {id, url}; a provider's refusal is the step's error with
+its reason; a busy provider is tried again; not connected fails with
+integration_not_connected; a token about to expire is refreshed first, once for concurrent
+steps, and a refused refresh marks the connection reauthorization_required."""
+
+import json
+import os
+import sqlite3
+import sys
+import time
+import uuid
+
+from chatlib import ChatTestCase
+from harness import GENEROUS_LIMITS, Server, free_port
+from oauthlib import follow_authorization, query_params
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "mock"))
+import provider_mock  # noqa: E402
+
+ENDED = ("completed", "failed", "cancelled")
+
+
+class IntegrationOpsTest(ChatTestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        cls.mock = provider_mock.ProviderMock().start()
+        port = free_port()
+        cls.base = "http://127.0.0.1:%d" % port
+        env = {"WORKFORCE_RATE_LIMITS": GENEROUS_LIMITS, "WORKFORCE_PUBLIC_URL": cls.base,
+               "WORKFORCE_TASK_WORKERS": "4"}
+        env.update(cls.mock.env_for())
+        cls.server = Server(env=env)
+        try:
+            cls.server.start(port=port)
+            cls.setUpServer()
+        except BaseException:
+            cls.server.cleanup()
+            cls.mock.stop()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        try:
+            super().tearDownClass()
+        finally:
+            cls.mock.stop()
+
+    def setUp(self):
+        self.mock_control("reset", {})
+
+    # ---- helpers ----
+
+    def mock_control(self, name, body):
+        import urllib.request
+        req = urllib.request.Request(self.mock.base_url + "/__control/" + name,
+                                     data=json.dumps(body).encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return json.loads(r.read() or b"{}")
+
+    def mock_requests(self, prefix):
+        import urllib.request
+        with urllib.request.urlopen(self.mock.base_url + "/__requests?prefix=" + prefix,
+                                    timeout=10) as r:
+            doc = json.loads(r.read())
+        return doc["requests"] if isinstance(doc, dict) else doc
+
+    def org(self, mode="test"):
+        return self.server.create_key("op-" + uuid.uuid4().hex[:8], mode=mode, credits=100000)
+
+    def connect(self, key, provider):
+        c = self.assertJson(self.server.post("/v1/integrations/%s/connect" % provider, {},
+                                             key=key))
+        cb = "%s/v1/integrations/%s/callback" % (self.base, provider)
+        url = follow_authorization(c["authorization_url"], cb)
+        r = self.server.request("GET", url[len(self.base):])
+        self.assertEqual(r.status, 200, r)
+        b = self.assertJson(self.server.get("/v1/integrations", key=key))
+        i = {x["provider"]: x for x in b["integrations"]}[provider]
+        self.assertEqual(i["status"], "connected", i)
+        return i
+
+    def run_one(self, key, action, options, input_text, trigger=None):
+        emp = self.employee(key, "starter", 0)
+        wf = self.assertJson(self.server.post("/v1/workflows", {
+            "name": "Op " + action, "trigger": {"type": "manual"},
+            "steps": [{"employee_id": emp, "action": action, "input": input_text,
+                       "options": options}]}, key=key))
+        run = self.assertJson(self.server.post("/v1/workflows/%s/run" % wf["id"],
+                                               {"input": trigger or {}}, key=key))
+        return self.wait_run(key, wf["id"], run["id"])
+
+    def wait_run(self, key, wf_id, run_id, timeout=30):
+        path = "/v1/workflows/%s/runs/%s" % (wf_id, run_id)
+        return self.poll(lambda: (lambda r: r if r["status"] in ENDED else None)(
+            self.assertJson(self.server.get(path, key=key))), "the run ends", timeout=timeout)
+
+    # ---- every operation ----
+
+    def test_slack_post_message(self):
+        key = self.org()
+        i = self.connect(key, "slack")
+        self.assertEqual(i["account"], "Mock Workspace", "Slack's team name")
+        run = self.run_one(key, "slack.post_message", {"channel": "{{trigger.channel}}"},
+                           "Deploy done: {{trigger.what}}",
+                           {"channel": "#general", "what": "v2"})
+        self.assertEqual(run["status"], "completed", run)
+        out = run["steps"][0]["output"]
+        self.assertEqual(out, {"id": "1700000000.000001", "url": None})
+        [req] = [r for r in self.mock_requests("/slack/api/chat.postMessage")]
+        self.assertEqual(req["method"], "POST")
+        self.assertEqual(req["body"], {"channel": "#general", "text": "Deploy done: v2"})
+        self.assertTrue(req["headers"]["authorization"].startswith("Bearer xoxb-mock-"))
+        self.assertTrue(req["headers"]["content-type"].startswith("application/json"))
+        # the provider's reason becomes the step's error; nothing is retried
+        run = self.run_one(key, "slack.post_message", {"channel": "#nowhere"}, "x")
+        self.assertEqual(run["status"], "failed")
+        self.assertIn("channel_not_found", run["steps"][0]["error"])
+        self.assertEqual(run["steps"][0]["attempts"], 1)
+
+    def test_github_create_issue(self):
+        key = self.org()
+        self.connect(key, "github")
+        run = self.run_one(key, "github.create_issue", {"repo": "acme/widgets"},
+                           "Crash on start\nSteps: open the app.\nSeen on v2.")
+        self.assertEqual(run["status"], "completed", run)
+        out = run["steps"][0]["output"]
+        self.assertEqual(out["id"], "9000001")
+        self.assertTrue(out["url"].endswith("/acme/widgets/issues/1"), out)
+        [req] = self.mock_requests("/github/repos/acme/widgets/issues")
+        self.assertEqual(req["body"], {"title": "Crash on start",
+                                       "body": "Steps: open the app.\nSeen on v2."})
+        h = req["headers"]
+        self.assertEqual(h["accept"], "application/vnd.github+json")
+        self.assertEqual(h["x-github-api-version"], "2022-11-28")
+        self.assertTrue(h.get("user-agent"))
+        for repo, why in (("acme/locked", "403"), ("acme/nope", "404"), ("nope", "owner/name")):
+            with self.subTest(repo=repo):
+                run = self.run_one(key, "github.create_issue", {"repo": repo}, "Title")
+                self.assertEqual(run["status"], "failed")
+                self.assertIn(why, run["steps"][0]["error"])
+
+    def test_google_calendar_create_event(self):
+        key = self.org()
+        self.connect(key, "google_calendar")
+        event = {"summary": "Review", "start": "2026-12-01T10:00:00+01:00",
+                 "end": "2026-12-01T11:00:00+01:00", "description": "Quarterly"}
+        run = self.run_one(key, "google_calendar.create_event", {}, "{{trigger}}", event)
+        self.assertEqual(run["status"], "completed", run)
+        out = run["steps"][0]["output"]
+        self.assertEqual(out["id"], "mockev0001")
+        self.assertTrue(out["url"])
+        [req] = self.mock_requests("/google/calendar/v3/calendars/primary/events")
+        self.assertEqual(req["body"], {"summary": "Review", "description": "Quarterly",
+                                       "start": {"dateTime": event["start"]},
+                                       "end": {"dateTime": event["end"]}})
+        run = self.run_one(key, "google_calendar.create_event", {}, "not json")
+        self.assertEqual(run["status"], "failed")
+        self.assertIn("summary, start, end", run["steps"][0]["error"])
+
+    def test_outlook_send_mail(self):
+        key = self.org()
+        self.connect(key, "outlook")
+        run = self.run_one(key, "outlook.send_mail",
+                           {"to": "{{trigger.to}}", "subject": "Hello {{trigger.name}}"},
+                           "Your order shipped.", {"to": "ana@example.com", "name": "Ana"})
+        self.assertEqual(run["status"], "completed", run)
+        out = run["steps"][0]["output"]
+        self.assertRegex(out["id"], r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-"
+                                    r"[0-9a-f]{12}$")
+        self.assertIsNone(out["url"])
+        [req] = self.mock_requests("/graph/v1.0/me/sendMail")
+        self.assertEqual(req["headers"]["client-request-id"], out["id"])
+        self.assertEqual(req["body"], {"message": {
+            "subject": "Hello Ana", "body": {"contentType": "Text",
+                                             "content": "Your order shipped."},
+            "toRecipients": [{"emailAddress": {"address": "ana@example.com"}}]},
+            "saveToSentItems": True})
+
+    def test_hubspot_create_note(self):
+        key = self.org()
+        self.connect(key, "hubspot")
+        run = self.run_one(key, "hubspot.create_note", {"contact_email": "jane@example.com"},
+                           "Called about the renewal.")
+        self.assertEqual(run["status"], "completed", run)
+        self.assertEqual(run["steps"][0]["output"], {"id": "50001", "url": None})
+        [req] = self.mock_requests("/hubspot/crm/v3/objects/notes")
+        self.assertEqual(req["body"]["properties"]["hs_note_body"], "Called about the renewal.")
+        self.assertEqual(req["body"]["associations"][0]["to"], {"id": "1001"})
+        run = self.run_one(key, "hubspot.create_note", {"contact_email": "nobody@example.com"},
+                           "x")
+        self.assertEqual(run["status"], "failed")
+        self.assertIn("no contact", run["steps"][0]["error"])
+        # without a contact: a note of its own
+        run = self.run_one(key, "hubspot.create_note", {}, "General note")
+        self.assertEqual(run["status"], "completed", run)
+
+    # ---- failures ----
+
+    def test_not_connected(self):
+        key = self.org()
+        run = self.run_one(key, "slack.post_message", {"channel": "#general"}, "x")
+        self.assertEqual(run["status"], "failed")
+        self.assertTrue(run["steps"][0]["error"].startswith("integration_not_connected"),
+                        run["steps"][0]["error"])
+        self.assertEqual(run["steps"][0]["attempts"], 1)
+        self.assertEqual(self.mock_requests("/slack/api/chat.postMessage"), [])
+
+    def test_busy_provider_is_tried_again(self):
+        key = self.org()
+        self.connect(key, "slack")
+        self.mock_control("fail", {"path_prefix": "/slack/api/chat.postMessage", "mode": "503",
+                                   "count": 1})
+        run = self.run_one(key, "slack.post_message", {"channel": "#general"}, "x")
+        self.assertEqual(run["status"], "completed", run)
+        self.assertEqual(run["steps"][0]["attempts"], 2)
+
+    def test_other_organization_cannot_use_a_connection(self):
+        a, b = self.org(), self.org()
+        self.connect(a, "slack")
+        run = self.run_one(b, "slack.post_message", {"channel": "#general"}, "x")
+        self.assertEqual(run["status"], "failed")
+        self.assertIn("integration_not_connected", run["steps"][0]["error"])
+
+    # ---- refresh ----
+
+    def test_refresh_before_use_once_for_concurrent_steps(self):
+        key = self.org()
+        before = self.connect(key, "google_calendar")
+        self.assertTrue(before["expires_at"])
+        self.assertEqual(self.expire_org(key, "google_calendar"), 1)
+        emp = self.employee(key, "starter", 0)
+        event = {"summary": "S", "start": "2026-12-01T10:00:00Z", "end": "2026-12-01T11:00:00Z"}
+        wf = self.assertJson(self.server.post("/v1/workflows", {
+            "name": "Cal", "trigger": {"type": "manual"},
+            "steps": [{"employee_id": emp, "action": "google_calendar.create_event",
+                       "input": "{{trigger}}"}]}, key=key))
+        runs = [self.assertJson(self.server.post("/v1/workflows/%s/run" % wf["id"],
+                                                 {"input": event}, key=key))["id"]
+                for _ in range(4)]
+        done = [self.wait_run(key, wf["id"], r) for r in runs]
+        self.assertEqual([d["status"] for d in done], ["completed"] * 4, done)
+        refreshes = [r for r in self.mock_requests("/google/token")
+                     if r["body"].get("grant_type") == "refresh_token"]
+        self.assertEqual(len(refreshes), 1, "one refresh for concurrent steps")
+        calls = self.mock_requests("/google/calendar")
+        self.assertEqual(len({c["headers"]["authorization"] for c in calls}), 1,
+                         "every call used the refreshed token")
+        after = {x["provider"]: x for x in self.assertJson(
+            self.server.get("/v1/integrations", key=key))["integrations"]}["google_calendar"]
+        self.assertGreater(after["expires_at"], before["expires_at"])
+
+    def test_refused_refresh_needs_reauthorization(self):
+        key = self.org()
+        self.connect(key, "hubspot")
+        self.assertEqual(self.expire_org(key, "hubspot"), 1)
+        self.mock_control("tokens", {"refresh": []})  # every refresh token is now refused
+        run = self.run_one(key, "hubspot.create_note", {}, "x")
+        self.assertEqual(run["status"], "failed")
+        self.assertIn("reauthorization_required", run["steps"][0]["error"])
+        i = {x["provider"]: x for x in self.assertJson(
+            self.server.get("/v1/integrations", key=key))["integrations"]}["hubspot"]
+        self.assertEqual((i["status"], i["error"]), ("error", "reauthorization_required"))
+        self.assertEqual(self.mock_requests("/hubspot/crm/v3/objects/notes"), [])
+        # connecting again mends it
+        self.connect(key, "hubspot")
+        run = self.run_one(key, "hubspot.create_note", {}, "y")
+        self.assertEqual(run["status"], "completed", run)
+
+    def expire_org(self, key, provider):
+        org = self.assertJson(self.server.get("/v1/account", key=key))
+        org_id = org.get("id") or org.get("organization", {}).get("id")
+        with sqlite3.connect(self.server.db, timeout=10) as db:
+            return db.execute("UPDATE integrations SET expires_at = ? WHERE provider = ? AND "
+                              "org_id = ?", (int(time.time() * 1000) + 5000, provider,
+                                             org_id)).rowcount
