@@ -334,6 +334,8 @@ struct exchange {
     struct buf body;
     long status;
     bool too_big;
+    struct arena arena;     /* what the exchange got lives here */
+    struct integ_token got; /* the token answer, once parsed */
 };
 
 /* The user goes back to 'redirect_uri' with the outcome, or sees a short page. */
@@ -409,6 +411,7 @@ static void finish(struct exchange *x, const char *error, const char *why, bool 
 static void exchange_free(struct exchange *x)
 {
     buf_cleanup(&x->body);
+    arena_cleanup(&x->arena);
     free(x->redirect_uri);
     free(x->scopes);
     free(x);
@@ -448,61 +451,57 @@ static char *granted_scopes(const char *scope, const char *asked)
     return out;
 }
 
-/* The token endpoint answered (or did not): store a whole connection, or nothing. */
-static void exchange_done(void *ud, int rc, long status, const char *why)
+/* Store the whole connection from what the exchange got; 0, or a code and reason. */
+static int store_connection(struct exchange *x, struct store *s, struct arena *a, char *code,
+                            size_t code_n, char *reason, size_t reason_n)
 {
-    struct exchange *x = ud;
-    struct store *s = store_pool_get(x->env->pool);
     unsigned char key[CRYPTO_SEAL_KEY_LEN];
-    struct integ_token tok;
-    struct arena a;
-    char code[64], reason[512];
+    struct store_integration row;
+    json_t *t = json_object();
+    char *text, *scopes = granted_scopes(x->got.scope, x->scopes);
     int64_t now = clock_now_ms();
+    int rc;
+
+    json_object_set_new(t, "access_token", json_string(x->got.access_token));
+    if (x->got.refresh_token)
+        json_object_set_new(t, "refresh_token", json_string(x->got.refresh_token));
+    text = json_dumps(t, JSON_COMPACT);
+    json_decref(t);
+    memset(&row, 0, sizeof(row));
+    row.provider = x->p->id;
+    row.status = "connected";
+    row.account = x->got.account;
+    row.scopes = arena_strdup(a, scopes);
+    row.expires_at = x->got.expires_in ? now + x->got.expires_in * 1000 : 0;
+    row.connected_at = now;
+    row.updated_at = now;
+    rc = integ_key(x->env->secret, AUTH_SECRET_LEN, key);
+    if (!rc && text)
+        row.tokens = integ_seal(key, &x->tenant, x->p->id, "tokens", text, a, &row.tokens_len);
+    if (text) {
+        memset(text, 0, strlen(text));
+        free(text);
+    }
+    free(scopes);
+    rc = !row.tokens ? ERR_INTERNAL : store_integration_put(s, &x->tenant, &row);
+    if (rc) {
+        snprintf(code, code_n, "internal_error");
+        snprintf(reason, reason_n, "the connection could not be stored");
+    }
+    return rc;
+}
+
+/* The end of a callback that got this far: the connection stored, or the failure noted;
+ * the user told; 'x' freed. */
+static void conclude(struct exchange *x, int rc, char *code, size_t code_n, char *reason,
+                     size_t reason_n)
+{
+    struct store *s = store_pool_get(x->env->pool);
+    struct arena a;
 
     arena_init(&a);
-    if (status)
-        x->status = status;
-    if (rc && !x->too_big) {
-        snprintf(code, sizeof(code), "provider_unreachable");
-        snprintf(reason, sizeof(reason), "the token endpoint did not answer (%s)",
-                 why ? why : "no answer");
-    } else {
-        rc = integ_token_parse(x->status, buf_ptr(&x->body),
-                               x->too_big ? INTEG_TOKEN_RESPONSE_MAX + 1 : buf_len(&x->body), &a,
-                               &tok, code, sizeof(code), reason, sizeof(reason));
-    }
-    if (!rc) {
-        json_t *t = json_object();
-        char *text, *scopes = granted_scopes(tok.scope, x->scopes);
-        struct store_integration row;
-
-        json_object_set_new(t, "access_token", json_string(tok.access_token));
-        if (tok.refresh_token)
-            json_object_set_new(t, "refresh_token", json_string(tok.refresh_token));
-        text = json_dumps(t, JSON_COMPACT);
-        json_decref(t);
-        memset(&row, 0, sizeof(row));
-        row.provider = x->p->id;
-        row.status = "connected";
-        row.account = tok.account;
-        row.scopes = arena_strdup(&a, scopes);
-        row.expires_at = tok.expires_in ? now + tok.expires_in * 1000 : 0;
-        row.connected_at = now;
-        row.updated_at = now;
-        rc = integ_key(x->env->secret, AUTH_SECRET_LEN, key);
-        if (!rc && text)
-            row.tokens = integ_seal(key, &x->tenant, x->p->id, "tokens", text, &a, &row.tokens_len);
-        if (text) {
-            memset(text, 0, strlen(text));
-            free(text);
-        }
-        free(scopes);
-        rc = !row.tokens ? ERR_INTERNAL : store_integration_put(s, &x->tenant, &row);
-        if (rc) {
-            snprintf(code, sizeof(code), "internal_error");
-            snprintf(reason, sizeof(reason), "the connection could not be stored");
-        }
-    }
+    if (!rc)
+        rc = store_connection(x, s, &a, code, code_n, reason, reason_n);
     if (rc) {
         log_warn("integrations: connecting %s for %s failed: %s (%s)", x->p->id, x->tenant.org_id,
                  code, reason);
@@ -514,6 +513,88 @@ static void exchange_done(void *ud, int rc, long status, const char *why)
     finish(x, rc ? code : NULL, reason, true);
     arena_cleanup(&a);
     exchange_free(x);
+}
+
+/* The account lookup answered (or did not): its name when it tells it; never a failure. */
+static void who_done(void *ud, int rc, long status, const char *why)
+{
+    struct exchange *x = ud;
+    char code[64] = "", reason[512] = "";
+    if (status)
+        x->status = status;
+    if (!rc && x->status >= 200 && x->status <= 299) {
+        json_t *o = json_loadb(buf_ptr(&x->body), buf_len(&x->body), 0, NULL);
+        const char *name = json_string_value(json_object_get(o, x->p->whoami_field));
+        if (name && *name)
+            x->got.account = arena_strdup(&x->arena, name);
+        json_decref(o);
+    } else {
+        log_info("integrations: the %s account name is unknown (%s, HTTP %ld)", x->p->id,
+                 rc ? (why ? why : "no answer") : "refused", x->status);
+    }
+    conclude(x, 0, code, sizeof(code), reason, sizeof(reason));
+}
+
+/* Ask the provider whose account the token is (GitHub's login, Google's email, ...). */
+static void ask_who(struct exchange *x)
+{
+    const struct config *c = x->env->cfg;
+    const char *path = x->p->whoami_path, *tok = strstr(path, "{token}");
+    const char *headers[2];
+    struct httpc_request req;
+    struct buf url, auth;
+
+    buf_init(&url, 64 * 1024);
+    buf_init(&auth, 64 * 1024);
+    buf_appends(&url, integ_setting(c, x->p, CONFIG_OAUTH_API_URL));
+    if (tok) {
+        buf_append(&url, path, (size_t)(tok - path));
+        buf_append_urlenc(&url, x->got.access_token);
+        buf_appends(&url, tok + 7);
+    } else {
+        buf_appends(&url, path);
+    }
+    buf_appendf(&auth, "Authorization: Bearer %s", x->got.access_token);
+    headers[0] = buf_ptr(&auth);
+    headers[1] = "Accept: application/json";
+    memset(&req, 0, sizeof(req));
+    req.method = "GET";
+    req.url = buf_ptr(&url);
+    req.headers = headers;
+    req.nheaders = 2;
+    req.connect_timeout_ms = EXCHANGE_CONNECT_MS;
+    req.timeout_ms = EXCHANGE_TIMEOUT_MS;
+    buf_reset(&x->body);
+    x->status = 0;
+    x->too_big = false;
+    httpc_start(x->env->httpc, &req, exchange_data, who_done, x); /* copies what it keeps */
+    buf_cleanup(&url);
+    buf_cleanup(&auth);
+}
+
+/* The token endpoint answered (or did not): the account name asked for next where the
+ * answer does not tell it; then a whole connection stored, or nothing. */
+static void exchange_done(void *ud, int rc, long status, const char *why)
+{
+    struct exchange *x = ud;
+    char code[64], reason[512];
+
+    if (status)
+        x->status = status;
+    if (rc && !x->too_big) {
+        snprintf(code, sizeof(code), "provider_unreachable");
+        snprintf(reason, sizeof(reason), "the token endpoint did not answer (%s)",
+                 why ? why : "no answer");
+    } else {
+        rc = integ_token_parse(x->status, buf_ptr(&x->body),
+                               x->too_big ? INTEG_TOKEN_RESPONSE_MAX + 1 : buf_len(&x->body),
+                               &x->arena, &x->got, code, sizeof(code), reason, sizeof(reason));
+    }
+    if (!rc && !x->got.account && x->p->whoami_path) {
+        ask_who(x); /* who_done() concludes */
+        return;
+    }
+    conclude(x, rc, code, sizeof(code), reason, sizeof(reason));
 }
 
 /* GET /v1/integrations/{provider}/callback?code&state (or ?error&state): no API key. */
@@ -582,6 +663,7 @@ int api_integrations_callback(struct router_req *r, struct err *e)
     x->redirect_uri = st.redirect_uri ? xstrdup(st.redirect_uri) : NULL;
     x->scopes = xstrdup(st.scopes ? st.scopes : "[]");
     buf_init(&x->body, INTEG_TOKEN_RESPONSE_MAX + 1);
+    arena_init(&x->arena);
     r->async = true;
     http_req_defer(r->http);
     memset(&req, 0, sizeof(req));

@@ -11,6 +11,9 @@
  *  - GitHub: github.com/login/oauth; a token is revoked by DELETE /applications/{client_id}/token.
  *  - HubSpot: app.hubspot.com/oauth/authorize, api.hubapi.com/oauth/v1/token; a refresh token is
  *    revoked by DELETE /oauth/v1/refresh-tokens/{token}.
+ * The account's name: Slack's token answer has the workspace (team.name); the others are asked
+ * (GitHub GET /user login, Google's userinfo email, Graph GET /v1.0/me userPrincipalName,
+ * HubSpot's token metadata hub_domain).
  */
 #include "providers.h"
 
@@ -26,25 +29,27 @@ static const struct integ_provider providers[INTEG_PROVIDERS] = {
     {"slack", "Slack", "team_chat", 0, "https://slack.com/oauth/v2/authorize",
      "https://slack.com/api/oauth.v2.access", "https://slack.com/api/auth.revoke",
      "https://slack.com/api", "chat:write channels:history", ',', "", INTEG_REVOKE_FORM, ops_slack,
-     INTEG_EVENTS_SLACK},
+     INTEG_EVENTS_SLACK, NULL, NULL},
     {"google_calendar", "Google Calendar", "calendar", 1,
      "https://accounts.google.com/o/oauth2/v2/auth", "https://oauth2.googleapis.com/token",
      "https://oauth2.googleapis.com/revoke", "https://www.googleapis.com",
      "openid email https://www.googleapis.com/auth/calendar.events", ' ',
-     "&access_type=offline&prompt=consent", INTEG_REVOKE_FORM, ops_google, INTEG_EVENTS_NONE},
+     "&access_type=offline&prompt=consent", INTEG_REVOKE_FORM, ops_google, INTEG_EVENTS_NONE,
+     "/oauth2/v3/userinfo", "email"},
     {"outlook", "Outlook", "email_calendar", 2,
      "https://login.microsoftonline.com/common/oauth2/v2.0/authorize",
      "https://login.microsoftonline.com/common/oauth2/v2.0/token", "",
      "https://graph.microsoft.com", "offline_access User.Read Mail.Send", ' ', "",
-     INTEG_REVOKE_NONE, ops_outlook, INTEG_EVENTS_NONE},
+     INTEG_REVOKE_NONE, ops_outlook, INTEG_EVENTS_NONE, "/v1.0/me", "userPrincipalName"},
     {"github", "GitHub", "code_hosting", 3, "https://github.com/login/oauth/authorize",
      "https://github.com/login/oauth/access_token", "https://api.github.com/applications",
      "https://api.github.com", "repo", ' ', "", INTEG_REVOKE_GITHUB, ops_github,
-     INTEG_EVENTS_GITHUB},
+     INTEG_EVENTS_GITHUB, "/user", "login"},
     {"hubspot", "HubSpot", "crm", 4, "https://app.hubspot.com/oauth/authorize",
      "https://api.hubapi.com/oauth/v1/token", "https://api.hubapi.com/oauth/v1/refresh-tokens",
      "https://api.hubapi.com", "crm.objects.contacts.read crm.objects.contacts.write", ' ', "",
-     INTEG_REVOKE_HUBSPOT, ops_hubspot, INTEG_EVENTS_NONE},
+     INTEG_REVOKE_HUBSPOT, ops_hubspot, INTEG_EVENTS_NONE, "/oauth/v1/access-tokens/{token}",
+     "hub_domain"},
 };
 
 /* See providers.h. */

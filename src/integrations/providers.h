@@ -41,6 +41,9 @@ struct integ_provider {
     enum integ_revoke revoke;
     const char *const *operations; /* workflow actions, NULL-terminated */
     enum integ_events events;
+    /* Where the account's name is asked for when the token answer does not tell it: a path
+     * under the API URL ("{token}" replaced by the access token) and the member naming it. */
+    const char *whoami_path, *whoami_field;
 };
 
 /* The provider named 'id', or NULL. */

@@ -200,6 +200,21 @@ class IntegrationOpsTest(ChatTestCase):
         run = self.run_one(key, "hubspot.create_note", {}, "General note")
         self.assertEqual(run["status"], "completed", run)
 
+    def test_account_names(self):
+        key = self.org()
+        names = {"github": "mock-user", "google_calendar": "mock.user@example.com",
+                 "outlook": "mock.user@contoso.example", "hubspot": "mock-portal.hubspot.com",
+                 "slack": "Mock Workspace"}
+        for provider, name in names.items():
+            with self.subTest(provider=provider):
+                self.assertEqual(self.connect(key, provider)["account"], name)
+        # the lookup failing costs the name, never the connection
+        key = self.org()
+        self.mock_control("fail", {"path_prefix": "/github/user", "mode": "500"})
+        i = self.connect(key, "github")
+        self.assertIsNone(i["account"])
+        self.mock_control("fail", {"path_prefix": "/github/user", "mode": "off"})
+
     # ---- failures ----
 
     def test_not_connected(self):

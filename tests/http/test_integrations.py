@@ -7,9 +7,11 @@ states; the user refusing; a wrong client secret and a token endpoint answering 
 garbage or nothing; disconnect revoking the tokens at the provider; tokens never in a response,
 a log line or the database file; isolation between organizations and modes; the scope."""
 
+import json
 import os
 import re
 import sqlite3
+import sys
 import time
 import unittest
 import urllib.parse
@@ -17,6 +19,9 @@ import uuid
 
 from harness import GENEROUS_LIMITS, Server, ServerTestCase, TS_RE, free_port, parse_ts
 from oauthlib import AuthzServer, authz_missing, follow_authorization, query_params
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "mock"))
+import provider_mock  # noqa: E402
 
 PROVIDERS = ["slack", "google_calendar", "outlook", "github", "hubspot"]
 FIELDS = {"provider", "name", "category", "status", "configured", "account", "scopes",
@@ -52,12 +57,17 @@ class IntegrationsTest(ServerTestCase):
                 "WORKFORCE_OAUTH_%s_REVOKE_URL" % p: cls.authz.revocation_endpoint,
             })
         env["WORKFORCE_OAUTH_GOOGLE_CALENDAR_SCOPES"] = GOOGLE_SCOPE
+        # Slack's API (for operations) is the provider mock, which knows none of oidc-provider's
+        # tokens: it records which token a step sent, and refuses it.
+        cls.mock = provider_mock.ProviderMock().start()
+        env["WORKFORCE_OAUTH_SLACK_API_URL"] = cls.mock.base_url + "/slack/api"
         cls.server = Server(env=env)
         try:
             cls.server.start(port=port)
         except BaseException:
             cls.server.cleanup()
             cls.authz.stop()
+            cls.mock.stop()
             raise
 
     @classmethod
@@ -66,6 +76,7 @@ class IntegrationsTest(ServerTestCase):
             super().tearDownClass()
         finally:
             cls.authz.stop()
+            cls.mock.stop()
 
     def setUp(self):
         self.authz.fail_token_endpoint("off")
@@ -394,6 +405,70 @@ class IntegrationsTest(ServerTestCase):
         self.assertLess(time.time() - t0, 35)
         self.assertEqual(query_params(r.header("Location"))["error"], "provider_unreachable")
         self.assertEqual(self.integrations(key)["slack"]["error"], "provider_unreachable")
+
+    # ---- refresh, against the authorization server ----
+
+    def expire(self, key):
+        org = self.assertJson(self.server.get("/v1/account", key=key))
+        org_id = org.get("id") or org.get("organization", {}).get("id")
+        with sqlite3.connect(self.server.db, timeout=10) as db:
+            n = db.execute("UPDATE integrations SET expires_at = ? WHERE org_id = ? AND "
+                           "provider = 'slack'", (int(time.time() * 1000) + 5000, org_id)).rowcount
+        self.assertEqual(n, 1)
+
+    def post_step(self, key):
+        """A workflow step posting to Slack; the ended run."""
+        emps = self.assertJson(self.server.get("/v1/employees?limit=1", key=key))["employees"]
+        wf = self.assertJson(self.server.post("/v1/workflows", {
+            "name": "Post", "trigger": {"type": "manual"},
+            "steps": [{"employee_id": emps[0]["id"], "action": "slack.post_message",
+                       "input": "hello", "options": {"channel": "#general"}}]}, key=key))
+        run = self.assertJson(self.server.post("/v1/workflows/%s/run" % wf["id"], {}, key=key))
+        path = "/v1/workflows/%s/runs/%s" % (wf["id"], run["id"])
+        return self.poll(lambda: (lambda r: r if r["status"] in ("completed", "failed") else None)(
+            self.assertJson(self.server.get(path, key=key))), "the run ends", timeout=30)
+
+    def sent_tokens(self):
+        import urllib.request
+        with urllib.request.urlopen(self.mock.base_url + "/__requests?prefix=/slack/api/chat",
+                                    timeout=10) as r:
+            doc = json.loads(r.read())
+        reqs = doc["requests"] if isinstance(doc, dict) else doc
+        return [q["headers"]["authorization"][len("Bearer "):] for q in reqs]
+
+    def test_refresh(self):
+        key = self.key("test")
+        before = self.connected(key)
+        first = self.authz.token_values()
+        self.expire(key)
+        n = len(self.sent_tokens())
+        run = self.post_step(key)
+        # The step refreshed first: it sent a token oidc-provider issued by the refresh.
+        self.assertEqual(run["status"], "failed")
+        self.assertIn("invalid_auth", run["steps"][0]["error"], "the mock refuses the token")
+        sent = self.sent_tokens()[n:]
+        self.assertEqual(len(sent), 1, sent)
+        now = self.authz.token_values()
+        self.assertIn(sent[0], now["access_tokens"])
+        self.assertNotIn(sent[0], first["access_tokens"])
+        after = self.integrations(key)["slack"]
+        self.assertEqual(after["status"], "connected")
+        self.assertGreater(parse_ts(after["expires_at"]), time.time() + 3000)
+        self.assertGreaterEqual(parse_ts(after["connected_at"]), parse_ts(before["connected_at"]))
+        self.assertNoSecret(now["access_tokens"] + now["refresh_tokens"])
+        # The authorization server refuses the next refresh: reauthorization_required.
+        self.authz.revoke_all_refresh()
+        self.expire(key)
+        n = len(self.sent_tokens())
+        run = self.post_step(key)
+        self.assertEqual(run["status"], "failed")
+        self.assertIn("reauthorization_required", run["steps"][0]["error"])
+        self.assertEqual(run["steps"][0]["attempts"], 1)
+        self.assertEqual(self.sent_tokens()[n:], [], "no call without a token")
+        i = self.integrations(key)["slack"]
+        self.assertEqual((i["status"], i["error"]), ("error", "reauthorization_required"))
+        # connecting again mends it
+        self.assertEqual(self.connected(key)["status"], "connected")
 
     # ---- isolation ----
 
