@@ -123,8 +123,9 @@ static int write_current(struct router_req *r, struct jw *w, const struct integ_
     return 0;
 }
 
-/* GET /v1/integrations: always the five, in the contract's order. */
-int api_integrations_list(struct router_req *r, struct err *e)
+/* Answer the tenant's record of 'only', or (NULL) the list of the five in the contract's
+ * order. */
+static int respond_records(struct router_req *r, const struct integ_provider *only, struct err *e)
 {
     const char *token = NULL;
     struct buf b;
@@ -135,17 +136,21 @@ int api_integrations_list(struct router_req *r, struct err *e)
         return rc;
     buf_init(&b, 64 * 1024);
     jw_init(&w, &b);
-    jw_obj(&w);
-    jw_key(&w, "integrations");
-    jw_arr(&w);
-    for (size_t i = 0; i < INTEG_PROVIDERS && !rc; i++)
-        rc = write_current(r, &w, integ_provider_at(i), token, e);
-    jw_arr_end(&w);
-    jw_key(&w, "has_more");
-    jw_bool(&w, false);
-    jw_key(&w, "next_cursor");
-    jw_null(&w);
-    jw_obj_end(&w);
+    if (only) {
+        rc = write_current(r, &w, only, token, e);
+    } else {
+        jw_obj(&w);
+        jw_key(&w, "integrations");
+        jw_arr(&w);
+        for (size_t i = 0; i < INTEG_PROVIDERS && !rc; i++)
+            rc = write_current(r, &w, integ_provider_at(i), token, e);
+        jw_arr_end(&w);
+        jw_key(&w, "has_more");
+        jw_bool(&w, false);
+        jw_key(&w, "next_cursor");
+        jw_null(&w);
+        jw_obj_end(&w);
+    }
     if (rc) {
         buf_cleanup(&b);
         return rc;
@@ -153,23 +158,10 @@ int api_integrations_list(struct router_req *r, struct err *e)
     return router_respond_jw(r, &w, &b, e);
 }
 
-/* Answer the record of 'p' for the tenant. */
-static int respond_integration(struct router_req *r, const struct integ_provider *p, struct err *e)
+/* GET /v1/integrations: always the five. */
+int api_integrations_list(struct router_req *r, struct err *e)
 {
-    const char *token = NULL;
-    struct buf b;
-    struct jw w;
-    int rc = tenant_events_token(r, &token, e);
-    if (rc)
-        return rc;
-    buf_init(&b, 16 * 1024);
-    jw_init(&w, &b);
-    rc = write_current(r, &w, p, token, e);
-    if (rc) {
-        buf_cleanup(&b);
-        return rc;
-    }
-    return router_respond_jw(r, &w, &b, e);
+    return respond_records(r, NULL, e);
 }
 
 /* ---- Connect ---- */
@@ -812,7 +804,7 @@ int api_integrations_disconnect(struct router_req *r, struct err *e)
             revoke(r, p, access, "access_token");
         json_decref(t);
     }
-    return respond_integration(r, p, e);
+    return respond_records(r, p, e);
 }
 
 /* ---- Inbound events ---- */
