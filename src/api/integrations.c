@@ -63,8 +63,13 @@ static const char *events_url(struct router_req *r, const struct integ_provider 
 /* {provider, name, category, status, configured, account, scopes, connected_at, expires_at,
  * error, events_url, operations}; 'row' NULL: no connection. */
 static void write_integration(struct router_req *r, struct jw *w, const struct integ_provider *p,
-                              const struct store_integration *row, bool pending, const char *token)
+                              const struct store_integration *row, bool pending, const char *token,
+                              const json_t *sec)
 {
+    const json_t *scopes = json_object_get(sec, "scopes");
+    json_t *exp = json_object_get(sec, "expires_at");
+    char *scopes_text = json_is_array(scopes) ? json_dumps(scopes, JSON_COMPACT) : NULL;
+
     jw_obj(w);
     jw_key(w, "provider");
     jw_str(w, p->id);
@@ -77,13 +82,13 @@ static void write_integration(struct router_req *r, struct jw *w, const struct i
     jw_key(w, "configured");
     jw_bool(w, integ_configured(r->env->cfg, p));
     jw_key(w, "account");
-    jw_str(w, row ? row->account : NULL);
+    jw_str(w, json_string_value(json_object_get(sec, "account")));
     jw_key(w, "scopes");
-    jw_raw(w, row && row->tokens ? row->scopes : NULL, "[]");
+    jw_raw(w, scopes_text, "[]");
     jw_key(w, "connected_at");
     jw_time(w, row ? row->connected_at : 0);
     jw_key(w, "expires_at");
-    jw_time(w, row ? row->expires_at : 0);
+    jw_time(w, json_is_integer(exp) ? json_integer_value(exp) : 0);
     jw_key(w, "error");
     jw_str(w, row ? row->error : NULL);
     jw_key(w, "events_url");
@@ -94,6 +99,7 @@ static void write_integration(struct router_req *r, struct jw *w, const struct i
         jw_str(w, p->operations[i]);
     jw_arr_end(w);
     jw_obj_end(w);
+    free(scopes_text);
 }
 
 /* The tenant's events token, made the first time it is asked for. */
@@ -112,6 +118,8 @@ static int write_current(struct router_req *r, struct jw *w, const struct integ_
                          const char *token, struct err *e)
 {
     struct store_integration row;
+    unsigned char key[CRYPTO_SEAL_KEY_LEN];
+    json_t *sec = NULL;
     bool pending = false;
     int rc = store_integration_get(r->store, &r->tenant, p->id, r->arena, &row);
     if (rc && rc != ERR_NOT_FOUND)
@@ -119,7 +127,13 @@ static int write_current(struct router_req *r, struct jw *w, const struct integ_
     if (rc == ERR_NOT_FOUND &&
         store_oauth_state_open(r->store, &r->tenant, p->id, clock_now_ms(), &pending))
         return err_set(e, ERR_STORE, "internal_error", NULL, "state read failed");
-    write_integration(r, w, p, rc ? NULL : &row, pending, token);
+    if (!rc && row.secrets && !integ_key(r->env->secret, AUTH_SECRET_LEN, key)) {
+        const char *text =
+            integ_open(key, &r->tenant, p->id, "secrets", row.secrets, row.secrets_len, r->arena);
+        sec = text ? json_loads(text, 0, NULL) : NULL;
+    }
+    write_integration(r, w, p, rc ? NULL : &row, pending, token, sec);
+    json_decref(sec);
     return 0;
 }
 
@@ -449,33 +463,36 @@ static int store_connection(struct exchange *x, struct store *s, struct arena *a
 {
     unsigned char key[CRYPTO_SEAL_KEY_LEN];
     struct store_integration row;
-    json_t *t = json_object();
-    char *text, *scopes = granted_scopes(x->got.scope, x->scopes);
+    char *scopes = granted_scopes(x->got.scope, x->scopes);
+    json_t *sec = json_object();
     int64_t now = clock_now_ms();
+    char *text;
     int rc;
 
-    json_object_set_new(t, "access_token", json_string(x->got.access_token));
+    json_object_set_new(sec, "access_token", json_string(x->got.access_token));
     if (x->got.refresh_token)
-        json_object_set_new(t, "refresh_token", json_string(x->got.refresh_token));
-    text = json_dumps(t, JSON_COMPACT);
-    json_decref(t);
+        json_object_set_new(sec, "refresh_token", json_string(x->got.refresh_token));
+    json_object_set_new(sec, "expires_at",
+                        json_integer(x->got.expires_in ? now + x->got.expires_in * 1000 : 0));
+    json_object_set_new(sec, "scopes", json_loads(scopes ? scopes : "[]", 0, NULL));
+    if (x->got.account)
+        json_object_set_new(sec, "account", json_string(x->got.account));
+    text = json_dumps(sec, JSON_COMPACT);
+    json_decref(sec);
+    free(scopes);
     memset(&row, 0, sizeof(row));
     row.provider = x->p->id;
     row.status = "connected";
-    row.account = x->got.account;
-    row.scopes = arena_strdup(a, scopes);
-    row.expires_at = x->got.expires_in ? now + x->got.expires_in * 1000 : 0;
     row.connected_at = now;
     row.updated_at = now;
     rc = integ_key(x->env->secret, AUTH_SECRET_LEN, key);
     if (!rc && text)
-        row.tokens = integ_seal(key, &x->tenant, x->p->id, "tokens", text, a, &row.tokens_len);
+        row.secrets = integ_seal(key, &x->tenant, x->p->id, "secrets", text, a, &row.secrets_len);
     if (text) {
         memset(text, 0, strlen(text));
         free(text);
     }
-    free(scopes);
-    rc = !row.tokens ? ERR_INTERNAL : store_integration_put(s, &x->tenant, &row);
+    rc = !row.secrets ? ERR_INTERNAL : store_integration_put(s, &x->tenant, &row);
     if (rc) {
         snprintf(code, code_n, "internal_error");
         snprintf(reason, reason_n, "the connection could not be stored");
@@ -789,8 +806,9 @@ int api_integrations_disconnect(struct router_req *r, struct err *e)
     rc = store_integration_get(r->store, &r->tenant, p->id, r->arena, &row);
     if (rc && rc != ERR_NOT_FOUND)
         return err_set(e, rc, "internal_error", NULL, "integration read failed");
-    if (!rc && row.tokens && !integ_key(r->env->secret, AUTH_SECRET_LEN, key))
-        text = integ_open(key, &r->tenant, p->id, "tokens", row.tokens, row.tokens_len, r->arena);
+    if (!rc && row.secrets && !integ_key(r->env->secret, AUTH_SECRET_LEN, key))
+        text =
+            integ_open(key, &r->tenant, p->id, "secrets", row.secrets, row.secrets_len, r->arena);
     rc = store_integration_delete(r->store, &r->tenant, p->id);
     if (rc)
         return err_set(e, rc, "internal_error", NULL, "integration delete failed");

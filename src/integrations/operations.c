@@ -166,12 +166,12 @@ static int load(const struct integ_env *env, const struct store_tenant *t,
         failf(out, true, "The connection to %s could not be read.", p->name);
         return rc;
     }
-    if (rc || strcmp(row->status, "connected") != 0 || !row->tokens) {
+    if (rc || strcmp(row->status, "connected") != 0 || !row->secrets) {
         failf(out, false, "integration_not_connected: %s is not connected%s%s.", p->name,
               !rc && row->error ? ": " : "", !rc && row->error ? row->error : "");
         return ERR_NOT_FOUND;
     }
-    text = integ_open(env->key, t, p->id, "tokens", row->tokens, row->tokens_len, a);
+    text = integ_open(env->key, t, p->id, "secrets", row->secrets, row->secrets_len, a);
     *tokens = text ? json_loads(text, 0, NULL) : NULL;
     if (!json_string_value(json_object_get(*tokens, "access_token"))) {
         json_decref(*tokens);
@@ -185,9 +185,10 @@ static int load(const struct integ_env *env, const struct store_tenant *t,
     return 0;
 }
 
-static bool expiring(const struct store_integration *row, int64_t now)
+static bool expiring(const json_t *tokens, int64_t now)
 {
-    return row->expires_at && row->expires_at - now < INTEG_REFRESH_AHEAD_MS;
+    int64_t at = json_integer_value(json_object_get(tokens, "expires_at"));
+    return at && at - now < INTEG_REFRESH_AHEAD_MS;
 }
 
 /* Refresh the connection (the lock held, the row read again): 0 with a new row written and
@@ -229,9 +230,8 @@ static int refresh(const struct integ_env *env, const struct store_tenant *t,
         /* The provider refused: the connection needs the user again. */
         now_row.status = "error";
         now_row.error = "reauthorization_required";
-        now_row.tokens = NULL;
-        now_row.tokens_len = 0;
-        now_row.expires_at = 0;
+        now_row.secrets = NULL;
+        now_row.secrets_len = 0;
         now_row.updated_at = clock_now_ms();
         if (store_integration_put(s, t, &now_row))
             log_warn("integrations: cannot mark %s of %s for reauthorization", p->id, t->org_id);
@@ -243,18 +243,21 @@ static int refresh(const struct integ_env *env, const struct store_tenant *t,
               p->name, code);
         return rc;
     }
-    fresh = json_pack("{s:s}", "access_token", tok.access_token);
-    /* A provider that rotates sends a new refresh token; one that does not keeps the old. */
+    /* The same secrets with the new token; a provider that rotates sends a new refresh token,
+     * one that does not keeps the old. */
+    fresh = json_deep_copy(*tokens);
+    json_object_set_new(fresh, "access_token", json_string(tok.access_token));
     json_object_set_new(fresh, "refresh_token",
                         json_string(tok.refresh_token ? tok.refresh_token : refresh_token));
+    json_object_set_new(fresh, "expires_at",
+                        json_integer(tok.expires_in ? clock_now_ms() + tok.expires_in * 1000 : 0));
     text = json_dumps(fresh, JSON_COMPACT);
-    now_row.tokens = integ_seal(env->key, t, p->id, "tokens", text, a, &now_row.tokens_len);
+    now_row.secrets = integ_seal(env->key, t, p->id, "secrets", text, a, &now_row.secrets_len);
     memset(text, 0, strlen(text));
     free(text);
-    now_row.expires_at = tok.expires_in ? clock_now_ms() + tok.expires_in * 1000 : 0;
     now_row.updated_at = clock_now_ms();
     now_row.error = NULL;
-    rc = now_row.tokens ? store_integration_put(s, t, &now_row) : ERR_INTERNAL;
+    rc = now_row.secrets ? store_integration_put(s, t, &now_row) : ERR_INTERNAL;
     store_pool_put(env->pool, s);
     if (rc) {
         json_decref(fresh);
@@ -277,13 +280,13 @@ static const char *access_token(const struct integ_env *env, const struct store_
     const char *token = NULL;
     int rc = load(env, t, p, a, &row, &tokens, out);
 
-    if (!rc && expiring(&row, clock_now_ms()) &&
+    if (!rc && expiring(tokens, clock_now_ms()) &&
         json_string_value(json_object_get(tokens, "refresh_token"))) {
         pthread_mutex_t *mu = lock_of(t, p->id);
         pthread_mutex_lock(mu);
         json_decref(tokens); /* another step may have refreshed it meanwhile */
         rc = load(env, t, p, a, &row, &tokens, out);
-        if (!rc && expiring(&row, clock_now_ms()))
+        if (!rc && expiring(tokens, clock_now_ms()))
             rc = refresh(env, t, p, a, &row, &tokens, out);
         pthread_mutex_unlock(mu);
     }

@@ -3193,9 +3193,9 @@ static int s_integration_get(struct store *s, const struct store_tenant *t, cons
 
     memset(out, 0, sizeof(*out));
     if (sqlite3_prepare_v2(DB(s),
-                           "SELECT provider, status, account, scopes, tokens,"
-                           " coalesce(expires_at, 0), error, coalesce(connected_at, 0), updated_at"
-                           " FROM integrations WHERE org_id = ?1 AND mode = ?2 AND provider = ?3",
+                           "SELECT provider, status, secrets, error, coalesce(connected_at, 0),"
+                           " updated_at FROM integrations WHERE org_id = ?1 AND mode = ?2 AND"
+                           " provider = ?3",
                            -1, &st, NULL) != SQLITE_OK)
         return fail(s, "prepare integration get");
     bind_tenant(st, t);
@@ -3204,13 +3204,10 @@ static int s_integration_get(struct store *s, const struct store_tenant *t, cons
     if (rc == SQLITE_ROW) {
         out->provider = arena_col(a, st, 0);
         out->status = arena_col(a, st, 1);
-        out->account = arena_col(a, st, 2);
-        out->scopes = arena_col(a, st, 3);
-        out->tokens = arena_blob(a, st, 4, &out->tokens_len);
-        out->expires_at = sqlite3_column_int64(st, 5);
-        out->error = arena_col(a, st, 6);
-        out->connected_at = sqlite3_column_int64(st, 7);
-        out->updated_at = sqlite3_column_int64(st, 8);
+        out->secrets = arena_blob(a, st, 2, &out->secrets_len);
+        out->error = arena_col(a, st, 3);
+        out->connected_at = sqlite3_column_int64(st, 4);
+        out->updated_at = sqlite3_column_int64(st, 5);
     }
     sqlite3_finalize(st);
     if (rc == SQLITE_DONE)
@@ -3226,22 +3223,18 @@ static int s_integration_put(struct store *s, const struct store_tenant *t,
 
     if (sqlite3_prepare_v2(DB(s),
                            "INSERT OR REPLACE INTO integrations (org_id, mode, provider, status,"
-                           " account, scopes, tokens, expires_at, error, connected_at, updated_at)"
-                           " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, nullif(?8, 0), ?9, nullif(?10, 0),"
-                           " ?11)",
+                           " secrets, error, connected_at, updated_at)"
+                           " VALUES (?1, ?2, ?3, ?4, ?5, ?6, nullif(?7, 0), ?8)",
                            -1, &st, NULL) != SQLITE_OK)
         return fail(s, "prepare integration put");
     bind_tenant(st, t);
     bind_text(st, 3, in->provider);
     bind_text(st, 4, in->status);
-    bind_text(st, 5, in->account);
-    bind_text(st, 6, in->scopes ? in->scopes : "[]");
-    if (in->tokens)
-        sqlite3_bind_blob(st, 7, in->tokens, (int)in->tokens_len, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 8, in->expires_at);
-    bind_text(st, 9, in->error);
-    sqlite3_bind_int64(st, 10, in->connected_at);
-    sqlite3_bind_int64(st, 11, in->updated_at);
+    if (in->secrets)
+        sqlite3_bind_blob(st, 5, in->secrets, (int)in->secrets_len, SQLITE_STATIC);
+    bind_text(st, 6, in->error);
+    sqlite3_bind_int64(st, 7, in->connected_at);
+    sqlite3_bind_int64(st, 8, in->updated_at);
     rc = sqlite3_step(st);
     sqlite3_finalize(st);
     return rc == SQLITE_DONE ? 0 : fail(s, "integration put");

@@ -660,15 +660,13 @@ int store_task_recover(struct store *s, int64_t now, size_t *n, size_t *steps);
 
 /* ---- Integrations (contract §13) ---- */
 
-/* A connection of a tenant to a provider: connected, or its last connection failed. */
+/* A connection of a tenant to a provider: connected, or its last connection failed. What the
+ * provider gave (tokens, expiry, scopes, account) is sealed by integrations/oauth.c. */
 struct store_integration {
     const char *provider;
-    const char *status; /* connected | error */
-    const char *account;
-    const char *scopes;          /* JSON array text */
-    const unsigned char *tokens; /* sealed; NULL when none */
-    size_t tokens_len;
-    int64_t expires_at; /* of the access token; 0: unknown or none */
+    const char *status;           /* connected | error */
+    const unsigned char *secrets; /* sealed; NULL when none */
+    size_t secrets_len;
     const char *error;
     int64_t connected_at, updated_at;
 };

@@ -75,7 +75,8 @@ Control API (never recorded, never failed):
                            Retry-After: 1); with count, only the next N requests
   POST /__control/client   {"client_id", "client_secret"} accepted at the token endpoints
                            (default test-client-id / test-client-secret)
-  POST /__control/options  {"slack_token_rotation": bool, "github_expiring_tokens": bool}
+  POST /__control/options  {"slack_token_rotation": bool, "github_expiring_tokens": bool,
+                           "expires_in": seconds in every token answer (0: the provider's own)}
                            (both false by default, as the providers' own defaults)
   POST /__control/reset    (alias POST /__reset) forget requests, counters, codes, objects,
                            failures, options; restore the default tokens and client
@@ -352,7 +353,8 @@ class ProviderMock:
             self.expired = set()
             self.refresh = {t: "any" for t in DEFAULT_REFRESH}
             self.client = DEFAULT_CLIENT
-            self.options = {"slack_token_rotation": False, "github_expiring_tokens": False}
+            self.options = {"slack_token_rotation": False, "github_expiring_tokens": False,
+                            "expires_in": 0}
             self.fails = {}
             self.codes = {}
             self.slack_messages = {}
@@ -650,6 +652,8 @@ def _control(mock, req):
             for k in ("slack_token_rotation", "github_expiring_tokens"):
                 if k in body:
                     mock.options[k] = bool(body[k])
+            if "expires_in" in body:  # seconds in every token answer; 0: each provider's own
+                mock.options["expires_in"] = int(body["expires_in"] or 0)
             return _json(200, dict(mock.options))
     if p == "/__control/state" and m == "GET":
         return _json(200, mock.state())
@@ -913,7 +917,7 @@ def _issue(mock, prov, info, refresh, params):
         if mock.options["slack_token_rotation"] or refresh:
             new_rt = "xoxe-1-mock-%d" % rn
             out["refresh_token"] = new_rt
-            out["expires_in"] = 43200
+            out["expires_in"] = _exp(mock, 43200)
             accept(access, new_rt, drop_old=True)
         else:
             accept(access)
@@ -924,7 +928,7 @@ def _issue(mock, prov, info, refresh, params):
         out = {"access_token": access, "token_type": "bearer", "scope": scope}
         if mock.options["github_expiring_tokens"] or refresh:
             new_rt = "ghr_mock%04d" % rn
-            out = {"access_token": "ghu_mock%04d" % n, "expires_in": 28800,
+            out = {"access_token": "ghu_mock%04d" % n, "expires_in": _exp(mock, 28800),
                    "refresh_token": new_rt, "refresh_token_expires_in": 15897600,
                    "scope": "", "token_type": "bearer"}
             accept(out["access_token"], new_rt, drop_old=True)
@@ -934,7 +938,7 @@ def _issue(mock, prov, info, refresh, params):
     if prov == "google":
         access = "ya29.mock-%d" % n
         scope = info.get("scope") or "https://www.googleapis.com/auth/calendar.events"
-        out = {"access_token": access, "expires_in": 3599, "scope": scope,
+        out = {"access_token": access, "expires_in": _exp(mock, 3599), "scope": scope,
                "token_type": "Bearer"}
         if refresh is None and info.get("access_type") == "offline":
             out["refresh_token"] = "1//mock-refresh-%d" % rn
@@ -953,7 +957,7 @@ def _issue(mock, prov, info, refresh, params):
         requested = (params.get("scope") or info.get("scope")
                      or "offline_access User.Read Mail.Send").split()
         granted = [s for s in requested if s != "offline_access"]
-        out = {"token_type": "Bearer", "scope": " ".join(granted), "expires_in": 3599,
+        out = {"token_type": "Bearer", "scope": " ".join(granted), "expires_in": _exp(mock, 3599),
                "ext_expires_in": 3599, "access_token": access}
         if "offline_access" in requested or refresh:
             out["refresh_token"] = "mock-ms-refresh-%d" % rn
@@ -971,10 +975,15 @@ def _issue(mock, prov, info, refresh, params):
               ).split()
     accept(access, rt)
     return _json(200, {"token_type": "bearer", "refresh_token": rt, "access_token": access,
-                       "expires_in": 1800, "hub_id": HUBSPOT_HUB["hub_id"], "scopes": scopes})
+                       "expires_in": _exp(mock, 1800), "hub_id": HUBSPOT_HUB["hub_id"], "scopes": scopes})
 
 
 # ---------------------------------------------------------------- Slack
+
+def _exp(mock, default):
+    """expires_in of a token answer: the provider's own, unless a test set one."""
+    return mock.options.get("expires_in") or default
+
 
 def _slack_err(error, **extra):
     out = {"ok": False, "error": error}

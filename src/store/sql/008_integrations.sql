@@ -1,8 +1,9 @@
 -- SPDX-License-Identifier: MIT
 -- Migration 8: integrations (contract §13). One row per organization, mode and provider once it
--- was connected (or its connection failed); no row is "available". Tokens are a sealed blob
+-- was connected (or its connection failed); no row is "available". What the provider gave (the
+-- tokens, their expiry, the granted scopes and the account's name) is one sealed blob
 -- (AES-256-GCM under a key derived from the server secret, which is not in the database): the
--- database alone never holds a usable token. An OAuth state is kept as the SHA-256 of its value
+-- database alone holds neither a usable token nor whose account it is. An OAuth state is kept as the SHA-256 of its value
 -- and is single-use (used_at); its PKCE verifier is sealed too. The events token names an
 -- organization and mode in the inbound events URL.
 
@@ -11,10 +12,7 @@ CREATE TABLE integrations (
     mode         TEXT NOT NULL,
     provider     TEXT NOT NULL,
     status       TEXT NOT NULL CHECK (status IN ('connected', 'error')),
-    account      TEXT,
-    scopes       TEXT NOT NULL DEFAULT '[]', -- JSON array of the granted scopes
-    tokens       BLOB,                       -- sealed {access_token, refresh_token}
-    expires_at   INTEGER,                    -- of the access token
+    secrets      BLOB, -- sealed {access_token, refresh_token?, expires_at, scopes, account?}
     error        TEXT,
     connected_at INTEGER,
     updated_at   INTEGER NOT NULL,
