@@ -221,6 +221,45 @@ class IntegrationOpsTest(ChatTestCase):
         self.assertIsNone(i["account"])
         self.mock_control("fail", {"path_prefix": "/github/user", "mode": "off"})
 
+    def test_disconnect_revokes_in_each_providers_way(self):
+        key = self.org()
+        for provider in ("github", "hubspot", "google_calendar", "slack", "outlook"):
+            self.connect(key, provider)
+        for provider in ("github", "hubspot", "google_calendar", "slack", "outlook"):
+            d = self.assertJson(self.server.request("DELETE", "/v1/integrations/" + provider,
+                                                    key=key))
+            self.assertEqual(d["status"], "available")
+
+        def revocations():
+            got = {}
+            for r in self.mock_requests("/"):
+                path = r["path"]
+                if path.startswith("/github/applications/"):
+                    got["github"] = r
+                elif path.startswith("/hubspot/oauth/v1/refresh-tokens/"):
+                    got["hubspot"] = r
+                elif path == "/google/revoke":
+                    got["google_calendar"] = r
+                elif path == "/slack/api/auth.revoke":
+                    got["slack"] = r
+            return got if len(got) == 4 else None
+        got = self.poll(revocations, "the providers revoked the tokens", timeout=15)
+        gh = got["github"]
+        self.assertEqual((gh["method"], gh["path"]),
+                         ("DELETE", "/github/applications/test-client-id/token"))
+        self.assertTrue(gh["headers"]["authorization"].startswith("Basic "))
+        self.assertTrue(gh["body"]["access_token"].startswith("gho_mock"), gh["body"])
+        self.assertEqual(got["hubspot"]["method"], "DELETE")
+        self.assertIn("na1-mock-refresh-", got["hubspot"]["path"])
+        self.assertEqual(got["google_calendar"]["method"], "POST")
+        self.assertIn("token", got["google_calendar"]["body"])
+        # Outlook has no revocation endpoint: nothing was sent
+        self.assertEqual([r for r in self.mock_requests("/microsoft") if "revoke" in r["path"]],
+                         [])
+        # the tokens are gone: operations now fail as not connected
+        run = self.run_one(key, "github.create_issue", {"repo": "acme/widgets"}, "T")
+        self.assertIn("integration_not_connected", run["steps"][0]["error"])
+
     # ---- failures ----
 
     def test_not_connected(self):
