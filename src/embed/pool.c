@@ -15,6 +15,7 @@
 #include "../core/log.h"
 #include "../core/mem.h"
 
+#include <malloc.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -43,7 +44,12 @@ struct lane {
 };
 
 struct embed_pool {
-    const struct embed_model *model; /* builtin; NULL for openai */
+    const struct embed_model *model; /* builtin; NULL for openai, or until loaded */
+    /* Loaded on first use (embed_pool_options.model_dir): idle servers hold no weights. */
+    struct embed_model *own;
+    char *model_dir, *model_cache;
+    pthread_mutex_t load_mu;
+    bool load_failed;
     struct embed_openai *openai;
     char name[256];
     pthread_mutex_t mu;
@@ -78,6 +84,28 @@ static void fail_job(struct job *j, const char *why)
     err_set(&e, ERR_INTERNAL, "internal_error", NULL, "%s", why);
     j->done(j->ud, ERR_INTERNAL, NULL, 0, 0, &e);
     job_free(j);
+}
+
+/* The built-in model, loaded by the first job that needs it; NULL when it cannot be. */
+static const struct embed_model *model_of(struct embed_pool *p)
+{
+    const struct embed_model *m;
+    pthread_mutex_lock(&p->load_mu);
+    if (!p->model && !p->load_failed && p->model_dir) {
+        struct err e;
+        err_clear(&e);
+        if (embed_model_load_cached(p->model_dir, p->model_cache, &p->own, &e) == 0) {
+            p->model = p->own;
+            malloc_trim(0); /* the shards and JSON read to load it: give the pages back */
+            log_info("knowledge: embedding model loaded on first use");
+        } else {
+            p->load_failed = true;
+            log_error("knowledge: the embedding model cannot be loaded: %s", e.msg);
+        }
+    }
+    m = p->model;
+    pthread_mutex_unlock(&p->load_mu);
+    return m;
 }
 
 /* The built-in model over one job, on a pool thread. */
@@ -135,10 +163,15 @@ static void *thread_main(void *arg)
             break;
         docs = !j->interactive;
         pthread_mutex_unlock(&p->mu);
-        if (j->answered)
+        if (j->answered) {
             deliver(j);
-        else
-            run_builtin(p->model, j);
+        } else {
+            const struct embed_model *m = model_of(p);
+            if (m)
+                run_builtin(m, j);
+            else
+                fail_job(j, "the embedding model cannot be loaded");
+        }
         pthread_mutex_lock(&p->mu);
         if (docs) {
             p->busy_docs--;
@@ -156,11 +189,12 @@ int embed_pool_new(const struct embed_pool_options *o, struct embed_pool **out, 
     bool openai = o->provider && strcmp(o->provider, "openai") == 0;
 
     *out = NULL;
-    if (!openai && !o->model)
+    if (!openai && !o->model && !o->model_dir)
         return err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_EMBEDDINGS",
                        "the built-in embedding model is not loaded");
     p = xcalloc(1, sizeof(*p));
     pthread_mutex_init(&p->mu, NULL);
+    pthread_mutex_init(&p->load_mu, NULL);
     pthread_cond_init(&p->cv, NULL);
     if (openai) {
         int rc = embed_openai_new(o, &p->openai, e);
@@ -172,6 +206,10 @@ int embed_pool_new(const struct embed_pool_options *o, struct embed_pool **out, 
                  o->model_name && *o->model_name ? o->model_name : "text-embedding-3-small");
     } else {
         p->model = o->model;
+        if (!o->model) {
+            p->model_dir = xstrdup(o->model_dir);
+            p->model_cache = o->model_cache ? xstrdup(o->model_cache) : NULL;
+        }
         snprintf(p->name, sizeof(p->name), "use-lite-512");
     }
     p->threads = xcalloc(o->threads ? o->threads : 1, sizeof(*p->threads));
@@ -205,8 +243,12 @@ void embed_pool_free(struct embed_pool *p)
         }
     }
     embed_openai_free(p->openai);
+    embed_model_free(p->own);
+    free(p->model_dir);
+    free(p->model_cache);
     free(p->threads);
     pthread_cond_destroy(&p->cv);
+    pthread_mutex_destroy(&p->load_mu);
     pthread_mutex_destroy(&p->mu);
     free(p);
 }

@@ -28,8 +28,10 @@ struct httpc;
 struct embed_pool_options {
     const char *provider; /* "builtin" or "openai" */
     unsigned threads;     /* >= 1: they compute (builtin) or deliver the answers (openai) */
-    /* builtin */
-    const struct embed_model *model; /* borrowed; outlives the pool */
+    /* builtin: a loaded model (borrowed; outlives the pool), or the package directory and the
+     * weight cache to load it from when the first job comes (the pool owns that copy) */
+    const struct embed_model *model;
+    const char *model_dir, *model_cache;
     /* openai */
     struct httpc *httpc; /* borrowed */
     const char *base_url, *api_key, *model_name;

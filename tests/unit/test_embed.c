@@ -19,6 +19,8 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <string.h>
 
 #define GOLDEN "tests/data/embed_golden.json"
@@ -366,11 +368,70 @@ static void test_load_errors(void)
     embed_model_free(NULL);
 }
 
+/* The packed weights cached in a file and mapped give the same vectors as the heap copy; a
+ * cache that does not match is made again; a cache that cannot be written is no failure. */
+static void test_cache(void)
+{
+    static const char *const texts[] = {"The refund takes thirty days.",
+                                        "Shipping is free above fifty euros.", ""};
+    struct embed_model *heap = NULL, *mapped = NULL, *again = NULL;
+    char dir[4096], tmpl[] = "/tmp/wf-embed-cache-XXXXXX", path[4200];
+    float a[EMBED_DIM], b[EMBED_DIM];
+    struct stat st1, st2;
+    struct err e;
+    int same = 0;
+    FILE *f;
+
+    embed_model_default_dir(dir, sizeof(dir));
+    err_clear(&e);
+    if (embed_model_load(dir, &heap, &e) != 0 || !mkdtemp(tmpl)) {
+        printf("ok %d - # SKIP embedding model not loadable: run npm ci\n", ++t_n);
+        embed_model_free(heap);
+        return;
+    }
+    snprintf(path, sizeof(path), "%s/embeddings.cache", tmpl);
+    is_int(embed_model_load_cached(dir, path, &mapped, &e), 0, "loads, making the cache");
+    ok(stat(path, &st1) == 0 && st1.st_size > 20 * 1000 * 1000, "the cache file holds the weights");
+    for (size_t i = 0; i < 3; i++) {
+        embed_text(heap, texts[i], strlen(texts[i]), a);
+        embed_text(mapped, texts[i], strlen(texts[i]), b);
+        same += memcmp(a, b, sizeof(a)) == 0;
+    }
+    is_int(same, 3, "the mapped weights give the heap copy's vectors, bit for bit");
+    embed_model_free(mapped);
+    is_int(embed_model_load_cached(dir, path, &again, &e), 0, "loads again from the cache");
+    ok(stat(path, &st2) == 0 && st2.st_ino == st1.st_ino, "the cache was mapped, not made again");
+    embed_model_free(again);
+    /* A cache of other weights (another package version) is made again. */
+    f = fopen(path, "r+b");
+    ok(f && fseek(f, 20, SEEK_SET) == 0 && fputc('X', f) != EOF && fclose(f) == 0,
+       "the cache's fingerprint altered");
+    again = NULL;
+    is_int(embed_model_load_cached(dir, path, &again, &e), 0, "a stale cache is no failure");
+    ok(stat(path, &st2) == 0 && st2.st_ino != st1.st_ino, "it was made again");
+    embed_text(again, texts[0], strlen(texts[0]), b);
+    embed_text(heap, texts[0], strlen(texts[0]), a);
+    ok(memcmp(a, b, sizeof(a)) == 0, "and gives the same vectors");
+    embed_model_free(again);
+    unlink(path);
+    rmdir(tmpl);
+    /* A cache that cannot be written: the weights stay on the heap. */
+    again = NULL;
+    is_int(embed_model_load_cached(dir, "/nonexistent-dir/embeddings.cache", &again, &e), 0,
+           "an unwritable cache is no failure");
+    embed_text(again, texts[1], strlen(texts[1]), b);
+    embed_text(heap, texts[1], strlen(texts[1]), a);
+    ok(memcmp(a, b, sizeof(a)) == 0, "the heap weights work");
+    embed_model_free(again);
+    embed_model_free(heap);
+}
+
 int main(void)
 {
     subtest("toy vocabulary") test_toy_vocab();
     subtest("toy long text") test_toy_long();
     subtest("load errors") test_load_errors();
     subtest("model") test_model();
+    subtest("weight cache") test_cache();
     return done_testing();
 }

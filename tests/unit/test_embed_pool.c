@@ -223,6 +223,48 @@ static void test_pool(void)
         printf("#   document batches finished after the query: %d of %d\n", after, JOBS);
     }
 
+    subtest("loaded on first use")
+    {
+        /* Given the package and a cache path, the pool loads the model when the first job
+         * comes, once, even with jobs arriving on both threads at once. */
+        struct embed_pool_options lo = o;
+        struct embed_pool *lp = NULL;
+        struct result r[4];
+        char tmpl[] = "/tmp/wf-pool-XXXXXX", cache[4200];
+        int same = 0;
+        ok(mkdtemp(tmpl) != NULL, "a temporary directory");
+        snprintf(cache, sizeof(cache), "%s/embeddings.cache", tmpl);
+        lo.model = NULL;
+        lo.model_dir = dir;
+        lo.model_cache = cache;
+        lo.threads = 2;
+        is_int(embed_pool_new(&lo, &lp, &e), 0, "a pool without a loaded model starts");
+        ok(access(cache, F_OK) != 0, "nothing loaded before the first job");
+        for (int i = 0; i < 4; i++) {
+            result_init(&r[i]);
+            embed_pool_submit(lp, true, texts, lens, 4, on_done, &r[i]);
+        }
+        for (int i = 0; i < 4; i++) {
+            wait_result(&r[i]);
+            same += r[i].rc == 0 && r[i].n == 4 && memcmp(r[i].vecs, want, sizeof(want)) == 0;
+        }
+        is_int(same, 4, "every job answered with embed_text's vectors");
+        ok(access(cache, F_OK) == 0, "the weight cache was made");
+        embed_pool_free(lp);
+        unlink(cache);
+        rmdir(tmpl);
+        /* A package that cannot be loaded fails the jobs, not the process. */
+        lo.model_dir = "/nonexistent/model";
+        lo.model_cache = NULL;
+        lp = NULL;
+        is_int(embed_pool_new(&lo, &lp, &e), 0, "starts");
+        result_init(&r[0]);
+        embed_pool_submit(lp, true, texts, lens, 1, on_done, &r[0]);
+        wait_result(&r[0]);
+        ok(r[0].rc != 0 && r[0].calls == 1, "the job fails once, with an error");
+        embed_pool_free(lp);
+    }
+
     subtest("stop")
     {
         /* One thread, busy; queued jobs are failed exactly once by embed_pool_free. */
