@@ -27,14 +27,17 @@
 #      mutex address), pthread_mutex_trylock, pthread_rwlock_rdlock/wrlock,
 #      pthread_cond_signal/broadcast, malloc and free, counted over an exact number of
 #      sequential keep-alive requests (uprobes cost microseconds each, so not under wrk), and
-#      recorded with stacks to name each lock.
+#      recorded with stacks to name each lock;
+#   6. syscalls by site: the common syscalls' tracepoints recorded with stacks over the same
+#      kind of sequential requests.
 # Nothing is added to `make bench`. Results (text) stay in BD_OUT (default a new
 # /tmp/workforce-breakdown.XXXXXX); the script prints a summary at the end.
 #
 # Tunables (environment): BD_DURATION (10s), BD_CONNECTIONS (64), BD_THREADS (2), BD_WARMUP (2s),
 # BD_FREQ (999, perf record sampling Hz), BD_LOCK_REQUESTS (2000, counted with uprobes),
-# BD_LOCK_STACK_REQUESTS (100, recorded with stacks), BD_OUT, BD_KEEP_DATA (1 keeps perf.data),
-# BD_NO_BUILD (1 skips make).
+# BD_LOCK_STACK_REQUESTS (200, recorded with stacks), BD_OUT, BD_KEEP_DATA (1 keeps perf.data),
+# BD_NO_BUILD (1 skips make), BD_QUIET_WAIT (300: seconds to wait for a quiet machine before
+# each measured phase; the wait and the CPU other processes used are in the summary).
 
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 set -u
@@ -46,13 +49,14 @@ THREADS=${BD_THREADS:-2}
 WARMUP=${BD_WARMUP:-2s}
 FREQ=${BD_FREQ:-999}
 LOCK_N=${BD_LOCK_REQUESTS:-2000}
-LOCK_STACK_N=${BD_LOCK_STACK_REQUESTS:-100}
+LOCK_STACK_N=${BD_LOCK_STACK_REQUESTS:-200}
 RATE_LIMITS="agency:1000000/1000000/100000"
 LIBC=/lib/x86_64-linux-gnu/libc.so.6
 PROBE_GROUP=wfbd
 
 WF_PID=""
 NGX_PID=""
+NGX_DIR=""
 PROBES_ADDED=0
 
 log() { printf 'breakdown: %s\n' "$*" >&2; }
@@ -81,6 +85,10 @@ cleanup() {
     stop_pid "$WF_PID" workforce
     stop_pid "$NGX_PID" nginx
     [ "$PROBES_ADDED" = 1 ] && perf probe -q -d "$PROBE_GROUP:*" >/dev/null 2>&1
+    if [ -n "${NGX_DIR:-}" ] && [ -d "$NGX_DIR" ]; then
+        cp "$NGX_DIR/nginx.conf" "$OUT/nginx.conf" 2>/dev/null
+        rm -rf "$NGX_DIR"
+    fi
     if [ "${BD_KEEP_DATA:-0}" != 1 ] && [ -n "${OUT:-}" ]; then
         rm -f "$OUT"/*.data "$OUT"/*.data.old
     fi
@@ -199,6 +207,7 @@ cat >"$OUT/pstat.py" <<'EOF'
 # perf stat -x, --per-thread output -> per-request figures, split MHD workers / other threads.
 import sys, json
 path, n = sys.argv[1], float(sys.argv[2])
+prefix = sys.argv[3] if len(sys.argv) > 3 else "MHD-worker"
 agg = {}
 for line in open(path):
     f = line.strip().split(",")
@@ -209,12 +218,9 @@ for line in open(path):
         v = float(val)
     except ValueError:
         continue
-    grp = "worker" if thread.startswith("MHD-worker") else ("all" if thread == "-" else "other")
+    grp = "worker" if thread.startswith(prefix) else "other"
     agg.setdefault(ev, {"worker": 0.0, "other": 0.0})
-    if grp == "all":
-        agg[ev]["other"] += v
-    else:
-        agg[ev][grp] += v
+    agg[ev][grp] += v
 out = {ev: {"worker": d["worker"] / n, "other": d["other"] / n, "total": (d["worker"] + d["other"]) / n}
        for ev, d in agg.items()}
 json.dump({"requests": n, "per_request": out}, sys.stdout, indent=1)
@@ -272,6 +278,8 @@ SYSCALL_STAGE = [
 ]
 LOCKWAIT = ("__lll_lock_wait", "futex_wait", "__futex_abstimed_wait", "lll_lock_wait",
             "__GI___lll_lock_wait", "futex_wake", "__lll_lock_wake", "__GI___lll_lock_wake")
+
+SCHED = {"finish_task_switch.isra.0", "finish_task_switch", "__schedule", "schedule"}
 
 def frames_of(block):
     fr = []
@@ -332,6 +340,7 @@ def cpu(us_per_req):
     sub = collections.Counter()
     kern = collections.Counter()
     wait = collections.Counter()
+    sched = collections.Counter()
     selfsym = collections.Counter()
     selfst = collections.defaultdict(collections.Counter)
     for b in blocks(sys.stdin):
@@ -349,13 +358,16 @@ def cpu(us_per_req):
             kern[s] += 1
         if any(any(w in sym for w in LOCKWAIT) for _, sym, _ in fr):
             wait[s] += 1
+        if any(sym in SCHED for _, sym, dso in fr if "kernel" in dso):
+            sched[s] += 1
         key = "%s (%s)" % (fr[0][1] if fr[0][1] != "[unknown]" else "0x" + fr[0][0], base(fr[0][2]))
         selfsym[key] += 1
         selfst[key][s] += 1
     res = {"samples": n, "us_per_request": us_per_req, "stages": [], "sub": [], "top": []}
     for s, c in st.most_common():
         res["stages"].append({"stage": s, "samples": c, "share": c / n, "us": us_per_req * c / n,
-                              "kernel_share_of_stage": kern[s] / c, "lock_wait_share_of_stage": wait[s] / c})
+                              "kernel_share_of_stage": kern[s] / c, "lock_wait_share_of_stage": wait[s] / c,
+                              "sched_share_of_stage": sched[s] / c})
     for s, c in sub.most_common():
         res["sub"].append({"stage": s, "samples": c, "share": c / n, "us": us_per_req * c / n})
     for k, c in selfsym.most_common(30):
@@ -369,7 +381,7 @@ SKIP_SITE = {"sqlite3_mutex_enter", "sqlite3_mutex_leave", "pthreadMutexEnter", 
 
 def lock(nreq):
     per = collections.Counter()
-    addrs = collections.defaultdict(set)
+    addrs = collections.defaultdict(collections.Counter)
     events = collections.Counter()
     for b in blocks(sys.stdin):
         head = b[0]
@@ -382,6 +394,12 @@ def lock(nreq):
         if op:
             o = int(op.group(1), 16) & 0x7f
             ev = "futex " + {0: "WAIT", 1: "WAKE", 9: "WAIT_BITSET", 10: "WAKE_BITSET"}.get(o, "op%d" % o)
+        sc = re.search(r"syscalls:sys_enter_(\w+):", head)
+        if sc and not op:
+            ev = sc.group(1)
+            cmd = re.search(r"cmd: (0x[0-9a-f]+)", head)
+            if ev == "fcntl" and cmd:
+                ev = "fcntl " + {5: "F_GETLK", 6: "F_SETLK", 7: "F_SETLKW", 3: "F_GETFL", 4: "F_SETFL"}.get(int(cmd.group(1), 16), cmd.group(1))
         ma = re.search(r"mutex=(0x[0-9a-f]+)", head)
         fr = frames_of(b)
         site = "?"
@@ -395,11 +413,12 @@ def lock(nreq):
         per[key] += 1
         events[ev] += 1
         if ma:
-            addrs[key].add(ma.group(1))
+            addrs[key][ma.group(1)] += 1
     res = {"requests": nreq, "events": {e: c / nreq for e, c in events.items()}, "sites": []}
     for (ev, site, s), c in per.most_common():
         res["sites"].append({"event": ev, "site": site, "stage": s, "per_request": c / nreq,
-                             "distinct_mutexes": len(addrs[(ev, site, s)])})
+                             "distinct_mutexes": len(addrs[(ev, site, s)]),
+                             "mutexes": [a for a, _ in addrs[(ev, site, s)].most_common(2)]})
     json.dump(res, sys.stdout, indent=1)
 
 if __name__ == "__main__":
@@ -456,10 +475,10 @@ for r in routes:
     if not c:
         continue
     P("\n## CPU by stage: %s (%d samples; %.1f us CPU per request from perf stat)\n" % (r, c["samples"], c["us_per_request"]))
-    P("| stage | us/request | share | of it in kernel | of it lock wait |")
-    P("|---|---:|---:|---:|---:|")
+    P("| stage | us/request | share | of it in kernel | of it scheduler (context switch) | of it lock wait (futex) |")
+    P("|---|---:|---:|---:|---:|---:|")
     for s in c["stages"]:
-        P("| %s | %.2f | %.1f%% | %.0f%% | %.0f%% |" % (s["stage"], s["us"], 100 * s["share"], 100 * s["kernel_share_of_stage"], 100 * s["lock_wait_share_of_stage"]))
+        P("| %s | %.2f | %.1f%% | %.0f%% | %.0f%% | %.0f%% |" % (s["stage"], s["us"], 100 * s["share"], 100 * s["kernel_share_of_stage"], 100 * s["sched_share_of_stage"], 100 * s["lock_wait_share_of_stage"]))
     for s in c["sub"]:
         P("| (of store reads) %s | %.2f | %.1f%% | | |" % (s["stage"], s["us"], 100 * s["share"]))
     P("\nTop functions (self):\n")
@@ -468,18 +487,19 @@ for r in routes:
     for t in c["top"][:20]:
         P("| %s | %.2f | %.1f%% | %s |" % (t["symbol"], t["us"], 100 * t["share"], t["stage"]))
 for r in routes:
-    for kind in ("locks", "futex"):
+    for kind in ("locks", "futex", "syscalls"):
         k = load("%s-%s.json" % (kind, r))
         if not k:
             continue
         P("\n## %s: %s (%d requests)\n" % (kind, r, k["requests"]))
         P("totals per request: " + ", ".join("%s %.2f" % (e, v) for e, v in sorted(k["events"].items())))
-        P("\n| event | site (innermost non-libc frame) | stage | per request | distinct mutexes |")
-        P("|---|---|---|---:|---:|")
+        P("\n| event | site (innermost non-libc frame) | stage | per request | distinct mutexes (top addresses) |")
+        P("|---|---|---|---:|---|")
         for s in k["sites"]:
             if s["per_request"] < 0.01:
                 continue
-            P("| %s | %s | %s | %.2f | %s |" % (s["event"], s["site"], s["stage"], s["per_request"], s["distinct_mutexes"] or ""))
+            m = ("%d (%s)" % (s["distinct_mutexes"], " ".join(s["mutexes"]))) if s["distinct_mutexes"] else ""
+            P("| %s | %s | %s | %.2f | %s |" % (s["event"], s["site"], s["stage"], s["per_request"], m))
     a = os.path.join(out, "probecount-%s.json" % r)
     if os.path.exists(a):
         s = json.load(open(a))
@@ -528,7 +548,9 @@ done
 sleep 1
 AUTH="Authorization: Bearer $KEY"
 BASE="http://127.0.0.1:$WF_PORT"
-NGX_DIR="$OUT/nginx"
+# nginx's workers drop privileges: its folder is its own, readable by all, wherever BD_OUT is
+NGX_DIR=$(mktemp -d /tmp/workforce-breakdown-nginx.XXXXXX) || die "mktemp failed"
+chmod 755 "$NGX_DIR"
 mkdir -p "$NGX_DIR/html/v1" "$NGX_DIR/tmp"
 fetch_body() { # path file
     local code
@@ -690,13 +712,13 @@ done
 
 log "perf stat: nginx worker (pid $NGX_WORKER), the bytes of list"
 quiet stat-nginx
-perf stat -x, -e "$EVENTS" -p "$NGX_WORKER" -o "$OUT/stat-nginx.csv" &
+perf stat --per-thread -x, -e "$EVENTS" -p "$NGX_WORKER" -o "$OUT/stat-nginx.csv" &
 sp=$!
 sleep 0.5
 read -r _ _ _ _ nreq <<<"$(wrk_run stat-nginx "http://127.0.0.1:$NGX_PORT/v1/employees" 0)"
 sleep 0.2
 kill -INT "$sp"; wait "$sp" 2>/dev/null
-python3 "$OUT/pstat.py" "$OUT/stat-nginx.csv" "$nreq" >"$OUT/stat-nginx.json"
+python3 "$OUT/pstat.py" "$OUT/stat-nginx.csv" "$nreq" nginx >"$OUT/stat-nginx.json"
 
 # ---------------------------------------------------------------- 3. CPU by stage (perf record)
 for r in $ROUTES; do
@@ -764,7 +786,7 @@ for r in $ROUTES; do
     python3 "$OUT/pstat.py" "$OUT/probecount-$r.csv" "$LOCK_N" >"$OUT/probecount-$r.json"
 
     log "uprobe stacks over $LOCK_STACK_N requests: $r"
-    perf record -q -e "$LEV" --call-graph dwarf,8192 -m 2048 -p "$WF_PID" -o "$OUT/locks-$r.data" \
+    perf record -q -e "$LEV" --call-graph dwarf,8192 -m 8192 -p "$WF_PID" -o "$OUT/locks-$r.data" \
         >/dev/null 2>"$OUT/locks-record-$r.err" &
     rp=$!
     sleep 0.5
@@ -776,6 +798,24 @@ for r in $ROUTES; do
 done
 perf probe -q -d "$PROBE_GROUP:*" >/dev/null 2>&1
 PROBES_ADDED=0
+
+# ---------------------------------------------------------------- 6. syscalls by site
+SEV=""
+for s in recvfrom sendmsg fcntl newfstatat getpid futex epoll_wait epoll_ctl read write; do
+    SEV="$SEV${SEV:+,}syscalls:sys_enter_$s"
+done
+for r in $ROUTES; do
+    log "syscalls with stacks over $LOCK_STACK_N requests: $r"
+    perf record -q -e "$SEV" --call-graph dwarf,8192 -m 8192 -p "$WF_PID" -o "$OUT/syscalls-$r.data" \
+        >/dev/null 2>"$OUT/syscalls-record-$r.err" &
+    rp=$!
+    sleep 0.5
+    python3 "$OUT/client.py" "$WF_PORT" "${PATHS[$r]}" "$KEY" "$LOCK_STACK_N" || die "client failed"
+    sleep 0.2
+    kill -INT "$rp"; wait "$rp" 2>/dev/null
+    perf script -i "$OUT/syscalls-$r.data" --no-inline -F comm,tid,event,trace,ip,sym,dso 2>/dev/null \
+        | python3 "$OUT/classify.py" lock "$LOCK_STACK_N" >"$OUT/syscalls-$r.json"
+done
 
 # ---------------------------------------------------------------- summary
 python3 "$OUT/report.py" "$OUT"

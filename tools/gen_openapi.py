@@ -973,7 +973,7 @@ def build_schemas():
         "content_type": "application/pdf", "size_bytes": 48213,
         "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
         "tags": ["policy", "support"], "employee_ids": [], "status": "ready", "error": None,
-        "chunk_count": 12, "created_at": TS, "updated_at": TS2,
+        "chunk_count": 12, "progress": 1, "created_at": TS, "updated_at": TS2,
     }
     doc = obj({
         "id": S("DocumentId"),
@@ -1003,12 +1003,17 @@ def build_schemas():
                                  "not be read: it is damaged or not a PDF`, `the PDF file has "
                                  "no text layer (a scanned document?)`); null unless `failed`."},
         "chunk_count": integer("Chunks indexed; 0 unless `ready`.", minimum=0),
+        "progress": {"type": ["number", "null"], "minimum": 0, "maximum": 1,
+                     "description": "While `processing`: the share of its chunks embedded so "
+                                    "far (null until the text is cut into chunks); it only "
+                                    "grows. 1 once `ready` or `failed`."},
         "created_at": {"$ref": "#/components/schemas/Timestamp",
                        "description": "When it was uploaded (the list's order)."},
         "updated_at": {"$ref": "#/components/schemas/Timestamp",
                        "description": "When its status last changed."},
     }, required=["id", "name", "filename", "content_type", "size_bytes", "sha256", "tags",
-                 "employee_ids", "status", "error", "chunk_count", "created_at", "updated_at"],
+                 "employee_ids", "status", "error", "chunk_count", "progress", "created_at",
+                 "updated_at"],
         description="A knowledge document (exactly these fields).", examples=[doc_example])
     s["Document"] = doc
     s["DocumentList"] = obj({

@@ -393,6 +393,18 @@ static void write_document(struct jw *w, const struct store_document *d)
     jw_str(w, d->error);
     jw_key(w, "chunk_count");
     jw_int(w, d->chunk_count);
+    /* Chunks embedded / chunks while processing (null until the text is cut); 1 once done. */
+    jw_key(w, "progress");
+    if (strcmp(d->status, "processing") != 0)
+        jw_raw(w, "1", "1");
+    else if (d->progress_chunks <= 0)
+        jw_null(w);
+    else {
+        char v[32];
+        double f = (double)d->progress_embedded / (double)d->progress_chunks;
+        snprintf(v, sizeof(v), "%.4f", f > 1 ? 1.0 : f);
+        jw_raw(w, v, "0");
+    }
     jw_key(w, "created_at");
     jw_time(w, d->created_at);
     jw_key(w, "updated_at");

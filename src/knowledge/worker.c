@@ -158,6 +158,8 @@ static void process(struct knowledge_worker *w, struct store *s, const struct st
             texts[i] = sc[i].content;
             lens[i] = chunks[i].len;
         }
+        if (store_document_progress(s, d->id, (int64_t)n, 0))
+            log_warn("knowledge: cannot note the progress of document %s", d->id);
         /* In rounds, so that a stop does not wait for a whole large document. */
         for (size_t first = 0; w->embed && first < n && !stopping(w) && !cancelled(job);
              first += STALE_BATCH) {
@@ -181,6 +183,9 @@ static void process(struct knowledge_worker *w, struct store *s, const struct st
                 sc[i].dim = dim;
                 sc[i].embed_model = embed_pool_model(w->embed);
             }
+            /* Watchers of a large upload see it move (GET .../documents/{id}: progress). */
+            if (store_document_progress(s, d->id, (int64_t)n, (int64_t)(first + cnt)))
+                log_warn("knowledge: cannot note the progress of document %s", d->id);
         }
     }
     if (cancelled(job)) {

@@ -1527,7 +1527,8 @@ static int s_idem_release(struct store *s, const struct store_tenant *t, const c
 
 #define DOC_COLS                                                                                   \
     "d.id, d.name, d.filename, d.content_type, d.sha256, d.tags, d.employee_ids, d.status,"        \
-    " d.error, d.size_bytes, d.chunk_count, d.created_at, d.updated_at, d.org_id, d.mode"
+    " d.error, d.size_bytes, d.chunk_count, d.created_at, d.updated_at, d.org_id, d.mode,"         \
+    " d.progress_chunks, d.progress_embedded"
 
 /* The access and tag rules of a search or list, with parameters ?10 (tags) and ?11 (reader). */
 #define DOC_RULES                                                                                  \
@@ -1556,6 +1557,18 @@ static void read_document(sqlite3_stmt *st, struct arena *a, void *pout)
     copy_col(st, 13, out->tenant.org_id, sizeof(out->tenant.org_id));
     mode = sqlite3_column_text(st, 14);
     out->tenant.mode = mode_from_name(mode);
+    out->progress_chunks = sqlite3_column_int64(st, 15);
+    out->progress_embedded = sqlite3_column_int64(st, 16);
+}
+
+static int s_document_progress(struct store *s, const char *id, int64_t chunks, int64_t embedded)
+{
+    const char *texts[] = {id};
+    const int64_t ints[] = {chunks, embedded};
+    return run(s,
+               "UPDATE documents SET progress_chunks = ?2, progress_embedded = ?3 WHERE id = ?1"
+               " AND status = 'processing'",
+               texts, 1, ints, 2);
 }
 
 static int s_document_create(struct store *s, const struct store_tenant *t,
@@ -3465,6 +3478,7 @@ static const struct store_ops sqlite_ops = {
     .document_list = s_document_list,
     .document_delete = s_document_delete,
     .document_next = s_document_next,
+    .document_progress = s_document_progress,
     .document_finish = s_document_finish,
     .search_text = s_search_text,
     .search_vectors = s_search_vectors,

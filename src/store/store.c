@@ -340,6 +340,11 @@ int store_document_next(struct store *s, const char *after_id, struct arena *a,
 }
 
 /* Chunks and status of a processed document, in one transaction. */
+int store_document_progress(struct store *s, const char *id, int64_t chunks, int64_t embedded)
+{
+    WRAP(s->ops->document_progress(s, id, chunks, embedded));
+}
+
 int store_document_finish(struct store *s, const char *id, const struct store_chunk *chunks,
                           size_t n, const char *error)
 {

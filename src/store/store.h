@@ -301,6 +301,8 @@ struct store_document {
     const char *error;        /* NULL unless failed */
     int64_t size_bytes;
     int64_t chunk_count;
+    int64_t progress_chunks;   /* while processing: the chunks cut so far (0: not cut yet) */
+    int64_t progress_embedded; /* ... and how many of them are embedded */
     int64_t created_at;
     int64_t updated_at;
     struct store_tenant tenant; /* filled by store_document_next() */
@@ -355,6 +357,8 @@ int store_document_delete(struct store *s, const struct store_tenant *t, const c
 /* The oldest document still processing, any tenant (the worker's queue); ERR_NOT_FOUND if none. */
 int store_document_next(struct store *s, const char *after_id, struct arena *a,
                         struct store_document *out);
+/* Note how far the processing of 'id' is: 'embedded' of its 'chunks' (while it processes). */
+int store_document_progress(struct store *s, const char *id, int64_t chunks, int64_t embedded);
 /* Store the chunks of 'id' (replacing any) and mark it ready; or mark it failed with 'error'. */
 int store_document_finish(struct store *s, const char *id, const struct store_chunk *chunks,
                           size_t n, const char *error);

@@ -84,6 +84,7 @@ struct store_ops {
     int (*document_delete)(struct store *s, const struct store_tenant *t, const char *id);
     int (*document_next)(struct store *s, const char *after_id, struct arena *a,
                          struct store_document *out);
+    int (*document_progress)(struct store *s, const char *id, int64_t chunks, int64_t embedded);
     int (*document_finish)(struct store *s, const char *id, const struct store_chunk *chunks,
                            size_t n, const char *error);
     int (*search_text)(struct store *s, const struct store_tenant *t, const char *fts_query,

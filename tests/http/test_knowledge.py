@@ -42,7 +42,8 @@ NO_DOC = "doc_" + "Z" * 24
 DOC_ID_RE = r"^doc_[A-Za-z0-9]{20,}$"
 CHUNK_ID_RE = r"^chunk_[A-Za-z0-9]{20,}$"
 DOC_FIELDS = {"id", "name", "filename", "content_type", "size_bytes", "sha256", "tags",
-              "employee_ids", "status", "error", "chunk_count", "created_at", "updated_at"}
+              "employee_ids", "status", "error", "chunk_count", "progress", "created_at",
+              "updated_at"}
 HIT_FIELDS = {"document_id", "document_name", "chunk_id", "content", "score", "tags"}
 MIME = {
     "txt": "text/plain", "md": "text/markdown", "html": "text/html", "csv": "text/csv",
@@ -199,6 +200,10 @@ class KnowledgeCase(ServerTestCase):
         self.assertIsInstance(d["tags"], list)
         self.assertIsInstance(d["employee_ids"], list)
         self.assertIn(d["status"], ("processing", "ready", "failed"))
+        if d["status"] == "processing":
+            self.assertTrue(d["progress"] is None or 0 <= d["progress"] <= 1, d)
+        else:
+            self.assertEqual(d["progress"], 1, d)
         if d["status"] == "ready":
             self.assertIsNone(d["error"], d)
             self.assertGreater(d["chunk_count"], 0, d)
@@ -698,6 +703,32 @@ class UploadErrorsTest(KnowledgeCase):
 # ---- Records, lists, delete, filters, isolation, idempotency ----
 
 class DocumentsTest(KnowledgeCase):
+
+    def test_progress_moves(self):
+        """A large upload shows its processing move: progress (chunks embedded / chunks) is
+        null until the text is cut, then grows to 1, never back."""
+        key = self.org()
+        words = ["refund", "invoice", "shipping", "warranty", "password", "schedule", "report",
+                 "meeting", "contract", "budget"]
+        text = "\n".join("Paragraph %d is about the %s and the %s of the quarter. " % (
+            i, words[i % 10], words[(i * 7) % 10]) * 6 for i in range(300))
+        d = self.upload(key, text.encode(), filename="big.txt", wait=False)
+        seen = []
+        deadline = time.time() + READY_TIMEOUT
+        while True:
+            cur = self.assertJson(self.get_doc(key, d["id"]))
+            self.checkDocument(cur)
+            seen.append(cur["progress"])
+            if cur["status"] != "processing":
+                break
+            self.assertLess(time.time(), deadline, "still processing")
+            time.sleep(0.01)
+        self.assertEqual(cur["status"], "ready", cur)
+        self.assertEqual(seen[-1], 1)
+        numbers = [p for p in seen if p is not None]
+        self.assertEqual(numbers, sorted(numbers), "progress never goes back: %s" % seen)
+        self.assertTrue(any(0 < p < 1 for p in numbers),
+                        "no intermediate value in %d observations" % len(seen))
 
     def employees(self, key):
         body = self.assertJson(self.server.get("/v1/employees?limit=100", key=key))
