@@ -841,7 +841,8 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
         goto out;
     rc = 1;
     env.agent.knowledge.kindex =
-        kindex_new(env.agent.knowledge.embed ? embed_pool_model(env.agent.knowledge.embed) : NULL);
+        kindex_new(env.agent.knowledge.embed ? embed_pool_model(env.agent.knowledge.embed) : NULL,
+                   strcmp(c->vectors, "int8") == 0);
     if (knowledge_worker_start(c->files_dir, env.pool, env.agent.knowledge.embed,
                                env.agent.knowledge.kindex, c->knowledge_workers, &env.kworker)) {
         fprintf(stderr, "workforce: cannot start the knowledge worker\n");

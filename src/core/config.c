@@ -45,6 +45,7 @@ static const char *const known_vars[] = {
     "WORKFORCE_EMBEDDINGS_THREADS",
     "WORKFORCE_TASK_WORKERS",
     "WORKFORCE_KNOWLEDGE_WORKERS",
+    "WORKFORCE_VECTORS",
 };
 
 const char *const config_oauth_provider_names[CONFIG_OAUTH_PROVIDERS] = {
@@ -283,6 +284,7 @@ int config_load_env(struct config *c, char *const *envp, struct err *e)
     c->embeddings_threads = c->threads;
     c->task_workers = 4;
     c->knowledge_workers = 2;
+    snprintf(c->vectors, sizeof(c->vectors), "float32");
 
     for (; envp && *envp; envp++) {
         const char *kv = *envp, *eq = strchr(kv, '=');
@@ -368,6 +370,12 @@ int config_load_env(struct config *c, char *const *envp, struct err *e)
                              "must start with http:// or https://");
             else
                 rc = set_str(c->oauth[op][of], CONFIG_OAUTH_VALUE_MAX, v, name, e);
+        } else if (IS("WORKFORCE_VECTORS")) {
+            if (!one_of(v, "float32", "int8"))
+                rc = err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_VECTORS",
+                             "must be float32 or int8");
+            else
+                rc = set_str(c->vectors, sizeof(c->vectors), v, "WORKFORCE_VECTORS", e);
         } else if (IS("WORKFORCE_KNOWLEDGE_WORKERS")) {
             int64_t t = 0;
             rc = set_int(&t, v, 1, 64, "WORKFORCE_KNOWLEDGE_WORKERS", e);

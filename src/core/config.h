@@ -63,6 +63,7 @@ struct config {
     unsigned embeddings_threads;   /* builtin: threads that embed (one kept for queries) */
     unsigned task_workers;         /* tasks carried out at once */
     unsigned knowledge_workers;    /* documents processed at once */
+    char vectors[8];               /* float32 | int8: how the vector index keeps embeddings */
     /* "" where not set: the provider's default (URLs, scopes) or not configured */
     char oauth[CONFIG_OAUTH_PROVIDERS][CONFIG_OAUTH_FIELDS][CONFIG_OAUTH_VALUE_MAX];
 };

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 struct kdoc {
@@ -28,11 +29,14 @@ struct kdoc {
 struct ktenant {
     struct ktenant *next;
     const char *model; /* vectors of other models are left out; NULL: any */
+    bool int8;
     char key[ID_MAX + 8];
     size_t dim;
     size_t chunks; /* searchable chunks, with or without a vector */
     size_t n, cap; /* rows with a vector */
-    float *vecs;
+    float *vecs;   /* float32 rows, or NULL with int8 */
+    int8_t *q8;    /* int8 rows: row r is scale[r] * q8[r * dim + i] */
+    float *scale;
     int64_t *rowids;
     uint32_t *doc;
     struct kdoc *docs;
@@ -41,6 +45,7 @@ struct ktenant {
 
 struct kindex {
     char *model; /* NULL: any */
+    bool int8;
     pthread_mutex_t mu;
     struct ktenant *head;
 };
@@ -58,16 +63,19 @@ static void tenant_free(struct ktenant *kt)
     }
     free(kt->docs);
     free(kt->vecs);
+    free(kt->q8);
+    free(kt->scale);
     free(kt->rowids);
     free(kt->doc);
     free(kt);
 }
 
 /* An empty index; the caller owns it (kindex_free()). */
-struct kindex *kindex_new(const char *model)
+struct kindex *kindex_new(const char *model, bool int8)
 {
     struct kindex *k = xcalloc(1, sizeof(*k));
     k->model = model ? xstrdup(model) : NULL;
+    k->int8 = int8;
     pthread_mutex_init(&k->mu, NULL);
     return k;
 }
@@ -128,11 +136,26 @@ static int add_row(void *ud, const struct store_vector_row *row)
     }
     if (kt->n == kt->cap) {
         kt->cap = kt->cap ? 2 * kt->cap : 1024;
-        kt->vecs = xrealloc(kt->vecs, kt->cap * kt->dim * sizeof(float));
+        if (kt->int8) {
+            kt->q8 = xrealloc(kt->q8, kt->cap * kt->dim);
+            kt->scale = xrealloc(kt->scale, kt->cap * sizeof(*kt->scale));
+        } else {
+            kt->vecs = xrealloc(kt->vecs, kt->cap * kt->dim * sizeof(float));
+        }
         kt->rowids = xrealloc(kt->rowids, kt->cap * sizeof(*kt->rowids));
         kt->doc = xrealloc(kt->doc, kt->cap * sizeof(*kt->doc));
     }
-    memcpy(kt->vecs + kt->n * kt->dim, row->embedding, kt->dim * sizeof(float));
+    if (kt->int8) { /* symmetric: the largest magnitude maps to 127 */
+        float mx = 0;
+        int8_t *dst = kt->q8 + kt->n * kt->dim;
+        for (size_t i = 0; i < kt->dim; i++)
+            mx = fabsf(row->embedding[i]) > mx ? fabsf(row->embedding[i]) : mx;
+        kt->scale[kt->n] = mx > 0 ? mx / 127.0f : 0;
+        for (size_t i = 0; i < kt->dim; i++)
+            dst[i] = (int8_t)(mx > 0 ? lrintf(row->embedding[i] / kt->scale[kt->n]) : 0);
+    } else {
+        memcpy(kt->vecs + kt->n * kt->dim, row->embedding, kt->dim * sizeof(float));
+    }
     kt->rowids[kt->n] = row->rowid;
     kt->doc[kt->n] = (uint32_t)(kt->ndocs - 1);
     kt->n++;
@@ -156,6 +179,7 @@ static int tenant_get(struct kindex *k, struct store *s, const struct store_tena
     kt = xcalloc(1, sizeof(*kt));
     snprintf(kt->key, sizeof(kt->key), "%s", key);
     kt->model = k->model;
+    kt->int8 = k->int8;
     rc = store_vectors_each(s, t, add_row, kt);
     if (rc) {
         tenant_free(kt);
@@ -223,6 +247,21 @@ static float dot(const float *a, const float *b, size_t n)
     return (s0 + s1) + (s2 + s3);
 }
 
+static float dot8(const float *a, const int8_t *b, size_t n)
+{
+    float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        s0 += a[i] * (float)b[i];
+        s1 += a[i + 1] * (float)b[i + 1];
+        s2 += a[i + 2] * (float)b[i + 2];
+        s3 += a[i + 3] * (float)b[i + 3];
+    }
+    for (; i < n; i++)
+        s0 += a[i] * (float)b[i];
+    return (s0 + s1) + (s2 + s3);
+}
+
 /* Nearest chunks by cosine (the vectors are unit length: a dot product). */
 int kindex_search(struct kindex *k, struct store *s, const struct store_tenant *t, const float *q,
                   size_t dim, const struct store_search_filter *f, unsigned limit, struct arena *a,
@@ -250,7 +289,8 @@ int kindex_search(struct kindex *k, struct store *s, const struct store_tenant *
         size_t pos;
         if (!ok[kt->doc[r]])
             continue;
-        d = dot(q, kt->vecs + r * dim, dim);
+        d = kt->int8 ? (double)kt->scale[r] * dot8(q, kt->q8 + r * dim, dim)
+                     : dot(q, kt->vecs + r * dim, dim);
         if (have == limit && d <= best[have - 1])
             continue;
         pos = have < limit ? have++ : limit - 1;
@@ -272,7 +312,8 @@ size_t kindex_bytes(struct kindex *k)
     size_t total = 0;
     pthread_mutex_lock(&k->mu);
     for (struct ktenant *kt = k->head; kt; kt = kt->next)
-        total += kt->cap * (kt->dim * sizeof(float) + sizeof(int64_t) + sizeof(uint32_t));
+        total += kt->cap * ((kt->int8 ? kt->dim + sizeof(float) : kt->dim * sizeof(float)) +
+                            sizeof(int64_t) + sizeof(uint32_t));
     pthread_mutex_unlock(&k->mu);
     return total;
 }

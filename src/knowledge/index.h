@@ -11,10 +11,16 @@
 
 #include "../store/store.h"
 
+#include <stdbool.h>
+
 struct kindex;
 
-/* Only vectors made by 'model' (embed_pool_model()) are searched; NULL: any. */
-struct kindex *kindex_new(const char *model);
+/*
+ * Only vectors made by 'model' (embed_pool_model()) are searched; NULL: any. With 'int8', each
+ * row is kept as 8-bit integers and one scale (a quarter of the memory; the cosine is then
+ * approximate: see the retrieval figures in `make test`'s test_retrieval).
+ */
+struct kindex *kindex_new(const char *model, bool int8);
 void kindex_free(struct kindex *k); /* NULL is a no-op */
 /* The tenant's documents changed: its index is rebuilt by the next search. */
 void kindex_invalidate(struct kindex *k, const struct store_tenant *t);

@@ -9,7 +9,7 @@ int main(void)
     struct store *s = NULL;
     struct store_org org;
     struct store_tenant t = {.mode = STORE_LIVE}, other = {.mode = STORE_TEST};
-    struct kindex *k = kindex_new("m1");
+    struct kindex *k = kindex_new("m1", false);
     struct store_search_filter f = {NULL, NULL};
     struct store_hit *hits = NULL;
     struct arena a;
@@ -54,6 +54,19 @@ int main(void)
        "best first, top-k cut");
     ok(hits[0].score > 0.79 && hits[0].score < 0.81, "cosine score");
     ok(kindex_bytes(k) > 0, "loaded");
+    {
+        /* int8 rows: the same order and nearly the same scores, in less memory. */
+        struct kindex *k8 = kindex_new("m1", true);
+        struct store_hit *h8 = NULL;
+        size_t n8 = 0;
+        is_int(kindex_search(k8, s, &t, q, 4, &f, 2, &a, &h8, &n8), 0, "int8 search");
+        ok(n8 == 2 && strcmp(h8[0].content, "beta one") == 0 &&
+               strcmp(h8[1].content, "alpha one") == 0,
+           "int8: the same order");
+        ok(n8 == 2 && h8[0].score > 0.79 && h8[0].score < 0.81, "int8: the cosine, nearly");
+        ok(kindex_bytes(k8) < kindex_bytes(k), "int8: less memory");
+        kindex_free(k8);
+    }
     f.tags_json = "[\"sales\"]";
     kindex_search(k, s, &t, q, 4, &f, 5, &a, &hits, &n);
     ok(n == 1 && strcmp(hits[0].document_name, "Two") == 0, "tags filter");
