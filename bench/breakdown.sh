@@ -4,7 +4,7 @@
 # bench/breakdown.sh: where the time of one authenticated GET goes (docs/performance.md).
 # Run by hand from the repository root, as root (perf needs tracepoints and uprobes):
 #
-#     bash bench/breakdown.sh            # about 6 minutes on 2 cores
+#     bash bench/breakdown.sh            # about 10 minutes on 2 cores
 #
 # It builds (make -s -j2 all), copies build/workforce to the results folder (so that a rebuild
 # during the run changes nothing), starts it the way bench/run.sh does (an org and an agency key
@@ -34,7 +34,7 @@
 # /tmp/workforce-breakdown.XXXXXX); the script prints a summary at the end.
 #
 # Tunables (environment): BD_DURATION (10s), BD_CONNECTIONS (64), BD_THREADS (2), BD_WARMUP (2s),
-# BD_FREQ (999, perf record sampling Hz), BD_LOCK_REQUESTS (2000, counted with uprobes),
+# BD_REPS (3 perf stat runs per route), BD_FREQ (999, perf record sampling Hz), BD_LOCK_REQUESTS (2000, counted with uprobes),
 # BD_LOCK_STACK_REQUESTS (200, recorded with stacks), BD_OUT, BD_KEEP_DATA (1 keeps perf.data),
 # BD_NO_BUILD (1 skips make), BD_QUIET_WAIT (300: seconds to wait for a quiet machine before
 # each measured phase; the wait and the CPU other processes used are in the summary).
@@ -50,6 +50,7 @@ WARMUP=${BD_WARMUP:-2s}
 FREQ=${BD_FREQ:-999}
 LOCK_N=${BD_LOCK_REQUESTS:-2000}
 LOCK_STACK_N=${BD_LOCK_STACK_REQUESTS:-200}
+REPS=${BD_REPS:-3}
 RATE_LIMITS="agency:1000000/1000000/100000"
 LIBC=/lib/x86_64-linux-gnu/libc.so.6
 PROBE_GROUP=wfbd
@@ -82,6 +83,10 @@ stop_pid() { # pid name
 cleanup() {
     local rc=$?
     trap - EXIT INT TERM
+    if [ -n "${PERF_PID:-}" ]; then
+        kill -INT "$PERF_PID" 2>/dev/null
+        wait "$PERF_PID" 2>/dev/null
+    fi
     stop_pid "$WF_PID" workforce
     stop_pid "$NGX_PID" nginx
     [ "$PROBES_ADDED" = 1 ] && perf probe -q -d "$PROBE_GROUP:*" >/dev/null 2>&1
@@ -162,15 +167,32 @@ def proc(pid):
     except OSError:
         return 0.0
 pids = [p for p in sys.argv[2].split(",") if p]
-b0, s0 = machine(); p0 = sum(proc(p) for p in pids); t0 = time.time()
+ignore = [p for p in os.environ.get("RUNWRK_IGNORE", "").split(",") if p]  # perf itself
+def every():
+    d = {}
+    for p in os.listdir("/proc"):
+        if p.isdigit() and p not in pids and p not in ignore:
+            try:
+                f = open("/proc/%s/stat" % p).read()
+                d[p] = (f[f.index("(") + 1:f.rindex(")")], proc(p))
+            except (OSError, ValueError):
+                pass
+    return d
+e0 = every()
+b0, s0 = machine(); p0 = sum(proc(p) for p in pids); i0 = sum(proc(p) for p in ignore)
+t0 = time.time()
 with open(sys.argv[1], "w") as out:
     rc = subprocess.call(sys.argv[3:], stdout=out, stderr=subprocess.STDOUT)
 t1 = time.time(); b1, s1 = machine(); p1 = sum(proc(p) for p in pids)
+i1 = sum(proc(p) for p in ignore)
+e1 = every()
+top = sorted(((e1[p][1] - e0[p][1], e1[p][0]) for p in e1 if p in e0), reverse=True)[:3]
 ru = resource.getrusage(resource.RUSAGE_CHILDREN)
 w = ru.ru_utime + ru.ru_stime
-busy, srv = b1 - b0, p1 - p0
+busy, srv, prf = b1 - b0, p1 - p0, i1 - i0
 json.dump({"wall_s": t1 - t0, "busy_cpu_s": busy, "steal_s": s1 - s0, "wrk_cpu_s": w,
-           "server_cpu_s": srv, "other_cpu_s": max(0.0, busy - w - srv)}, open(sys.argv[1] + ".cpu", "w"))
+           "server_cpu_s": srv, "perf_cpu_s": prf, "other_cpu_s": max(0.0, busy - w - srv - prf),
+           "top_others": ["%s %.2f" % (c, v) for v, c in top if v > 0]}, open(sys.argv[1] + ".cpu", "w"))
 sys.exit(rc)
 EOF
 
@@ -192,12 +214,12 @@ while True:
 EOF
 
 cat >"$OUT/metric.py" <<'EOF'
-# The workforce_http_requests_total of one route (all statuses), from /metrics on stdin.
+# The workforce_http_requests_total of one route (status 200), from /metrics on stdin.
 import re, sys
 route = sys.argv[1]
 total = 0
 for line in sys.stdin:
-    m = re.match(r'workforce_http_requests_total\{route="([^"]*)",method="GET",status="[^"]*"\} (\d+)', line)
+    m = re.match(r'workforce_http_requests_total\{route="([^"]*)",method="GET",status="200"\} (\d+)', line)
     if m and m.group(1) == route:
         total += int(m.group(2))
 print(total)
@@ -206,8 +228,16 @@ EOF
 cat >"$OUT/pstat.py" <<'EOF'
 # perf stat -x, --per-thread output -> per-request figures, split MHD workers / other threads.
 import sys, json
+# argv: csv requests [thread-prefix [voluntary involuntary wrk-output]]
 path, n = sys.argv[1], float(sys.argv[2])
 prefix = sys.argv[3] if len(sys.argv) > 3 else "MHD-worker"
+extra = {}
+if len(sys.argv) > 6:
+    extra["proc_voluntary_per_request"] = float(sys.argv[4]) / n
+    extra["proc_involuntary_per_request"] = float(sys.argv[5]) / n
+    for line in open(sys.argv[6]):
+        if line.startswith("Requests/sec:"):
+            extra["wrk_rps"] = float(line.split()[1])
 agg = {}
 for line in open(path):
     f = line.strip().split(",")
@@ -223,14 +253,16 @@ for line in open(path):
     agg[ev][grp] += v
 out = {ev: {"worker": d["worker"] / n, "other": d["other"] / n, "total": (d["worker"] + d["other"]) / n}
        for ev, d in agg.items()}
-json.dump({"requests": n, "per_request": out}, sys.stdout, indent=1)
+d = {"requests": n, "per_request": out}
+d.update(extra)
+json.dump(d, sys.stdout, indent=1)
 EOF
 
 cat >"$OUT/classify.py" <<'EOF'
 # perf script output (with callchains) -> samples per stage of the request pipeline.
 # A sample belongs to the stage of the innermost pipeline function on its stack (STAGES); with
 # none, to the libc syscall wrapper or library it is in. Usage:
-#   classify.py cpu  US_PER_REQUEST  < perf-script.txt      (cpu-clock samples)
+#   classify.py cpu  REQUESTS FREQ   < perf-script.txt      (cpu-clock samples)
 #   classify.py lock REQUESTS        < perf-script.txt      (uprobe / futex events)
 import sys, re, collections, json
 
@@ -334,7 +366,7 @@ def blocks(stream):
     if cur:
         yield cur
 
-def cpu(us_per_req):
+def cpu(nreq, freq):
     n = 0
     st = collections.Counter()
     sub = collections.Counter()
@@ -363,7 +395,9 @@ def cpu(us_per_req):
         key = "%s (%s)" % (fr[0][1] if fr[0][1] != "[unknown]" else "0x" + fr[0][0], base(fr[0][2]))
         selfsym[key] += 1
         selfst[key][s] += 1
-    res = {"samples": n, "us_per_request": us_per_req, "stages": [], "sub": [], "top": []}
+    us_per_req = n / freq / nreq * 1e6  # cpu-clock: one sample per 1/freq s of CPU
+    res = {"samples": n, "requests": nreq, "freq": freq, "us_per_request": us_per_req,
+           "stages": [], "sub": [], "top": []}
     for s, c in st.most_common():
         res["stages"].append({"stage": s, "samples": c, "share": c / n, "us": us_per_req * c / n,
                               "kernel_share_of_stage": kern[s] / c, "lock_wait_share_of_stage": wait[s] / c,
@@ -423,15 +457,15 @@ def lock(nreq):
 
 if __name__ == "__main__":
     if sys.argv[1] == "cpu":
-        cpu(float(sys.argv[2]))
+        cpu(float(sys.argv[2]), float(sys.argv[3]))
     else:
         lock(float(sys.argv[2]))
 EOF
 
 cat >"$OUT/report.py" <<'EOF'
 # All JSON results of the run -> summary.md (the figures docs/performance.md quotes).
-import json, os, sys
-out = sys.argv[1]
+import json, os, statistics, sys
+out, reps = sys.argv[1], int(sys.argv[2])
 routes = ["list", "detail", "account"]
 def load(name):
     p = os.path.join(out, name)
@@ -440,71 +474,111 @@ L = []
 P = L.append
 P("# breakdown summary\n")
 P(open(os.path.join(out, "machine.txt")).read())
-P("\n## Throughput (wrk -t%s -c%s -d%s --latency)\n" % tuple(open(os.path.join(out, "wrkargs.txt")).read().split()))
+P("\n## Throughput (wrk -t%s -c%s -d%s --latency, after a warm-up)\n" % tuple(open(os.path.join(out, "wrkargs.txt")).read().split()))
 P("| target | body bytes | req/s | p99 ms | non-2xx | socket errors | server CPU s | wrk CPU s | other CPU s |")
 P("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 for line in open(os.path.join(out, "throughput.txt")):
     f = line.split()
     c = json.load(open(os.path.join(out, "wrk-%s.txt.cpu" % f[6])))
     P("| %s | %s | %s | %s | %s | %s | %.2f | %.2f | %.2f |" % (tuple(f[:6]) + (c["server_cpu_s"], c["wrk_cpu_s"], c["other_cpu_s"])))
+P("\n(server CPU s: workforce or nginx, both processes; other: every other process and kernel thread)")
 P("\nquiet checks before each phase (busy CPUs over 2 s): " + ", ".join(l.strip() for l in open(os.path.join(out, "quiet.txt"))))
-for r in routes + ["nginx"]:
-    s = load("stat-%s.json" % r)
-    if not s:
-        continue
-    pr = s["per_request"]
-    P("\n## perf stat: %s (%d requests)\n" % (r, s["requests"]))
-    P("| event | per request, MHD workers | per request, other threads | total |")
-    P("|---|---:|---:|---:|")
-    for ev in sorted(pr, key=lambda e: -pr[e]["total"]):
-        d = pr[ev]
-        if d["total"] < 0.005 and ev not in ("context-switches", "cpu-migrations"):
-            continue
-        scale = 1000.0 if ev == "task-clock" else 1.0  # msec -> us
-        name = "task-clock (us CPU)" if ev == "task-clock" else ev
-        P("| %s | %.3f | %.3f | %.3f |" % (name, d["worker"] * scale, d["other"] * scale, d["total"] * scale))
-    cf = os.path.join(out, "wrk-stat-%s.txt.cpu" % r)
-    if os.path.exists(cf):
-        c = json.load(open(cf))
-        P("\nmachine over this run: server %.2f CPU s, wrk %.2f, other %.2f, wall %.1f s" % (c["server_cpu_s"], c["wrk_cpu_s"], c["other_cpu_s"], c["wall_s"]))
-    pc = os.path.join(out, "procctx-%s.txt" % r)
-    if os.path.exists(pc):
-        P("\n/proc context switches of the MHD workers: " + open(pc).read().strip())
+
+# ---- counts
+stats = {r: [load("stat-%s-%d.json" % (r, i)) for i in range(1, reps + 1)] for r in routes}
+stats["nginx"] = [load("stat-nginx-1.json")]
+cols = routes + ["nginx"]
+def fmt(vals, scale=1.0, d=2):
+    vals = [v * scale for v in vals if v is not None]
+    if not vals:
+        return ""
+    m = statistics.median(vals)
+    if len(vals) == 1:
+        return "%.*f" % (d, m)
+    return "%.*f (%.*f-%.*f)" % (d, m, d, min(vals), d, max(vals))
+def ev(r, e, part="total"):
+    return [s["per_request"].get(e, {}).get(part, 0.0) for s in stats[r] if s]
+P("\n## Counts per request under wrk (perf stat; median of %d runs for workforce, (min-max); nginx 1 run)\n" % reps)
+P("| | " + " | ".join(cols) + " |")
+P("|---|" + "---:|" * len(cols))
+P("| requests in the window | " + " | ".join(fmt([s["requests"] for s in stats[r] if s], d=0) for r in cols) + " |")
+P("| wrk req/s in the window | " + " | ".join(fmt([s.get("wrk_rps") for s in stats[r] if s and s.get("wrk_rps")], d=0) for r in cols) + " |")
+P("| CPU us/request (task-clock, whole process) | " + " | ".join(fmt(ev(r, "task-clock"), 1000.0, 1) for r in cols) + " |")
+P("| syscalls/request (raw_syscalls:sys_enter) | " + " | ".join(fmt(ev(r, "raw_syscalls:sys_enter")) for r in cols) + " |")
+names = set()
+for r in cols:
+    for s in stats[r]:
+        if s:
+            names |= {e for e, d in s["per_request"].items() if e.startswith("syscalls:") and d["total"] >= 0.005}
+for e in sorted(names, key=lambda e: -statistics.median(ev("list", e) or [0])):
+    P("| - %s | " % e.split("sys_enter_")[-1] + " | ".join(fmt(ev(r, e)) for r in cols) + " |")
+P("| context switches/request (perf) | " + " | ".join(fmt(ev(r, "context-switches"), d=3) for r in cols) + " |")
+P("| - of the MHD workers, voluntary (/proc) | " + " | ".join(fmt([s.get("proc_voluntary_per_request") for s in stats[r] if s and "proc_voluntary_per_request" in s], d=3) for r in cols) + " |")
+P("| - of the MHD workers, involuntary (/proc) | " + " | ".join(fmt([s.get("proc_involuntary_per_request") for s in stats[r] if s and "proc_involuntary_per_request" in s], d=3) for r in cols) + " |")
+P("| cpu-migrations/request | " + " | ".join(fmt(ev(r, "cpu-migrations"), d=4) for r in cols) + " |")
+P("| CPU us/request in other threads than the MHD workers | " + " | ".join(fmt(ev(r, "task-clock", "other"), 1000.0, 2) for r in routes) + " | |")
+for r in routes:
+    for i, s in enumerate(stats[r], 1):
+        c = load("wrk-stat-%s-%d.txt.cpu" % (r, i))
+        if c and c["other_cpu_s"] > 0.5:
+            P("\nnote: stat run %s %d had %.2f CPU s of other processes" % (r, i, c["other_cpu_s"]))
+idle = load("stat-idle-per-second.json")
+if idle:
+    pr = idle["per_request"]
+    P("\nidle server, per second: %.2f ms CPU, %.1f syscalls, %.1f context switches" % (
+        pr["task-clock"]["total"], pr["raw_syscalls:sys_enter"]["total"], pr["context-switches"]["total"]))
+
+# ---- CPU by stage
 for r in routes:
     c = load("cpu-%s.json" % r)
     if not c:
         continue
-    P("\n## CPU by stage: %s (%d samples; %.1f us CPU per request from perf stat)\n" % (r, c["samples"], c["us_per_request"]))
-    P("| stage | us/request | share | of it in kernel | of it scheduler (context switch) | of it lock wait (futex) |")
+    P("\n## CPU by stage: %s (%d samples at %d Hz over %d requests = %.1f us CPU per request)\n" % (r, c["samples"], c["freq"], c["requests"], c["us_per_request"]))
+    P("| stage | us/request | share | of it in kernel | of it scheduler (context switch) | of it in futex (wait or wake) |")
     P("|---|---:|---:|---:|---:|---:|")
     for s in c["stages"]:
         P("| %s | %.2f | %.1f%% | %.0f%% | %.0f%% | %.0f%% |" % (s["stage"], s["us"], 100 * s["share"], 100 * s["kernel_share_of_stage"], 100 * s["sched_share_of_stage"], 100 * s["lock_wait_share_of_stage"]))
     for s in c["sub"]:
-        P("| (of store reads) %s | %.2f | %.1f%% | | |" % (s["stage"], s["us"], 100 * s["share"]))
+        P("| (of store reads) %s | %.2f | %.1f%% | | | |" % (s["stage"], s["us"], 100 * s["share"]))
+    rc = load("wrk-rec-%s.txt.cpu" % r)
+    if rc:
+        P("\nmachine over this run: server %.2f CPU s, wrk %.2f, other %.2f" % (rc["server_cpu_s"], rc["wrk_cpu_s"], rc["other_cpu_s"]))
     P("\nTop functions (self):\n")
     P("| function (library) | us/request | share | stage |")
     P("|---|---:|---:|---|")
-    for t in c["top"][:20]:
+    for t in c["top"][:25]:
         P("| %s | %.2f | %.1f%% | %s |" % (t["symbol"], t["us"], 100 * t["share"], t["stage"]))
+
+# ---- locks, futex, syscalls by site
 for r in routes:
+    a = load("probecount-%s.json" % r)
+    if a:
+        P("\n## uprobe counts: %s (%d sequential requests, MHD workers), per request\n" % (r, a["requests"]))
+        P(", ".join("%s %.2f" % (e.split(":")[-1], d["worker"]) for e, d in sorted(a["per_request"].items())))
     for kind in ("locks", "futex", "syscalls"):
         k = load("%s-%s.json" % (kind, r))
         if not k:
             continue
-        P("\n## %s: %s (%d requests)\n" % (kind, r, k["requests"]))
-        P("totals per request: " + ", ".join("%s %.2f" % (e, v) for e, v in sorted(k["events"].items())))
+        # Events lost to perf's ring buffer: lock sites are scaled so that each event's total
+        # matches the exact uprobe count of the same route.
+        scale = {}
+        if kind == "locks" and a:
+            for e, v in k["events"].items():
+                exact = a["per_request"].get("wfbd:" + e, {}).get("worker")
+                if exact and v:
+                    scale[e] = exact / v
+        P("\n## %s by site: %s (%d requests)\n" % (kind, r, k["requests"]))
+        P("totals per request as recorded: " + ", ".join("%s %.2f" % (e, v) for e, v in sorted(k["events"].items())))
+        if scale:
+            P("\nscaled to the exact uprobe counts by: " + ", ".join("%s x%.3f" % (e, v) for e, v in sorted(scale.items())))
         P("\n| event | site (innermost non-libc frame) | stage | per request | distinct mutexes (top addresses) |")
         P("|---|---|---|---:|---|")
         for s in k["sites"]:
-            if s["per_request"] < 0.01:
+            v = s["per_request"] * scale.get(s["event"], 1.0)
+            if v < 0.01:
                 continue
             m = ("%d (%s)" % (s["distinct_mutexes"], " ".join(s["mutexes"]))) if s["distinct_mutexes"] else ""
-            P("| %s | %s | %s | %.2f | %s |" % (s["event"], s["site"], s["stage"], s["per_request"], m))
-    a = os.path.join(out, "probecount-%s.json" % r)
-    if os.path.exists(a):
-        s = json.load(open(a))
-        P("\nuprobe counts over %d requests (MHD workers), per request: " % s["requests"] +
-          ", ".join("%s %.2f" % (e.split(":")[-1], d["worker"]) for e, d in sorted(s["per_request"].items())))
+            P("| %s | %s | %s | %.2f | %s |" % (s["event"], s["site"], s["stage"], v, m))
 open(os.path.join(out, "summary.md"), "w").write("\n".join(L) + "\n")
 print("\n".join(L))
 EOF
@@ -527,16 +601,14 @@ free_port() {
 
 # ---------------------------------------------------------------- workforce
 WF_PORT=$(free_port)
-# the server makes the database folder private (0700): nginx must still reach $OUT/nginx
+# the server makes the database folder private (0700): nginx has its own folder below
 mkdir -p "$OUT/db"
 DB="$OUT/db/workforce.db"
 WF_ENV=(env)
 for v in $(compgen -e | grep '^WORKFORCE_' || true); do WF_ENV+=(-u "$v"); done
 WF_ENV+=(WORKFORCE_RATE_LIMITS="$RATE_LIMITS")
-KEY=$("${WF_ENV[@]}" "$BIN" --database "$DB" keys create --org bench --tier agency --mode live \
-      2>"$OUT/keys.err") || { cat "$OUT/keys.err" >&2; die "keys create failed"; }
-KEY=${KEY%%[[:space:]]*}
-[ -n "$KEY" ] || die "keys create printed no key"
+"${WF_ENV[@]}" "$BIN" --database "$DB" keys create --org bd-setup --tier agency --mode live \
+    >"$OUT/setup.key" 2>"$OUT/keys.err" || { cat "$OUT/keys.err" >&2; die "keys create failed"; }
 log "starting workforce on 127.0.0.1:$WF_PORT"
 "${WF_ENV[@]}" "$BIN" --database "$DB" serve --listen "127.0.0.1:$WF_PORT" >"$OUT/workforce.log" 2>&1 &
 WF_PID=$!
@@ -546,29 +618,28 @@ for _ in $(seq 1 600); do
     sleep 0.05
 done
 sleep 1
-AUTH="Authorization: Bearer $KEY"
 BASE="http://127.0.0.1:$WF_PORT"
-# nginx's workers drop privileges: its folder is its own, readable by all, wherever BD_OUT is
-NGX_DIR=$(mktemp -d /tmp/workforce-breakdown-nginx.XXXXXX) || die "mktemp failed"
-chmod 755 "$NGX_DIR"
-mkdir -p "$NGX_DIR/html/v1" "$NGX_DIR/tmp"
-fetch_body() { # path file
-    local code
-    code=$(curl -sS -o "$2" -w '%{http_code}' -H "$AUTH" "$BASE$1") || die "curl $1 failed"
-    [ "$code" = 200 ] || die "GET $1 answered $code: $(cat "$2")"
-}
-fetch_body "/v1/employees?limit=50" "$NGX_DIR/html/v1/employees"
-EMP=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["employees"][0]["id"])' \
-      "$NGX_DIR/html/v1/employees") || die "no employee in the list"
-fetch_body "/v1/employees/$EMP" "$NGX_DIR/html/v1/employee"
-fetch_body "/v1/account" "$NGX_DIR/html/v1/account"
-chmod 755 "$NGX_DIR" "$NGX_DIR/html" "$NGX_DIR/html/v1"
-chmod 644 "$NGX_DIR"/html/v1/*
 
-declare -A PATHS=([list]="/v1/employees?limit=50" [detail]="/v1/employees/$EMP" [account]="/v1/account")
+declare -A PATHS=([list]="/v1/employees?limit=50" [account]="/v1/account")
 declare -A METRIC=([list]="/v1/employees" [detail]="/v1/employees/{id}" [account]="/v1/account")
 declare -A FILE=([list]=employees [detail]=employee [account]=account)
 ROUTES="list detail account"
+KEY=""
+AUTH=""
+
+# Every measured phase gets an organization (a rate-limit tenant) of its own: one tenant is
+# capped at 1,000,000 requests a minute, which the phases together would pass.
+new_tenant() { # label -> KEY, AUTH, PATHS[detail]
+    local emp
+    KEY=$("${WF_ENV[@]}" "$BIN" --database "$DB" keys create --org "bd-$1" --tier agency \
+          --mode live 2>>"$OUT/keys.err") || die "keys create bd-$1 failed"
+    KEY=${KEY%%[[:space:]]*}
+    AUTH="Authorization: Bearer $KEY"
+    emp=$(curl -s -H "$AUTH" "$BASE/v1/employees?limit=1" \
+          | python3 -c 'import json,sys; print(json.load(sys.stdin)["employees"][0]["id"])') \
+        || die "no employee for bd-$1"
+    PATHS[detail]="/v1/employees/$emp"
+}
 
 worker_tids() {
     local t
@@ -576,7 +647,7 @@ worker_tids() {
         [ "$(cat "$t/comm" 2>/dev/null)" = MHD-worker ] && echo "${t##*/}"
     done
 }
-ctx_of_workers() { # -> "voluntary nonvoluntary"
+ctx_of_workers() { # -> "voluntary nonvoluntary" summed over the MHD workers
     local t v=0 nv=0 a b
     for t in $(worker_tids); do
         a=$(awk '/^voluntary_ctxt_switches/ {print $2}' "/proc/$WF_PID/task/$t/status")
@@ -585,11 +656,46 @@ ctx_of_workers() { # -> "voluntary nonvoluntary"
     done
     echo "$v $nv"
 }
-served() { # route -> requests counted by the server so far
+served() { # route -> 200 answers the server counted so far on that route
     curl -s "$BASE/metrics" | python3 "$OUT/metric.py" "${METRIC[$1]}"
 }
 
+# perf sessions start with events disabled and are switched on and off around the load through
+# a control FIFO, so that a window holds exactly the requests counted around it.
+PERF_PID=""
+perf_begin() { # perf subcommand and options (without -D/--control)
+    local sub=$1
+    shift
+    rm -f "$OUT/ctl" "$OUT/ack"
+    mkfifo "$OUT/ctl" "$OUT/ack" || die "mkfifo failed"
+    perf "$sub" -D -1 --control "fifo:$OUT/ctl,$OUT/ack" "$@" >/dev/null 2>>"$OUT/perf.err" &
+    PERF_PID=$!
+    exec 7<>"$OUT/ctl" 8<>"$OUT/ack"
+}
+perf_cmd() { # enable | disable
+    echo "$1" >&7
+    read -r -t 120 _ <&8 || die "perf did not acknowledge '$1' (see $OUT/perf.err)"
+}
+perf_end() {
+    kill -INT "$PERF_PID" 2>/dev/null
+    wait "$PERF_PID" 2>/dev/null
+    PERF_PID=""
+    exec 7>&- 8>&-
+    rm -f "$OUT/ctl" "$OUT/ack"
+}
+
 # ---------------------------------------------------------------- nginx
+NGX_DIR=$(mktemp -d /tmp/workforce-breakdown-nginx.XXXXXX) || die "mktemp failed"
+chmod 755 "$NGX_DIR"
+mkdir -p "$NGX_DIR/html/v1" "$NGX_DIR/tmp"
+new_tenant bodies
+for r in $ROUTES; do
+    code=$(curl -sS -o "$NGX_DIR/html/v1/${FILE[$r]}" -w '%{http_code}' -H "$AUTH" "$BASE${PATHS[$r]}") \
+        || die "curl ${PATHS[$r]} failed"
+    [ "$code" = 200 ] || die "GET ${PATHS[$r]} answered $code"
+done
+chmod 755 "$NGX_DIR/html" "$NGX_DIR/html/v1"
+chmod 644 "$NGX_DIR"/html/v1/*
 NGX_PORT=$(free_port)
 cat >"$NGX_DIR/nginx.conf" <<EOF
 daemon off;
@@ -630,7 +736,7 @@ done
 NGX_WORKER=$(pgrep -P "$NGX_PID" | head -1)
 [ -n "$NGX_WORKER" ] || die "no nginx worker process"
 
-# ---------------------------------------------------------------- 1. throughput
+# ---------------------------------------------------------------- load helpers
 parse_wrk() { # -> "req_per_s p99_ms non2xx errors requests"
     awk '
         function ms(v,   n) { n = v + 0; if (v ~ /us$/) return n / 1000; if (v ~ /ms$/) return n;
@@ -651,29 +757,62 @@ quiet() { # label: wait for the machine to be quiet (another session may share i
         echo "$1 BUSY $q" >>"$OUT/quiet.txt"
     fi
 }
-wrk_run() { # name url auth(0/1) [extra wrk args...] -> parse_wrk line; raw in $OUT/wrk-name.txt
-    local name=$1 url=$2 auth=$3
-    shift 3
+WRK_LINE=""
+wrk_run() { # name url auth(0/1) duration [extra wrk args...] -> WRK_LINE; raw in wrk-name.txt
+    local name=$1 url=$2 auth=$3 dur=$4 bad
+    shift 4
     local hdr=()
     [ "$auth" = 1 ] && hdr=(-H "$AUTH")
-    python3 "$OUT/runwrk.py" "$OUT/wrk-$name.txt" "$WF_PID,$NGX_PID,$NGX_WORKER" \
-        wrk -t"$THREADS" -c"$CONNS" -d"$DURATION" "$@" "${hdr[@]}" "$url" \
+    RUNWRK_IGNORE="${PERF_PID:-}" python3 "$OUT/runwrk.py" "$OUT/wrk-$name.txt" "$WF_PID,$NGX_PID,$NGX_WORKER" \
+        wrk -t"$THREADS" -c"$CONNS" -d"$dur" "$@" "${hdr[@]}" "$url" \
         || die "wrk $name failed: $(cat "$OUT/wrk-$name.txt")"
-    parse_wrk <"$OUT/wrk-$name.txt" || die "cannot parse wrk output of $name"
+    WRK_LINE=$(parse_wrk <"$OUT/wrk-$name.txt") || die "cannot parse wrk output of $name"
+    read -r _ _ bad _ _ <<<"$WRK_LINE"
+    [ "$bad" = 0 ] || log "warning: $name had $bad non-2xx answers"
 }
+
+OTHER_MAX=${BD_OTHER_MAX:-0.5}
+clean_run() { # name: true when other processes used at most OTHER_MAX CPU s during wrk-name
+    python3 - "$OUT/wrk-$1.txt.cpu" "$OTHER_MAX" <<'EOF'
+import json, sys
+c = json.load(open(sys.argv[1]))
+sys.exit(0 if c["other_cpu_s"] <= float(sys.argv[2]) else 1)
+EOF
+}
+with_retry() { # name function args...: run it (up to 3 times) until no other process disturbed it
+    local name=$1 try
+    shift
+    for try in 1 2 3; do
+        quiet "$name"
+        "$@"
+        clean_run "$name" && return 0
+        log "$name was disturbed by other processes ($(cat "$OUT/wrk-$name.txt.cpu")); again"
+        echo "$name DISTURBED try $try" >>"$OUT/quiet.txt"
+    done
+    log "warning: $name stayed disturbed after 3 tries; keeping the last"
+}
+
+# ---------------------------------------------------------------- 1. throughput
 : >"$OUT/throughput.txt"
+tp_workforce() { # route
+    new_tenant "tp-$1"
+    wrk -t"$THREADS" -c"$CONNS" -d"$WARMUP" -H "$AUTH" "$BASE${PATHS[$1]}" >/dev/null 2>&1
+    wrk_run "tp-$1" "$BASE${PATHS[$1]}" 1 "$DURATION" --latency
+}
+tp_nginx() { # route
+    wrk -t"$THREADS" -c"$CONNS" -d"$WARMUP" "http://127.0.0.1:$NGX_PORT/v1/${FILE[$1]}" >/dev/null 2>&1
+    wrk_run "tp-nginx-$1" "http://127.0.0.1:$NGX_PORT/v1/${FILE[$1]}" 0 "$DURATION" --latency
+}
 for r in $ROUTES; do
-    log "throughput: workforce $r (${PATHS[$r]})"
-    quiet "tp-$r"
-    wrk -t"$THREADS" -c"$CONNS" -d"$WARMUP" -H "$AUTH" "$BASE${PATHS[$r]}" >/dev/null 2>&1
-    read -r rps p99 bad err _ <<<"$(wrk_run "tp-$r" "$BASE${PATHS[$r]}" 1 --latency)"
+    log "throughput: workforce $r"
+    with_retry "tp-$r" tp_workforce "$r"
+    read -r rps p99 bad err _ <<<"$WRK_LINE"
     echo "workforce-$r $(stat -c %s "$NGX_DIR/html/v1/${FILE[$r]}") $rps $p99 $bad $err tp-$r" >>"$OUT/throughput.txt"
 done
 for r in $ROUTES; do
     log "throughput: nginx, the bytes of $r"
-    quiet "tp-nginx-$r"
-    wrk -t"$THREADS" -c"$CONNS" -d"$WARMUP" "http://127.0.0.1:$NGX_PORT/v1/${FILE[$r]}" >/dev/null 2>&1
-    read -r rps p99 bad err _ <<<"$(wrk_run "tp-nginx-$r" "http://127.0.0.1:$NGX_PORT/v1/${FILE[$r]}" 0 --latency)"
+    with_retry "tp-nginx-$r" tp_nginx "$r"
+    read -r rps p99 bad err _ <<<"$WRK_LINE"
     echo "nginx-$r $(stat -c %s "$NGX_DIR/html/v1/${FILE[$r]}") $rps $p99 $bad $err tp-nginx-$r" >>"$OUT/throughput.txt"
 done
 cat "$OUT/throughput.txt" >&2
@@ -689,70 +828,86 @@ quiet idle
 perf stat --per-thread -x, -e "$EVENTS" -p "$WF_PID" -o "$OUT/stat-idle.csv" -- sleep 10 >/dev/null 2>&1
 python3 "$OUT/pstat.py" "$OUT/stat-idle.csv" 10 >"$OUT/stat-idle-per-second.json"
 
-for r in $ROUTES; do
-    log "perf stat: $r"
-    quiet "stat-$r"
+stat_workforce() { # route rep
+    local r=$1 rep=$2 n0 n1 c0 c1 v0 nv0 v1 nv1
+    new_tenant "stat-$r-$rep"
+    perf_begin stat --per-thread -x, -e "$EVENTS" -p "$WF_PID" -o "$OUT/stat-$r-$rep.csv"
     n0=$(served "$r")
     c0=$(ctx_of_workers)
-    perf stat --per-thread -x, -e "$EVENTS" -p "$WF_PID" -o "$OUT/stat-$r.csv" &
-    sp=$!
-    sleep 0.5
-    wrk_run "stat-$r" "$BASE${PATHS[$r]}" 1 >/dev/null
-    sleep 0.2
-    kill -INT "$sp"; wait "$sp" 2>/dev/null
+    perf_cmd enable
+    wrk_run "stat-$r-$rep" "$BASE${PATHS[$r]}" 1 "$DURATION"
+    perf_cmd disable
     c1=$(ctx_of_workers)
     n1=$(served "$r")
-    n=$((n1 - n0))
-    python3 "$OUT/pstat.py" "$OUT/stat-$r.csv" "$n" >"$OUT/stat-$r.json"
+    perf_end
     read -r v0 nv0 <<<"$c0"; read -r v1 nv1 <<<"$c1"
-    awk -v v=$((v1 - v0)) -v nv=$((nv1 - nv0)) -v n="$n" \
-        'BEGIN { printf "%.3f voluntary + %.3f involuntary per request (%d requests)\n", v / n, nv / n, n }' \
-        >"$OUT/procctx-$r.txt"
+    python3 "$OUT/pstat.py" "$OUT/stat-$r-$rep.csv" "$((n1 - n0))" MHD-worker \
+        "$((v1 - v0))" "$((nv1 - nv0))" "$OUT/wrk-stat-$r-$rep.txt" >"$OUT/stat-$r-$rep.json"
+}
+for rep in $(seq 1 "$REPS"); do
+    for r in $ROUTES; do
+        log "perf stat: $r, run $rep of $REPS"
+        with_retry "stat-$r-$rep" stat_workforce "$r" "$rep"
+    done
 done
 
+stat_nginx() {
+    local nreq
+    perf_begin stat --per-thread -x, -e "$EVENTS" -p "$NGX_WORKER" -o "$OUT/stat-nginx-1.csv"
+    perf_cmd enable
+    wrk_run stat-nginx-1 "http://127.0.0.1:$NGX_PORT/v1/employees" 0 "$DURATION"
+    perf_cmd disable
+    perf_end
+    read -r _ _ _ _ nreq <<<"$WRK_LINE"
+    python3 "$OUT/pstat.py" "$OUT/stat-nginx-1.csv" "$nreq" nginx 0 0 "$OUT/wrk-stat-nginx-1.txt" \
+        >"$OUT/stat-nginx-1.json"
+}
 log "perf stat: nginx worker (pid $NGX_WORKER), the bytes of list"
-quiet stat-nginx
-perf stat --per-thread -x, -e "$EVENTS" -p "$NGX_WORKER" -o "$OUT/stat-nginx.csv" &
-sp=$!
-sleep 0.5
-read -r _ _ _ _ nreq <<<"$(wrk_run stat-nginx "http://127.0.0.1:$NGX_PORT/v1/employees" 0)"
-sleep 0.2
-kill -INT "$sp"; wait "$sp" 2>/dev/null
-python3 "$OUT/pstat.py" "$OUT/stat-nginx.csv" "$nreq" nginx >"$OUT/stat-nginx.json"
+with_retry stat-nginx-1 stat_nginx
 
 # ---------------------------------------------------------------- 3. CPU by stage (perf record)
+rec_workforce() { # route
+    local r=$1 n0 n1
+    new_tenant "rec-$r"
+    perf_begin record -q -F "$FREQ" --call-graph dwarf,8192 -m 1024 -p "$WF_PID" -o "$OUT/cpu-$r.data"
+    n0=$(served "$r")
+    perf_cmd enable
+    wrk_run "rec-$r" "$BASE${PATHS[$r]}" 1 "$DURATION"
+    perf_cmd disable
+    n1=$(served "$r")
+    perf_end
+    echo "$((n1 - n0))" >"$OUT/rec-$r.requests"
+}
 for r in $ROUTES; do
     log "perf record (cpu-clock, dwarf stacks, ${FREQ} Hz): $r"
-    quiet "rec-$r"
-    perf record -q -F "$FREQ" --call-graph dwarf,8192 -m 1024 -p "$WF_PID" -o "$OUT/cpu-$r.data" \
-        >/dev/null 2>"$OUT/record-$r.err" &
-    rp=$!
-    sleep 0.5
-    wrk_run "rec-$r" "$BASE${PATHS[$r]}" 1 >/dev/null
-    kill -INT "$rp"; wait "$rp" 2>/dev/null
-    us=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["per_request"]["task-clock"]["total"]*1000)' "$OUT/stat-$r.json")
+    with_retry "rec-$r" rec_workforce "$r"
     perf script -i "$OUT/cpu-$r.data" --no-inline -F comm,tid,ip,sym,dso 2>/dev/null \
-        | python3 "$OUT/classify.py" cpu "$us" >"$OUT/cpu-$r.json" || die "classify $r failed"
+        | python3 "$OUT/classify.py" cpu "$(cat "$OUT/rec-$r.requests")" "$FREQ" >"$OUT/cpu-$r.json" \
+        || die "classify $r failed"
     perf report -i "$OUT/cpu-$r.data" --no-inline --stdio --no-children --sort dso,sym -g none \
-        2>/dev/null | grep -v '^$' | head -60 >"$OUT/report-$r.txt"
+        2>/dev/null | grep -v '^$' | head -80 >"$OUT/report-$r.txt"
 done
 
 # ---------------------------------------------------------------- 4. futex calls under load
+futex_workforce() { # route
+    local r=$1 n0 n1
+    new_tenant "futex-$r"
+    perf_begin record -q -e syscalls:sys_enter_futex --call-graph dwarf,8192 -m 4096 -p "$WF_PID" \
+        -o "$OUT/futex-$r.data"
+    n0=$(served "$r")
+    perf_cmd enable
+    wrk_run "futex-$r" "$BASE${PATHS[$r]}" 1 3s
+    perf_cmd disable
+    n1=$(served "$r")
+    perf_end
+    echo "$((n1 - n0))" >"$OUT/futex-$r.requests"
+}
 for r in $ROUTES; do
     log "perf record syscalls:sys_enter_futex with stacks: $r"
-    perf record -q -e syscalls:sys_enter_futex --call-graph dwarf,8192 -m 2048 -p "$WF_PID" \
-        -o "$OUT/futex-$r.data" >/dev/null 2>"$OUT/futex-record-$r.err" &
-    rp=$!
-    sleep 0.5
-    n0=$(served "$r")
-    BD_D=$DURATION; DURATION=3s
-    wrk_run "futex-$r" "$BASE${PATHS[$r]}" 1 >/dev/null
-    DURATION=$BD_D
-    n1=$(served "$r")
-    kill -INT "$rp"; wait "$rp" 2>/dev/null
-    # events lost to the ring buffer make these counts low: the shares are what is used
+    with_retry "futex-$r" futex_workforce "$r"
+    # events lost to the ring buffer make these counts low: the shares by lock are what is used
     perf script -i "$OUT/futex-$r.data" --no-inline -F comm,tid,event,trace,ip,sym,dso 2>/dev/null \
-        | python3 "$OUT/classify.py" lock "$((n1 - n0))" >"$OUT/futex-$r.json"
+        | python3 "$OUT/classify.py" lock "$(cat "$OUT/futex-$r.requests")" >"$OUT/futex-$r.json"
 done
 
 # ---------------------------------------------------------------- 5. locks and allocations (uprobes)
@@ -773,26 +928,24 @@ PEV=$(perf probe -l 2>/dev/null | awk -v g="$PROBE_GROUP:" 'index($1, g) == 1 {p
 LEV=$(echo "$PEV" | tr , '\n' | grep -E 'lock|cond' | paste -sd,)
 for r in $ROUTES; do
     log "uprobe counts over $LOCK_N requests: $r"
+    new_tenant "locks-$r"
     python3 "$OUT/client.py" "$WF_PORT" "${PATHS[$r]}" "$KEY" 20 || die "client failed"
+    perf_begin stat --per-thread -x, -e "$PEV" -p "$WF_PID" -o "$OUT/probecount-$r.csv"
     n0=$(served "$r")
-    perf stat --per-thread -x, -e "$PEV" -p "$WF_PID" -o "$OUT/probecount-$r.csv" &
-    sp=$!
-    sleep 0.5
+    perf_cmd enable
     python3 "$OUT/client.py" "$WF_PORT" "${PATHS[$r]}" "$KEY" "$LOCK_N" || die "client failed"
-    sleep 0.2
-    kill -INT "$sp"; wait "$sp" 2>/dev/null
+    perf_cmd disable
     n1=$(served "$r")
+    perf_end
     [ $((n1 - n0)) = "$LOCK_N" ] || log "warning: $r served $((n1 - n0)) requests, expected $LOCK_N"
     python3 "$OUT/pstat.py" "$OUT/probecount-$r.csv" "$LOCK_N" >"$OUT/probecount-$r.json"
 
     log "uprobe stacks over $LOCK_STACK_N requests: $r"
-    perf record -q -e "$LEV" --call-graph dwarf,8192 -m 8192 -p "$WF_PID" -o "$OUT/locks-$r.data" \
-        >/dev/null 2>"$OUT/locks-record-$r.err" &
-    rp=$!
-    sleep 0.5
+    perf_begin record -q -e "$LEV" --call-graph dwarf,8192 -m 8192 -p "$WF_PID" -o "$OUT/locks-$r.data"
+    perf_cmd enable
     python3 "$OUT/client.py" "$WF_PORT" "${PATHS[$r]}" "$KEY" "$LOCK_STACK_N" || die "client failed"
-    sleep 0.2
-    kill -INT "$rp"; wait "$rp" 2>/dev/null
+    perf_cmd disable
+    perf_end
     perf script -i "$OUT/locks-$r.data" --no-inline -F comm,tid,event,trace,ip,sym,dso 2>/dev/null \
         | python3 "$OUT/classify.py" lock "$LOCK_STACK_N" >"$OUT/locks-$r.json"
 done
@@ -806,16 +959,16 @@ for s in recvfrom sendmsg fcntl newfstatat getpid futex epoll_wait epoll_ctl rea
 done
 for r in $ROUTES; do
     log "syscalls with stacks over $LOCK_STACK_N requests: $r"
-    perf record -q -e "$SEV" --call-graph dwarf,8192 -m 8192 -p "$WF_PID" -o "$OUT/syscalls-$r.data" \
-        >/dev/null 2>"$OUT/syscalls-record-$r.err" &
-    rp=$!
-    sleep 0.5
+    new_tenant "syscalls-$r"
+    python3 "$OUT/client.py" "$WF_PORT" "${PATHS[$r]}" "$KEY" 20 || die "client failed"
+    perf_begin record -q -e "$SEV" --call-graph dwarf,8192 -m 8192 -p "$WF_PID" -o "$OUT/syscalls-$r.data"
+    perf_cmd enable
     python3 "$OUT/client.py" "$WF_PORT" "${PATHS[$r]}" "$KEY" "$LOCK_STACK_N" || die "client failed"
-    sleep 0.2
-    kill -INT "$rp"; wait "$rp" 2>/dev/null
+    perf_cmd disable
+    perf_end
     perf script -i "$OUT/syscalls-$r.data" --no-inline -F comm,tid,event,trace,ip,sym,dso 2>/dev/null \
         | python3 "$OUT/classify.py" lock "$LOCK_STACK_N" >"$OUT/syscalls-$r.json"
 done
 
 # ---------------------------------------------------------------- summary
-python3 "$OUT/report.py" "$OUT"
+python3 "$OUT/report.py" "$OUT" "$REPS"
