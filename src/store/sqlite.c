@@ -39,6 +39,7 @@ enum slot {
     Q_EMP_COUNT,
     Q_EMP_INSERT,
     Q_EVENT_INSERT,
+    Q_EMP_SUMMARY,
     Q_COUNT
 };
 
@@ -139,6 +140,16 @@ static const char *const sql_text[Q_COUNT] = {
     [Q_EVENT_INSERT] = "INSERT INTO employee_events (org_id, mode, employee_id, kind, at,"
                        " response_ms, credits, value, conversation_id) VALUES (?1, ?2, ?3, ?4, ?5,"
                        " ?6, ?7, ?8, ?9)",
+    [Q_EMP_SUMMARY] =
+        "SELECT"
+        " (SELECT count(*) FROM employee_events WHERE employee_id = ?3 AND org_id = ?1 AND"
+        "  mode = ?2 AND kind = 'task_completed' AND at >= ?4),"
+        " (SELECT coalesce(CAST(round(avg(response_ms)) AS INTEGER), 0) FROM employee_events"
+        "  WHERE employee_id = ?3 AND org_id = ?1 AND mode = ?2 AND kind = 'message'),"
+        " (SELECT count(*) FROM employee_events WHERE employee_id = ?3 AND org_id = ?1 AND"
+        "  mode = ?2 AND kind = 'rating'),"
+        " (SELECT avg(value) FROM employee_events WHERE employee_id = ?3 AND org_id = ?1 AND"
+        "  mode = ?2 AND kind = 'rating')",
 };
 
 static int fail(struct store *s, const char *what)
@@ -813,26 +824,17 @@ static int s_employee_update(struct store *s, const struct store_tenant *t, cons
     return rc;
 }
 
+/* One cached statement (its SQL was compiled on every request: half the detail route's time,
+ * docs/performance.md). */
 static int s_employee_summary(struct store *s, const struct store_tenant *t, const char *id,
                               int64_t day_start, struct store_emp_summary *out)
 {
-    sqlite3_stmt *st = NULL;
+    sqlite3_stmt *st = stmt(s, Q_EMP_SUMMARY);
     int rc;
 
     memset(out, 0, sizeof(*out));
-    if (sqlite3_prepare_v2(
-            DB(s),
-            "SELECT"
-            " (SELECT count(*) FROM employee_events WHERE employee_id = ?3 AND org_id = ?1 AND"
-            "  mode = ?2 AND kind = 'task_completed' AND at >= ?4),"
-            " (SELECT coalesce(CAST(round(avg(response_ms)) AS INTEGER), 0) FROM employee_events"
-            "  WHERE employee_id = ?3 AND org_id = ?1 AND mode = ?2 AND kind = 'message'),"
-            " (SELECT count(*) FROM employee_events WHERE employee_id = ?3 AND org_id = ?1 AND"
-            "  mode = ?2 AND kind = 'rating'),"
-            " (SELECT avg(value) FROM employee_events WHERE employee_id = ?3 AND org_id = ?1 AND"
-            "  mode = ?2 AND kind = 'rating')",
-            -1, &st, NULL) != SQLITE_OK)
-        return fail(s, "prepare summary");
+    if (!st)
+        return ERR_STORE;
     bind_tenant(st, t);
     sqlite3_bind_text(st, 3, id, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 4, day_start);
@@ -843,7 +845,7 @@ static int s_employee_summary(struct store *s, const struct store_tenant *t, con
         out->has_rating = sqlite3_column_int64(st, 2) > 0;
         out->satisfaction = sqlite3_column_double(st, 3);
     }
-    sqlite3_finalize(st);
+    sqlite3_reset(st);
     return rc;
 }
 
@@ -3518,6 +3520,11 @@ static const struct store_ops sqlite_ops = {
     .workflows_for_event = s_workflows_for_event,
 };
 
+static void memstatus_off(void)
+{
+    (void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
 /*
  * Open the SQLite database at 'path' (":memory:" for tests) with WAL, synchronous=FULL,
  * foreign keys and the busy handler above. '*out' is owned by the caller (store_close()).
@@ -3527,6 +3534,13 @@ int store_sqlite_open(const char *path, struct store **out, struct err *e)
     struct sqlite_store *ss = xcalloc(1, sizeof(*ss));
     int rc = 0;
 
+    /* SQLite's memory statistics take a process-wide mutex on every allocation (80 times a
+     * list request, 451 a detail one: docs/performance.md) and nothing reads them. This must
+     * come before SQLite initializes; later calls change nothing (SQLITE_MISUSE, ignored). */
+    {
+        static pthread_once_t once = PTHREAD_ONCE_INIT;
+        pthread_once(&once, memstatus_off);
+    }
     ss->base.ops = &sqlite_ops;
     if (sqlite3_open_v2(path, &ss->db,
                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
