@@ -22,12 +22,15 @@
 #include "../core/str.h"
 #include "../httpc/httpc.h"
 #include "../integrations/oauth.h"
+#include "../integrations/operations.h"
 #include "../integrations/providers.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define REDIRECT_URI_MAX 2048
+/* The sealing key, derived once from the server secret at start (main.c, struct integ_env). */
+#define KEY(env) ((env)->agent.integ->key)
 #define SCOPE_MAX 200
 #define EXCHANGE_CONNECT_MS 10000
 #define EXCHANGE_TIMEOUT_MS 20000
@@ -118,7 +121,6 @@ static int write_current(struct router_req *r, struct jw *w, const struct integ_
                          const char *token, struct err *e)
 {
     struct store_integration row;
-    unsigned char key[CRYPTO_SEAL_KEY_LEN];
     json_t *sec = NULL;
     bool pending = false;
     int rc = store_integration_get(r->store, &r->tenant, p->id, r->arena, &row);
@@ -127,9 +129,9 @@ static int write_current(struct router_req *r, struct jw *w, const struct integ_
     if (rc == ERR_NOT_FOUND &&
         store_oauth_state_open(r->store, &r->tenant, p->id, clock_now_ms(), &pending))
         return err_set(e, ERR_STORE, "internal_error", NULL, "state read failed");
-    if (!rc && row.secrets && !integ_key(r->env->secret, AUTH_SECRET_LEN, key)) {
-        const char *text =
-            integ_open(key, &r->tenant, p->id, "secrets", row.secrets, row.secrets_len, r->arena);
+    if (!rc && row.secrets) {
+        const char *text = integ_open(KEY(r->env), &r->tenant, p->id, "secrets", row.secrets,
+                                      row.secrets_len, r->arena);
         sec = text ? json_loads(text, 0, NULL) : NULL;
     }
     write_integration(r, w, p, rc ? NULL : &row, pending, token, sec);
@@ -230,7 +232,7 @@ static bool redirect_ok(const char *u)
 int api_integrations_connect(struct router_req *r, struct err *e)
 {
     const struct integ_provider *p = find_provider(r, e);
-    unsigned char key[CRYPTO_SEAL_KEY_LEN], h[CRYPTO_SHA256_LEN];
+    unsigned char h[CRYPTO_SHA256_LEN];
     char state[INTEG_STATE_LEN + 1], verifier[INTEG_VERIFIER_LEN + 1],
         challenge[INTEG_CHALLENGE_LEN + 1];
     struct store_oauth_state st;
@@ -259,8 +261,7 @@ int api_integrations_connect(struct router_req *r, struct err *e)
                        "%s has no OAuth client configured: the operator sets "
                        "WORKFORCE_OAUTH_%s_CLIENT_ID and _CLIENT_SECRET.",
                        p->name, config_oauth_provider_names[p->config_index]);
-    if (id_base62(state, INTEG_STATE_LEN) || integ_pkce(verifier, challenge) ||
-        integ_key(r->env->secret, AUTH_SECRET_LEN, key))
+    if (id_base62(state, INTEG_STATE_LEN) || integ_pkce(verifier, challenge))
         return err_set(e, ERR_INTERNAL, "internal_error", NULL, "no random bytes");
 
     /* The scopes asked: the caller's, else the configured or default ones. */
@@ -275,18 +276,11 @@ int api_integrations_connect(struct router_req *r, struct err *e)
         }
     } else {
         const char *s = integ_setting(r->env->cfg, p, CONFIG_OAUTH_SCOPES);
+        json_t *list = integ_scope_list(s), *v;
+        size_t i;
         buf_appends(&scopes_text, s);
-        while (*s) {
-            size_t n;
-            while (*s == ' ' || *s == ',')
-                s++;
-            n = strcspn(s, " ,");
-            if (n) {
-                char *one = arena_strndup(r->arena, s, n);
-                jw_str(&sw, one);
-            }
-            s += n;
-        }
+        json_array_foreach(list, i, v) jw_str(&sw, json_string_value(v));
+        json_decref(list);
     }
     jw_arr_end(&sw);
 
@@ -295,8 +289,8 @@ int api_integrations_connect(struct router_req *r, struct err *e)
     crypto_hex(h, sizeof(h), st.state_hash);
     st.tenant = r->tenant;
     st.provider = p->id;
-    st.verifier =
-        integ_seal(key, &r->tenant, p->id, "verifier", verifier, r->arena, &st.verifier_len);
+    st.verifier = integ_seal(KEY(r->env), &r->tenant, p->id, "verifier", verifier, r->arena,
+                             &st.verifier_len);
     st.redirect_uri = b.redirect_uri;
     st.scopes = arena_strdup(r->arena, buf_ptr(&scopes_json));
     st.created_at = now;
@@ -442,16 +436,7 @@ static char *granted_scopes(const char *scope, const char *asked)
     char *out;
     if (!scope)
         return xstrdup(asked);
-    arr = json_array();
-    for (const char *s = scope; *s;) {
-        size_t n;
-        while (*s == ' ' || *s == ',')
-            s++;
-        n = strcspn(s, " ,");
-        if (n)
-            json_array_append_new(arr, json_stringn(s, n));
-        s += n;
-    }
+    arr = integ_scope_list(scope);
     out = json_dumps(arr, JSON_COMPACT);
     json_decref(arr);
     return out;
@@ -461,7 +446,6 @@ static char *granted_scopes(const char *scope, const char *asked)
 static int store_connection(struct exchange *x, struct store *s, struct arena *a, char *code,
                             size_t code_n, char *reason, size_t reason_n)
 {
-    unsigned char key[CRYPTO_SEAL_KEY_LEN];
     struct store_integration row;
     char *scopes = granted_scopes(x->got.scope, x->scopes);
     json_t *sec = json_object();
@@ -485,9 +469,10 @@ static int store_connection(struct exchange *x, struct store *s, struct arena *a
     row.status = "connected";
     row.connected_at = now;
     row.updated_at = now;
-    rc = integ_key(x->env->secret, AUTH_SECRET_LEN, key);
-    if (!rc && text)
-        row.secrets = integ_seal(key, &x->tenant, x->p->id, "secrets", text, a, &row.secrets_len);
+    rc = 0;
+    if (text)
+        row.secrets =
+            integ_seal(KEY(x->env), &x->tenant, x->p->id, "secrets", text, a, &row.secrets_len);
     if (text) {
         memset(text, 0, strlen(text));
         free(text);
@@ -612,7 +597,7 @@ int api_integrations_callback(struct router_req *r, struct err *e)
     const struct integ_provider *p = find_provider(r, e);
     const char *state = router_query(r, "state"), *code = router_query(r, "code");
     const char *error = router_query(r, "error");
-    unsigned char key[CRYPTO_SEAL_KEY_LEN], h[CRYPTO_SHA256_LEN];
+    unsigned char h[CRYPTO_SHA256_LEN];
     char hash[2 * CRYPTO_SHA256_LEN + 1];
     const char *headers[2] = {"Content-Type: application/x-www-form-urlencoded",
                               "Accept: application/json"};
@@ -657,10 +642,8 @@ int api_integrations_callback(struct router_req *r, struct err *e)
                        "The connection to %s was not made: %s.", p->name,
                        error ? oauth_error : "the provider sent no code");
     }
-    rc = integ_key(r->env->secret, AUTH_SECRET_LEN, key);
-    verifier =
-        rc ? NULL
-           : integ_open(key, &st.tenant, p->id, "verifier", st.verifier, st.verifier_len, r->arena);
+    verifier = integ_open(KEY(r->env), &st.tenant, p->id, "verifier", st.verifier, st.verifier_len,
+                          r->arena);
     if (!verifier)
         return err_set(e, ERR_INTERNAL, "internal_error", NULL, "the state does not open");
 
@@ -796,7 +779,6 @@ out:
 int api_integrations_disconnect(struct router_req *r, struct err *e)
 {
     const struct integ_provider *p = find_provider(r, e);
-    unsigned char key[CRYPTO_SEAL_KEY_LEN];
     struct store_integration row;
     const char *text = NULL;
     int rc;
@@ -806,9 +788,9 @@ int api_integrations_disconnect(struct router_req *r, struct err *e)
     rc = store_integration_get(r->store, &r->tenant, p->id, r->arena, &row);
     if (rc && rc != ERR_NOT_FOUND)
         return err_set(e, rc, "internal_error", NULL, "integration read failed");
-    if (!rc && row.secrets && !integ_key(r->env->secret, AUTH_SECRET_LEN, key))
-        text =
-            integ_open(key, &r->tenant, p->id, "secrets", row.secrets, row.secrets_len, r->arena);
+    if (!rc && row.secrets)
+        text = integ_open(KEY(r->env), &r->tenant, p->id, "secrets", row.secrets, row.secrets_len,
+                          r->arena);
     rc = store_integration_delete(r->store, &r->tenant, p->id);
     if (rc)
         return err_set(e, rc, "internal_error", NULL, "integration delete failed");

@@ -99,27 +99,39 @@ const char *integ_callback_url(const struct config *c, const struct integ_provid
     return take(&b, a);
 }
 
-/* Append 'scopes' (space separated) joined by the provider's separator, URL-encoded. */
-static void append_scopes(struct buf *b, const struct integ_provider *p, const char *scopes)
+/* See oauth.h. */
+json_t *integ_scope_list(const char *text)
 {
-    struct buf joined;
-    bool first = true;
-    buf_init(&joined, URL_MAX);
-    for (const char *s = scopes; *s;) {
+    json_t *arr = json_array();
+    for (const char *s = text; *s;) {
         size_t n;
         while (*s == ' ' || *s == ',')
             s++;
         n = strcspn(s, " ,");
-        if (n == 0)
-            break;
-        if (!first)
-            buf_append(&joined, &p->scope_sep, 1);
-        buf_append(&joined, s, n);
-        first = false;
+        if (n)
+            json_array_append_new(arr, json_stringn(s, n));
         s += n;
+    }
+    return arr;
+}
+
+/* Append 'scopes' (space separated) joined by the provider's separator, URL-encoded. */
+static void append_scopes(struct buf *b, const struct integ_provider *p, const char *scopes)
+{
+    json_t *list = integ_scope_list(scopes), *v;
+    struct buf joined;
+    size_t i;
+
+    buf_init(&joined, URL_MAX);
+    json_array_foreach(list, i, v)
+    {
+        if (i)
+            buf_append(&joined, &p->scope_sep, 1);
+        buf_appends(&joined, json_string_value(v));
     }
     buf_append_urlenc(b, buf_ptr(&joined));
     buf_cleanup(&joined);
+    json_decref(list);
 }
 
 /* See oauth.h. */

@@ -15,6 +15,7 @@
 #include "../core/mem.h"
 #include "../store/store.h"
 
+#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,6 +44,10 @@ char *integ_open(const unsigned char key[CRYPTO_SEAL_KEY_LEN], const struct stor
 
 /* A new PKCE verifier and its S256 challenge. 0 or ERR_INTERNAL. */
 int integ_pkce(char verifier[INTEG_VERIFIER_LEN + 1], char challenge[INTEG_CHALLENGE_LEN + 1]);
+
+/* The scopes of 'text' (separated by spaces or commas, as providers write them) as a new JSON
+ * array of strings; the caller owns it. */
+json_t *integ_scope_list(const char *text);
 
 /* OAuth's redirect_uri for 'p': {public_url}/v1/integrations/{provider}/callback ('a'). */
 const char *integ_callback_url(const struct config *c, const struct integ_provider *p,
