@@ -137,6 +137,7 @@ class RateLimitTest(ServerTestCase):
     def test_concurrency_limit(self):
         key = self.server.create_key("rl-conc", tier="agency")
         self.assertJson(self.account(key))
+        emp0 = self.finished("/v1/employees", "POST")
         held = [self._slow_upload(key) for _ in range(2)]
         try:
             # both held uploads count once the server has read their headers
@@ -155,7 +156,9 @@ class RateLimitTest(ServerTestCase):
                     s.close()
         for r in results:
             self.assertJson(r, 200)
-        # The slots are free again.
+        # The slots are free again once /metrics counts both requests finished (a client can
+        # read its response a moment before the server has released the slot).
+        self.wait_finished("/v1/employees", "POST", emp0 + 2)
         for _ in range(3):
             self.assertJson(self.account(key))
         m = self.server.get("/metrics").body.decode()
