@@ -87,7 +87,8 @@ run: deps
 	@sh tools/run.sh
 
 # The threaded module (ratelimit) also runs under ThreadSanitizer.
-TSAN_UNITS := build/san-thread/tests/test_ratelimit build/san-thread/tests/test_embed_pool
+TSAN_UNITS := build/san-thread/tests/test_ratelimit build/san-thread/tests/test_embed_pool \
+              build/san-thread/tests/test_cache
 test: deps
 	@echo "test: building (gcc; clang ASan+UBSan; clang TSan)"
 	@$(MAKE) -s --no-print-directory all unit fuzz-replay

@@ -821,6 +821,11 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
     env.agent.knowledge.pool = env.pool;
     env.rl = ratelimit_new();
     env.metrics = metrics_new(router_nroutes);
+    /* The request path's caches (docs/performance.md): entries live only as long as the data
+     * they were read from (store_generation()). */
+    env.key_mac = crypto_hmac_new(env.secret, AUTH_SECRET_LEN);
+    env.keys = cache_new(512, 1024, 512 * 1024);
+    env.lists = cache_new(256, 64 * 1024, 4 * 1024 * 1024);
     if (httpc_new(&env.httpc)) {
         fprintf(stderr, "workforce: cannot start the outbound HTTP client\n");
         goto out;
@@ -910,6 +915,9 @@ out:
     store_pool_free(env.pool);
     ratelimit_free(env.rl);
     metrics_free(env.metrics);
+    cache_free(env.keys);
+    cache_free(env.lists);
+    crypto_hmac_free(env.key_mac);
     store_close(s);
     db_unlock(lock);
     return rc;

@@ -106,7 +106,10 @@ int api_employees_list(struct router_req *r, struct err *e)
 {
     struct store_emp_filter f = {.status = -1};
     struct store_emp_page page;
-    const char *v;
+    const char *v, *after, *ckey = NULL;
+    uint64_t gen = 0;
+    char *cached, *body;
+    size_t len;
     struct buf b;
     struct jw w;
     int rc;
@@ -132,14 +135,29 @@ int api_employees_list(struct router_req *r, struct err *e)
             return err_set(e, ERR_INVALID, "invalid_request", "status",
                            "Invalid status: must be one of active, idle, offline.");
     }
-    v = router_query(r, "after");
-    if (v) {
+    after = router_query(r, "after");
+    if (after) {
         const char *fields[2];
-        if (router_cursor_decode(v, strlen(v), r->arena, fields, 2) || !id_valid(fields[1], "emp"))
+        if (router_cursor_decode(after, strlen(after), r->arena, fields, 2) ||
+            !id_valid(fields[1], "emp"))
             return err_set(e, ERR_INVALID, "invalid_request", "after",
                            "Invalid after: not a cursor this list returned.");
         f.after_name = fields[0];
         f.after_id = fields[1];
+    }
+    /* The same page under the same generation is the same bytes: answer them again. */
+    if (r->env->lists) {
+        gen = store_generation(r->store);
+        /* Every field but the last is free of newlines (ids, numbers, names from a fixed
+         * list), so the key is unambiguous whatever the cursor holds. */
+        ckey = arena_printf(r->arena, "employees\n%s\n%d\n%u\n%s\n%d\n%s", r->tenant.org_id,
+                            (int)r->tenant.mode, f.limit, f.category ? f.category : "", f.status,
+                            after ? after : "");
+        cached = cache_get(r->env->lists, ckey, strlen(ckey), gen, &len);
+        if (cached) {
+            router_respond_raw(r, 200, "application/json", cached, len);
+            return 0;
+        }
     }
     rc = store_employee_list(r->store, &r->tenant, &f, r->arena, &page);
     if (rc)
@@ -167,7 +185,15 @@ int api_employees_list(struct router_req *r, struct err *e)
         jw_null(&w);
     }
     jw_obj_end(&w);
-    return router_respond_jw(r, &w, &b, e);
+    if (jw_finish(&w)) {
+        buf_cleanup(&b);
+        return err_set(e, ERR_INTERNAL, "internal_error", NULL, "response too large");
+    }
+    body = buf_take(&b, &len);
+    if (ckey)
+        cache_put(r->env->lists, ckey, strlen(ckey), gen, body, len);
+    router_respond_raw(r, 200, "application/json", body, len);
+    return 0;
 }
 
 /* GET /v1/employees/{id} */

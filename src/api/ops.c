@@ -38,6 +38,31 @@ int api_readyz(struct router_req *r, struct err *e)
     return 0;
 }
 
+/* The request path's caches: hits and misses of each (docs/performance.md). */
+static void write_cache_counts(const struct router_env *env, struct buf *b)
+{
+    const struct {
+        const char *name;
+        const struct cache *c;
+    } caches[] = {{"keys", env->keys}, {"employee_lists", env->lists}};
+    const char *what[2] = {"hits", "misses"};
+
+    for (int k = 0; k < 2; k++) {
+        buf_appendf(
+            b,
+            "# HELP workforce_cache_%s_total Lookups in the request path's caches that %s.\n"
+            "# TYPE workforce_cache_%s_total counter\n",
+            what[k], k ? "missed" : "hit", what[k]);
+        for (size_t i = 0; i < sizeof(caches) / sizeof(caches[0]); i++) {
+            uint64_t n[2] = {0, 0};
+            if (caches[i].c)
+                cache_counts(caches[i].c, &n[0], &n[1]);
+            buf_appendf(b, "workforce_cache_%s_total{cache=\"%s\"} %llu\n", what[k], caches[i].name,
+                        (unsigned long long)n[k]);
+        }
+    }
+}
+
 /* GET /metrics */
 int api_metrics(struct router_req *r, struct err *e)
 {
@@ -57,6 +82,7 @@ int api_metrics(struct router_req *r, struct err *e)
         buf_cleanup(&b);
         return err_set(e, ERR_INTERNAL, "internal_error", NULL, "metrics too large");
     }
+    write_cache_counts(r->env, &b);
     {
         char *s = buf_take(&b, &len);
         router_respond_raw(r, 200, "text/plain; version=0.0.4; charset=utf-8", s, len);

@@ -6,11 +6,13 @@
 
 #include "err.h"
 
+#include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Fill 'out' with 'n' bytes from the CSPRNG. Returns 0 or ERR_INTERNAL. */
@@ -32,6 +34,56 @@ int crypto_hmac_sha256(const void *key, size_t keylen, const void *msg, size_t m
         outlen != CRYPTO_SHA256_LEN)
         return ERR_INTERNAL;
     return 0;
+}
+
+/*
+ * A keyed HMAC-SHA256: the key is set up once, and each message is signed on a copy of that
+ * state. HMAC() fetches the digest and sets the key on every call (1 µs here, and a global lock
+ * under load); the copy costs a third of that and takes no lock.
+ */
+struct crypto_hmac {
+    EVP_MAC *mac;
+    EVP_MAC_CTX *keyed;
+};
+
+/* A MAC keyed with the 'keylen' bytes of 'key'; NULL on failure. Free with crypto_hmac_free(). */
+struct crypto_hmac *crypto_hmac_new(const void *key, size_t keylen)
+{
+    struct crypto_hmac *h = calloc(1, sizeof(*h));
+    OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, "SHA256", 0),
+                           OSSL_PARAM_construct_end()};
+    if (!h)
+        return NULL;
+    h->mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+    h->keyed = h->mac ? EVP_MAC_CTX_new(h->mac) : NULL;
+    if (!h->keyed || EVP_MAC_init(h->keyed, key, keylen, params) != 1) {
+        crypto_hmac_free(h);
+        return NULL;
+    }
+    return h;
+}
+
+/* HMAC of 'msg' into 'out' under the key of 'h'. Safe from several threads at once ('h' is only
+ * read). 0 or ERR_INTERNAL. */
+int crypto_hmac_sign(const struct crypto_hmac *h, const void *msg, size_t len,
+                     unsigned char out[CRYPTO_SHA256_LEN])
+{
+    EVP_MAC_CTX *c = EVP_MAC_CTX_dup(h->keyed);
+    size_t outlen = 0;
+    int ok = c && EVP_MAC_update(c, msg, len) == 1 &&
+             EVP_MAC_final(c, out, &outlen, CRYPTO_SHA256_LEN) == 1 && outlen == CRYPTO_SHA256_LEN;
+    EVP_MAC_CTX_free(c);
+    return ok ? 0 : ERR_INTERNAL;
+}
+
+/* Free 'h'; NULL is a no-op. */
+void crypto_hmac_free(struct crypto_hmac *h)
+{
+    if (!h)
+        return;
+    EVP_MAC_CTX_free(h->keyed);
+    EVP_MAC_free(h->mac);
+    free(h);
 }
 
 /* SHA-256 of 'msg' into 'out'. */

@@ -14,6 +14,12 @@
 int crypto_random(void *out, size_t n); /* 0 or ERR_INTERNAL (CSPRNG failed) */
 int crypto_hmac_sha256(const void *key, size_t keylen, const void *msg, size_t msglen,
                        unsigned char out[CRYPTO_SHA256_LEN]);
+/* A keyed HMAC-SHA256 for many messages under one key (API keys under the server secret). */
+struct crypto_hmac;
+struct crypto_hmac *crypto_hmac_new(const void *key, size_t keylen); /* NULL on failure */
+int crypto_hmac_sign(const struct crypto_hmac *h, const void *msg, size_t len,
+                     unsigned char out[CRYPTO_SHA256_LEN]); /* 0 or ERR_INTERNAL; thread-safe */
+void crypto_hmac_free(struct crypto_hmac *h);               /* NULL is a no-op */
 void crypto_sha256(const void *msg, size_t len, unsigned char out[CRYPTO_SHA256_LEN]);
 bool crypto_equal(const void *a, const void *b, size_t n); /* constant time */
 /* Incremental SHA-256 (uploads are hashed as they stream). */

@@ -2,12 +2,19 @@
 /*
  * id: base62 from the CSPRNG by rejection sampling (bytes >= 248 are redrawn), so every
  * character is uniform.
+ *
+ * Secrets (API keys, tokens, OAuth states) take their bytes straight from the CSPRNG
+ * (id_base62). Identifiers (id_new: request ids, resource ids) take theirs from a per-thread
+ * block of CSPRNG output refilled 4 KiB at a time: one RAND_bytes call per request cost
+ * 1.8 to 2.8 µs under load (docs/performance.md); one per ~150 ids costs nothing. A forked
+ * child drops its copy of the block, so parent and child never hand out the same bytes.
  */
 #include "id.h"
 
 #include "crypto.h"
 #include "err.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -36,15 +43,49 @@ int id_base62(char *out, size_t n)
     return 0;
 }
 
+#define BLOCK 4096
+
+static _Thread_local unsigned char block[BLOCK];
+static _Thread_local size_t block_used = BLOCK; /* BLOCK: empty */
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void drop_block(void)
+{
+    block_used = BLOCK; /* runs in the child, whose only thread is the one that forked */
+}
+
+static void register_atfork(void)
+{
+    pthread_atfork(NULL, NULL, drop_block);
+}
+
 /* Write a new id "<prefix>_<24 base62>" into 'out' of 'outn' bytes. */
 int id_new(const char *prefix, char *out, size_t outn)
 {
     size_t pl = strlen(prefix);
+    char *p;
+
     if (pl + 1 + ID_RANDOM_LEN + 1 > outn)
         return ERR_INTERNAL;
+    pthread_once(&atfork_once, register_atfork);
     memcpy(out, prefix, pl);
     out[pl] = '_';
-    return id_base62(out + pl + 1, ID_RANDOM_LEN);
+    p = out + pl + 1;
+    for (size_t i = 0; i < ID_RANDOM_LEN;) {
+        unsigned char c;
+        if (block_used == BLOCK) {
+            if (crypto_random(block, BLOCK))
+                return ERR_INTERNAL;
+            block_used = 0;
+        }
+        c = block[block_used];
+        block[block_used++] = 0; /* a byte is handed out once */
+        if (c >= 248)
+            continue;
+        p[i++] = alphabet[c % 62];
+    }
+    p[ID_RANDOM_LEN] = '\0';
+    return 0;
 }
 
 /* True when the 'n' bytes at 's' are all base62. */

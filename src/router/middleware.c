@@ -166,6 +166,41 @@ static int check_query(struct router_req *r, const struct route *rt, struct err 
     return 0;
 }
 
+/* What the key cache keeps for a key: the key's row and its organization's. */
+struct verified {
+    struct store_key key;
+    struct store_org org;
+};
+
+/*
+ * The key whose HMAC is 'hash' and its organization, from the cache when nothing was committed
+ * since it was read, else from the store. A key's revocation, its organization's tier or
+ * credits: each is a commit, so the next request reads them again.
+ */
+static int find_key(struct router_req *r, const unsigned char hash[32])
+{
+    struct verified v;
+    uint64_t gen = 0;
+    int rc;
+
+    if (r->env->keys) {
+        gen = store_generation(r->store);
+        if (cache_get_into(r->env->keys, hash, 32, gen, &v, sizeof(v))) {
+            r->key = v.key;
+            r->org = v.org;
+            return 0;
+        }
+    }
+    rc = store_key_auth(r->store, hash, &r->key, &r->org);
+    if (!rc && r->env->keys) {
+        memset(&v, 0, sizeof(v));
+        v.key = r->key;
+        v.org = r->org;
+        cache_put(r->env->keys, hash, 32, gen, &v, sizeof(v));
+    }
+    return rc;
+}
+
 static int authenticate(struct router_req *r, struct err *e)
 {
     const char *h = http_req_header(r->http, "Authorization");
@@ -182,9 +217,11 @@ static int authenticate(struct router_req *r, struct err *e)
         return err_set(e, ERR_AUTH, "invalid_api_key", NULL,
                        "The Authorization header must be 'Bearer ' followed by a secret key "
                        "(svc_live_sk_… or svc_test_sk_…).");
-    if (auth_key_hash(r->env->secret, key, keylen, hash))
+    rc = r->env->key_mac ? crypto_hmac_sign(r->env->key_mac, key, keylen, hash)
+                         : auth_key_hash(r->env->secret, key, keylen, hash);
+    if (rc)
         return err_set(e, ERR_INTERNAL, "internal_error", NULL, "The key could not be checked.");
-    rc = store_key_auth(r->store, hash, &r->key, &r->org);
+    rc = find_key(r, hash);
     if (rc == ERR_NOT_FOUND || (!rc && !crypto_equal(hash, r->key.hash, sizeof(hash))))
         return err_set(e, ERR_AUTH, "invalid_api_key", NULL, "The API key is not valid.");
     if (rc)

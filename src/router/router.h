@@ -11,6 +11,7 @@
 
 #include "../agent/agent.h"
 #include "../auth/auth.h"
+#include "../cache/cache.h"
 #include "../core/config.h"
 #include "../core/err.h"
 #include "../core/mem.h"
@@ -72,6 +73,9 @@ struct router_env {
     struct ratelimit *rl;
     struct metrics *metrics;
     unsigned char secret[AUTH_SECRET_LEN];
+    struct crypto_hmac *key_mac; /* HMAC keyed with 'secret', or NULL (then HMAC per call) */
+    struct cache *keys;          /* verified keys with their organization, or NULL */
+    struct cache *lists;         /* answers of GET /v1/employees, or NULL */
     int64_t started_ms;
     struct httpc *httpc;
     struct agent_env agent;           /* engines and knowledge search; agent.cfg is cfg */

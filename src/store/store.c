@@ -77,6 +77,41 @@ int store_reset_busy(struct store *s)
     WRAP(s->ops->reset_busy(s));
 }
 
+/* ---- Generation ----
+ *
+ * DESIGN: the in-memory caches of the request path (verified keys, employee lists) tag what
+ * they keep with the generation current when they read it, and a reader serves an entry only
+ * under the same generation. The generation moves on every commit of this process (the backend
+ * calls store_note_commit() before its commit returns, so the change is visible to the
+ * process's next request), and when the handle a request holds sees that another connection
+ * committed (SQLite's data_version: another process such as the CLI, 0.7 µs). Read the
+ * generation before the data it tags: a commit in between leaves an entry tagged older than its
+ * data, which is only a miss later, never a stale answer.
+ */
+static _Atomic uint64_t generation = 1;
+
+void store_note_commit(void)
+{
+    atomic_fetch_add_explicit(&generation, 1, memory_order_acq_rel);
+}
+
+/*
+ * The current generation, as seen through 's': it differs from an earlier value whenever the
+ * database may have changed since. When the backend cannot tell, the answer is a new value
+ * (every cached entry misses).
+ */
+uint64_t store_generation(struct store *s)
+{
+    int64_t v;
+    if (!s->ops->data_version || s->ops->data_version(s, &v)) {
+        store_note_commit();
+    } else if (v != s->seen_version) {
+        s->seen_version = v;
+        store_note_commit();
+    }
+    return atomic_load_explicit(&generation, memory_order_acquire);
+}
+
 /* Read the organization 'slug' into 'out'; ERR_NOT_FOUND when absent. */
 int store_org_get_by_slug(struct store *s, const char *slug, struct store_org *out)
 {

@@ -120,6 +120,9 @@ int store_open(const char *url, struct store **out, struct err *e); /* one conne
 void store_close(struct store *s);                                  /* NULL is a no-op */
 int store_migrate(struct store *s, struct err *e);                  /* idempotent */
 int store_ping(struct store *s);                                    /* 0 when it answers */
+/* A number that differs from an earlier one whenever the data may have changed since (a commit
+ * of this process, or one seen through 's' from another); see store.c. */
+uint64_t store_generation(struct store *s);
 int store_reset_busy(struct store *s); /* at start: no work, no Idempotency-Key in flight */
 
 int store_pool_new(const char *url, unsigned n, struct store_pool **out, struct err *e);

@@ -15,6 +15,8 @@ struct store_ops {
     int (*migrate)(struct store *s, struct err *e);
     int (*ping)(struct store *s);
     int (*reset_busy)(struct store *s);
+    /* A number that changes when another connection (of any process) commits. */
+    int (*data_version)(struct store *s, int64_t *out);
     int (*org_get_by_slug)(struct store *s, const char *slug, struct store_org *out);
     int (*org_get)(struct store *s, const char *id, struct store_org *out);
     int (*org_create)(struct store *s, const char *slug, int tier, int64_t credits,
@@ -163,7 +165,11 @@ struct store_ops {
 
 struct store {
     const struct store_ops *ops;
+    int64_t seen_version; /* data_version when store_generation() last looked */
 };
+
+/* A backend calls this after each commit of this process (store.c, store_generation()). */
+void store_note_commit(void);
 
 int store_sqlite_open(const char *path, struct store **out, struct err *e);
 

@@ -11,7 +11,10 @@
 #include "../../src/core/utf8.h"
 #include "t.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static void test_buf(void)
 {
@@ -93,6 +96,42 @@ static void test_id(void)
         ok(!id_valid("emp_aaaaaaaaaaaaaaaaaaaaaaa-", "emp"), "non-base62 invalid");
         ok(id_new("a_very_long_prefix_that_does_not_fit", a, 20) != 0, "small buffer refused");
     }
+    subtest("ids after fork")
+    {
+        /* The parent's block of random bytes must not be handed out again by a child. */
+        char parent[ID_MAX], child[ID_MAX] = "";
+        int fds[2];
+        pid_t pid;
+        ok(id_new("req", parent, sizeof(parent)) == 0, "parent has a block");
+        ok(pipe(fds) == 0, "pipe");
+        pid = fork();
+        if (pid == 0) {
+            char id[ID_MAX];
+            close(fds[0]);
+            if (id_new("req", id, sizeof(id)) == 0 && write(fds[1], id, strlen(id) + 1) < 0)
+                _exit(2);
+            _exit(0);
+        }
+        close(fds[1]);
+        ok(pid > 0 && read(fds[0], child, sizeof(child) - 1) > 0, "child made an id");
+        close(fds[0]);
+        waitpid(pid, NULL, 0);
+        ok(id_new("req", parent, sizeof(parent)) == 0 && id_valid(child, "req") &&
+               strcmp(parent, child) != 0,
+           "the child's next id is not the parent's next id");
+    }
+    subtest("many ids")
+    {
+        /* More than one 4 KiB block: all valid and distinct from their neighbours. */
+        char prev[ID_MAX] = "", id[ID_MAX];
+        bool good = true;
+        for (int i = 0; i < 1000; i++) {
+            if (id_new("x", id, sizeof(id)) || !id_valid(id, "x") || strcmp(id, prev) == 0)
+                good = false;
+            memcpy(prev, id, sizeof(id));
+        }
+        ok(good, "1000 ids over several blocks are valid and differ");
+    }
 }
 
 static void test_crypto(void)
@@ -106,6 +145,22 @@ static void test_crypto(void)
         crypto_hex(mac, 32, hex);
         is_str(hex, "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843",
                "HMAC-SHA256 RFC 4231 vector");
+        {
+            /* The keyed form gives the one-shot form's answer, message after message. */
+            struct crypto_hmac *h = crypto_hmac_new("Jefe", 4);
+            unsigned char again[32];
+            ok(h && crypto_hmac_sign(h, "what do ya want for nothing?", 28, again) == 0 &&
+                   memcmp(again, mac, 32) == 0,
+               "keyed HMAC: the RFC 4231 vector");
+            ok(h && crypto_hmac_sign(h, "what do ya want for nothing?", 28, again) == 0 &&
+                   memcmp(again, mac, 32) == 0,
+               "keyed HMAC: the same answer a second time");
+            crypto_hmac_sha256("Jefe", 4, "other", 5, mac);
+            ok(h && crypto_hmac_sign(h, "other", 5, again) == 0 && memcmp(again, mac, 32) == 0,
+               "keyed HMAC: another message");
+            crypto_hmac_free(h);
+            crypto_hmac_free(NULL);
+        }
         crypto_sha256("abc", 3, mac);
         crypto_hex(mac, 32, hex);
         is_str(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",

@@ -531,6 +531,36 @@ static void test_durable(const char *path)
     }
 }
 
+/* The generation moves on every commit: this handle's at once, another's when this handle
+ * next looks (the caches of the request path depend on both). */
+static void test_generation(const char *path)
+{
+    subtest("generation")
+    {
+        struct store *a = NULL, *b = NULL;
+        struct store_org org;
+        struct err e;
+        uint64_t g0, g1, g2;
+        err_clear(&e);
+        unlink(path);
+        ok(store_open(path, &a, &e) == 0 && store_migrate(a, &e) == 0 &&
+               store_open(path, &b, &e) == 0,
+           "two connections to one file");
+        g0 = store_generation(a);
+        ok(store_generation(a) == g0, "nothing committed: the same generation");
+        ok(store_org_create(b, "gen", 0, 3, NULL, 0, &org, &e) == 0, "a commit on the other");
+        g1 = store_generation(a);
+        ok(g1 != g0, "seen through the first handle");
+        ok(store_generation(a) == g1, "and only once");
+        ok(store_org_update(a, "gen", 1, 5, &org) == 0, "a commit on this handle");
+        g2 = store_generation(a);
+        ok(g2 != g1, "this handle's own commit moves it");
+        store_close(a);
+        store_close(b);
+        unlink(path);
+    }
+}
+
 static void test_catalog(void)
 {
     subtest("catalog")
@@ -580,6 +610,7 @@ int main(void)
     store_close(s);
     test_faults(dbpath);
     test_durable(dbpath);
+    test_generation(dbpath);
     test_catalog();
     unlink(path);
     {
