@@ -819,6 +819,10 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
         goto out;
     }
     env.agent.knowledge.pool = env.pool;
+    if (store_committer_new(c->database, &env.committer, &e)) {
+        fprintf(stderr, "workforce: %s\n", e.msg);
+        goto out;
+    }
     env.rl = ratelimit_new();
     env.metrics = metrics_new(router_nroutes);
     /* The request path's caches (docs/performance.md): entries live only as long as the data
@@ -897,6 +901,8 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
     env.tasks = NULL;
     embed_pool_free(env.agent.knowledge.embed);
     env.agent.knowledge.embed = NULL;
+    /* The replies the committer holds are stored and answered while the HTTP server runs. */
+    store_committer_stop(env.committer);
     http_server_stop(srv, 5);
     srv = NULL;
     log_info("workforce: stopped");
@@ -907,11 +913,13 @@ out:
     knowledge_worker_stop(env.kworker);
     task_runner_stop(env.tasks);
     embed_pool_free(env.agent.knowledge.embed);
+    store_committer_stop(env.committer);
     http_server_stop(srv, 0);
     kindex_free(env.agent.knowledge.kindex);
     llm_free(env.agent.llm);
     llm_free(env.agent.llm_builtin);
     httpc_free(env.httpc);
+    store_committer_free(env.committer);
     store_pool_free(env.pool);
     ratelimit_free(env.rl);
     metrics_free(env.metrics);

@@ -6,9 +6,11 @@
  * new conversation), reserves one credit for a live key and marks the employee busy. It then
  * starts the engine and returns: the response is deferred (blocking chat) or streamed (SSE),
  * so no worker thread waits for the model. A struct chat_job owns everything the reply needs;
- * the engine's done() finishes it on whichever thread the engine runs: stores the reply,
- * charges the rest of the cost (never below zero), counts the statistics fact, answers, and
- * records the Idempotency-Key response. A client that leaves a stream does not stop any of it.
+ * the engine's done() hands it to the store's committer (store_committer_submit), which
+ * stores the reply, charges the rest of the cost (never below zero), counts the statistics fact
+ * and records the Idempotency-Key response in one transaction shared with the other replies
+ * that end at the same time (group commit: one fsync for all of them); only then is the client
+ * answered. A client that leaves a stream does not stop any of it.
  */
 #include "api.h"
 
@@ -67,6 +69,13 @@ struct chat_job {
     struct buf transcript; /* the event stream as sent, for Idempotency-Key replay */
     unsigned seq;
     bool sent_delta;
+    /* Once the engine is done: the committer's job, and what it needs and makes. */
+    struct store_job job;
+    struct store_chat_finish fin;
+    struct llm_usage usage;
+    int64_t charged;
+    struct buf answer; /* the reply's JSON */
+    struct buf tail;   /* streaming: the last events, sent once the reply is durable */
     /* Until the engine starts (after the knowledge search): */
     struct llm_request lreq; /* strings in the request's arena, or 'arena' */
     struct llm *engine;
@@ -106,17 +115,42 @@ static void write_message(struct jw *w, const struct chat_job *j, const char *co
     jw_obj_end(w);
 }
 
+/* Append one SSE event whose data is the JSON in 'data' to 'out' and to the transcript. */
+static void format_event(struct chat_job *j, const char *name, const char *data, size_t len,
+                         struct buf *out)
+{
+    size_t from = buf_len(out);
+    buf_appendf(out, "id: %u\nevent: %s\ndata: ", ++j->seq, name);
+    buf_append(out, data, len);
+    buf_appends(out, "\n\n");
+    buf_append(&j->transcript, buf_ptr(out) + from, buf_len(out) - from);
+}
+
 /* Send one SSE event whose data is the JSON in 'data'. A client that left is ignored. */
 static void send_event(struct chat_job *j, const char *name, const char *data, size_t len)
 {
     struct buf ev;
     buf_init(&ev, (4u << 20) + 256);
-    buf_appendf(&ev, "id: %u\nevent: %s\ndata: ", ++j->seq, name);
-    buf_append(&ev, data, len);
-    buf_appends(&ev, "\n\n");
-    buf_append(&j->transcript, buf_ptr(&ev), buf_len(&ev));
+    format_event(j, name, data, len, &ev);
     http_stream_write(j->stream, buf_ptr(&ev), buf_len(&ev));
     buf_cleanup(&ev);
+}
+
+/* The data of a message.delta event carrying 'text' into 'd'. */
+static void delta_json(const struct chat_job *j, const char *text, size_t len, struct buf *d)
+{
+    struct jw w;
+    char *piece = xstrndup(text, len);
+    jw_init(&w, d);
+    jw_obj(&w);
+    jw_key(&w, "id");
+    jw_str(&w, j->reply_id);
+    jw_key(&w, "delta");
+    jw_str(&w, piece);
+    jw_obj_end(&w);
+    if (jw_finish(&w))
+        buf_reset(d);
+    free(piece);
 }
 
 /* ---- The job ---- */
@@ -125,6 +159,8 @@ static void job_free(struct chat_job *j)
 {
     buf_cleanup(&j->content);
     buf_cleanup(&j->transcript);
+    buf_cleanup(&j->answer);
+    buf_cleanup(&j->tail);
     free(j->idem_key);
     free(j->sources);
     free(j->context);
@@ -148,22 +184,13 @@ static void on_delta(void *ud, const char *text, size_t len)
     if (buf_append(&j->content, text, len))
         return; /* past 4 MiB the reply is cut; the deltas sent so far stay equal to it */
     if (j->stream) {
-        j->sent_delta = true;
         struct buf d;
-        struct jw w;
-        char *piece = xstrndup(text, len);
+        j->sent_delta = true;
         buf_init(&d, (4u << 20) + 128);
-        jw_init(&w, &d);
-        jw_obj(&w);
-        jw_key(&w, "id");
-        jw_str(&w, j->reply_id);
-        jw_key(&w, "delta");
-        jw_str(&w, piece);
-        jw_obj_end(&w);
-        if (!jw_finish(&w))
+        delta_json(j, text, len, &d);
+        if (buf_len(&d))
             send_event(j, "message.delta", buf_ptr(&d), buf_len(&d));
         buf_cleanup(&d);
-        free(piece);
     }
 }
 
@@ -197,65 +224,113 @@ static void fail_job(struct chat_job *j, struct store *s, const struct err *e)
     }
 }
 
-static void on_done(void *ud, const struct llm_usage *u, const struct err *e)
-{
-    struct chat_job *j = ud;
-    struct store *s = store_pool_get(j->env->pool);
-    struct store_chat_finish fin;
-    int64_t charged = 0, cost = 0;
-    struct buf out;
-    struct jw w;
-    int rc;
+#define JOB_OF(p) ((struct chat_job *)(void *)((char *)(p) - offsetof(struct chat_job, job)))
 
-    if (e) {
-        fail_job(j, s, e);
-        goto out;
+/* The answer once the reply is stored: its JSON, and for a stream the last events (one delta
+ * at least, even for an empty reply, then message.completed), added to the transcript. */
+static void prepare_answer(struct chat_job *j)
+{
+    struct jw w;
+    buf_reset(&j->answer);
+    jw_init(&w, &j->answer);
+    write_message(&w, j, buf_ptr(&j->content), j->charged, &j->usage);
+    jw_finish(&w);
+    if (j->stream) {
+        buf_reset(&j->tail);
+        if (!j->sent_delta) {
+            struct buf d;
+            buf_init(&d, 4096);
+            delta_json(j, "", 0, &d);
+            format_event(j, "message.delta", buf_ptr(&d), buf_len(&d), &j->tail);
+            buf_cleanup(&d);
+        }
+        format_event(j, "message.completed", buf_ptr(&j->answer), buf_len(&j->answer), &j->tail);
     }
-    cost = agent_price(u, j->tenant.mode);
-    memset(&fin, 0, sizeof(fin));
-    fin.reply.id = j->reply_id;
-    fin.reply.conversation_id = j->conv_id;
-    fin.reply.employee_id = j->emp_id;
-    fin.reply.role = "assistant";
-    fin.reply.content = buf_ptr(&j->content);
-    fin.reply.sources = j->sources ? j->sources : "[]";
-    fin.reply.credits_used = cost;
-    fin.reply.input_tokens = u->input_tokens;
-    fin.reply.output_tokens = u->output_tokens;
-    fin.reply.response_ms = (clock_mono_us() - j->t0_us) / 1000;
-    fin.reply.created_at = j->created_at;
-    fin.reserved = j->reserved;
-    fin.charge = j->live;
-    rc = store_chat_finish(s, &j->tenant, &fin, &charged);
+}
+
+/* In the committer's transaction: the reply stored and charged, and with an Idempotency-Key
+ * the answer recorded in the same commit. */
+static int finish_apply(struct store *s, struct store_job *job)
+{
+    struct chat_job *j = JOB_OF(job);
+    int rc = store_chat_finish_in(s, &j->tenant, &j->fin, &j->charged);
+    if (rc)
+        return rc;
+    prepare_answer(j);
+    if (j->idem_key) {
+        bool sse = j->stream != NULL;
+        const struct buf *b = sse ? &j->transcript : &j->answer;
+        if (store_idem_complete(s, &j->tenant, j->idem_key, 200,
+                                sse ? "text/event-stream" : "application/json", buf_ptr(b),
+                                buf_len(b)))
+            log_error("chat: cannot record the Idempotency-Key response of %s", j->reply_id);
+    }
+    return 0;
+}
+
+/* The reply is durable (rc 0), or it could not be stored: answer the client. */
+static void finish_done(struct store_job *job, int rc)
+{
+    struct chat_job *j = JOB_OF(job);
+
     if (rc) {
+        struct store *s = store_pool_get(j->env->pool);
         struct err fe;
         log_error("chat: cannot store the reply %s (%s)", j->reply_id, err_name(rc));
         err_set(&fe, ERR_STORE, "internal_error", NULL, "The reply could not be stored.");
         fail_job(j, s, &fe);
-        goto out;
-    }
-    buf_init(&out, (8u << 20));
-    jw_init(&w, &out);
-    write_message(&w, j, buf_ptr(&j->content), charged, u);
-    if (j->stream) {
-        if (!j->sent_delta)
-            on_delta(j, "", 0); /* one delta at least, even for an empty reply */
-        send_event(j, "message.completed", buf_ptr(&out), buf_len(&out));
-        record_idem(j, s, 200, "text/event-stream", buf_ptr(&j->transcript),
-                    buf_len(&j->transcript));
+        store_pool_put(j->env->pool, s);
+    } else if (j->stream) {
+        http_stream_write(j->stream, buf_ptr(&j->tail), buf_len(&j->tail));
         http_stream_close(j->stream);
     } else {
         size_t len;
-        char *body = buf_take(&out, &len);
-        record_idem(j, s, 200, "application/json", body, len);
+        char *body = buf_take(&j->answer, &len);
         j->req->status = 200;
         http_resp_set(j->http, 200, "application/json", body, len);
         http_req_resume(j->http);
     }
-    buf_cleanup(&out);
-out:
-    store_pool_put(j->env->pool, s);
     job_free(j);
+}
+
+static void on_done(void *ud, const struct llm_usage *u, const struct err *e)
+{
+    struct chat_job *j = ud;
+
+    if (e) {
+        struct store *s = store_pool_get(j->env->pool);
+        fail_job(j, s, e);
+        store_pool_put(j->env->pool, s);
+        job_free(j);
+        return;
+    }
+    j->usage = *u;
+    memset(&j->fin, 0, sizeof(j->fin));
+    j->fin.reply.id = j->reply_id;
+    j->fin.reply.conversation_id = j->conv_id;
+    j->fin.reply.employee_id = j->emp_id;
+    j->fin.reply.role = "assistant";
+    j->fin.reply.content = buf_ptr(&j->content);
+    j->fin.reply.sources = j->sources ? j->sources : "[]";
+    j->fin.reply.credits_used = agent_price(u, j->tenant.mode);
+    j->fin.reply.input_tokens = u->input_tokens;
+    j->fin.reply.output_tokens = u->output_tokens;
+    j->fin.reply.response_ms = (clock_mono_us() - j->t0_us) / 1000;
+    j->fin.reply.created_at = j->created_at;
+    j->fin.reserved = j->reserved;
+    j->fin.charge = j->live;
+    j->job.apply = finish_apply;
+    j->job.done = finish_done;
+    if (j->env->committer) {
+        store_committer_submit(j->env->committer, &j->job); /* 'j' is the committer's now */
+    } else {
+        /* no committer (tools, tests): the same transaction on a handle of the pool */
+        struct store *s = store_pool_get(j->env->pool);
+        j->job.next = NULL;
+        store_group_apply(s, &j->job);
+        store_pool_put(j->env->pool, s);
+        finish_done(&j->job, j->job.rc);
+    }
 }
 
 /* The knowledge search of the message is done: note the passages, start the engine. */
@@ -397,6 +472,8 @@ static int chat(struct router_req *r, struct err *e, bool always_stream)
     arena_init(&j->arena);
     buf_init(&j->content, 4u << 20);
     buf_init(&j->transcript, 16u << 20);
+    buf_init(&j->answer, 8u << 20);
+    buf_init(&j->tail, 16u << 20);
     if (id_new("msg", j->reply_id, sizeof(j->reply_id))) {
         job_free(j);
         return err_set(e, ERR_INTERNAL, "internal_error", NULL, "no id");

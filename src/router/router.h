@@ -70,6 +70,7 @@ struct route {
 struct router_env {
     const struct config *cfg;
     struct store_pool *pool;
+    struct store_committer *committer; /* group commit of chat replies, or NULL */
     struct ratelimit *rl;
     struct metrics *metrics;
     unsigned char secret[AUTH_SECRET_LEN];

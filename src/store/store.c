@@ -250,6 +250,13 @@ int store_chat_begin(struct store *s, const struct store_tenant *t,
 }
 
 /* Store the reply, charge, count the fact, end the work; '*charged' is what was taken. */
+/* See store.h. */
+int store_chat_finish_in(struct store *s, const struct store_tenant *t,
+                         const struct store_chat_finish *in, int64_t *charged)
+{
+    WRAP(s->ops->chat_finish_in(s, t, in, charged));
+}
+
 int store_chat_finish(struct store *s, const struct store_tenant *t,
                       const struct store_chat_finish *in, int64_t *charged)
 {
@@ -682,4 +689,146 @@ int store_workflows_for_event(struct store *s, const struct store_tenant *t, con
                               struct arena *a, struct store_workflow **out, size_t *n)
 {
     WRAP(s->ops->workflows_for_event(s, t, event, a, out, n));
+}
+
+/* ---- Committer ----
+ *
+ * DESIGN: the writes that end a request (a chat reply) used to be committed by the thread that
+ * saw the request end: the HTTP client's one event loop for every upstream call, so replies that
+ * ended together were committed one after another, one fsync each, and every other upstream
+ * transfer waited meanwhile. The committer is one thread with its own connection: the loop hands
+ * it the job and goes on; the committer takes every job waiting (at most COMMIT_MAX), applies
+ * them in one transaction (store_group_apply), commits once, and then tells each job. Jobs that
+ * arrive during a commit make the next group, so the more requests end at once, the fewer fsyncs
+ * each costs.
+ */
+#define COMMIT_MAX 64
+
+struct store_committer {
+    struct store *s;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct store_job *head, **tail;
+    bool stopping;
+    bool stopped; /* the thread is gone: submit applies the job itself */
+};
+
+static void *commit_loop(void *arg)
+{
+    struct store_committer *c = arg;
+
+    pthread_mutex_lock(&c->mu);
+    for (;;) {
+        struct store_job *batch, *last;
+        size_t n = 1;
+        while (!c->head && !c->stopping)
+            pthread_cond_wait(&c->cv, &c->mu);
+        if (!c->head) {
+            c->stopped = true; /* under the lock: a later submit applies its job itself */
+            break;
+        }
+        batch = last = c->head;
+        while (last->next && n < COMMIT_MAX) {
+            last = last->next;
+            n++;
+        }
+        c->head = last->next;
+        if (!c->head)
+            c->tail = &c->head;
+        last->next = NULL;
+        pthread_mutex_unlock(&c->mu);
+        store_group_apply(c->s, batch);
+        while (batch) {
+            struct store_job *next = batch->next; /* read first: 'done' may free the job */
+            batch->done(batch, batch->rc);
+            batch = next;
+        }
+        pthread_mutex_lock(&c->mu);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return NULL;
+}
+
+/* See store.h. */
+int store_committer_new(const char *url, struct store_committer **out, struct err *e)
+{
+    struct store_committer *c = xcalloc(1, sizeof(*c));
+    int rc = store_open(url, &c->s, e);
+
+    if (!rc) {
+        pthread_mutex_init(&c->mu, NULL);
+        pthread_cond_init(&c->cv, NULL);
+        c->tail = &c->head;
+        if (pthread_create(&c->thread, NULL, commit_loop, c) != 0) {
+            pthread_cond_destroy(&c->cv);
+            pthread_mutex_destroy(&c->mu);
+            store_close(c->s);
+            rc = err_set(e, ERR_INTERNAL, "internal_error", NULL, "cannot start the committer");
+        }
+    }
+    if (rc) {
+        free(c);
+        c = NULL;
+    }
+    *out = c;
+    return rc;
+}
+
+/* See store.h. */
+void store_committer_submit(struct store_committer *c, struct store_job *job)
+{
+    job->next = NULL;
+    job->rc = 0;
+    pthread_mutex_lock(&c->mu);
+    if (c->stopped) {
+        /* late (shutdown): alone, on this thread; the lock keeps the connection to one user */
+        store_group_apply(c->s, job);
+        pthread_mutex_unlock(&c->mu);
+        job->done(job, job->rc);
+        return;
+    }
+    *c->tail = job;
+    c->tail = &job->next;
+    pthread_cond_signal(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+}
+
+/* See store.h. */
+void store_committer_stop(struct store_committer *c)
+{
+    bool join;
+    if (!c)
+        return;
+    pthread_mutex_lock(&c->mu);
+    join = !c->stopping;
+    c->stopping = true;
+    pthread_cond_signal(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    if (!join)
+        return;
+    pthread_join(c->thread, NULL);
+}
+
+/* See store.h. */
+void store_committer_free(struct store_committer *c)
+{
+    if (!c)
+        return;
+    store_committer_stop(c);
+    pthread_cond_destroy(&c->cv);
+    pthread_mutex_destroy(&c->mu);
+    store_close(c->s);
+    free(c);
+}
+
+/* See store.h. A failure injected here fails every job of the batch, as a failed commit would. */
+void store_group_apply(struct store *s, struct store_job *batch)
+{
+    if (injected()) {
+        for (struct store_job *j = batch; j; j = j->next)
+            j->rc = ERR_STORE;
+        return;
+    }
+    s->ops->group_apply(s, batch);
 }

@@ -120,6 +120,34 @@ int store_open(const char *url, struct store **out, struct err *e); /* one conne
 void store_close(struct store *s);                                  /* NULL is a no-op */
 int store_migrate(struct store *s, struct err *e);                  /* idempotent */
 int store_ping(struct store *s);                                    /* 0 when it answers */
+/*
+ * Group commit. A job is a write that must be durable before its owner answers anyone: 'apply'
+ * makes its changes inside a transaction shared with the other jobs waiting (each in a savepoint
+ * of its own, so a job that fails is undone alone), and 'done' is called once that transaction
+ * is committed (rc 0) or rolled back (rc), on the committer's thread. The job is the caller's
+ * until 'done' is called; 'rc' and 'next' are the committer's.
+ */
+struct store_job {
+    int (*apply)(struct store *s, struct store_job *job);
+    void (*done)(struct store_job *job, int rc);
+    int rc;
+    struct store_job *next;
+};
+struct store_committer;
+/* A committer with its own connection to 'url' and its own thread; '*out' is the caller's
+ * (store_committer_free()). */
+int store_committer_new(const char *url, struct store_committer **out, struct err *e);
+/* Queue 'job'; it is applied with the jobs waiting with it, in one transaction and one fsync. */
+void store_committer_submit(struct store_committer *c, struct store_job *job);
+/* Apply and answer what is queued and stop the thread; a job submitted later is applied on the
+ * submitting thread, alone. NULL or a second call is a no-op. */
+void store_committer_stop(struct store_committer *c);
+/* Stop (as above) and close; NULL is a no-op. No submit may come after. */
+void store_committer_free(struct store_committer *c);
+/* Apply the jobs of the list 'batch' in one transaction on 's' (sets each job's rc; calls no
+ * 'done'). */
+void store_group_apply(struct store *s, struct store_job *batch);
+
 /* A number that differs from an earlier one whenever the data may have changed since (a commit
  * of this process, or one seen through 's' from another); see store.c. */
 uint64_t store_generation(struct store *s);
@@ -245,6 +273,9 @@ int store_chat_begin(struct store *s, const struct store_tenant *t,
 int store_chat_finish(struct store *s, const struct store_tenant *t,
                       const struct store_chat_finish *in, int64_t *charged);
 /* The engine failed: give the reserved credit back and end the employee's work. */
+/* The writes of store_chat_finish() inside the caller's transaction (a store_job's apply). */
+int store_chat_finish_in(struct store *s, const struct store_tenant *t,
+                         const struct store_chat_finish *in, int64_t *charged);
 int store_chat_abort(struct store *s, const struct store_tenant *t, const char *employee_id,
                      bool refund);
 int store_conversation_get(struct store *s, const struct store_tenant *t, const char *id,

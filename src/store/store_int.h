@@ -52,6 +52,10 @@ struct store_ops {
                       const struct store_chat_begin *in);
     int (*chat_finish)(struct store *s, const struct store_tenant *t,
                        const struct store_chat_finish *in, int64_t *charged);
+    int (*chat_finish_in)(struct store *s, const struct store_tenant *t,
+                          const struct store_chat_finish *in, int64_t *charged);
+    /* One transaction for the jobs of 'batch', each in a savepoint; sets each job's rc. */
+    void (*group_apply)(struct store *s, struct store_job *batch);
     int (*chat_abort)(struct store *s, const struct store_tenant *t, const char *employee_id,
                       bool refund);
     int (*conversation_get)(struct store *s, const struct store_tenant *t, const char *id,

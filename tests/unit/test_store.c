@@ -9,6 +9,7 @@
 #include "../../src/store/store.h"
 #include "t.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -561,6 +562,119 @@ static void test_generation(const char *path)
     }
 }
 
+/* Replies finished from many connections at once (group commit): every one that is
+ * acknowledged is there, each charged once, and a reply that fails is undone alone. */
+#define GC_THREADS 8
+#define GC_EACH 25
+
+struct gc_worker {
+    const char *path;
+    const char *org_id;
+    const char *emp_id;
+    int n;
+    int ok;     /* finishes acknowledged */
+    int failed; /* the deliberate failure was refused */
+};
+
+static void *gc_run(void *arg)
+{
+    struct gc_worker *w = arg;
+    struct store *s = NULL;
+    struct store_tenant t = {.mode = STORE_LIVE};
+    struct err e;
+    err_clear(&e);
+    snprintf(t.org_id, sizeof(t.org_id), "%s", w->org_id);
+    if (store_open(w->path, &s, &e))
+        return NULL;
+    for (int i = 0; i <= GC_EACH; i++) {
+        char conv[ID_MAX], user[ID_MAX], reply[ID_MAX];
+        struct store_chat_begin b;
+        struct store_chat_finish fin;
+        int64_t charged = 0;
+        bool dup = i == GC_EACH; /* the last one reuses its user message's id: it must fail */
+        snprintf(conv, sizeof(conv), "conv_gc%02d%03dxxxxxxxxxxxxxxxxx", w->n, i);
+        snprintf(user, sizeof(user), "msg_gcu%02d%03dxxxxxxxxxxxxxxxxx", w->n, i);
+        snprintf(reply, sizeof(reply), "msg_gcr%02d%03dxxxxxxxxxxxxxxxxx", w->n, i);
+        memset(&b, 0, sizeof(b));
+        b.new_conversation = true;
+        b.conversation = (struct store_conversation){conv, w->emp_id, "T", 0, 100, 100};
+        b.user =
+            (struct store_message){user, conv, w->emp_id, "user", "hi", NULL, 0, 0, 0, -1, 100, 0};
+        if (store_chat_begin(s, &t, &b))
+            continue;
+        memset(&fin, 0, sizeof(fin));
+        fin.reply = (struct store_message){
+            dup ? user : reply, conv, w->emp_id, "assistant", "hello", "[]", 2, 1, 1, 5, 200, 0};
+        fin.charge = true;
+        if (store_chat_finish(s, &t, &fin, &charged) == 0) {
+            if (!dup && charged == 2)
+                w->ok++;
+        } else if (dup) {
+            w->failed = 1;
+            store_chat_abort(s, &t, w->emp_id, false);
+        }
+    }
+    store_close(s);
+    return NULL;
+}
+
+static void test_group_commit(const char *path)
+{
+    subtest("group commit")
+    {
+        struct store *s = NULL;
+        struct store_org org, after;
+        struct store_tenant t = {.mode = STORE_LIVE};
+        struct store_emp_filter f = {.status = -1, .limit = 1};
+        struct store_emp_page p;
+        struct store_employee emp;
+        struct gc_worker w[GC_THREADS];
+        pthread_t th[GC_THREADS];
+        struct arena a;
+        struct err e;
+        int ok_total = 0, failed_total = 0;
+        int64_t messages = 0;
+        err_clear(&e);
+        arena_init(&a);
+        unlink(path);
+        ok(store_open(path, &s, &e) == 0 && store_migrate(s, &e) == 0 &&
+               store_org_create(s, "gc", 0, 1000, api_catalog, api_catalog_count, &org, &e) == 0,
+           "a file database with an organization of 1000 credits");
+        snprintf(t.org_id, sizeof(t.org_id), "%s", org.id);
+        store_employee_list(s, &t, &f, &a, &p);
+        for (int i = 0; i < GC_THREADS; i++) {
+            w[i] = (struct gc_worker){path, org.id, p.items[0].id, i, 0, 0};
+            pthread_create(&th[i], NULL, gc_run, &w[i]);
+        }
+        for (int i = 0; i < GC_THREADS; i++) {
+            pthread_join(th[i], NULL);
+            ok_total += w[i].ok;
+            failed_total += w[i].failed;
+        }
+        is_int(ok_total, GC_THREADS * GC_EACH, "every good reply acknowledged");
+        is_int(failed_total, GC_THREADS, "every bad reply refused");
+        store_org_get(s, org.id, &after);
+        is_int(after.credits, 1000 - 2 * GC_THREADS * GC_EACH,
+               "charged once per acknowledged reply, nothing for the refused ones");
+        for (int i = 0; i < GC_THREADS; i++) {
+            for (int j = 0; j <= GC_EACH; j++) {
+                char conv[ID_MAX];
+                struct store_conversation c;
+                snprintf(conv, sizeof(conv), "conv_gc%02d%03dxxxxxxxxxxxxxxxxx", i, j);
+                if (store_conversation_get(s, &t, conv, &a, &c) == 0)
+                    messages += c.message_count;
+            }
+        }
+        is_int(messages, GC_THREADS * (2 * GC_EACH + 1),
+               "each conversation holds its messages; a refused reply left none");
+        store_employee_get(s, &t, p.items[0].id, &a, &emp);
+        is_int(emp.status, STORE_EMP_IDLE, "the employee is idle again");
+        store_close(s);
+        arena_cleanup(&a);
+        unlink(path);
+    }
+}
+
 static void test_catalog(void)
 {
     subtest("catalog")
@@ -611,6 +725,7 @@ int main(void)
     test_faults(dbpath);
     test_durable(dbpath);
     test_generation(dbpath);
+    test_group_commit(dbpath);
     test_catalog();
     unlink(path);
     {
