@@ -224,7 +224,7 @@ static void fail_job(struct chat_job *j, struct store *s, const struct err *e)
     }
 }
 
-#define JOB_OF(p) ((struct chat_job *)(void *)((char *)(p) - offsetof(struct chat_job, job)))
+#define JOB_OF(p) ((struct chat_job *)(void *)((char *)(p)-offsetof(struct chat_job, job)))
 
 /* The answer once the reply is stored: its JSON, and for a stream the last events (one delta
  * at least, even for an empty reply, then message.completed), added to the transcript. */
