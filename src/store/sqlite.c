@@ -48,6 +48,8 @@ enum slot {
     Q_SAVEPOINT,
     Q_ROLLBACK_TO,
     Q_RELEASE,
+    Q_SYNC_NORMAL,
+    Q_SYNC_FULL,
     Q_COUNT
 };
 
@@ -172,6 +174,8 @@ static const char *const sql_text[Q_COUNT] = {
     [Q_SAVEPOINT] = "SAVEPOINT job",
     [Q_ROLLBACK_TO] = "ROLLBACK TO job",
     [Q_RELEASE] = "RELEASE job",
+    [Q_SYNC_NORMAL] = "PRAGMA synchronous = NORMAL",
+    [Q_SYNC_FULL] = "PRAGMA synchronous = FULL",
 };
 
 static int fail(struct store *s, const char *what)
@@ -199,8 +203,9 @@ static sqlite3_stmt *stmt(struct store *s, enum slot slot)
 
 /* The transaction statements, prepared once per connection: compiling them on every call
  * cost 4.5 µs of a list request (docs/performance.md). */
-static const enum slot tx_slots[] = {Q_BEGIN,     Q_BEGIN_IMMEDIATE, Q_COMMIT, Q_ROLLBACK,
-                                     Q_SAVEPOINT, Q_ROLLBACK_TO,     Q_RELEASE};
+static const enum slot tx_slots[] = {Q_BEGIN,    Q_BEGIN_IMMEDIATE, Q_COMMIT,
+                                     Q_ROLLBACK, Q_SAVEPOINT,       Q_ROLLBACK_TO,
+                                     Q_RELEASE,  Q_SYNC_NORMAL,     Q_SYNC_FULL};
 
 /*
  * The statement of 'sql', prepared once per connection and kept by its text, reset and with no
@@ -416,10 +421,32 @@ static void group_drop(struct group *g)
     free(g);
 }
 
-/* Run the jobs of 'batch' in one transaction on 's' and commit it; each job's rc is set. */
+/*
+ * Make what this connection committed durable: fdatasync the write-ahead log, as a commit with
+ * synchronous=FULL would have done before it returned, but after the write lock is released, so
+ * that other writers go on during the fsync. A commit that cannot be made durable cannot be
+ * acknowledged, nor taken back (other connections may have read it): as PostgreSQL does on a
+ * failed fsync, the process stops, and the next start recovers from the log.
+ */
+static void sync_wal(struct store *s)
+{
+    sqlite3_file *f = NULL;
+    if (sqlite3_file_control(DB(s), "main", SQLITE_FCNTL_JOURNAL_POINTER, &f) != SQLITE_OK || !f ||
+        !f->pMethods || f->pMethods->xSync(f, SQLITE_SYNC_NORMAL) != SQLITE_OK) {
+        log_error("store: cannot sync the write-ahead log; stopping to keep acknowledged writes "
+                  "honest");
+        abort();
+    }
+}
+
+/* Run the jobs of 'batch' in one transaction on 's' and commit it; each job's rc is set. The
+ * commit itself is made with synchronous=NORMAL (no fsync under the write lock); sync_wal()
+ * then makes it durable before any job is told. */
 static void group_run(struct store *s, struct store_job *batch)
 {
-    int rc = exec(s, "BEGIN IMMEDIATE");
+    int rc = exec(s, "PRAGMA synchronous = NORMAL");
+    if (!rc)
+        rc = exec(s, "BEGIN IMMEDIATE");
     for (struct store_job *j = batch; j; j = j->next) {
         if (rc) {
             j->rc = rc;
@@ -442,6 +469,9 @@ static void group_run(struct store *s, struct store_job *batch)
                 j->rc = rc;
         }
     }
+    exec(s, "PRAGMA synchronous = FULL");
+    if (!rc)
+        sync_wal(s);
 }
 
 static int sync_apply(struct store *s, struct store_job *job)
