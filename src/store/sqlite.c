@@ -21,6 +21,7 @@
 #include <jansson.h>
 #include <pthread.h>
 #include <sqlite3.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,7 @@ struct sqlite_store {
     struct store base;
     sqlite3 *db;
     struct group *group; /* the group commit of this connection's database file */
+    bool checkpoints;    /* this connection checkpoints for the others (s_own_checkpoints) */
     sqlite3_stmt *stmts[Q_COUNT];
     struct text_stmt *texts; /* statements prepared once, by SQL text (cached()) */
     size_t ntexts;
@@ -73,11 +75,13 @@ static pthread_mutex_t commit_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t commit_cv = PTHREAD_COND_INITIALIZER;
 static uint64_t commit_seq;
 
-/* After every commit of this process: checkpoint as SQLite would, and wake the waiters. */
+static bool checkpoint_here(struct sqlite_store *ss, int frames);
+
+/* After every commit of this process: checkpoint as SQLite would (unless the committer does it,
+ * see checkpoint_here()), and wake the waiters. */
 static int on_wal_commit(void *ud, sqlite3 *db, const char *name, int frames)
 {
-    (void)ud;
-    if (frames >= CHECKPOINT_AT)
+    if (checkpoint_here(ud, frames))
         sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
     store_note_commit();
     pthread_mutex_lock(&commit_mu);
@@ -367,6 +371,8 @@ struct group {
     pthread_cond_t cv;
     struct store_job *head, **tail;
     bool leading;
+    _Atomic int wal_frames; /* frames in the log after the last commit of this process */
+    _Atomic int committers; /* connections that checkpoint off the request path */
     struct group *next;
 };
 
@@ -436,6 +442,45 @@ static void sync_wal(struct store *s)
         log_error("store: cannot sync the write-ahead log; stopping to keep acknowledged writes "
                   "honest");
         abort();
+    }
+}
+
+/*
+ * Checkpoints (the log copied back into the database file, and an fsync of each: 2 to 4 ms) ran
+ * in the thread whose commit made the log long, often a request's. When a committer serves the
+ * database, it checkpoints after it has answered its jobs (s_maintain), and the other
+ * connections checkpoint only as a backstop, when the log is 4 times as long. The group keeps
+ * the log's length as the last commit of this process left it.
+ */
+#define CHECKPOINT_BACKSTOP (4 * CHECKPOINT_AT)
+
+static bool checkpoint_here(struct sqlite_store *ss, int frames)
+{
+    struct group *g = ss ? ss->group : NULL;
+    if (g)
+        atomic_store(&g->wal_frames, frames);
+    if (frames < CHECKPOINT_AT || (ss && ss->checkpoints))
+        return false;
+    return !g || atomic_load(&g->committers) == 0 || frames >= CHECKPOINT_BACKSTOP;
+}
+
+/* This connection checkpoints for the others of its database (a committer's). */
+static void s_own_checkpoints(struct store *s)
+{
+    struct sqlite_store *ss = (struct sqlite_store *)s;
+    if (ss->checkpoints || !ss->group)
+        return;
+    ss->checkpoints = true;
+    atomic_fetch_add(&ss->group->committers, 1);
+}
+
+/* Off the request path: a checkpoint when the log is long. */
+static void s_maintain(struct store *s)
+{
+    struct sqlite_store *ss = (struct sqlite_store *)s;
+    if (ss->group && atomic_load(&ss->group->wal_frames) >= CHECKPOINT_AT) {
+        atomic_store(&ss->group->wal_frames, 0);
+        sqlite3_wal_checkpoint_v2(ss->db, "main", SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
     }
 }
 
@@ -538,6 +583,8 @@ static void s_close(struct store *s)
     }
     free(ss->texts);
     sqlite3_close(ss->db);
+    if (ss->checkpoints)
+        atomic_fetch_sub(&ss->group->committers, 1);
     group_drop(ss->group);
     free(ss);
 }
@@ -1414,7 +1461,9 @@ static int take_credits(struct store *s, const char *org_id, int64_t want, int64
 static int s_chat_begin(struct store *s, const struct store_tenant *t,
                         const struct store_chat_begin *in)
 {
-    int rc = exec(s, "PRAGMA synchronous = NORMAL; BEGIN IMMEDIATE");
+    int rc = exec(s, "PRAGMA synchronous = NORMAL");
+    if (!rc)
+        rc = exec(s, "BEGIN IMMEDIATE");
     if (rc) {
         exec(s, "PRAGMA synchronous = FULL");
         return rc;
@@ -3821,6 +3870,8 @@ static const struct store_ops sqlite_ops = {
     .chat_finish = s_chat_finish,
     .chat_finish_in = s_chat_finish_in,
     .group_apply = group_run,
+    .own_checkpoints = s_own_checkpoints,
+    .maintain = s_maintain,
     .chat_abort = s_chat_abort,
     .conversation_get = s_conversation_get,
     .conversation_list = s_conversation_list,
@@ -3912,7 +3963,7 @@ int store_sqlite_open(const char *path, struct store **out, struct err *e)
                          " PRAGMA foreign_keys = ON;");
     if (!rc) {
         const char *file = sqlite3_db_filename(ss->db, "main");
-        sqlite3_wal_hook(ss->db, on_wal_commit, NULL); /* replaces the auto-checkpoint */
+        sqlite3_wal_hook(ss->db, on_wal_commit, ss); /* replaces the auto-checkpoint */
         ss->group = group_take(file ? file : "");
     }
     if (rc)

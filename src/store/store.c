@@ -744,6 +744,8 @@ static void *commit_loop(void *arg)
             batch->done(batch, batch->rc);
             batch = next;
         }
+        if (c->s->ops->maintain)
+            c->s->ops->maintain(c->s); /* after the answers: no job waits for it */
         pthread_mutex_lock(&c->mu);
     }
     pthread_mutex_unlock(&c->mu);
@@ -757,6 +759,8 @@ int store_committer_new(const char *url, struct store_committer **out, struct er
     int rc = store_open(url, &c->s, e);
 
     if (!rc) {
+        if (c->s->ops->own_checkpoints)
+            c->s->ops->own_checkpoints(c->s);
         pthread_mutex_init(&c->mu, NULL);
         pthread_cond_init(&c->cv, NULL);
         c->tail = &c->head;
