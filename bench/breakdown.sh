@@ -267,7 +267,12 @@ cat >"$OUT/classify.py" <<'EOF'
 import sys, re, collections, json
 
 STAGES = [
-    ("auth: HMAC-SHA256 of the key (OpenSSL)", ["auth_key_hash", "crypto_hmac_sha256"]),
+    ("auth: HMAC-SHA256 of the key (OpenSSL)", ["auth_key_hash", "crypto_hmac_sha256",
+                                                "crypto_hmac_sign"]),
+    ("auth: key cache (generation check + copy)", ["find_key", "store_generation",
+                                                   "s_data_version", "cache_get_into",
+                                                   "cache_put", "store_note_commit"]),
+    ("list answer cache (lookup + copy)", ["cache_get"]),
     ("auth: key + org lookup (SQLite)", ["s_key_auth", "store_key_auth", "read_key", "org_cols"]),
     ("auth: header parse + checks", ["authenticate", "auth_bearer_parse", "auth_key_wellformed",
                                      "auth_scopes_parse", "crypto_equal", "id_is_base62"]),

@@ -437,6 +437,9 @@ static void group_drop(struct group *g)
 static void sync_wal(struct store *s)
 {
     sqlite3_file *f = NULL;
+    const char *file = sqlite3_db_filename(DB(s), "main");
+    if (!file || !*file)
+        return; /* a private in-memory database has no log to sync */
     if (sqlite3_file_control(DB(s), "main", SQLITE_FCNTL_JOURNAL_POINTER, &f) != SQLITE_OK || !f ||
         !f->pMethods || f->pMethods->xSync(f, SQLITE_SYNC_NORMAL) != SQLITE_OK) {
         log_error("store: cannot sync the write-ahead log; stopping to keep acknowledged writes "
