@@ -86,6 +86,10 @@ class AuthTest(ServerTestCase):
         p = s.revoke(kid)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(p.stdout.strip(), "revoked " + kid)
+        # Another process's change is seen within 1 s (the contract; the server looks every
+        # 0.1 s): wait for it, bounded.
+        self.poll(lambda: s.get("/v1/account", key=k).status == 401, "the revoked key refused",
+                  timeout=1.0, step=0.02)
         r = s.get("/v1/account", key=k)
         self.assertError(r, 401, "invalid_api_key")
         r = s.get("/v1/employees", key=k)
@@ -187,6 +191,15 @@ class ScopeTest(ServerTestCase):
 class AccountTest(ServerTestCase):
     server_env = {}
 
+    def seen(self, key, pred):
+        """Until /v1/account shows what 'pred' wants: a change made by the CLI (another process)
+        is seen within 1 s (the contract; the server looks every 0.1 s)."""
+        def shown():
+            r = self.server.get("/v1/account", key=key)
+            return r.status == 200 and pred(r.json)
+        # a step of 0.05 s: at most 20 requests, well inside every tier's burst
+        self.poll(shown, "the CLI's change shown by /v1/account", timeout=1.0, step=0.05)
+
     def _account(self, key):
         r = self.server.get("/v1/account", key=key)
         body = self.assertJson(r, 200)
@@ -251,12 +264,14 @@ class AccountTest(ServerTestCase):
         p = self.server.orgs_update("acct-upd", credits=500)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(p.stdout.split(), ["acct-upd", "starter", "500"])
+        self.seen(key, lambda b: b["credits_remaining"] == 500)
         _, body = self._account(key)
         self.assertEqual(body["credits_remaining"], 500)
         self.assertEqual(body["tier"], "starter")
         p = self.server.orgs_update("acct-upd", tier="manager")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(p.stdout.split(), ["acct-upd", "manager", "500"])
+        self.seen(key, lambda b: b["tier"] == "manager")
         r, body = self._account(key)
         self.assertEqual(body["tier"], "manager")
         self.assertEqual(body["credits_remaining"], 500)
@@ -264,6 +279,7 @@ class AccountTest(ServerTestCase):
         self.assertEqual(r.header("X-RateLimit-Limit"), "300")
         p = self.server.orgs_update("acct-upd", tier="agency", credits=0)
         self.assertEqual(p.stdout.split(), ["acct-upd", "agency", "0"])
+        self.seen(key, lambda b: b["tier"] == "agency")
         _, body = self._account(key)
         self.assertEqual((body["tier"], body["credits_remaining"]), ("agency", 0))
 

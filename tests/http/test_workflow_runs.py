@@ -837,7 +837,8 @@ class WorkflowRunBuiltinTest(RunHelpers, ChatTestCase):
         e = self.emp(key)
         wf = self.make_wf(key, [self.step(e)], trigger={"type": "webhook"})
         self.set_credits(org, 0)
-        self.assertEqual(self.balance(key), 0)
+        # the CLI is another process: its change is seen within 1 s (the contract)
+        self.poll(lambda: self.balance(key) == 0, "the new balance shown", timeout=1.0, step=0.02)
         self.assertError(self.run_req(key, wf["id"], {"input": {"text": "x"}}), 402,
                          "insufficient_credits")
         self.assertError(self.hook(self.hook_path(wf), {"text": "x"}), 402,
@@ -1035,8 +1036,9 @@ class WorkflowRunBuiltinTest(RunHelpers, ChatTestCase):
                                 self.step(e, "respond", "after")])
         p = self.server.orgs_update(org, tier="starter")
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertEqual(self.assertJson(self.server.get("/v1/account", key=key))["tier"],
-                         "starter")
+        # the CLI is another process: its change is seen within 1 s (the contract)
+        self.poll(lambda: self.assertJson(self.server.get("/v1/account", key=key))["tier"]
+                  == "starter", "the new tier shown", timeout=1.0, step=0.02)
         b0 = self.balance(key)
         run = self.start(key, wf["id"], {"text": "hello"})
         run = self.wait_ended(key, wf["id"], run["id"])

@@ -11,6 +11,7 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static const struct store_employee seed[] = {
@@ -556,6 +557,32 @@ static void test_generation(const char *path)
         ok(store_org_update(a, "gen", 1, 5, &org) == 0, "a commit on this handle");
         g2 = store_generation(a);
         ok(g2 != g1, "this handle's own commit moves it");
+        {
+            /* Another process's commit (the CLI's): seen within 100 ms, not 1 s. */
+            pid_t pid = fork();
+            int64_t t0, waited = -1;
+            if (pid == 0) {
+                struct store *c = NULL;
+                struct store_org o;
+                struct err ce;
+                err_clear(&ce);
+                _exit(store_open(path, &c, &ce) || store_org_update(c, "gen", 2, 9, &o) ? 1 : 0);
+            }
+            int st = -1;
+            waitpid(pid, &st, 0);
+            ok(pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "another process committed");
+            t0 = clock_mono_us();
+            while (clock_mono_us() - t0 < 1000000) {
+                if (store_generation(a) != g2) {
+                    waited = clock_mono_us() - t0;
+                    break;
+                }
+                usleep(2000);
+            }
+            ok(waited >= 0 && waited <= 200000, "another process's commit is seen within 0.2 s");
+            if (waited < 0 || waited > 200000)
+                printf("#   waited %lld us\n", (long long)waited);
+        }
         store_close(a);
         store_close(b);
         unlink(path);
