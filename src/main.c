@@ -829,7 +829,7 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
      * they were read from (store_generation()). */
     env.key_mac = crypto_hmac_new(env.secret, AUTH_SECRET_LEN);
     env.keys = cache_new(512, 1024, 512 * 1024);
-    env.lists = cache_new(256, 64 * 1024, 4 * 1024 * 1024);
+    env.answers = cache_new(256, 64 * 1024, 4 * 1024 * 1024);
     if (httpc_new(&env.httpc)) {
         fprintf(stderr, "workforce: cannot start the outbound HTTP client\n");
         goto out;
@@ -924,7 +924,7 @@ out:
     ratelimit_free(env.rl);
     metrics_free(env.metrics);
     cache_free(env.keys);
-    cache_free(env.lists);
+    cache_free(env.answers);
     crypto_hmac_free(env.key_mac);
     store_close(s);
     db_unlock(lock);

@@ -56,16 +56,60 @@ static void write_item(struct jw *w, const struct store_employee *emp)
     jw_str(w, emp->tier);
 }
 
+/*
+ * Answers built from the store alone are kept in the answer cache under 'ckey' (which names the
+ * tenant) for the store generation they were read at: the same request under the same
+ * generation is the same bytes. cached_answer() answers from the cache (true) or returns the
+ * generation to tag a new answer with; respond_cached() finishes the writer, keeps a copy and
+ * answers. Without a cache (tools, tests) both do the plain thing.
+ */
+static bool cached_answer(struct router_req *r, const char *ckey, uint64_t *gen)
+{
+    size_t len;
+    char *body;
+    if (!r->env->answers)
+        return false;
+    *gen = store_generation(r->store);
+    body = cache_get(r->env->answers, ckey, strlen(ckey), *gen, &len);
+    if (!body)
+        return false;
+    router_respond_raw(r, 200, "application/json", body, len);
+    return true;
+}
+
+static int respond_cached(struct router_req *r, struct jw *w, struct buf *b, const char *ckey,
+                          uint64_t gen, struct err *e)
+{
+    size_t len;
+    char *body;
+    if (jw_finish(w)) {
+        buf_cleanup(b);
+        return err_set(e, ERR_INTERNAL, "internal_error", NULL, "response too large");
+    }
+    body = buf_take(b, &len);
+    if (r->env->answers)
+        cache_put(r->env->answers, ckey, strlen(ckey), gen, body, len);
+    router_respond_raw(r, 200, "application/json", body, len);
+    return 0;
+}
+
 /* Answer with the detail object of employee 'id'. */
 static int respond_detail(struct router_req *r, const char *id, struct err *e)
 {
     struct store_employee emp;
     struct store_emp_summary sum;
     int64_t now = clock_now_ms();
+    /* The id comes last: whatever it holds, the key is unambiguous. The day is in the key
+     * because the statistics count today's tasks. */
+    const char *ckey = arena_printf(r->arena, "employee\n%s\n%d\n%lld\n%s", r->tenant.org_id,
+                                    (int)r->tenant.mode, (long long)(now - now % DAY_MS), id);
+    uint64_t gen = 0;
     struct buf b;
     struct jw w;
     int rc;
 
+    if (cached_answer(r, ckey, &gen))
+        return 0;
     rc = store_employee_get(r->store, &r->tenant, id, r->arena, &emp);
     if (rc == ERR_NOT_FOUND)
         return err_set(e, rc, "employee_not_found", "id", "No employee %.60s.", id);
@@ -98,7 +142,7 @@ static int respond_detail(struct router_req *r, const char *id, struct err *e)
     jw_key(&w, "created_at");
     jw_time(&w, emp.created_at);
     jw_obj_end(&w);
-    return router_respond_jw(r, &w, &b, e);
+    return respond_cached(r, &w, &b, ckey, gen, e);
 }
 
 /* GET /v1/employees */
@@ -106,10 +150,8 @@ int api_employees_list(struct router_req *r, struct err *e)
 {
     struct store_emp_filter f = {.status = -1};
     struct store_emp_page page;
-    const char *v, *after, *ckey = NULL;
+    const char *v, *after, *ckey;
     uint64_t gen = 0;
-    char *cached, *body;
-    size_t len;
     struct buf b;
     struct jw w;
     int rc;
@@ -145,20 +187,13 @@ int api_employees_list(struct router_req *r, struct err *e)
         f.after_name = fields[0];
         f.after_id = fields[1];
     }
-    /* The same page under the same generation is the same bytes: answer them again. */
-    if (r->env->lists) {
-        gen = store_generation(r->store);
-        /* Every field but the last is free of newlines (ids, numbers, names from a fixed
-         * list), so the key is unambiguous whatever the cursor holds. */
-        ckey = arena_printf(r->arena, "employees\n%s\n%d\n%u\n%s\n%d\n%s", r->tenant.org_id,
-                            (int)r->tenant.mode, f.limit, f.category ? f.category : "", f.status,
-                            after ? after : "");
-        cached = cache_get(r->env->lists, ckey, strlen(ckey), gen, &len);
-        if (cached) {
-            router_respond_raw(r, 200, "application/json", cached, len);
-            return 0;
-        }
-    }
+    /* Every field but the last is free of newlines (ids, numbers, names from a fixed list),
+     * so the key is unambiguous whatever the cursor holds. */
+    ckey = arena_printf(r->arena, "employees\n%s\n%d\n%u\n%s\n%d\n%s", r->tenant.org_id,
+                        (int)r->tenant.mode, f.limit, f.category ? f.category : "", f.status,
+                        after ? after : "");
+    if (cached_answer(r, ckey, &gen))
+        return 0;
     rc = store_employee_list(r->store, &r->tenant, &f, r->arena, &page);
     if (rc)
         return err_set(e, rc, "internal_error", NULL, "employee list failed");
@@ -185,15 +220,7 @@ int api_employees_list(struct router_req *r, struct err *e)
         jw_null(&w);
     }
     jw_obj_end(&w);
-    if (jw_finish(&w)) {
-        buf_cleanup(&b);
-        return err_set(e, ERR_INTERNAL, "internal_error", NULL, "response too large");
-    }
-    body = buf_take(&b, &len);
-    if (ckey)
-        cache_put(r->env->lists, ckey, strlen(ckey), gen, body, len);
-    router_respond_raw(r, 200, "application/json", body, len);
-    return 0;
+    return respond_cached(r, &w, &b, ckey, gen, e);
 }
 
 /* GET /v1/employees/{id} */

@@ -44,7 +44,7 @@ static void write_cache_counts(const struct router_env *env, struct buf *b)
     const struct {
         const char *name;
         const struct cache *c;
-    } caches[] = {{"keys", env->keys}, {"employee_lists", env->lists}};
+    } caches[] = {{"keys", env->keys}, {"answers", env->answers}};
     const char *what[2] = {"hits", "misses"};
 
     for (int k = 0; k < 2; k++) {

@@ -76,7 +76,7 @@ struct router_env {
     unsigned char secret[AUTH_SECRET_LEN];
     struct crypto_hmac *key_mac; /* HMAC keyed with 'secret', or NULL (then HMAC per call) */
     struct cache *keys;          /* verified keys with their organization, or NULL */
-    struct cache *lists;         /* answers of GET /v1/employees, or NULL */
+    struct cache *answers;       /* answers of GET /v1/employees and /v1/employees/{id}, or NULL */
     int64_t started_ms;
     struct httpc *httpc;
     struct agent_env agent;           /* engines and knowledge search; agent.cfg is cfg */

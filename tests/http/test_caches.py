@@ -82,7 +82,7 @@ class CacheCoherenceTest(ServerTestCase):
     def test_employee_updated_by_cli(self):
         s = self.server
         key = s.create_key("cache-emp", tier="agency")
-        page = self.warm("/v1/employees?limit=50", key, "employee_lists")
+        page = self.warm("/v1/employees?limit=50", key, "answers")
         mgr = [e for e in page["employees"] if e["tier"] == "manager"][0]["id"]
         p = s.cli("employees", "update", mgr, "--tier", "starter")
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -92,10 +92,37 @@ class CacheCoherenceTest(ServerTestCase):
             return [e["tier"] for e in items if e["id"] == mgr] == ["starter"]
         self.within_bound(tier_in_list, "the employee's new tier in the list")
 
+    def test_employee_detail_by_cli_and_by_api(self):
+        s = self.server
+        key = s.create_key("cache-detail", tier="agency", credits=100)
+        emps = s.get("/v1/employees?limit=100", key=key).json["employees"]
+        mgr = [e for e in emps if e["tier"] == "manager"][0]["id"]
+        path = "/v1/employees/" + mgr
+        before = self.warm(path, key, "answers")
+        self.assertEqual(before["tier"], "manager")
+        p = s.cli("employees", "update", mgr, "--tier", "starter")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.within_bound(lambda: s.get(path, key=key).json["tier"] == "starter",
+                          "the employee's new tier in its detail")
+        # this server's own writes: the next answer has them
+        self.warm(path, key, "answers")
+        self.assertJson(s.patch(path, {"description": "Patched"}, key=key))
+        self.assertEqual(s.get(path, key=key).json["description"], "Patched")
+        r = s.post("/v1/chat", {"employee_id": mgr, "message": "hello"}, key=key)
+        self.assertEqual(r.status, 200, r)
+        conv = r.json["conversation_id"]
+        # a rating moves the satisfaction score in the very next answer
+        msg = r.json["id"]
+        self.assertIsNone(before["stats"]["satisfaction_score"])
+        r = s.post("/v1/conversations/%s/messages/%s/feedback" % (conv, msg), {"rating": 4},
+                   key=key)
+        self.assertJson(r)
+        self.assertEqual(s.get(path, key=key).json["stats"]["satisfaction_score"], 4)
+
     def test_own_writes_are_seen_at_once(self):
         s = self.server
         key = s.create_key("cache-own", tier="agency", credits=100)
-        page = self.warm("/v1/employees?limit=100", key, "employee_lists")
+        page = self.warm("/v1/employees?limit=100", key, "answers")
         one = page["employees"][0]["id"]
         r = s.patch("/v1/employees/" + one, {"name": "Renamed By Patch"}, key=key)
         self.assertJson(r)
@@ -142,6 +169,12 @@ class CacheCoherenceTest(ServerTestCase):
             ids = {n: {e["id"] for e in p["employees"]} for n, p in pages.items()}
             self.assertFalse(ids["A live"] & ids["B live"])
             self.assertFalse(ids["A live"] & ids["A test"])
+        # a detail answered (and kept) for its owner is never another tenant's
+        for _ in range(3):
+            self.assertJson(s.get("/v1/employees/" + made["A live"], key=a_live))
+        for other in (a_test, b_live):
+            r = s.get("/v1/employees/" + made["A live"], key=other)
+            self.assertError(r, 404, "employee_not_found", "id")
 
 
 if __name__ == "__main__":

@@ -80,8 +80,9 @@ class TierTest(ServerTestCase):
         # the operator's command line sets it
         p = self.server.cli("employees", "update", mgr, "--tier", "starter")
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertEqual(self.server.get("/v1/employees/" + mgr, key=key).json["tier"],
-                         "starter")
+        # the CLI is another process: its change is seen within 1 s (the contract)
+        self.poll(lambda: self.server.get("/v1/employees/" + mgr, key=key).json["tier"]
+                  == "starter", "the new tier shown", timeout=1.0, step=0.02)
         r = self.server.post("/v1/chat", {"employee_id": mgr, "message": "hi"}, key=key)
         self.assertEqual(r.status, 200, r)
         p = self.server.cli("employees", "update", "emp_" + "Z" * 24, "--tier", "starter")
