@@ -204,7 +204,9 @@ base62 characters. No Authorization header: 401 `missing_api_key`. Anything else
 `invalid_api_key`. A key may carry scopes (`employees:read`, `employees:write`, `chat`,
 `conversations`, `tasks`, `knowledge`, `workflows`, `integrations`); a key without scopes
 has full access; an operation outside the key's scopes gives 403 `permission_denied`. Each
-operation names its scope in `x-workforce-scope`.
+operation names its scope in `x-workforce-scope`. Keys are revoked, and an organization's tier
+and credits set, by the operator's command line: the server applies such a change within 1 s
+(in practice 0.1 s); a change made through this API applies to the very next request.
 
 ## Order of checks
 1. Route match: unknown path 404 `route_not_found`; known path, other method 405

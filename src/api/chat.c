@@ -494,7 +494,9 @@ static int chat(struct router_req *r, struct err *e, bool always_stream)
     begin.user.response_ms = -1;
     begin.user.created_at = now;
     begin.reserve_credit = j->reserved;
-    rc = store_chat_begin(r->store, &r->tenant, &begin);
+    rc = r->env->committer
+             ? store_chat_begin_committed(r->env->committer, r->store, &r->tenant, &begin)
+             : store_chat_begin(r->store, &r->tenant, &begin);
     if (rc == ERR_LIMIT) {
         job_free(j);
         return err_set(e, rc, "insufficient_credits", NULL,

@@ -477,11 +477,13 @@ static void s_own_checkpoints(struct store *s)
     atomic_fetch_add(&ss->group->committers, 1);
 }
 
-/* Off the request path: a checkpoint when the log is long. */
-static void s_maintain(struct store *s)
+/* Off the request path: a checkpoint when the log is long; with jobs waiting, only when it is
+ * twice as long (a stream of jobs must not let it grow without end). */
+static void s_maintain(struct store *s, bool idle)
 {
     struct sqlite_store *ss = (struct sqlite_store *)s;
-    if (ss->group && atomic_load(&ss->group->wal_frames) >= CHECKPOINT_AT) {
+    if (ss->group &&
+        atomic_load(&ss->group->wal_frames) >= (idle ? CHECKPOINT_AT : 2 * CHECKPOINT_AT)) {
         atomic_store(&ss->group->wal_frames, 0);
         sqlite3_wal_checkpoint_v2(ss->db, "main", SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
     }
@@ -489,7 +491,7 @@ static void s_maintain(struct store *s)
 
 /* Run the jobs of 'batch' in one transaction on 's' and commit it; each job's rc is set. The
  * commit itself is made with synchronous=NORMAL (no fsync under the write lock); sync_wal()
- * then makes it durable before any job is told. */
+ * (s_group_sync) then makes it durable before any job that needs it is told. */
 static void group_run(struct store *s, struct store_job *batch)
 {
     int rc = exec(s, "PRAGMA synchronous = NORMAL");
@@ -518,8 +520,12 @@ static void group_run(struct store *s, struct store_job *batch)
         }
     }
     exec(s, "PRAGMA synchronous = FULL");
-    if (!rc)
-        sync_wal(s);
+}
+
+/* After group_run(): make the commit durable (store_group_sync()). */
+static void s_group_sync(struct store *s)
+{
+    sync_wal(s);
 }
 
 static int sync_apply(struct store *s, struct store_job *job)
@@ -536,7 +542,7 @@ static int sync_apply(struct store *s, struct store_job *job)
 static int group_commit(struct store *s, int (*apply)(struct store *s, void *arg), void *arg)
 {
     struct group *g = ((struct sqlite_store *)s)->group;
-    struct sync_job job = {{sync_apply, NULL, 0, NULL}, apply, arg, false};
+    struct sync_job job = {{sync_apply, NULL, false, 0, NULL}, apply, arg, false};
 
     pthread_mutex_lock(&g->mu);
     *g->tail = &job.job;
@@ -560,6 +566,7 @@ static int group_commit(struct store *s, int (*apply)(struct store *s, void *arg
         g->leading = true;
         pthread_mutex_unlock(&g->mu);
         group_run(s, batch);
+        sync_wal(s);
         pthread_mutex_lock(&g->mu);
         g->leading = false;
         while (batch) {
@@ -1461,16 +1468,11 @@ static int take_credits(struct store *s, const char *org_id, int64_t want, int64
  * a power loss before the reply could drop an unanswered message. That halves the fsyncs of a
  * chat call.
  */
-static int s_chat_begin(struct store *s, const struct store_tenant *t,
-                        const struct store_chat_begin *in)
+/* The writes of a chat's start, inside the caller's transaction. ERR_LIMIT: no credit left. */
+static int s_chat_begin_in(struct store *s, const struct store_tenant *t,
+                           const struct store_chat_begin *in)
 {
-    int rc = exec(s, "PRAGMA synchronous = NORMAL");
-    if (!rc)
-        rc = exec(s, "BEGIN IMMEDIATE");
-    if (rc) {
-        exec(s, "PRAGMA synchronous = FULL");
-        return rc;
-    }
+    int rc;
     if (in->reserve_credit) {
         const char *org[] = {t->org_id};
         rc = run(s, "UPDATE orgs SET credits = credits - 1 WHERE id = ?1 AND credits >= 1", org, 1,
@@ -1478,7 +1480,7 @@ static int s_chat_begin(struct store *s, const struct store_tenant *t,
         if (!rc && sqlite3_changes(DB(s)) == 0)
             rc = ERR_LIMIT;
         if (rc)
-            goto rollback;
+            return rc;
     }
     if (in->new_conversation) {
         const struct store_conversation *c = &in->conversation;
@@ -1489,19 +1491,29 @@ static int s_chat_begin(struct store *s, const struct store_tenant *t,
                  " created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6, ?6)",
                  texts, 5, ints, 1);
         if (rc)
-            goto rollback;
+            return rc;
     }
     rc = insert_message(s, t, &in->user);
     if (!rc)
         rc = set_busy(s, t, in->user.employee_id, 1);
+    return rc;
+}
+
+static int s_chat_begin(struct store *s, const struct store_tenant *t,
+                        const struct store_chat_begin *in)
+{
+    int rc = exec(s, "PRAGMA synchronous = NORMAL");
+    if (!rc)
+        rc = exec(s, "BEGIN IMMEDIATE");
+    if (rc) {
+        exec(s, "PRAGMA synchronous = FULL");
+        return rc;
+    }
+    rc = s_chat_begin_in(s, t, in);
     if (!rc)
         rc = exec(s, "COMMIT");
     if (rc)
-        goto rollback;
-    exec(s, "PRAGMA synchronous = FULL");
-    return 0;
-rollback:
-    exec(s, "ROLLBACK");
+        exec(s, "ROLLBACK");
     exec(s, "PRAGMA synchronous = FULL");
     return rc;
 }
@@ -3873,6 +3885,8 @@ static const struct store_ops sqlite_ops = {
     .chat_finish = s_chat_finish,
     .chat_finish_in = s_chat_finish_in,
     .group_apply = group_run,
+    .group_sync = s_group_sync,
+    .chat_begin_in = s_chat_begin_in,
     .own_checkpoints = s_own_checkpoints,
     .maintain = s_maintain,
     .chat_abort = s_chat_abort,

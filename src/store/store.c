@@ -725,8 +725,42 @@ struct store_committer {
     pthread_cond_t cv;
     struct store_job *head, **tail;
     bool stopping;
-    bool stopped; /* the thread is gone: submit applies the job itself */
+    bool stopped;     /* the thread is gone: submit applies the job itself */
+    bool maintaining; /* the thread is checkpointing */
 };
+
+/*
+ * Apply 'batch' in one transaction; tell the lazy jobs once it is committed, flush the log if
+ * any job needs it durable, then tell those. 'done' may free its job: each next is read first.
+ */
+static void apply_and_tell(struct store *s, struct store_job *batch)
+{
+    struct store_job *durable = NULL, **tail = &durable;
+    if (injected()) {
+        for (struct store_job *j = batch; j; j = j->next)
+            j->rc = ERR_STORE;
+    } else {
+        s->ops->group_apply(s, batch);
+    }
+    while (batch) {
+        struct store_job *next = batch->next;
+        if (batch->lazy) {
+            batch->done(batch, batch->rc);
+        } else {
+            batch->next = NULL;
+            *tail = batch;
+            tail = &batch->next;
+        }
+        batch = next;
+    }
+    if (durable && s->ops->group_sync)
+        s->ops->group_sync(s);
+    while (durable) {
+        struct store_job *next = durable->next;
+        durable->done(durable, durable->rc);
+        durable = next;
+    }
+}
 
 static void *commit_loop(void *arg)
 {
@@ -752,15 +786,18 @@ static void *commit_loop(void *arg)
             c->tail = &c->head;
         last->next = NULL;
         pthread_mutex_unlock(&c->mu);
-        store_group_apply(c->s, batch);
-        while (batch) {
-            struct store_job *next = batch->next; /* read first: 'done' may free the job */
-            batch->done(batch, batch->rc);
-            batch = next;
-        }
-        if (c->s->ops->maintain)
-            c->s->ops->maintain(c->s); /* after the answers: no job waits for it */
+        apply_and_tell(c->s, batch);
         pthread_mutex_lock(&c->mu);
+        if (c->s->ops->maintain) {
+            /* After the answers, and while it runs (a checkpoint: 2 to 4 ms) a chat's first
+             * writes are made by its own thread instead (store_chat_begin_committed). */
+            bool idle = !c->head;
+            c->maintaining = true;
+            pthread_mutex_unlock(&c->mu);
+            c->s->ops->maintain(c->s, idle);
+            pthread_mutex_lock(&c->mu);
+            c->maintaining = false;
+        }
     }
     pthread_mutex_unlock(&c->mu);
     return NULL;
@@ -801,9 +838,8 @@ void store_committer_submit(struct store_committer *c, struct store_job *job)
     pthread_mutex_lock(&c->mu);
     if (c->stopped) {
         /* late (shutdown): alone, on this thread; the lock keeps the connection to one user */
-        store_group_apply(c->s, job);
+        apply_and_tell(c->s, job);
         pthread_mutex_unlock(&c->mu);
-        job->done(job, job->rc);
         return;
     }
     *c->tail = job;
@@ -849,4 +885,63 @@ void store_group_apply(struct store *s, struct store_job *batch)
         return;
     }
     s->ops->group_apply(s, batch);
+    if (s->ops->group_sync)
+        s->ops->group_sync(s);
+}
+
+/* A job its submitter waits for. */
+struct waited_job {
+    struct store_job job;
+    const struct store_tenant *t;
+    const struct store_chat_begin *in;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool done;
+};
+
+static int begin_apply(struct store *s, struct store_job *job)
+{
+    struct waited_job *w = (struct waited_job *)job;
+    return s->ops->chat_begin_in(s, w->t, w->in);
+}
+
+static void waited_done(struct store_job *job, int rc)
+{
+    struct waited_job *w = (struct waited_job *)job;
+    (void)rc;
+    pthread_mutex_lock(&w->mu);
+    w->done = true;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* See store.h. */
+int store_chat_begin_committed(struct store_committer *c, struct store *s,
+                               const struct store_tenant *t, const struct store_chat_begin *in)
+{
+    struct waited_job w;
+    bool busy;
+    if (injected())
+        return ERR_STORE;
+    pthread_mutex_lock(&c->mu);
+    busy = c->maintaining || c->stopped;
+    pthread_mutex_unlock(&c->mu);
+    if (busy)
+        return store_chat_begin(s, t, in);
+    memset(&w, 0, sizeof(w));
+    w.job.apply = begin_apply;
+    w.job.done = waited_done;
+    w.job.lazy = true;
+    w.t = t;
+    w.in = in;
+    pthread_mutex_init(&w.mu, NULL);
+    pthread_cond_init(&w.cv, NULL);
+    store_committer_submit(c, &w.job);
+    pthread_mutex_lock(&w.mu);
+    while (!w.done)
+        pthread_cond_wait(&w.cv, &w.mu);
+    pthread_mutex_unlock(&w.mu);
+    pthread_cond_destroy(&w.cv);
+    pthread_mutex_destroy(&w.mu);
+    return w.job.rc;
 }

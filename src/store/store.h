@@ -130,6 +130,7 @@ int store_ping(struct store *s);                                    /* 0 when it
 struct store_job {
     int (*apply)(struct store *s, struct store_job *job);
     void (*done)(struct store_job *job, int rc);
+    bool lazy; /* told once committed, before the flush (what SQLite's synchronous=NORMAL gives) */
     int rc;
     struct store_job *next;
 };
@@ -144,9 +145,15 @@ void store_committer_submit(struct store_committer *c, struct store_job *job);
 void store_committer_stop(struct store_committer *c);
 /* Stop (as above) and close; NULL is a no-op. No submit may come after. */
 void store_committer_free(struct store_committer *c);
-/* Apply the jobs of the list 'batch' in one transaction on 's' (sets each job's rc; calls no
- * 'done'). */
+/* Apply the jobs of the list 'batch' in one transaction on 's' and make it durable (sets each
+ * job's rc; calls no 'done'). */
 void store_group_apply(struct store *s, struct store_job *batch);
+struct store_chat_begin;
+/* store_chat_begin() as a lazy job of the committer, waited for: the chat's first writes join
+ * the writes waiting (and the committer's pages stay warm: it writes every chat's rows). While
+ * the committer checkpoints, the writes are made on 's' (the caller's) instead. */
+int store_chat_begin_committed(struct store_committer *c, struct store *s,
+                               const struct store_tenant *t, const struct store_chat_begin *in);
 
 /* A number that differs from an earlier one whenever the data may have changed since (a commit
  * of this process, or one seen through 's' from another); see store.c. */

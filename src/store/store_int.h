@@ -56,10 +56,15 @@ struct store_ops {
                           const struct store_chat_finish *in, int64_t *charged);
     /* One transaction for the jobs of 'batch', each in a savepoint; sets each job's rc. */
     void (*group_apply)(struct store *s, struct store_job *batch);
+    /* Make what group_apply() committed durable (it commits without a flush). */
+    void (*group_sync)(struct store *s);
+    int (*chat_begin_in)(struct store *s, const struct store_tenant *t,
+                         const struct store_chat_begin *in);
     /* 's' is a committer's: it does the database's upkeep (maintain), the others less of it. */
     void (*own_checkpoints)(struct store *s);
-    /* Upkeep off the request path (SQLite: checkpoint a long log); may be NULL. */
-    void (*maintain)(struct store *s);
+    /* Upkeep off the request path (SQLite: checkpoint a long log); 'idle': no job is waiting
+     * (else only what cannot wait is done). May be NULL. */
+    void (*maintain)(struct store *s, bool idle);
     int (*chat_abort)(struct store *s, const struct store_tenant *t, const char *employee_id,
                       bool refund);
     int (*conversation_get)(struct store *s, const struct store_tenant *t, const char *id,
