@@ -80,17 +80,7 @@ static bool cached_answer(struct router_req *r, const char *ckey, uint64_t *gen)
 static int respond_cached(struct router_req *r, struct jw *w, struct buf *b, const char *ckey,
                           uint64_t gen, struct err *e)
 {
-    size_t len;
-    char *body;
-    if (jw_finish(w)) {
-        buf_cleanup(b);
-        return err_set(e, ERR_INTERNAL, "internal_error", NULL, "response too large");
-    }
-    body = buf_take(b, &len);
-    if (r->env->answers)
-        cache_put(r->env->answers, ckey, strlen(ckey), gen, body, len);
-    router_respond_raw(r, 200, "application/json", body, len);
-    return 0;
+    return router_respond_jw_kept(r, w, b, r->env->answers, ckey, gen, e);
 }
 
 /* Answer with the detail object of employee 'id'. */

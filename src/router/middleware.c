@@ -108,6 +108,14 @@ void router_respond(struct router_req *r, json_t *body)
 /* Answer 200 with what the writer 'w' put in 'b'; 'b' is emptied either way. */
 int router_respond_jw(struct router_req *r, struct jw *w, struct buf *b, struct err *e)
 {
+    return router_respond_jw_kept(r, w, b, NULL, NULL, 0, e);
+}
+
+/* As router_respond_jw(), keeping a copy of the answer in 'c' (NULL: none) under 'key' for
+ * store generation 'gen'. */
+int router_respond_jw_kept(struct router_req *r, struct jw *w, struct buf *b, struct cache *c,
+                           const char *key, uint64_t gen, struct err *e)
+{
     size_t len;
     char *s;
     if (jw_finish(w)) {
@@ -115,6 +123,8 @@ int router_respond_jw(struct router_req *r, struct jw *w, struct buf *b, struct 
         return err_set(e, ERR_INTERNAL, "internal_error", NULL, "response too large");
     }
     s = buf_take(b, &len);
+    if (c)
+        cache_put(c, key, strlen(key), gen, s, len);
     router_respond_raw(r, 200, "application/json", s, len);
     return 0;
 }

@@ -156,6 +156,10 @@ void router_write_more(const struct router_req *r, struct jw *w, bool more, int6
 void router_respond(struct router_req *r, json_t *body); /* status 200 JSON, takes 'body' */
 /* Answer 200 with the JSON written by 'w' into 'b' (taken); ERR_INTERNAL when it did not fit. */
 int router_respond_jw(struct router_req *r, struct jw *w, struct buf *b, struct err *e);
+/* router_respond_jw() keeping a copy in cache 'c' (NULL: none) under 'key' for generation
+ * 'gen'. */
+int router_respond_jw_kept(struct router_req *r, struct jw *w, struct buf *b, struct cache *c,
+                           const char *key, uint64_t gen, struct err *e);
 void router_respond_raw(struct router_req *r, unsigned status, const char *ctype, char *body,
                         size_t len); /* takes 'body' (free()) */
 

@@ -548,21 +548,12 @@ static int group_commit(struct store *s, int (*apply)(struct store *s, void *arg
     *g->tail = &job.job;
     g->tail = &job.job.next;
     while (!job.done) {
-        struct store_job *batch, *last;
-        size_t n = 1;
+        struct store_job *batch;
         if (g->leading) {
             pthread_cond_wait(&g->cv, &g->mu);
             continue;
         }
-        batch = last = g->head;
-        while (last->next && n < GROUP_MAX) {
-            last = last->next;
-            n++;
-        }
-        g->head = last->next;
-        if (!g->head)
-            g->tail = &g->head;
-        last->next = NULL;
+        batch = store_jobs_take(&g->head, &g->tail, GROUP_MAX);
         g->leading = true;
         pthread_mutex_unlock(&g->mu);
         group_run(s, batch);
@@ -1564,18 +1555,26 @@ static int chat_finish_apply(struct store *s, void *arg)
     return rc;
 }
 
-static int s_chat_finish_in(struct store *s, const struct store_tenant *t,
-                            const struct store_chat_finish *in, int64_t *charged)
+/* The writes of a finished reply: inside the caller's transaction, or ('grouped') in one of
+ * their own shared with the replies that finish together (group_commit()). */
+static int finish_reply(struct store *s, const struct store_tenant *t,
+                        const struct store_chat_finish *in, int64_t *charged, bool grouped)
 {
     struct arena a;
     struct chat_finish_job x = {t, in, &a, 0};
     int rc;
 
     arena_init(&a);
-    rc = chat_finish_apply(s, &x);
+    rc = grouped ? group_commit(s, chat_finish_apply, &x) : chat_finish_apply(s, &x);
     arena_cleanup(&a);
     *charged = rc ? 0 : x.charged;
     return rc;
+}
+
+static int s_chat_finish_in(struct store *s, const struct store_tenant *t,
+                            const struct store_chat_finish *in, int64_t *charged)
+{
+    return finish_reply(s, t, in, charged, false);
 }
 
 /* A reply is durable before its client hears of it, and replies that finish together share
@@ -1583,15 +1582,7 @@ static int s_chat_finish_in(struct store *s, const struct store_tenant *t,
 static int s_chat_finish(struct store *s, const struct store_tenant *t,
                          const struct store_chat_finish *in, int64_t *charged)
 {
-    struct arena a;
-    struct chat_finish_job x = {t, in, &a, 0};
-    int rc;
-
-    arena_init(&a);
-    rc = group_commit(s, chat_finish_apply, &x);
-    arena_cleanup(&a);
-    *charged = rc ? 0 : x.charged;
-    return rc;
+    return finish_reply(s, t, in, charged, true);
 }
 
 static int s_chat_abort(struct store *s, const struct store_tenant *t, const char *employee_id,

@@ -762,29 +762,33 @@ static void apply_and_tell(struct store *s, struct store_job *batch)
     }
 }
 
+/* See store_int.h. */
+struct store_job *store_jobs_take(struct store_job **head, struct store_job ***tail, size_t max)
+{
+    struct store_job *batch = *head, *last = *head;
+    for (size_t n = 1; last->next && n < max; n++)
+        last = last->next;
+    *head = last->next;
+    if (!*head)
+        *tail = head;
+    last->next = NULL;
+    return batch;
+}
+
 static void *commit_loop(void *arg)
 {
     struct store_committer *c = arg;
 
     pthread_mutex_lock(&c->mu);
     for (;;) {
-        struct store_job *batch, *last;
-        size_t n = 1;
+        struct store_job *batch;
         while (!c->head && !c->stopping)
             pthread_cond_wait(&c->cv, &c->mu);
         if (!c->head) {
             c->stopped = true; /* under the lock: a later submit applies its job itself */
             break;
         }
-        batch = last = c->head;
-        while (last->next && n < COMMIT_MAX) {
-            last = last->next;
-            n++;
-        }
-        c->head = last->next;
-        if (!c->head)
-            c->tail = &c->head;
-        last->next = NULL;
+        batch = store_jobs_take(&c->head, &c->tail, COMMIT_MAX);
         pthread_mutex_unlock(&c->mu);
         apply_and_tell(c->s, batch);
         pthread_mutex_lock(&c->mu);

@@ -181,6 +181,10 @@ struct store {
     int64_t seen_version; /* data_version when store_generation() last looked */
 };
 
+/* The first 'max' (at least 1) jobs of the non-empty queue 'head'/'tail', as a list of their own;
+ * the queue keeps the rest. */
+struct store_job *store_jobs_take(struct store_job **head, struct store_job ***tail, size_t max);
+
 /* A backend calls this after each commit of this process (store.c, store_generation()). */
 void store_note_commit(void);
 
