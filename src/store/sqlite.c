@@ -59,7 +59,7 @@ struct group;
 struct sqlite_store {
     struct store base;
     sqlite3 *db;
-    struct group *group; /* the group commit of this connection's database file */
+    struct group *group; /* what the connections of this database file share */
     bool checkpoints;    /* this connection checkpoints for the others (s_own_checkpoints) */
     sqlite3_stmt *stmts[Q_COUNT];
     struct text_stmt *texts; /* statements prepared once, by SQL text (cached()) */
@@ -342,35 +342,18 @@ static int tier_index(const unsigned char *v)
  *
  * DESIGN: a durable commit costs one fsync of the WAL, and SQLite has one writer, so N clients
  * whose replies finish together used to wait for N fsyncs in a row (8 concurrent blocking
- * chats: 3.6 ms each over the model call). Here a write that must be durable is a job handed to
- * its database's group: the first thread to arrive while no commit is under way becomes the
- * leader, takes every job waiting (its own included, at most GROUP_MAX), and runs them on its
- * own connection in one transaction, each job in a savepoint (a job that fails is rolled back
- * alone), then commits once: one fsync for all. Only then is each job's thread told its result,
- * so nothing is acknowledged before it is durable. Jobs that arrive during that commit wait for
- * it to end, and one of them leads the next group. A job's apply function therefore runs on
- * whichever connection leads, and must use only that connection and its own argument.
+ * chats: 3.6 ms each over the model call). Writes that must be durable are jobs of the
+ * committer (store.c), which runs the jobs waiting in one transaction here (group_run: each in a
+ * savepoint, so a job that fails is rolled back alone), commits once without a flush under the
+ * write lock, then flushes the log (sync_wal) before any durable job is told.
  *
- * One group per database file in this process (found by the file's name at open); a private
- * database (":memory:") has a group of its own.
+ * The connections of one database file in this process share a struct group (found by the
+ * file's name at open; a private ":memory:" database has one of its own): it holds the log's
+ * length and whether a committer does the checkpoints.
  */
-#define GROUP_MAX 64
-
-/* A job of group_commit(): the caller waits until 'done'. */
-struct sync_job {
-    struct store_job job;
-    int (*apply)(struct store *s, void *arg);
-    void *arg;
-    bool done;
-};
-
 struct group {
     char *path; /* NULL: private, not in the list */
     int refs;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    struct store_job *head, **tail;
-    bool leading;
     _Atomic int wal_frames; /* frames in the log after the last commit of this process */
     _Atomic int committers; /* connections that checkpoint off the request path */
     struct group *next;
@@ -390,9 +373,6 @@ static struct group *group_take(const char *path)
     }
     if (!g || !*path) {
         g = xcalloc(1, sizeof(*g));
-        pthread_mutex_init(&g->mu, NULL);
-        pthread_cond_init(&g->cv, NULL);
-        g->tail = &g->head;
         if (*path) {
             g->path = xstrdup(path);
             g->next = groups;
@@ -421,8 +401,6 @@ static void group_drop(struct group *g)
     pthread_mutex_unlock(&groups_mu);
     if (!last)
         return;
-    pthread_cond_destroy(&g->cv);
-    pthread_mutex_destroy(&g->mu);
     free(g->path);
     free(g);
 }
@@ -528,49 +506,6 @@ static void group_run(struct store *s, struct store_job *batch)
 static void s_group_sync(struct store *s)
 {
     sync_wal(s);
-}
-
-static int sync_apply(struct store *s, struct store_job *job)
-{
-    struct sync_job *x = (struct sync_job *)job;
-    return x->apply(s, x->arg);
-}
-
-/*
- * Apply 'apply(s, arg)' in a durable transaction shared with the other writes waiting for the
- * same database, on whichever connection leads (see DESIGN). Returns the job's own result, given
- * only once the transaction is committed (0) or rolled back (an error).
- */
-static int group_commit(struct store *s, int (*apply)(struct store *s, void *arg), void *arg)
-{
-    struct group *g = ((struct sqlite_store *)s)->group;
-    struct sync_job job = {{sync_apply, NULL, false, 0, NULL}, apply, arg, false};
-
-    pthread_mutex_lock(&g->mu);
-    *g->tail = &job.job;
-    g->tail = &job.job.next;
-    while (!job.done) {
-        struct store_job *batch;
-        if (g->leading) {
-            pthread_cond_wait(&g->cv, &g->mu);
-            continue;
-        }
-        batch = store_jobs_take(&g->head, &g->tail, GROUP_MAX);
-        g->leading = true;
-        pthread_mutex_unlock(&g->mu);
-        group_run(s, batch);
-        sync_wal(s);
-        pthread_mutex_lock(&g->mu);
-        g->leading = false;
-        while (batch) {
-            struct store_job *next = batch->next; /* read first: a done job's owner may go */
-            ((struct sync_job *)batch)->done = true;
-            batch = next;
-        }
-        pthread_cond_broadcast(&g->cv);
-    }
-    pthread_mutex_unlock(&g->mu);
-    return job.job.rc;
 }
 
 /* ---- Lifecycle ---- */
@@ -1557,34 +1492,19 @@ static int chat_finish_apply(struct store *s, void *arg)
     return rc;
 }
 
-/* The writes of a finished reply: inside the caller's transaction, or ('grouped') in one of
- * their own shared with the replies that finish together (group_commit()). */
-static int finish_reply(struct store *s, const struct store_tenant *t,
-                        const struct store_chat_finish *in, int64_t *charged, bool grouped)
+/* The writes of a finished reply, inside the caller's transaction (a committer's job). */
+static int s_chat_finish_in(struct store *s, const struct store_tenant *t,
+                            const struct store_chat_finish *in, int64_t *charged)
 {
     struct arena a;
     struct chat_finish_job x = {t, in, &a, 0};
     int rc;
 
     arena_init(&a);
-    rc = grouped ? group_commit(s, chat_finish_apply, &x) : chat_finish_apply(s, &x);
+    rc = chat_finish_apply(s, &x);
     arena_cleanup(&a);
     *charged = rc ? 0 : x.charged;
     return rc;
-}
-
-static int s_chat_finish_in(struct store *s, const struct store_tenant *t,
-                            const struct store_chat_finish *in, int64_t *charged)
-{
-    return finish_reply(s, t, in, charged, false);
-}
-
-/* A reply is durable before its client hears of it, and replies that finish together share
- * one commit (group_commit()). */
-static int s_chat_finish(struct store *s, const struct store_tenant *t,
-                         const struct store_chat_finish *in, int64_t *charged)
-{
-    return finish_reply(s, t, in, charged, true);
 }
 
 static int s_chat_abort(struct store *s, const struct store_tenant *t, const char *employee_id,
@@ -3875,7 +3795,6 @@ static const struct store_ops sqlite_ops = {
     .employee_stats = s_employee_stats,
     .event_add = s_event_add,
     .chat_begin = s_chat_begin,
-    .chat_finish = s_chat_finish,
     .chat_finish_in = s_chat_finish_in,
     .group_apply = group_run,
     .group_sync = s_group_sync,

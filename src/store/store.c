@@ -271,10 +271,28 @@ int store_chat_finish_in(struct store *s, const struct store_tenant *t,
     WRAP(s->ops->chat_finish_in(s, t, in, charged));
 }
 
+struct finish_job {
+    struct store_job job;
+    const struct store_tenant *t;
+    const struct store_chat_finish *in;
+    int64_t charged;
+};
+
+static int finish_apply(struct store *s, struct store_job *job)
+{
+    struct finish_job *x = (struct finish_job *)job;
+    return s->ops->chat_finish_in(s, x->t, x->in, &x->charged);
+}
+
+/* Store a finished reply in a durable transaction of its own: the committer's path (one job
+ * instead of the jobs waiting), for callers without a committer (tools, tests). */
 int store_chat_finish(struct store *s, const struct store_tenant *t,
                       const struct store_chat_finish *in, int64_t *charged)
 {
-    WRAP(s->ops->chat_finish(s, t, in, charged));
+    struct finish_job x = {{finish_apply, NULL, false, 0, NULL, NULL}, t, in, 0};
+    store_group_apply(s, &x.job);
+    *charged = x.job.rc ? 0 : x.charged;
+    return x.job.rc;
 }
 
 /* End the work of a failed reply; 'refund' gives the reserved credit back. */
@@ -893,25 +911,16 @@ void store_group_apply(struct store *s, struct store_job *batch)
         s->ops->group_sync(s);
 }
 
-/* A job its submitter waits for. */
-struct waited_job {
-    struct store_job job;
-    const struct store_tenant *t;
-    const struct store_chat_begin *in;
+/* What a submitter waiting for its job (store_committer_run) waits on. */
+struct waiter {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     bool done;
 };
 
-static int begin_apply(struct store *s, struct store_job *job)
-{
-    struct waited_job *w = (struct waited_job *)job;
-    return s->ops->chat_begin_in(s, w->t, w->in);
-}
-
 static void waited_done(struct store_job *job, int rc)
 {
-    struct waited_job *w = (struct waited_job *)job;
+    struct waiter *w = job->waiter;
     (void)rc;
     pthread_mutex_lock(&w->mu);
     w->done = true;
@@ -920,10 +929,41 @@ static void waited_done(struct store_job *job, int rc)
 }
 
 /* See store.h. */
+int store_committer_run(struct store_committer *c, struct store_job *job)
+{
+    struct waiter w;
+    memset(&w, 0, sizeof(w));
+    pthread_mutex_init(&w.mu, NULL);
+    pthread_cond_init(&w.cv, NULL);
+    job->done = waited_done;
+    job->waiter = &w;
+    store_committer_submit(c, job);
+    pthread_mutex_lock(&w.mu);
+    while (!w.done)
+        pthread_cond_wait(&w.cv, &w.mu);
+    pthread_mutex_unlock(&w.mu);
+    pthread_cond_destroy(&w.cv);
+    pthread_mutex_destroy(&w.mu);
+    return job->rc;
+}
+
+struct begin_job {
+    struct store_job job;
+    const struct store_tenant *t;
+    const struct store_chat_begin *in;
+};
+
+static int begin_apply(struct store *s, struct store_job *job)
+{
+    struct begin_job *b = (struct begin_job *)job;
+    return s->ops->chat_begin_in(s, b->t, b->in);
+}
+
+/* See store.h. */
 int store_chat_begin_committed(struct store_committer *c, struct store *s,
                                const struct store_tenant *t, const struct store_chat_begin *in)
 {
-    struct waited_job w;
+    struct begin_job b;
     bool busy;
     if (injected())
         return ERR_STORE;
@@ -932,20 +972,10 @@ int store_chat_begin_committed(struct store_committer *c, struct store *s,
     pthread_mutex_unlock(&c->mu);
     if (busy)
         return store_chat_begin(s, t, in);
-    memset(&w, 0, sizeof(w));
-    w.job.apply = begin_apply;
-    w.job.done = waited_done;
-    w.job.lazy = true;
-    w.t = t;
-    w.in = in;
-    pthread_mutex_init(&w.mu, NULL);
-    pthread_cond_init(&w.cv, NULL);
-    store_committer_submit(c, &w.job);
-    pthread_mutex_lock(&w.mu);
-    while (!w.done)
-        pthread_cond_wait(&w.cv, &w.mu);
-    pthread_mutex_unlock(&w.mu);
-    pthread_cond_destroy(&w.cv);
-    pthread_mutex_destroy(&w.mu);
-    return w.job.rc;
+    memset(&b, 0, sizeof(b));
+    b.job.apply = begin_apply;
+    b.job.lazy = true;
+    b.t = t;
+    b.in = in;
+    return store_committer_run(c, &b.job);
 }

@@ -125,7 +125,7 @@ int store_ping(struct store *s);                                    /* 0 when it
  * makes its changes inside a transaction shared with the other jobs waiting (each in a savepoint
  * of its own, so a job that fails is undone alone), and 'done' is called once that transaction
  * is committed (rc 0) or rolled back (rc), on the committer's thread. The job is the caller's
- * until 'done' is called; 'rc' and 'next' are the committer's.
+ * until 'done' is called; 'rc', 'next' and 'waiter' are the committer's.
  */
 struct store_job {
     int (*apply)(struct store *s, struct store_job *job);
@@ -133,6 +133,7 @@ struct store_job {
     bool lazy; /* told once committed, before the flush (what SQLite's synchronous=NORMAL gives) */
     int rc;
     struct store_job *next;
+    void *waiter; /* store_committer_run's */
 };
 struct store_committer;
 /* A committer with its own connection to 'url' and its own thread; '*out' is the caller's
@@ -140,6 +141,8 @@ struct store_committer;
 int store_committer_new(const char *url, struct store_committer **out, struct err *e);
 /* Queue 'job'; it is applied with the jobs waiting with it, in one transaction and one fsync. */
 void store_committer_submit(struct store_committer *c, struct store_job *job);
+/* Submit 'job' (its 'done' is set here) and wait for it; its rc. */
+int store_committer_run(struct store_committer *c, struct store_job *job);
 /* Apply and answer what is queued and stop the thread; a job submitted later is applied on the
  * submitting thread, alone. NULL or a second call is a no-op. */
 void store_committer_stop(struct store_committer *c);

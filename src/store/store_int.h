@@ -50,8 +50,6 @@ struct store_ops {
     int (*event_add)(struct store *s, const struct store_tenant *t, const struct store_event *ev);
     int (*chat_begin)(struct store *s, const struct store_tenant *t,
                       const struct store_chat_begin *in);
-    int (*chat_finish)(struct store *s, const struct store_tenant *t,
-                       const struct store_chat_finish *in, int64_t *charged);
     int (*chat_finish_in)(struct store *s, const struct store_tenant *t,
                           const struct store_chat_finish *in, int64_t *charged);
     /* One transaction for the jobs of 'batch', each in a savepoint; sets each job's rc. */

@@ -589,8 +589,10 @@ static void test_generation(const char *path)
     }
 }
 
-/* Replies finished from many connections at once (group commit): every one that is
- * acknowledged is there, each charged once, and a reply that fails is undone alone. */
+/* Replies finished from many threads at once through one committer (group commit), as the
+ * server does: every one that is acknowledged is there, each charged once, and a reply that
+ * fails is undone alone, whatever group it shared. Odd threads finish through the committer,
+ * even ones in a transaction of their own (store_chat_finish), both at once. */
 #define GC_THREADS 8
 #define GC_EACH 25
 
@@ -598,10 +600,39 @@ struct gc_worker {
     const char *path;
     const char *org_id;
     const char *emp_id;
+    struct store_committer *committer;
     int n;
     int ok;     /* finishes acknowledged */
     int failed; /* the deliberate failure was refused */
 };
+
+/* A finish handed to the committer, waited for. */
+struct gc_job {
+    struct store_job job;
+    const struct store_tenant *t;
+    const struct store_chat_finish *fin;
+    int64_t charged;
+};
+
+static int gc_apply(struct store *s, struct store_job *job)
+{
+    struct gc_job *x = (struct gc_job *)job;
+    return store_chat_finish_in(s, x->t, x->fin, &x->charged);
+}
+
+static int gc_finish(struct store_committer *c, const struct store_tenant *t,
+                     const struct store_chat_finish *fin, int64_t *charged)
+{
+    struct gc_job x;
+    int rc;
+    memset(&x, 0, sizeof(x));
+    x.job.apply = gc_apply;
+    x.t = t;
+    x.fin = fin;
+    rc = store_committer_run(c, &x.job);
+    *charged = rc ? 0 : x.charged;
+    return rc;
+}
 
 static void *gc_run(void *arg)
 {
@@ -618,6 +649,7 @@ static void *gc_run(void *arg)
         struct store_chat_begin b;
         struct store_chat_finish fin;
         int64_t charged = 0;
+        int rc;
         bool dup = i == GC_EACH; /* the last one reuses its user message's id: it must fail */
         snprintf(conv, sizeof(conv), "conv_gc%02d%03dxxxxxxxxxxxxxxxxx", w->n, i);
         snprintf(user, sizeof(user), "msg_gcu%02d%03dxxxxxxxxxxxxxxxxx", w->n, i);
@@ -633,7 +665,9 @@ static void *gc_run(void *arg)
         fin.reply = (struct store_message){
             dup ? user : reply, conv, w->emp_id, "assistant", "hello", "[]", 2, 1, 1, 5, 200, 0};
         fin.charge = true;
-        if (store_chat_finish(s, &t, &fin, &charged) == 0) {
+        rc = w->n % 2 ? gc_finish(w->committer, &t, &fin, &charged)
+                      : store_chat_finish(s, &t, &fin, &charged);
+        if (rc == 0) {
             if (!dup && charged == 2)
                 w->ok++;
         } else if (dup) {
@@ -657,6 +691,7 @@ static void test_group_commit(const char *path)
         struct store_employee emp;
         struct gc_worker w[GC_THREADS];
         pthread_t th[GC_THREADS];
+        struct store_committer *committer = NULL;
         struct arena a;
         struct err e;
         int ok_total = 0, failed_total = 0;
@@ -669,8 +704,9 @@ static void test_group_commit(const char *path)
            "a file database with an organization of 1000 credits");
         snprintf(t.org_id, sizeof(t.org_id), "%s", org.id);
         store_employee_list(s, &t, &f, &a, &p);
+        ok(store_committer_new(path, &committer, &e) == 0, "a committer on the same file");
         for (int i = 0; i < GC_THREADS; i++) {
-            w[i] = (struct gc_worker){path, org.id, p.items[0].id, i, 0, 0};
+            w[i] = (struct gc_worker){path, org.id, p.items[0].id, committer, i, 0, 0};
             pthread_create(&th[i], NULL, gc_run, &w[i]);
         }
         for (int i = 0; i < GC_THREADS; i++) {
@@ -678,6 +714,7 @@ static void test_group_commit(const char *path)
             ok_total += w[i].ok;
             failed_total += w[i].failed;
         }
+        store_committer_free(committer);
         is_int(ok_total, GC_THREADS * GC_EACH, "every good reply acknowledged");
         is_int(failed_total, GC_THREADS, "every bad reply refused");
         store_org_get(s, org.id, &after);
