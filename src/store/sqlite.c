@@ -31,14 +31,9 @@ extern const char *const store_sqlite_migrations[];
 extern const size_t store_sqlite_migrations_count;
 
 enum slot {
-    Q_ORG_BY_SLUG,
-    Q_ORG_BY_ID,
-    Q_KEY_FIND,
-    Q_KEY_AUTH,
     Q_EMP_GET,
     Q_EMP_LIST,
     Q_EMP_COUNT,
-    Q_EMP_INSERT,
     Q_EVENT_INSERT,
     Q_EMP_SUMMARY,
     Q_BEGIN,
@@ -126,21 +121,12 @@ static enum store_mode mode_from_name(const unsigned char *v)
 {
     return v && strcmp((const char *)v, "test") == 0 ? STORE_TEST : STORE_LIVE;
 }
-static const char *const tier_names[] = {"starter", "manager", "agency"};
 
 #define EMP_COLS                                                                                   \
     "id, name, role, category, tier, capabilities, description, instructions, model, "             \
     "CASE WHEN disabled THEN 2 WHEN busy > 0 THEN 1 ELSE 0 END, created_at, updated_at"
 
 static const char *const sql_text[Q_COUNT] = {
-    [Q_ORG_BY_SLUG] = "SELECT id, slug, tier, credits, created_at FROM orgs WHERE slug = ?1",
-    [Q_ORG_BY_ID] = "SELECT id, slug, tier, credits, created_at FROM orgs WHERE id = ?1",
-    [Q_KEY_FIND] = "SELECT id, org_id, mode, hash, last4, scopes, created_at, "
-                   "coalesce(expires_at, 0), coalesce(revoked_at, 0) FROM api_keys WHERE hash = ?1",
-    [Q_KEY_AUTH] = "SELECT k.id, k.org_id, k.mode, k.hash, k.last4, k.scopes, k.created_at,"
-                   " coalesce(k.expires_at, 0), coalesce(k.revoked_at, 0), o.id, o.slug, o.tier,"
-                   " o.credits, o.created_at FROM api_keys k JOIN orgs o ON o.id = k.org_id"
-                   " WHERE k.hash = ?1",
     [Q_EMP_GET] = "SELECT " EMP_COLS " FROM employees WHERE org_id = ?1 AND mode = ?2 AND id = ?3",
     [Q_EMP_LIST] =
         "SELECT " EMP_COLS " FROM employees WHERE org_id = ?1 AND mode = ?2"
@@ -152,11 +138,6 @@ static const char *const sql_text[Q_COUNT] = {
         "SELECT count(*) FROM employees WHERE org_id = ?1 AND mode = ?2"
         " AND (?3 IS NULL OR category = ?3)"
         " AND (?4 < 0 OR (CASE WHEN disabled THEN 2 WHEN busy > 0 THEN 1 ELSE 0 END) = ?4)",
-    [Q_EMP_INSERT] =
-        "INSERT INTO employees (id, org_id, mode, name, role, category, tier,"
-        " capabilities, description, instructions, model, disabled, busy, created_at,"
-        " updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 0, ?13,"
-        " ?13)",
     [Q_EVENT_INSERT] = "INSERT INTO employee_events (org_id, mode, employee_id, kind, at,"
                        " response_ms, credits, value, conversation_id) VALUES (?1, ?2, ?3, ?4, ?5,"
                        " ?6, ?7, ?8, ?9)",
@@ -213,27 +194,68 @@ static const enum slot tx_slots[] = {Q_BEGIN,    Q_BEGIN_IMMEDIATE, Q_COMMIT,
 
 /*
  * The statement of 'sql', prepared once per connection and kept by its text, reset and with no
- * bindings; NULL on failure (logged). Give it back with release(st, *owned) before the same text
- * is used again. '*owned' is true only when the table is half full (never expected: the texts are
- * this file's literals, about 150): the statement was compiled for this use alone. Compiling the
- * chat path's statements on every call was 18% of its CPU (docs/performance.md).
+ * bindings; NULL on failure (logged). Give it back with release(st, *owned) (or the driver's
+ * done()) before the same text is used again. '*owned' is true only when the table is half full
+ * (never expected: the texts are literals of the store's files, about 150): the statement was
+ * compiled for this use alone. Compiling the chat path's statements on every call was 18% of
+ * its CPU (docs/performance.md). The text may use PostgreSQL's $1 .. $n (driver.h): they are
+ * read as ?1 .. ?n.
  */
+struct sq_stmt {
+    struct db_stmt base;
+    sqlite3_stmt *st;
+    bool owned;
+};
+
 struct text_stmt {
     uint64_t hash;
     char *sql;
-    sqlite3_stmt *st;
+    struct sq_stmt q;
 };
 
 #define TEXT_STMTS 512 /* open addressing, at most half full */
 
-static sqlite3_stmt *cached(struct store *s, const char *sql, bool *owned)
+static const struct db_driver sqlite_driver;
+
+/* 'sql' with each $N outside quotes written ?N; the caller frees it. */
+static char *numbered(const char *sql)
+{
+    char *out = xstrdup(sql);
+    char quote = 0;
+    for (char *p = out; *p; p++) {
+        if (quote) {
+            if (*p == quote)
+                quote = 0;
+        } else if (*p == '\'' || *p == '"') {
+            quote = *p;
+        } else if (*p == '$' && p[1] >= '0' && p[1] <= '9') {
+            *p = '?';
+        }
+    }
+    return out;
+}
+
+static sqlite3_stmt *compile(struct store *s, const char *sql, bool persistent)
+{
+    sqlite3_stmt *st = NULL;
+    char *text = strchr(sql, '$') ? numbered(sql) : NULL;
+    if (sqlite3_prepare_v3(DB(s), text ? text : sql, -1, persistent ? SQLITE_PREPARE_PERSISTENT : 0,
+                           &st, NULL) != SQLITE_OK) {
+        fail(s, sql);
+        sqlite3_finalize(st);
+        st = NULL;
+    }
+    free(text);
+    return st;
+}
+
+static struct sq_stmt *lookup(struct store *s, const char *sql)
 {
     struct sqlite_store *ss = (struct sqlite_store *)s;
     uint64_t h = 0xcbf29ce484222325ULL;
-    sqlite3_stmt *st = NULL;
+    sqlite3_stmt *st;
     size_t i;
 
-    *owned = false;
     for (const unsigned char *p = (const unsigned char *)sql; *p; p++)
         h = (h ^ *p) * 0x100000001b3ULL;
     if (!ss->texts)
@@ -241,26 +263,39 @@ static sqlite3_stmt *cached(struct store *s, const char *sql, bool *owned)
     for (i = h % TEXT_STMTS; ss->texts[i].sql; i = (i + 1) % TEXT_STMTS) {
         struct text_stmt *ts = &ss->texts[i];
         if (ts->hash == h && strcmp(ts->sql, sql) == 0) {
-            sqlite3_clear_bindings(ts->st);
-            return ts->st;
+            sqlite3_clear_bindings(ts->q.st);
+            return &ts->q;
         }
     }
     if (ss->ntexts >= TEXT_STMTS / 2) {
-        *owned = true;
-        if (sqlite3_prepare_v2(ss->db, sql, -1, &st, NULL) != SQLITE_OK) {
-            fail(s, sql);
-            sqlite3_finalize(st);
+        struct sq_stmt *q;
+        st = compile(s, sql, false);
+        if (!st)
             return NULL;
-        }
-        return st;
+        q = xcalloc(1, sizeof(*q));
+        *q = (struct sq_stmt){{&sqlite_driver}, st, true};
+        return q;
     }
-    if (sqlite3_prepare_v3(ss->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK) {
-        fail(s, sql);
-        sqlite3_finalize(st);
+    st = compile(s, sql, true);
+    if (!st)
         return NULL;
-    }
-    ss->texts[i] = (struct text_stmt){h, xstrdup(sql), st};
+    ss->texts[i] = (struct text_stmt){h, xstrdup(sql), {{&sqlite_driver}, st, false}};
     ss->ntexts++;
+    return &ss->texts[i].q;
+}
+
+static sqlite3_stmt *cached(struct store *s, const char *sql, bool *owned)
+{
+    struct sq_stmt *q = lookup(s, sql);
+    sqlite3_stmt *st;
+    *owned = false;
+    if (!q)
+        return NULL;
+    st = q->st;
+    if (q->owned) {
+        *owned = true;
+        free(q);
+    }
     return st;
 }
 
@@ -327,15 +362,6 @@ static const char *arena_col(struct arena *a, sqlite3_stmt *st, int col)
     if (!v)
         return NULL;
     return arena_strndup(a, (const char *)v, (size_t)sqlite3_column_bytes(st, col));
-}
-
-static int tier_index(const unsigned char *v)
-{
-    for (int i = 0; i < 3; i++) {
-        if (v && strcmp((const char *)v, tier_names[i]) == 0)
-            return i;
-    }
-    return 0;
 }
 
 /* ---- Group commit ----
@@ -516,7 +542,7 @@ static void s_close(struct store *s)
     for (int i = 0; i < Q_COUNT; i++)
         sqlite3_finalize(ss->stmts[i]);
     for (size_t i = 0; ss->texts && i < TEXT_STMTS; i++) {
-        sqlite3_finalize(ss->texts[i].st);
+        sqlite3_finalize(ss->texts[i].q.st);
         free(ss->texts[i].sql);
     }
     free(ss->texts);
@@ -675,310 +701,6 @@ static int s_reset_busy(struct store *s)
                    " DELETE FROM idempotency_keys WHERE state = 0");
 }
 
-/* ---- Organizations and keys ---- */
-
-/* The five org columns starting at column 'col' of the current row. */
-static void org_cols(sqlite3_stmt *st, int col, struct store_org *out)
-{
-    memset(out, 0, sizeof(*out));
-    copy_col(st, col, out->id, sizeof(out->id));
-    copy_col(st, col + 1, out->slug, sizeof(out->slug));
-    out->tier = tier_index(sqlite3_column_text(st, col + 2));
-    out->credits = sqlite3_column_int64(st, col + 3);
-    out->created_at = sqlite3_column_int64(st, col + 4);
-}
-
-static int read_org(struct store *s, enum slot slot, const char *v, struct store_org *out)
-{
-    sqlite3_stmt *st = stmt(s, slot);
-    int rc;
-    if (!st)
-        return ERR_STORE;
-    sqlite3_bind_text(st, 1, v, -1, SQLITE_STATIC);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_DONE)
-        return ERR_NOT_FOUND;
-    if (rc != SQLITE_ROW)
-        return fail(s, "read org");
-    org_cols(st, 0, out);
-    sqlite3_reset(st);
-    return 0;
-}
-
-static int s_org_get_by_slug(struct store *s, const char *slug, struct store_org *out)
-{
-    return read_org(s, Q_ORG_BY_SLUG, slug, out);
-}
-
-static int s_org_get(struct store *s, const char *id, struct store_org *out)
-{
-    return read_org(s, Q_ORG_BY_ID, id, out);
-}
-
-static int insert_employee(struct store *s, const struct store_tenant *t,
-                           const struct store_employee *emp)
-{
-    sqlite3_stmt *st = stmt(s, Q_EMP_INSERT);
-    if (!st)
-        return ERR_STORE;
-    sqlite3_bind_text(st, 1, emp->id, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, t->org_id, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 3, mode_names[t->mode], -1, SQLITE_STATIC);
-    bind_text(st, 4, emp->name);
-    bind_text(st, 5, emp->role);
-    bind_text(st, 6, emp->category);
-    bind_text(st, 7, emp->tier);
-    bind_text(st, 8, emp->capabilities ? emp->capabilities : "[]");
-    bind_text(st, 9, emp->description ? emp->description : "");
-    bind_text(st, 10, emp->instructions ? emp->instructions : "");
-    bind_text(st, 11, emp->model);
-    sqlite3_bind_int(st, 12, emp->status == STORE_EMP_OFFLINE);
-    sqlite3_bind_int64(st, 13, emp->created_at);
-    if (sqlite3_step(st) != SQLITE_DONE)
-        return fail(s, "insert employee");
-    sqlite3_reset(st);
-    return 0;
-}
-
-static int s_org_create(struct store *s, const char *slug, int tier, int64_t credits,
-                        const struct store_employee *seed, size_t nseed, struct store_org *out,
-                        struct err *e)
-{
-    sqlite3_stmt *st = NULL;
-    struct store_org org;
-    int64_t now = clock_now_ms();
-    int rc;
-
-    memset(&org, 0, sizeof(org));
-    rc = exec(s, "BEGIN IMMEDIATE");
-    if (rc)
-        return rc;
-    if (read_org(s, Q_ORG_BY_SLUG, slug, &org) == 0) {
-        rc = err_set(e, ERR_CONFLICT, "invalid_request", "org", "the organization exists");
-        goto rollback;
-    }
-    rc = id_new("org", org.id, sizeof(org.id));
-    if (rc)
-        goto rollback;
-    snprintf(org.slug, sizeof(org.slug), "%s", slug);
-    org.tier = tier;
-    org.credits = credits;
-    org.created_at = now;
-    if (sqlite3_prepare_v2(DB(s),
-                           "INSERT INTO orgs (id, slug, tier, credits, created_at, updated_at)"
-                           " VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
-                           -1, &st, NULL) != SQLITE_OK) {
-        rc = fail(s, "prepare org insert");
-        goto rollback;
-    }
-    sqlite3_bind_text(st, 1, org.id, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, org.slug, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 3, tier_names[tier], -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 4, credits);
-    sqlite3_bind_int64(st, 5, now);
-    if (sqlite3_step(st) != SQLITE_DONE) {
-        rc = fail(s, "insert org");
-        goto rollback;
-    }
-    for (int mode = 0; mode < 2; mode++) {
-        struct store_tenant t;
-        snprintf(t.org_id, sizeof(t.org_id), "%s", org.id);
-        t.mode = (enum store_mode)mode;
-        for (size_t i = 0; i < nseed; i++) {
-            struct store_employee emp = seed[i];
-            char id[ID_MAX];
-            rc = id_new("emp", id, sizeof(id));
-            if (rc)
-                goto rollback;
-            emp.id = id;
-            emp.created_at = now;
-            rc = insert_employee(s, &t, &emp);
-            if (rc)
-                goto rollback;
-        }
-    }
-    rc = exec(s, "COMMIT");
-    if (rc)
-        goto rollback;
-    sqlite3_finalize(st);
-    *out = org;
-    return 0;
-rollback:
-    sqlite3_finalize(st);
-    exec(s, "ROLLBACK");
-    return rc;
-}
-
-static int s_org_update(struct store *s, const char *slug, int tier, int64_t credits,
-                        struct store_org *out)
-{
-    sqlite3_stmt *st = NULL;
-    int rc;
-
-    if (sqlite3_prepare_v2(DB(s),
-                           "UPDATE orgs SET tier = coalesce(?2, tier), credits = coalesce(?3,"
-                           " credits), updated_at = ?4 WHERE slug = ?1",
-                           -1, &st, NULL) != SQLITE_OK)
-        return fail(s, "prepare org update");
-    sqlite3_bind_text(st, 1, slug, -1, SQLITE_STATIC);
-    if (tier >= 0)
-        sqlite3_bind_text(st, 2, tier_names[tier], -1, SQLITE_STATIC);
-    if (credits >= 0)
-        sqlite3_bind_int64(st, 3, credits);
-    sqlite3_bind_int64(st, 4, clock_now_ms());
-    rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(s, "update org");
-    sqlite3_finalize(st);
-    if (rc)
-        return rc;
-    if (sqlite3_changes(DB(s)) == 0)
-        return ERR_NOT_FOUND;
-    return read_org(s, Q_ORG_BY_SLUG, slug, out);
-}
-
-static int s_employee_set_tier(struct store *s, const char *id, const char *tier)
-{
-    sqlite3_stmt *st = NULL;
-    int rc;
-
-    if (sqlite3_prepare_v2(DB(s), "UPDATE employees SET tier = ?2, updated_at = ?3 WHERE id = ?1",
-                           -1, &st, NULL) != SQLITE_OK)
-        return fail(s, "prepare employee tier");
-    sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, tier, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 3, clock_now_ms());
-    rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(s, "update employee tier");
-    sqlite3_finalize(st);
-    if (!rc && sqlite3_changes(DB(s)) == 0)
-        rc = ERR_NOT_FOUND;
-    return rc;
-}
-
-static int s_key_create(struct store *s, const struct store_key *k)
-{
-    sqlite3_stmt *st = NULL;
-    int rc;
-    if (sqlite3_prepare_v2(
-            DB(s),
-            "INSERT INTO api_keys (id, org_id, mode, hash, last4, scopes, created_at,"
-            " expires_at, revoked_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, NULL)",
-            -1, &st, NULL) != SQLITE_OK)
-        return fail(s, "prepare key insert");
-    sqlite3_bind_text(st, 1, k->id, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, k->org_id, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 3, mode_names[k->mode], -1, SQLITE_STATIC);
-    sqlite3_bind_blob(st, 4, k->hash, sizeof(k->hash), SQLITE_STATIC);
-    sqlite3_bind_text(st, 5, k->last4, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 6, k->scopes, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 7, k->created_at);
-    if (k->expires_at)
-        sqlite3_bind_int64(st, 8, k->expires_at);
-    rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(s, "insert key");
-    sqlite3_finalize(st);
-    return rc;
-}
-
-static void read_key(sqlite3_stmt *st, struct store_key *out)
-{
-    const void *h = sqlite3_column_blob(st, 3);
-    memset(out, 0, sizeof(*out));
-    copy_col(st, 0, out->id, sizeof(out->id));
-    copy_col(st, 1, out->org_id, sizeof(out->org_id));
-    out->mode = mode_from_name(sqlite3_column_text(st, 2));
-    if (h && sqlite3_column_bytes(st, 3) == (int)sizeof(out->hash))
-        memcpy(out->hash, h, sizeof(out->hash));
-    copy_col(st, 4, out->last4, sizeof(out->last4));
-    copy_col(st, 5, out->scopes, sizeof(out->scopes));
-    out->created_at = sqlite3_column_int64(st, 6);
-    out->expires_at = sqlite3_column_int64(st, 7);
-    out->revoked_at = sqlite3_column_int64(st, 8);
-}
-
-static int s_key_find(struct store *s, const unsigned char hash[32], struct store_key *out)
-{
-    sqlite3_stmt *st = stmt(s, Q_KEY_FIND);
-    int rc;
-    if (!st)
-        return ERR_STORE;
-    sqlite3_bind_blob(st, 1, hash, 32, SQLITE_STATIC);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_DONE)
-        return ERR_NOT_FOUND;
-    if (rc != SQLITE_ROW)
-        return fail(s, "find key");
-    read_key(st, out);
-    sqlite3_reset(st);
-    return 0;
-}
-
-static int s_key_auth(struct store *s, const unsigned char hash[32], struct store_key *key,
-                      struct store_org *org)
-{
-    sqlite3_stmt *st = stmt(s, Q_KEY_AUTH);
-    int rc;
-    if (!st)
-        return ERR_STORE;
-    sqlite3_bind_blob(st, 1, hash, 32, SQLITE_STATIC);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_DONE) {
-        sqlite3_reset(st);
-        return ERR_NOT_FOUND;
-    }
-    if (rc != SQLITE_ROW)
-        return fail(s, "key auth");
-    read_key(st, key);
-    org_cols(st, 9, org);
-    sqlite3_reset(st);
-    return 0;
-}
-
-static int s_key_list(struct store *s, const char *org_id, struct arena *a, struct store_key **out,
-                      size_t *n)
-{
-    sqlite3_stmt *st = NULL;
-    size_t cap = 16, len = 0;
-    struct store_key *v = arena_alloc(a, cap * sizeof(*v));
-    int rc;
-
-    if (sqlite3_prepare_v2(DB(s),
-                           "SELECT id, org_id, mode, hash, last4, scopes, created_at,"
-                           " coalesce(expires_at, 0), coalesce(revoked_at, 0) FROM api_keys"
-                           " WHERE org_id = ?1 ORDER BY created_at, id",
-                           -1, &st, NULL) != SQLITE_OK)
-        return fail(s, "prepare key list");
-    sqlite3_bind_text(st, 1, org_id, -1, SQLITE_STATIC);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (len == cap) {
-            struct store_key *nv = arena_alloc(a, 2 * cap * sizeof(*v));
-            memcpy(nv, v, len * sizeof(*v));
-            v = nv;
-            cap *= 2;
-        }
-        read_key(st, &v[len++]);
-    }
-    rc = rc == SQLITE_DONE ? 0 : fail(s, "list keys");
-    sqlite3_finalize(st);
-    *out = v;
-    *n = len;
-    return rc;
-}
-
-static int s_key_revoke(struct store *s, const char *key_id, int64_t now)
-{
-    sqlite3_stmt *st = NULL;
-    int rc;
-    if (sqlite3_prepare_v2(
-            DB(s), "UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?2) WHERE id = ?1", -1,
-            &st, NULL) != SQLITE_OK)
-        return fail(s, "prepare revoke");
-    sqlite3_bind_text(st, 1, key_id, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 2, now);
-    rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(s, "revoke key");
-    sqlite3_finalize(st);
-    if (!rc && sqlite3_changes(DB(s)) == 0)
-        rc = ERR_NOT_FOUND;
-    return rc;
-}
-
 /* ---- Employees ---- */
 
 static void read_employee(sqlite3_stmt *st, struct arena *a, struct store_employee *out)
@@ -1082,7 +804,7 @@ static int s_employee_get(struct store *s, const struct store_tenant *t, const c
 static int s_employee_create(struct store *s, const struct store_tenant *t,
                              const struct store_employee *emp)
 {
-    return insert_employee(s, t, emp);
+    return employees_insert(s, t, emp);
 }
 
 static int s_employee_update(struct store *s, const struct store_tenant *t, const char *id,
@@ -3768,6 +3490,147 @@ static int s_delivery_note(struct store *s, const struct store_tenant *t, const 
     return rc;
 }
 
+/* ---- The driver (driver.h) ---- */
+
+#define SQ(st) ((struct sq_stmt *)(st))
+
+static struct db_stmt *d_prepare(struct store *s, const char *sql)
+{
+    struct sq_stmt *q = lookup(s, sql);
+    return q ? &q->base : NULL;
+}
+
+static void d_bind_null(struct db_stmt *st, int i)
+{
+    sqlite3_bind_null(SQ(st)->st, i);
+}
+
+static void d_bind_int64(struct db_stmt *st, int i, int64_t v)
+{
+    sqlite3_bind_int64(SQ(st)->st, i, v);
+}
+
+static void d_bind_double(struct db_stmt *st, int i, double v)
+{
+    sqlite3_bind_double(SQ(st)->st, i, v);
+}
+
+static void d_bind_text(struct db_stmt *st, int i, const char *v, size_t len)
+{
+    if (!v)
+        sqlite3_bind_null(SQ(st)->st, i);
+    else
+        sqlite3_bind_text(SQ(st)->st, i, v, len == (size_t)-1 ? -1 : (int)len, SQLITE_STATIC);
+}
+
+static void d_bind_blob(struct db_stmt *st, int i, const void *v, size_t len)
+{
+    if (!v)
+        sqlite3_bind_null(SQ(st)->st, i);
+    else
+        sqlite3_bind_blob(SQ(st)->st, i, v, (int)len, SQLITE_STATIC);
+}
+
+static int d_step(struct db_stmt *st, bool *row)
+{
+    sqlite3_stmt *q = SQ(st)->st;
+    int rc = sqlite3_step(q);
+    *row = rc == SQLITE_ROW;
+    if (rc == SQLITE_ROW || rc == SQLITE_DONE)
+        return 0;
+    switch (sqlite3_extended_errcode(sqlite3_db_handle(q))) {
+    case SQLITE_CONSTRAINT_UNIQUE:
+    case SQLITE_CONSTRAINT_PRIMARYKEY:
+    case SQLITE_CONSTRAINT_CHECK:
+        return ERR_CONFLICT;
+    default:
+        log_error("store: %s: %s", sqlite3_sql(q), sqlite3_errmsg(sqlite3_db_handle(q)));
+        return ERR_STORE;
+    }
+}
+
+static bool d_is_null(struct db_stmt *st, int col)
+{
+    return sqlite3_column_type(SQ(st)->st, col) == SQLITE_NULL;
+}
+
+static int64_t d_col_int64(struct db_stmt *st, int col)
+{
+    return sqlite3_column_int64(SQ(st)->st, col);
+}
+
+static double d_col_double(struct db_stmt *st, int col)
+{
+    return sqlite3_column_double(SQ(st)->st, col);
+}
+
+static const char *d_col_text(struct db_stmt *st, int col, size_t *len)
+{
+    const char *v = (const char *)sqlite3_column_text(SQ(st)->st, col);
+    if (len)
+        *len = v ? (size_t)sqlite3_column_bytes(SQ(st)->st, col) : 0;
+    return v;
+}
+
+static const void *d_col_blob(struct db_stmt *st, int col, size_t *len)
+{
+    const void *v = sqlite3_column_blob(SQ(st)->st, col);
+    *len = v ? (size_t)sqlite3_column_bytes(SQ(st)->st, col) : 0;
+    return v;
+}
+
+static int64_t d_changes(struct db_stmt *st)
+{
+    return sqlite3_changes64(sqlite3_db_handle(SQ(st)->st));
+}
+
+static void d_done(struct db_stmt *st)
+{
+    struct sq_stmt *q = SQ(st);
+    if (q->owned) {
+        sqlite3_finalize(q->st);
+        free(q);
+    } else {
+        sqlite3_reset(q->st);
+    }
+}
+
+static int d_begin(struct store *s, enum db_tx kind)
+{
+    return exec(s, kind == DB_TX_WRITE ? "BEGIN IMMEDIATE" : "BEGIN");
+}
+
+static int d_commit(struct store *s)
+{
+    return exec(s, "COMMIT");
+}
+
+static int d_rollback(struct store *s)
+{
+    return exec(s, "ROLLBACK");
+}
+
+static const struct db_driver sqlite_driver = {
+    .name = "sqlite",
+    .prepare = d_prepare,
+    .bind_null = d_bind_null,
+    .bind_int64 = d_bind_int64,
+    .bind_double = d_bind_double,
+    .bind_text = d_bind_text,
+    .bind_blob = d_bind_blob,
+    .step = d_step,
+    .is_null = d_is_null,
+    .col_int64 = d_col_int64,
+    .col_double = d_col_double,
+    .col_text = d_col_text,
+    .col_blob = d_col_blob,
+    .changes = d_changes,
+    .done = d_done,
+    .begin = d_begin,
+    .commit = d_commit,
+    .rollback = d_rollback,
+};
+
 static const struct store_ops sqlite_ops = {
     .version = 1,
     .name = "sqlite",
@@ -3776,17 +3639,17 @@ static const struct store_ops sqlite_ops = {
     .ping = s_ping,
     .reset_busy = s_reset_busy,
     .data_version = s_data_version,
-    .org_get_by_slug = s_org_get_by_slug,
-    .org_get = s_org_get,
-    .org_create = s_org_create,
-    .org_update = s_org_update,
+    .org_get_by_slug = orgs_get_by_slug,
+    .org_get = orgs_get,
+    .org_create = orgs_create,
+    .org_update = orgs_update,
     .backup = s_backup,
-    .employee_set_tier = s_employee_set_tier,
-    .key_create = s_key_create,
-    .key_find = s_key_find,
-    .key_auth = s_key_auth,
-    .key_list = s_key_list,
-    .key_revoke = s_key_revoke,
+    .employee_set_tier = employees_set_tier,
+    .key_create = keys_create,
+    .key_find = keys_find,
+    .key_auth = keys_auth,
+    .key_list = keys_list,
+    .key_revoke = keys_revoke,
     .employee_list = s_employee_list,
     .employee_get = s_employee_get,
     .employee_create = s_employee_create,
@@ -3879,6 +3742,7 @@ int store_sqlite_open(const char *path, struct store **out, struct err *e)
         pthread_once(&once, memstatus_off);
     }
     ss->base.ops = &sqlite_ops;
+    ss->base.drv = &sqlite_driver;
     if (sqlite3_open_v2(path, &ss->db,
                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                         NULL) != SQLITE_OK) {

@@ -6,6 +6,7 @@
 #ifndef WORKFORCE_STORE_INT_H
 #define WORKFORCE_STORE_INT_H
 
+#include "driver.h"
 #include "store.h"
 
 struct store_ops {
@@ -176,7 +177,8 @@ struct store_ops {
 
 struct store {
     const struct store_ops *ops;
-    int64_t seen_version; /* data_version when store_generation() last looked */
+    const struct db_driver *drv; /* the operations written once (orgs.c, ...) run on it */
+    int64_t seen_version;        /* data_version when store_generation() last looked */
 };
 
 /* The first 'max' (at least 1) jobs of the non-empty queue 'head'/'tail', as a list of their own;
@@ -186,6 +188,30 @@ struct store_job *store_jobs_take(struct store_job **head, struct store_job ***t
 /* A backend calls this after each commit of this process (store.c, store_generation()). */
 void store_note_commit(void);
 
+/* ---- The operations written once, over the driver (orgs.c, ...); each backend's ops table
+ * points at them. Their contracts are those of the store.h wrappers of the same name. ---- */
+int orgs_get_by_slug(struct store *s, const char *slug, struct store_org *out);
+int orgs_get(struct store *s, const char *id, struct store_org *out);
+int orgs_create(struct store *s, const char *slug, int tier, int64_t credits,
+                const struct store_employee *seed, size_t nseed, struct store_org *out,
+                struct err *e);
+int orgs_update(struct store *s, const char *slug, int tier, int64_t credits,
+                struct store_org *out);
+/* Insert employee 'emp' of tenant 't' (its id and created_at set by the caller). */
+int employees_insert(struct store *s, const struct store_tenant *t,
+                     const struct store_employee *emp);
+int employees_set_tier(struct store *s, const char *id, const char *tier);
+int keys_create(struct store *s, const struct store_key *k);
+int keys_find(struct store *s, const unsigned char hash[32], struct store_key *out);
+int keys_auth(struct store *s, const unsigned char hash[32], struct store_key *key,
+              struct store_org *org);
+int keys_list(struct store *s, const char *org_id, struct arena *a, struct store_key **out,
+              size_t *n);
+int keys_revoke(struct store *s, const char *key_id, int64_t now);
+
 int store_sqlite_open(const char *path, struct store **out, struct err *e);
+/* A connection to the PostgreSQL database of 'url' (postgres://...); '*out' is the caller's
+ * (store_close()). Until its operations are written, only close, ping and the driver work. */
+int store_pg_open(const char *url, struct store **out, struct err *e);
 
 #endif

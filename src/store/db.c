@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * db.c: what the store's operations written once (orgs.c, ...) repeat over a driver
+ * (driver.h): binding the tenant, copying columns out, running a statement that returns no
+ * row, and the names the schema keeps for modes and tiers. Each call goes to the driver of the
+ * statement or the store.
+ */
+#include "store_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* See driver.h. */
+struct db_stmt *db_prepare(struct store *s, const char *sql)
+{
+    return s->drv->prepare(s, sql);
+}
+
+/* See driver.h. */
+void db_bind_text(struct db_stmt *st, int i, const char *v)
+{
+    st->drv->bind_text(st, i, v, (size_t)-1);
+}
+
+/* See driver.h. */
+void db_bind_int64(struct db_stmt *st, int i, int64_t v)
+{
+    st->drv->bind_int64(st, i, v);
+}
+
+/* See driver.h. */
+void db_bind_blob(struct db_stmt *st, int i, const void *v, size_t len)
+{
+    st->drv->bind_blob(st, i, v, len);
+}
+
+/* See driver.h. */
+void db_bind_null(struct db_stmt *st, int i)
+{
+    st->drv->bind_null(st, i);
+}
+
+/* See driver.h. */
+void db_bind_tenant(struct db_stmt *st, const struct store_tenant *t)
+{
+    db_bind_text(st, 1, t->org_id);
+    db_bind_text(st, 2, db_mode_name(t->mode));
+}
+
+/* See driver.h. */
+int db_step(struct db_stmt *st, bool *row)
+{
+    return st->drv->step(st, row);
+}
+
+/* See driver.h. */
+int64_t db_int64(struct db_stmt *st, int col)
+{
+    return st->drv->col_int64(st, col);
+}
+
+/* See driver.h. */
+const char *db_text(struct db_stmt *st, int col)
+{
+    return st->drv->col_text(st, col, NULL);
+}
+
+/* See driver.h. */
+void db_copy(struct db_stmt *st, int col, char *dst, size_t n)
+{
+    const char *v = st->drv->col_text(st, col, NULL);
+    snprintf(dst, n, "%s", v ? v : "");
+}
+
+/* See driver.h. */
+const char *db_arena_text(struct arena *a, struct db_stmt *st, int col)
+{
+    size_t len;
+    const char *v = st->drv->col_text(st, col, &len);
+    return v ? arena_strndup(a, v, len) : NULL;
+}
+
+/* See driver.h. */
+const void *db_blob(struct db_stmt *st, int col, size_t *len)
+{
+    return st->drv->col_blob(st, col, len);
+}
+
+/* See driver.h. */
+int64_t db_changes(struct db_stmt *st)
+{
+    return st->drv->changes(st);
+}
+
+/* See driver.h. */
+void db_done(struct db_stmt *st)
+{
+    st->drv->done(st);
+}
+
+/* See driver.h. */
+int db_exec(struct db_stmt *st)
+{
+    bool row;
+    int rc = db_step(st, &row);
+    db_done(st);
+    return rc;
+}
+
+/* See driver.h. */
+int db_begin(struct store *s, enum db_tx kind)
+{
+    return s->drv->begin(s, kind);
+}
+
+/* See driver.h. */
+int db_commit(struct store *s)
+{
+    return s->drv->commit(s);
+}
+
+/* See driver.h. */
+int db_rollback(struct store *s)
+{
+    return s->drv->rollback(s);
+}
+
+static const char *const mode_names[] = {"live", "test"};
+static const char *const tier_names[] = {"starter", "manager", "agency"};
+
+/* See driver.h. */
+const char *db_mode_name(enum store_mode m)
+{
+    return mode_names[m == STORE_TEST];
+}
+
+/* See driver.h. */
+enum store_mode db_mode(const char *name)
+{
+    return name && strcmp(name, "test") == 0 ? STORE_TEST : STORE_LIVE;
+}
+
+/* See driver.h. */
+const char *db_tier_name(int tier)
+{
+    return tier_names[tier >= 0 && tier < 3 ? tier : 0];
+}
+
+/* See driver.h. */
+int db_tier(const char *name)
+{
+    for (int i = 0; i < 3; i++) {
+        if (name && strcmp(name, tier_names[i]) == 0)
+            return i;
+    }
+    return 0;
+}
