@@ -6,7 +6,8 @@ set -eu
 cd "$(dirname "$0")/.."
 
 PKGS="gcc make pkg-config python3 libmicrohttpd-dev libjansson-dev libsqlite3-dev libssl-dev libcurl4-openssl-dev \
-clang libclang-rt-14-dev clang-format libunistring-dev poppler-utils libzip-dev libxml2-dev libseccomp-dev groff pandoc qpdf"
+clang libclang-rt-14-dev clang-format libunistring-dev poppler-utils libzip-dev libxml2-dev libseccomp-dev groff pandoc qpdf \
+libpq-dev postgresql-15"
 
 missing=""
 for p in $PKGS; do
@@ -24,6 +25,13 @@ if [ -n "$missing" ]; then
         exit 1
     fi
     export DEBIAN_FRONTEND=noninteractive
+    # PostgreSQL is only the tests' (they start their own on a free port): no cluster of the
+    # package's own, so nothing starts on port 5432 at install.
+    case "$missing" in *postgresql-15*)
+        mkdir -p /etc/postgresql-common
+        grep -qs '^create_main_cluster' /etc/postgresql-common/createcluster.conf ||
+            echo 'create_main_cluster = false' >> /etc/postgresql-common/createcluster.conf ;;
+    esac
     apt-get update -qq
     # shellcheck disable=SC2086
     apt-get install -y -qq $missing >/dev/null
