@@ -31,11 +31,6 @@ extern const char *const store_sqlite_migrations[];
 extern const size_t store_sqlite_migrations_count;
 
 enum slot {
-    Q_EMP_GET,
-    Q_EMP_LIST,
-    Q_EMP_COUNT,
-    Q_EVENT_INSERT,
-    Q_EMP_SUMMARY,
     Q_BEGIN,
     Q_BEGIN_IMMEDIATE,
     Q_COMMIT,
@@ -122,35 +117,7 @@ static enum store_mode mode_from_name(const unsigned char *v)
     return v && strcmp((const char *)v, "test") == 0 ? STORE_TEST : STORE_LIVE;
 }
 
-#define EMP_COLS                                                                                   \
-    "id, name, role, category, tier, capabilities, description, instructions, model, "             \
-    "CASE WHEN disabled THEN 2 WHEN busy > 0 THEN 1 ELSE 0 END, created_at, updated_at"
-
 static const char *const sql_text[Q_COUNT] = {
-    [Q_EMP_GET] = "SELECT " EMP_COLS " FROM employees WHERE org_id = ?1 AND mode = ?2 AND id = ?3",
-    [Q_EMP_LIST] =
-        "SELECT " EMP_COLS " FROM employees WHERE org_id = ?1 AND mode = ?2"
-        " AND (?3 IS NULL OR category = ?3)"
-        " AND (?4 < 0 OR (CASE WHEN disabled THEN 2 WHEN busy > 0 THEN 1 ELSE 0 END) = ?4)"
-        " AND (?5 IS NULL OR (name, id) > (?5, ?6))"
-        " ORDER BY name, id LIMIT ?7",
-    [Q_EMP_COUNT] =
-        "SELECT count(*) FROM employees WHERE org_id = ?1 AND mode = ?2"
-        " AND (?3 IS NULL OR category = ?3)"
-        " AND (?4 < 0 OR (CASE WHEN disabled THEN 2 WHEN busy > 0 THEN 1 ELSE 0 END) = ?4)",
-    [Q_EVENT_INSERT] = "INSERT INTO employee_events (org_id, mode, employee_id, kind, at,"
-                       " response_ms, credits, value, conversation_id) VALUES (?1, ?2, ?3, ?4, ?5,"
-                       " ?6, ?7, ?8, ?9)",
-    [Q_EMP_SUMMARY] =
-        "SELECT"
-        " (SELECT count(*) FROM employee_events WHERE employee_id = ?3 AND org_id = ?1 AND"
-        "  mode = ?2 AND kind = 'task_completed' AND at >= ?4),"
-        " (SELECT coalesce(CAST(round(avg(response_ms)) AS INTEGER), 0) FROM employee_events"
-        "  WHERE employee_id = ?3 AND org_id = ?1 AND mode = ?2 AND kind = 'message'),"
-        " (SELECT count(*) FROM employee_events WHERE employee_id = ?3 AND org_id = ?1 AND"
-        "  mode = ?2 AND kind = 'rating'),"
-        " (SELECT avg(value) FROM employee_events WHERE employee_id = ?3 AND org_id = ?1 AND"
-        "  mode = ?2 AND kind = 'rating')",
     [Q_BEGIN] = "BEGIN",
     [Q_BEGIN_IMMEDIATE] = "BEGIN IMMEDIATE",
     [Q_COMMIT] = "COMMIT",
@@ -701,311 +668,6 @@ static int s_reset_busy(struct store *s)
                    " DELETE FROM idempotency_keys WHERE state = 0");
 }
 
-/* ---- Employees ---- */
-
-static void read_employee(sqlite3_stmt *st, struct arena *a, struct store_employee *out)
-{
-    out->id = arena_col(a, st, 0);
-    out->name = arena_col(a, st, 1);
-    out->role = arena_col(a, st, 2);
-    out->category = arena_col(a, st, 3);
-    out->tier = arena_col(a, st, 4);
-    out->capabilities = arena_col(a, st, 5);
-    out->description = arena_col(a, st, 6);
-    out->instructions = arena_col(a, st, 7);
-    out->model = arena_col(a, st, 8);
-    out->status = (enum store_emp_status)sqlite3_column_int(st, 9);
-    out->created_at = sqlite3_column_int64(st, 10);
-    out->updated_at = sqlite3_column_int64(st, 11);
-}
-
-static void bind_filter(sqlite3_stmt *st, const struct store_tenant *t,
-                        const struct store_emp_filter *f)
-{
-    bind_tenant(st, t);
-    bind_text(st, 3, f->category);
-    sqlite3_bind_int(st, 4, f->status);
-}
-
-static int employee_page(struct store *s, const struct store_tenant *t,
-                         const struct store_emp_filter *f, struct arena *a,
-                         struct store_emp_page *out)
-{
-    sqlite3_stmt *st = stmt(s, Q_EMP_LIST);
-    int rc;
-
-    if (!st)
-        return ERR_STORE;
-    bind_filter(st, t, f);
-    bind_text(st, 5, f->after_name);
-    bind_text(st, 6, f->after_id);
-    sqlite3_bind_int64(st, 7, (int64_t)f->limit + 1);
-    out->items = arena_alloc(a, ((size_t)f->limit + 1) * sizeof(*out->items));
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (out->n == f->limit) {
-            out->has_more = true;
-            break;
-        }
-        read_employee(st, a, &out->items[out->n++]);
-    }
-    sqlite3_reset(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        return fail(s, "list employees");
-    st = stmt(s, Q_EMP_COUNT);
-    if (!st)
-        return ERR_STORE;
-    bind_filter(st, t, f);
-    rc = sqlite3_step(st);
-    if (rc != SQLITE_ROW) {
-        sqlite3_reset(st);
-        return fail(s, "count employees");
-    }
-    out->total = sqlite3_column_int64(st, 0);
-    sqlite3_reset(st);
-    return 0;
-}
-
-/* The page and its total come from one read transaction, so they agree with each other. */
-static int s_employee_list(struct store *s, const struct store_tenant *t,
-                           const struct store_emp_filter *f, struct arena *a,
-                           struct store_emp_page *out)
-{
-    int rc;
-
-    memset(out, 0, sizeof(*out));
-    rc = exec(s, "BEGIN");
-    if (rc)
-        return rc;
-    rc = employee_page(s, t, f, a, out);
-    if (exec(s, rc ? "ROLLBACK" : "COMMIT") && !rc)
-        rc = ERR_STORE;
-    return rc;
-}
-
-static int s_employee_get(struct store *s, const struct store_tenant *t, const char *id,
-                          struct arena *a, struct store_employee *out)
-{
-    sqlite3_stmt *st = stmt(s, Q_EMP_GET);
-    int rc;
-    if (!st)
-        return ERR_STORE;
-    bind_tenant(st, t);
-    sqlite3_bind_text(st, 3, id, -1, SQLITE_STATIC);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_DONE)
-        return ERR_NOT_FOUND;
-    if (rc != SQLITE_ROW)
-        return fail(s, "get employee");
-    read_employee(st, a, out);
-    sqlite3_reset(st);
-    return 0;
-}
-
-static int s_employee_create(struct store *s, const struct store_tenant *t,
-                             const struct store_employee *emp)
-{
-    return employees_insert(s, t, emp);
-}
-
-static int s_employee_update(struct store *s, const struct store_tenant *t, const char *id,
-                             const struct store_employee *emp, unsigned fields, int64_t now)
-{
-    sqlite3_stmt *st = NULL;
-    int rc;
-
-    /* Each ?N is NULL when the field is not set; ?13 = 1 means "set model (maybe to NULL)". */
-    if (sqlite3_prepare_v2(
-            DB(s),
-            "UPDATE employees SET name = coalesce(?4, name), role = coalesce(?5, role),"
-            " category = coalesce(?6, category), tier = coalesce(?7, tier),"
-            " capabilities = coalesce(?8, capabilities), description = coalesce(?9, description),"
-            " instructions = coalesce(?10, instructions),"
-            " model = CASE WHEN ?13 THEN ?11 ELSE model END,"
-            " disabled = coalesce(?12, disabled), updated_at = ?14"
-            " WHERE org_id = ?1 AND mode = ?2 AND id = ?3",
-            -1, &st, NULL) != SQLITE_OK)
-        return fail(s, "prepare employee update");
-    bind_tenant(st, t);
-    sqlite3_bind_text(st, 3, id, -1, SQLITE_STATIC);
-    if (fields & STORE_EMP_NAME)
-        bind_text(st, 4, emp->name);
-    if (fields & STORE_EMP_ROLE)
-        bind_text(st, 5, emp->role);
-    if (fields & STORE_EMP_CATEGORY)
-        bind_text(st, 6, emp->category);
-    if (fields & STORE_EMP_TIER)
-        bind_text(st, 7, emp->tier);
-    if (fields & STORE_EMP_CAPABILITIES)
-        bind_text(st, 8, emp->capabilities);
-    if (fields & STORE_EMP_DESCRIPTION)
-        bind_text(st, 9, emp->description);
-    if (fields & STORE_EMP_INSTRUCTIONS)
-        bind_text(st, 10, emp->instructions);
-    if (fields & STORE_EMP_MODEL)
-        bind_text(st, 11, emp->model);
-    if (fields & STORE_EMP_STATUS)
-        sqlite3_bind_int(st, 12, emp->status == STORE_EMP_OFFLINE);
-    sqlite3_bind_int(st, 13, (fields & STORE_EMP_MODEL) != 0);
-    sqlite3_bind_int64(st, 14, now);
-    rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(s, "update employee");
-    sqlite3_finalize(st);
-    if (!rc && sqlite3_changes(DB(s)) == 0)
-        rc = ERR_NOT_FOUND;
-    return rc;
-}
-
-/* One cached statement (its SQL was compiled on every request: half the detail route's time,
- * docs/performance.md). */
-static int s_employee_summary(struct store *s, const struct store_tenant *t, const char *id,
-                              int64_t day_start, struct store_emp_summary *out)
-{
-    sqlite3_stmt *st = stmt(s, Q_EMP_SUMMARY);
-    int rc;
-
-    memset(out, 0, sizeof(*out));
-    if (!st)
-        return ERR_STORE;
-    bind_tenant(st, t);
-    sqlite3_bind_text(st, 3, id, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 4, day_start);
-    rc = sqlite3_step(st) == SQLITE_ROW ? 0 : fail(s, "summary");
-    if (!rc) {
-        out->tasks_completed_today = sqlite3_column_int64(st, 0);
-        out->avg_response_ms = sqlite3_column_int64(st, 1);
-        out->has_rating = sqlite3_column_int64(st, 2) > 0;
-        out->satisfaction = sqlite3_column_double(st, 3);
-    }
-    sqlite3_reset(st);
-    return rc;
-}
-
-static int s_employee_stats(struct store *s, const struct store_tenant *t, const char *id,
-                            int64_t from, int64_t to, int64_t bucket_ms, size_t nbuckets,
-                            struct arena *a, struct store_stats *out)
-{
-    sqlite3_stmt *st = NULL;
-    int rc = 0;
-    int64_t nmsg;
-
-    memset(out, 0, sizeof(*out));
-    out->series = arena_calloc(a, nbuckets * sizeof(*out->series));
-    out->nseries = nbuckets;
-    for (size_t i = 0; i < nbuckets; i++)
-        out->series[i].start = from + (int64_t)i * bucket_ms;
-
-    if (sqlite3_prepare_v2(
-            DB(s),
-            "SELECT"
-            " coalesce(sum(kind = 'message'), 0),"
-            " count(DISTINCT CASE WHEN kind = 'message' THEN conversation_id END),"
-            " coalesce(sum(kind = 'task_completed'), 0),"
-            " coalesce(sum(kind = 'task_failed'), 0),"
-            " coalesce(sum(kind = 'workflow_step'), 0),"
-            " coalesce(CAST(round(avg(CASE WHEN kind = 'message' THEN response_ms END)) AS"
-            " INTEGER), 0),"
-            " coalesce(sum(credits), 0),"
-            " coalesce(sum(kind = 'rating'), 0),"
-            " avg(CASE WHEN kind = 'rating' THEN value END)"
-            " FROM employee_events WHERE employee_id = ?3 AND org_id = ?1 AND mode = ?2"
-            " AND at >= ?4 AND at < ?5",
-            -1, &st, NULL) != SQLITE_OK)
-        return fail(s, "prepare stats");
-    bind_tenant(st, t);
-    sqlite3_bind_text(st, 3, id, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 4, from);
-    sqlite3_bind_int64(st, 5, to);
-    if (sqlite3_step(st) != SQLITE_ROW) {
-        rc = fail(s, "stats");
-        goto out;
-    }
-    out->messages = sqlite3_column_int64(st, 0);
-    out->conversations = sqlite3_column_int64(st, 1);
-    out->tasks_completed = sqlite3_column_int64(st, 2);
-    out->tasks_failed = sqlite3_column_int64(st, 3);
-    out->workflow_steps = sqlite3_column_int64(st, 4);
-    out->avg_response_ms = sqlite3_column_int64(st, 5);
-    out->credits = sqlite3_column_int64(st, 6);
-    out->ratings = sqlite3_column_int64(st, 7);
-    out->satisfaction = sqlite3_column_double(st, 8);
-    sqlite3_finalize(st);
-    st = NULL;
-
-    /* p95 by nearest rank: the ceil(0.95 n)-th smallest response time. */
-    nmsg = out->messages;
-    if (nmsg > 0) {
-        if (sqlite3_prepare_v2(DB(s),
-                               "SELECT response_ms FROM employee_events WHERE employee_id = ?3 AND"
-                               " org_id = ?1 AND mode = ?2 AND kind = 'message' AND at >= ?4 AND"
-                               " at < ?5 AND response_ms IS NOT NULL ORDER BY response_ms"
-                               " LIMIT 1 OFFSET ?6",
-                               -1, &st, NULL) != SQLITE_OK) {
-            rc = fail(s, "prepare p95");
-            goto out;
-        }
-        bind_tenant(st, t);
-        sqlite3_bind_text(st, 3, id, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 4, from);
-        sqlite3_bind_int64(st, 5, to);
-        sqlite3_bind_int64(st, 6, (nmsg * 95 + 99) / 100 - 1);
-        rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW)
-            out->p95_response_ms = sqlite3_column_int64(st, 0);
-        rc = (rc == SQLITE_ROW || rc == SQLITE_DONE) ? 0 : fail(s, "p95");
-        sqlite3_finalize(st);
-        st = NULL;
-        if (rc)
-            goto out;
-    }
-
-    if (sqlite3_prepare_v2(DB(s),
-                           "SELECT (at - ?4) / ?6, sum(kind = 'message'), sum(kind ="
-                           " 'task_completed'), sum(credits) FROM employee_events WHERE"
-                           " employee_id = ?3 AND org_id = ?1 AND mode = ?2 AND at >= ?4 AND"
-                           " at < ?5 GROUP BY 1",
-                           -1, &st, NULL) != SQLITE_OK) {
-        rc = fail(s, "prepare series");
-        goto out;
-    }
-    bind_tenant(st, t);
-    sqlite3_bind_text(st, 3, id, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 4, from);
-    sqlite3_bind_int64(st, 5, to);
-    sqlite3_bind_int64(st, 6, bucket_ms);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t b = sqlite3_column_int64(st, 0);
-        if (b < 0 || (size_t)b >= nbuckets)
-            continue;
-        out->series[b].messages = sqlite3_column_int64(st, 1);
-        out->series[b].tasks_completed = sqlite3_column_int64(st, 2);
-        out->series[b].credits = sqlite3_column_int64(st, 3);
-    }
-    rc = rc == SQLITE_DONE ? 0 : fail(s, "series");
-out:
-    sqlite3_finalize(st);
-    return rc;
-}
-
-static int s_event_add(struct store *s, const struct store_tenant *t, const struct store_event *ev)
-{
-    sqlite3_stmt *st = stmt(s, Q_EVENT_INSERT);
-    if (!st)
-        return ERR_STORE;
-    bind_tenant(st, t);
-    sqlite3_bind_text(st, 3, ev->employee_id, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 4, ev->kind, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 5, ev->at);
-    if (ev->response_ms >= 0)
-        sqlite3_bind_int64(st, 6, ev->response_ms);
-    sqlite3_bind_int64(st, 7, ev->credits);
-    if (ev->value >= 0)
-        sqlite3_bind_int64(st, 8, ev->value);
-    bind_text(st, 9, ev->conversation_id);
-    if (sqlite3_step(st) != SQLITE_DONE)
-        return fail(s, "insert event");
-    sqlite3_reset(st);
-    return 0;
-}
-
 /* ---- Chat ---- */
 
 static int s_conversation_get_in(struct store *s, const struct store_tenant *t, const char *id,
@@ -1204,7 +866,7 @@ static int chat_finish_apply(struct store *s, void *arg)
     {
         struct store_event ev = {m.employee_id, "message", m.created_at,     m.response_ms,
                                  taken,         -1,        m.conversation_id};
-        rc = s_event_add(s, t, &ev);
+        rc = employees_event_add(s, t, &ev);
         if (rc)
             return rc;
     }
@@ -2700,7 +2362,7 @@ static int s_task_finish(struct store *s, const struct store_task_finish *in, in
                                  taken,
                                  -1,
                                  NULL};
-        rc = s_event_add(s, in->tenant, &ev);
+        rc = employees_event_add(s, in->tenant, &ev);
     }
     if (!rc)
         rc = set_busy(s, in->tenant, in->employee_id, -1);
@@ -3221,7 +2883,7 @@ static int s_step_finish(struct store *s, const struct store_step_finish *in, in
     if (!rc && outcome == STORE_STEP_COMPLETED) {
         struct store_event ev = {
             c->employee_id, "workflow_step", in->now, in->response_ms, taken, -1, NULL};
-        rc = s_event_add(s, &c->tenant, &ev);
+        rc = employees_event_add(s, &c->tenant, &ev);
     }
     if (!rc)
         rc = set_busy(s, &c->tenant, c->employee_id, -1);
@@ -3650,13 +3312,13 @@ static const struct store_ops sqlite_ops = {
     .key_auth = keys_auth,
     .key_list = keys_list,
     .key_revoke = keys_revoke,
-    .employee_list = s_employee_list,
-    .employee_get = s_employee_get,
-    .employee_create = s_employee_create,
-    .employee_update = s_employee_update,
-    .employee_summary = s_employee_summary,
-    .employee_stats = s_employee_stats,
-    .event_add = s_event_add,
+    .employee_list = employees_list,
+    .employee_get = employees_get,
+    .employee_create = employees_insert,
+    .employee_update = employees_update,
+    .employee_summary = employees_summary,
+    .employee_stats = employees_stats,
+    .event_add = employees_event_add,
     .chat_begin = s_chat_begin,
     .chat_finish_in = s_chat_finish_in,
     .group_apply = group_run,

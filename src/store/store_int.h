@@ -201,6 +201,19 @@ int orgs_update(struct store *s, const char *slug, int tier, int64_t credits,
 int employees_insert(struct store *s, const struct store_tenant *t,
                      const struct store_employee *emp);
 int employees_set_tier(struct store *s, const char *id, const char *tier);
+int employees_list(struct store *s, const struct store_tenant *t, const struct store_emp_filter *f,
+                   struct arena *a, struct store_emp_page *out);
+int employees_get(struct store *s, const struct store_tenant *t, const char *id, struct arena *a,
+                  struct store_employee *out);
+int employees_update(struct store *s, const struct store_tenant *t, const char *id,
+                     const struct store_employee *emp, unsigned fields, int64_t now);
+int employees_summary(struct store *s, const struct store_tenant *t, const char *id,
+                      int64_t day_start, struct store_emp_summary *out);
+int employees_stats(struct store *s, const struct store_tenant *t, const char *id, int64_t from,
+                    int64_t to, int64_t bucket_ms, size_t nbuckets, struct arena *a,
+                    struct store_stats *out);
+int employees_event_add(struct store *s, const struct store_tenant *t,
+                        const struct store_event *ev);
 int keys_create(struct store *s, const struct store_key *k);
 int keys_find(struct store *s, const unsigned char hash[32], struct store_key *out);
 int keys_auth(struct store *s, const unsigned char hash[32], struct store_key *key,
