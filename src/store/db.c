@@ -108,6 +108,39 @@ int db_exec(struct db_stmt *st)
 }
 
 /* See driver.h. */
+int db_run(struct store *s, const char *sql, const char *const *texts, size_t nt,
+           const int64_t *ints, size_t ni)
+{
+    struct db_stmt *st = db_prepare(s, sql);
+    if (!st)
+        return ERR_STORE;
+    for (size_t i = 0; i < nt; i++)
+        db_bind_text(st, (int)i + 1, texts[i]);
+    for (size_t i = 0; i < ni; i++)
+        db_bind_int64(st, (int)(nt + i) + 1, ints[i]);
+    return db_exec(st);
+}
+
+/* See driver.h. */
+int db_one(struct store *s, const char *sql, const struct store_tenant *t, const char *const *texts,
+           size_t n, db_read_fn read, struct arena *a, void *out)
+{
+    struct db_stmt *st = db_prepare(s, sql);
+    bool row = false;
+    int rc;
+    if (!st)
+        return ERR_STORE;
+    db_bind_tenant(st, t);
+    for (size_t i = 0; i < n; i++)
+        db_bind_text(st, (int)i + 3, texts[i]);
+    rc = db_step(st, &row);
+    if (!rc && row)
+        read(st, a, out);
+    db_done(st);
+    return rc ? rc : row ? 0 : ERR_NOT_FOUND;
+}
+
+/* See driver.h. */
 int db_begin(struct store *s, enum db_tx kind)
 {
     return s->drv->begin(s, kind);

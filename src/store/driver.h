@@ -92,6 +92,15 @@ int64_t db_changes(struct db_stmt *st);
 void db_done(struct db_stmt *st);
 /* Step 'st' once, for a statement that returns no row or whose row is not read; then done(). */
 int db_exec(struct db_stmt *st);
+/* Run 'sql' with text parameters (NULL: null) and int64 ones after them, for no row. */
+int db_run(struct store *s, const char *sql, const char *const *texts, size_t nt,
+           const int64_t *ints, size_t ni);
+/* Reads the current row of 'st' into 'out'. */
+typedef void (*db_read_fn)(struct db_stmt *st, struct arena *a, void *out);
+/* Run 'sql' ($1 org, $2 mode, then the 'n' texts) for at most one row, read by 'read' into
+ * 'out'; ERR_NOT_FOUND when there is none. */
+int db_one(struct store *s, const char *sql, const struct store_tenant *t, const char *const *texts,
+           size_t n, db_read_fn read, struct arena *a, void *out);
 int db_begin(struct store *s, enum db_tx kind);
 int db_commit(struct store *s);
 int db_rollback(struct store *s);

@@ -668,109 +668,7 @@ static int s_reset_busy(struct store *s)
                    " DELETE FROM idempotency_keys WHERE state = 0");
 }
 
-/* ---- Chat ---- */
-
-static int s_conversation_get_in(struct store *s, const struct store_tenant *t, const char *id,
-                                 struct arena *a, struct store_conversation *out);
-
-/* Run 'sql' with text parameters (NULL -> null) and int64 ones after them; ERR_STORE on error. */
-static int run(struct store *s, const char *sql, const char *const *texts, size_t nt,
-               const int64_t *ints, size_t ni)
-{
-    bool owned;
-    sqlite3_stmt *st = cached(s, sql, &owned);
-    int rc;
-    if (!st)
-        return ERR_STORE;
-    for (size_t i = 0; i < nt; i++)
-        bind_text(st, (int)i + 1, texts[i]);
-    for (size_t i = 0; i < ni; i++)
-        sqlite3_bind_int64(st, (int)(nt + i) + 1, ints[i]);
-    rc = sqlite3_step(st);
-    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-        fail(s, sql);
-    release(st, owned);
-    return rc != SQLITE_DONE && rc != SQLITE_ROW ? ERR_STORE : 0;
-}
-
-/* Insert message 'm' as the next of its conversation and bump the conversation's counters. */
-static int insert_message(struct store *s, const struct store_tenant *t,
-                          const struct store_message *m)
-{
-    const char *texts[] = {
-        m->id,   m->conversation_id, t->org_id, mode_names[t->mode], m->employee_id,
-        m->role, m->content,         m->sources};
-    const int64_t ints[] = {m->credits_used, m->input_tokens, m->output_tokens, m->response_ms,
-                            m->created_at};
-    const char *conv[] = {m->conversation_id};
-    const int64_t when[] = {m->created_at};
-    int rc;
-
-    if (m->response_ms >= 0) {
-        rc = run(s,
-                 "INSERT INTO messages (id, conversation_id, org_id, mode, employee_id, role,"
-                 " content, sources, credits_used, input_tokens, output_tokens, response_ms,"
-                 " created_at, seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,"
-                 " ?13, (SELECT message_count + 1 FROM conversations WHERE id = ?2))",
-                 texts, 8, ints, 5);
-    } else {
-        rc = run(s,
-                 "INSERT INTO messages (id, conversation_id, org_id, mode, employee_id, role,"
-                 " content, sources, credits_used, input_tokens, output_tokens, response_ms,"
-                 " created_at, seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, NULL,"
-                 " ?13, (SELECT message_count + 1 FROM conversations WHERE id = ?2))",
-                 texts, 8, ints, 5);
-    }
-    if (rc)
-        return rc;
-    return run(s,
-               "UPDATE conversations SET message_count = message_count + 1,"
-               " updated_at = max(updated_at, ?2) WHERE id = ?1",
-               conv, 1, when, 1);
-}
-
-static int set_busy(struct store *s, const struct store_tenant *t, const char *employee_id,
-                    int delta)
-{
-    const char *texts[] = {t->org_id, mode_names[t->mode], employee_id};
-    const int64_t d[] = {delta};
-    return run(s,
-               "UPDATE employees SET busy = max(0, busy + ?4) WHERE org_id = ?1 AND mode = ?2"
-               " AND id = ?3",
-               texts, 3, d, 1);
-}
-
-/* Take up to 'want' credits from organization 'org_id', no more than it has; '*taken' says how
- * many. Inside the caller's transaction. */
-static int take_credits(struct store *s, const char *org_id, int64_t want, int64_t *taken)
-{
-    sqlite3_stmt *st = NULL;
-    int64_t have = 0;
-    *taken = 0;
-    if (want <= 0)
-        return 0;
-    bool owned;
-    st = cached(s, "SELECT credits FROM orgs WHERE id = ?1", &owned);
-    if (!st)
-        return ERR_STORE;
-    sqlite3_bind_text(st, 1, org_id, -1, SQLITE_STATIC);
-    if (sqlite3_step(st) == SQLITE_ROW)
-        have = sqlite3_column_int64(st, 0);
-    release(st, owned);
-    if (want > have)
-        want = have;
-    if (want <= 0)
-        return 0;
-    {
-        const char *org[] = {org_id};
-        const int64_t take[] = {want};
-        int rc = run(s, "UPDATE orgs SET credits = credits - ?2 WHERE id = ?1", org, 1, take, 1);
-        if (rc)
-            return rc;
-    }
-    *taken = want;
-    return 0;
-}
+/* ---- Chat (the rest is chat.c) ---- */
 
 /*
  * The user message is committed without its own fsync (synchronous=NORMAL for this one
@@ -780,37 +678,6 @@ static int take_credits(struct store *s, const char *org_id, int64_t want, int64
  * a power loss before the reply could drop an unanswered message. That halves the fsyncs of a
  * chat call.
  */
-/* The writes of a chat's start, inside the caller's transaction. ERR_LIMIT: no credit left. */
-static int s_chat_begin_in(struct store *s, const struct store_tenant *t,
-                           const struct store_chat_begin *in)
-{
-    int rc;
-    if (in->reserve_credit) {
-        const char *org[] = {t->org_id};
-        rc = run(s, "UPDATE orgs SET credits = credits - 1 WHERE id = ?1 AND credits >= 1", org, 1,
-                 NULL, 0);
-        if (!rc && sqlite3_changes(DB(s)) == 0)
-            rc = ERR_LIMIT;
-        if (rc)
-            return rc;
-    }
-    if (in->new_conversation) {
-        const struct store_conversation *c = &in->conversation;
-        const char *texts[] = {c->id, t->org_id, mode_names[t->mode], c->employee_id, c->title};
-        const int64_t ints[] = {c->created_at};
-        rc = run(s,
-                 "INSERT INTO conversations (id, org_id, mode, employee_id, title, message_count,"
-                 " created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6, ?6)",
-                 texts, 5, ints, 1);
-        if (rc)
-            return rc;
-    }
-    rc = insert_message(s, t, &in->user);
-    if (!rc)
-        rc = set_busy(s, t, in->user.employee_id, 1);
-    return rc;
-}
-
 static int s_chat_begin(struct store *s, const struct store_tenant *t,
                         const struct store_chat_begin *in)
 {
@@ -821,105 +688,13 @@ static int s_chat_begin(struct store *s, const struct store_tenant *t,
         exec(s, "PRAGMA synchronous = FULL");
         return rc;
     }
-    rc = s_chat_begin_in(s, t, in);
+    rc = chat_begin_in(s, t, in);
     if (!rc)
         rc = exec(s, "COMMIT");
     if (rc)
         exec(s, "ROLLBACK");
     exec(s, "PRAGMA synchronous = FULL");
     return rc;
-}
-
-struct chat_finish_job {
-    const struct store_tenant *t;
-    const struct store_chat_finish *in;
-    struct arena *a;
-    int64_t charged;
-};
-
-/* The writes of a finished reply, inside a transaction (a group commit's job). */
-static int chat_finish_apply(struct store *s, void *arg)
-{
-    struct chat_finish_job *x = arg;
-    const struct store_tenant *t = x->t;
-    const struct store_chat_finish *in = x->in;
-    struct store_message m = in->reply;
-    struct store_conversation conv;
-    int64_t taken = 0;
-    int rc;
-
-    if (in->charge) {
-        int64_t extra = 0;
-        rc = take_credits(s, t->org_id, m.credits_used - (in->reserved ? 1 : 0), &extra);
-        if (rc)
-            return rc;
-        taken = (in->reserved ? 1 : 0) + extra;
-    }
-    m.credits_used = taken;
-    /* The conversation may have been deleted while the reply was written: then the reply has
-     * nowhere to go, but the work was done and is charged and counted. */
-    if (s_conversation_get_in(s, t, m.conversation_id, x->a, &conv) == 0) {
-        rc = insert_message(s, t, &m);
-        if (rc)
-            return rc;
-    }
-    {
-        struct store_event ev = {m.employee_id, "message", m.created_at,     m.response_ms,
-                                 taken,         -1,        m.conversation_id};
-        rc = employees_event_add(s, t, &ev);
-        if (rc)
-            return rc;
-    }
-    rc = set_busy(s, t, m.employee_id, -1);
-    if (!rc)
-        x->charged = taken;
-    return rc;
-}
-
-/* The writes of a finished reply, inside the caller's transaction (a committer's job). */
-static int s_chat_finish_in(struct store *s, const struct store_tenant *t,
-                            const struct store_chat_finish *in, int64_t *charged)
-{
-    struct arena a;
-    struct chat_finish_job x = {t, in, &a, 0};
-    int rc;
-
-    arena_init(&a);
-    rc = chat_finish_apply(s, &x);
-    arena_cleanup(&a);
-    *charged = rc ? 0 : x.charged;
-    return rc;
-}
-
-static int s_chat_abort(struct store *s, const struct store_tenant *t, const char *employee_id,
-                        bool refund)
-{
-    int rc = exec(s, "BEGIN IMMEDIATE");
-    if (rc)
-        return rc;
-    if (refund) {
-        const char *org[] = {t->org_id};
-        rc = run(s, "UPDATE orgs SET credits = credits + 1 WHERE id = ?1", org, 1, NULL, 0);
-    }
-    if (!rc)
-        rc = set_busy(s, t, employee_id, -1);
-    if (!rc)
-        rc = exec(s, "COMMIT");
-    if (rc)
-        exec(s, "ROLLBACK");
-    return rc;
-}
-
-#define CONV_COLS "id, employee_id, title, message_count, created_at, updated_at"
-
-static void read_conversation(sqlite3_stmt *st, struct arena *a, struct store_conversation *out)
-{
-    out->id = arena_col(a, st, 0);
-    out->employee_id = arena_col(a, st, 1);
-    out->title = arena_col(a, st, 2);
-    out->message_count = sqlite3_column_int64(st, 3);
-    out->created_at = sqlite3_column_int64(st, 4);
-    out->updated_at = sqlite3_column_int64(st, 5);
 }
 
 /*
@@ -948,296 +723,6 @@ static int query_one(struct store *s, const char *sql, const struct store_tenant
     if (rc == SQLITE_DONE)
         return ERR_NOT_FOUND;
     return rc == SQLITE_ROW ? 0 : ERR_STORE;
-}
-
-static void read_conversation_cb(sqlite3_stmt *st, struct arena *a, void *out)
-{
-    read_conversation(st, a, out);
-}
-
-static int s_conversation_get_in(struct store *s, const struct store_tenant *t, const char *id,
-                                 struct arena *a, struct store_conversation *out)
-{
-    const char *texts[] = {id};
-    return query_one(s,
-                     "SELECT " CONV_COLS " FROM conversations WHERE org_id = ?1 AND mode = ?2"
-                     " AND id = ?3",
-                     t, texts, 1, read_conversation_cb, a, out);
-}
-
-static int s_conversation_get(struct store *s, const struct store_tenant *t, const char *id,
-                              struct arena *a, struct store_conversation *out)
-{
-    return s_conversation_get_in(s, t, id, a, out);
-}
-
-static int s_conversation_list(struct store *s, const struct store_tenant *t,
-                               const struct store_conv_filter *f, struct arena *a,
-                               struct store_conv_page *out)
-{
-    sqlite3_stmt *st = NULL;
-    int rc;
-
-    memset(out, 0, sizeof(*out));
-    if (sqlite3_prepare_v2(DB(s),
-                           "SELECT " CONV_COLS " FROM conversations WHERE org_id = ?1 AND mode = ?2"
-                           " AND (?3 IS NULL OR employee_id = ?3)"
-                           " AND (?5 IS NULL OR (updated_at, id) < (?4, ?5))"
-                           " ORDER BY updated_at DESC, id DESC LIMIT ?6",
-                           -1, &st, NULL) != SQLITE_OK)
-        return fail(s, "prepare conversation list");
-    bind_tenant(st, t);
-    bind_text(st, 3, f->employee_id);
-    sqlite3_bind_int64(st, 4, f->before_updated);
-    bind_text(st, 5, f->before_id);
-    sqlite3_bind_int64(st, 6, (int64_t)f->limit + 1);
-    out->items = arena_alloc(a, ((size_t)f->limit + 1) * sizeof(*out->items));
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (out->n == f->limit) {
-            out->has_more = true;
-            break;
-        }
-        read_conversation(st, a, &out->items[out->n++]);
-    }
-    sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(s, "conversation list");
-}
-
-static int s_conversation_delete(struct store *s, const struct store_tenant *t, const char *id)
-{
-    const char *texts[] = {t->org_id, mode_names[t->mode], id};
-    int rc = run(s, "DELETE FROM conversations WHERE org_id = ?1 AND mode = ?2 AND id = ?3", texts,
-                 3, NULL, 0);
-    if (!rc && sqlite3_changes(DB(s)) == 0)
-        rc = ERR_NOT_FOUND;
-    return rc;
-}
-
-#define MSG_COLS                                                                                   \
-    "id, conversation_id, employee_id, role, content, sources, credits_used, input_tokens,"        \
-    " output_tokens, coalesce(response_ms, -1), created_at"
-
-static void read_message(sqlite3_stmt *st, struct arena *a, struct store_message *out)
-{
-    out->id = arena_col(a, st, 0);
-    out->conversation_id = arena_col(a, st, 1);
-    out->employee_id = arena_col(a, st, 2);
-    out->role = arena_col(a, st, 3);
-    out->content = arena_col(a, st, 4);
-    out->sources = arena_col(a, st, 5);
-    out->credits_used = sqlite3_column_int64(st, 6);
-    out->input_tokens = sqlite3_column_int64(st, 7);
-    out->output_tokens = sqlite3_column_int64(st, 8);
-    out->response_ms = sqlite3_column_int64(st, 9);
-    out->created_at = sqlite3_column_int64(st, 10);
-}
-
-static int s_message_list(struct store *s, const struct store_tenant *t,
-                          const char *conversation_id, unsigned limit, struct arena *a,
-                          struct store_message **out, size_t *n)
-{
-    sqlite3_stmt *st = NULL;
-    struct store_message *v;
-    size_t len = 0;
-    int rc;
-
-    if (sqlite3_prepare_v2(DB(s),
-                           "SELECT * FROM (SELECT " MSG_COLS ", seq FROM messages WHERE org_id = ?1"
-                           " AND mode = ?2 AND conversation_id = ?3 ORDER BY seq DESC LIMIT ?4)"
-                           " ORDER BY seq",
-                           -1, &st, NULL) != SQLITE_OK)
-        return fail(s, "prepare message list");
-    bind_tenant(st, t);
-    sqlite3_bind_text(st, 3, conversation_id, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 4, limit);
-    v = arena_alloc(a, ((size_t)limit ? limit : 1) * sizeof(*v));
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW && len < limit)
-        read_message(st, a, &v[len++]);
-    sqlite3_finalize(st);
-    *out = v;
-    *n = len;
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(s, "message list");
-}
-
-static int s_message_page(struct store *s, const struct store_tenant *t,
-                          const char *conversation_id, bool newest_first, int64_t from_seq,
-                          unsigned limit, struct arena *a, struct store_message **out, size_t *n)
-{
-    sqlite3_stmt *st = NULL;
-    struct store_message *v;
-    size_t len = 0;
-    int rc;
-
-    if (sqlite3_prepare_v2(DB(s),
-                           newest_first
-                               ? "SELECT " MSG_COLS ", seq FROM messages WHERE org_id = ?1 AND"
-                                 " mode = ?2 AND conversation_id = ?3 AND (?4 = 0 OR seq < ?4)"
-                                 " ORDER BY seq DESC LIMIT ?5"
-                               : "SELECT " MSG_COLS ", seq FROM messages WHERE org_id = ?1 AND"
-                                 " mode = ?2 AND conversation_id = ?3 AND seq > ?4"
-                                 " ORDER BY seq LIMIT ?5",
-                           -1, &st, NULL) != SQLITE_OK)
-        return fail(s, "prepare message page");
-    bind_tenant(st, t);
-    sqlite3_bind_text(st, 3, conversation_id, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 4, from_seq);
-    sqlite3_bind_int64(st, 5, limit);
-    v = arena_alloc(a, ((size_t)limit ? limit : 1) * sizeof(*v));
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW && len < limit) {
-        read_message(st, a, &v[len]);
-        v[len++].seq = sqlite3_column_int64(st, 11);
-    }
-    sqlite3_finalize(st);
-    *out = v;
-    *n = len;
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(s, "message page");
-}
-
-static void read_message_cb(sqlite3_stmt *st, struct arena *a, void *out)
-{
-    read_message(st, a, out);
-}
-
-static int s_message_get(struct store *s, const struct store_tenant *t, const char *conversation_id,
-                         const char *id, struct arena *a, struct store_message *out)
-{
-    const char *texts[] = {conversation_id, id};
-    return query_one(s,
-                     "SELECT " MSG_COLS " FROM messages WHERE org_id = ?1 AND mode = ?2 AND"
-                     " conversation_id = ?3 AND id = ?4",
-                     t, texts, 2, read_message_cb, a, out);
-}
-
-static int s_feedback_set(struct store *s, const struct store_tenant *t,
-                          const struct store_message *msg, int rating, const char *comment,
-                          int64_t now)
-{
-    const char *fb[] = {msg->id, msg->conversation_id, comment};
-    const int64_t fbi[] = {rating, now};
-    const char *ev[] = {t->org_id, mode_names[t->mode], msg->employee_id, msg->id};
-    const int64_t evi[] = {now, rating};
-    int rc = exec(s, "BEGIN IMMEDIATE");
-    if (rc)
-        return rc;
-    rc = run(s,
-             "INSERT INTO feedback (message_id, conversation_id, comment, rating, created_at)"
-             " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (message_id) DO UPDATE SET"
-             " rating = excluded.rating, comment = excluded.comment,"
-             " created_at = excluded.created_at",
-             fb, 3, fbi, 2);
-    if (!rc)
-        rc = run(s, "DELETE FROM employee_events WHERE message_id = ?1 AND kind = 'rating'", ev + 3,
-                 1, NULL, 0);
-    if (!rc)
-        rc = run(s,
-                 "INSERT INTO employee_events (org_id, mode, employee_id, message_id, kind, at,"
-                 " value) VALUES (?1, ?2, ?3, ?4, 'rating', ?5, ?6)",
-                 ev, 4, evi, 2);
-    if (!rc)
-        rc = exec(s, "COMMIT");
-    if (rc)
-        exec(s, "ROLLBACK");
-    return rc;
-}
-
-/* ---- Idempotency ---- */
-
-static int s_idem_claim(struct store *s, const struct store_tenant *t, const char *key,
-                        const unsigned char fingerprint[32], int64_t now, int64_t max_age_ms,
-                        struct arena *a, struct store_idem *out)
-{
-    sqlite3_stmt *st = NULL;
-    const char *texts[] = {t->org_id, mode_names[t->mode], key};
-    int rc = exec(s, "BEGIN IMMEDIATE");
-    if (rc)
-        return rc;
-    if (sqlite3_prepare_v2(DB(s),
-                           "SELECT fingerprint, state, coalesce(status, 0), content_type, body,"
-                           " created_at FROM idempotency_keys WHERE org_id = ?1 AND mode = ?2 AND"
-                           " key = ?3",
-                           -1, &st, NULL) != SQLITE_OK) {
-        rc = fail(s, "prepare idempotency read");
-        goto rollback;
-    }
-    bind_tenant(st, t);
-    sqlite3_bind_text(st, 3, key, -1, SQLITE_STATIC);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW && sqlite3_column_int64(st, 5) >= now - max_age_ms) {
-        const void *fp = sqlite3_column_blob(st, 0);
-        memset(out, 0, sizeof(*out));
-        if (fp && sqlite3_column_bytes(st, 0) == 32)
-            memcpy(out->fingerprint, fp, 32);
-        out->state = sqlite3_column_int(st, 1);
-        out->status = sqlite3_column_int(st, 2);
-        out->content_type = arena_col(a, st, 3);
-        out->body_len = (size_t)sqlite3_column_bytes(st, 4);
-        out->body = arena_strndup(a, sqlite3_column_blob(st, 4) ? sqlite3_column_blob(st, 4) : "",
-                                  out->body_len);
-        out->created_at = sqlite3_column_int64(st, 5);
-        sqlite3_finalize(st);
-        exec(s, "COMMIT");
-        return ERR_CONFLICT;
-    }
-    sqlite3_finalize(st);
-    st = NULL;
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-        rc = fail(s, "idempotency read");
-        goto rollback;
-    }
-    rc = run(s, "DELETE FROM idempotency_keys WHERE org_id = ?1 AND mode = ?2 AND key = ?3", texts,
-             3, NULL, 0);
-    if (rc)
-        goto rollback;
-    if (sqlite3_prepare_v2(DB(s),
-                           "INSERT INTO idempotency_keys (org_id, mode, key, fingerprint, state,"
-                           " created_at) VALUES (?1, ?2, ?3, ?4, 0, ?5)",
-                           -1, &st, NULL) != SQLITE_OK) {
-        rc = fail(s, "prepare idempotency claim");
-        goto rollback;
-    }
-    bind_tenant(st, t);
-    sqlite3_bind_text(st, 3, key, -1, SQLITE_STATIC);
-    sqlite3_bind_blob(st, 4, fingerprint, 32, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 5, now);
-    rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(s, "idempotency claim");
-    sqlite3_finalize(st);
-    if (!rc)
-        rc = exec(s, "COMMIT");
-    if (rc)
-        goto rollback;
-    return 0;
-rollback:
-    exec(s, "ROLLBACK");
-    return rc;
-}
-
-static int s_idem_complete(struct store *s, const struct store_tenant *t, const char *key,
-                           int status, const char *content_type, const char *body, size_t len)
-{
-    sqlite3_stmt *st = NULL;
-    int rc;
-    if (sqlite3_prepare_v2(DB(s),
-                           "UPDATE idempotency_keys SET state = 1, status = ?4, content_type = ?5,"
-                           " body = ?6 WHERE org_id = ?1 AND mode = ?2 AND key = ?3",
-                           -1, &st, NULL) != SQLITE_OK)
-        return fail(s, "prepare idempotency complete");
-    bind_tenant(st, t);
-    sqlite3_bind_text(st, 3, key, -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 4, status);
-    bind_text(st, 5, content_type);
-    sqlite3_bind_blob(st, 6, body, (int)len, SQLITE_STATIC);
-    rc = sqlite3_step(st) == SQLITE_DONE ? 0 : fail(s, "idempotency complete");
-    sqlite3_finalize(st);
-    return rc;
-}
-
-static int s_idem_release(struct store *s, const struct store_tenant *t, const char *key)
-{
-    const char *texts[] = {t->org_id, mode_names[t->mode], key};
-    return run(s,
-               "DELETE FROM idempotency_keys WHERE org_id = ?1 AND mode = ?2 AND key = ?3"
-               " AND state = 0",
-               texts, 3, NULL, 0);
 }
 
 /* ---- Knowledge ---- */
@@ -1282,10 +767,10 @@ static int s_document_progress(struct store *s, const char *id, int64_t chunks, 
 {
     const char *texts[] = {id};
     const int64_t ints[] = {chunks, embedded};
-    return run(s,
-               "UPDATE documents SET progress_chunks = ?2, progress_embedded = ?3 WHERE id = ?1"
-               " AND status = 'processing'",
-               texts, 1, ints, 2);
+    return db_run(s,
+                  "UPDATE documents SET progress_chunks = ?2, progress_embedded = ?3 WHERE id = ?1"
+                  " AND status = 'processing'",
+                  texts, 1, ints, 2);
 }
 
 static int s_document_create(struct store *s, const struct store_tenant *t,
@@ -1295,11 +780,11 @@ static int s_document_create(struct store *s, const struct store_tenant *t,
                            d->name,   d->filename, d->content_type,
                            d->sha256, d->tags,     d->employee_ids};
     const int64_t ints[] = {d->size_bytes, d->created_at};
-    return run(s,
-               "INSERT INTO documents (id, org_id, mode, name, filename, content_type, sha256,"
-               " tags, employee_ids, size_bytes, status, chunk_count, created_at, updated_at)"
-               " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'processing', 0, ?11, ?11)",
-               texts, 9, ints, 2);
+    return db_run(s,
+                  "INSERT INTO documents (id, org_id, mode, name, filename, content_type, sha256,"
+                  " tags, employee_ids, size_bytes, status, chunk_count, created_at, updated_at)"
+                  " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'processing', 0, ?11, ?11)",
+                  texts, 9, ints, 2);
 }
 
 static int s_document_get(struct store *s, const struct store_tenant *t, const char *id,
@@ -1356,8 +841,8 @@ static int s_document_list(struct store *s, const struct store_tenant *t,
 static int s_document_delete(struct store *s, const struct store_tenant *t, const char *id)
 {
     const char *texts[] = {t->org_id, mode_names[t->mode], id};
-    int rc = run(s, "DELETE FROM documents WHERE org_id = ?1 AND mode = ?2 AND id = ?3", texts, 3,
-                 NULL, 0);
+    int rc = db_run(s, "DELETE FROM documents WHERE org_id = ?1 AND mode = ?2 AND id = ?3", texts,
+                    3, NULL, 0);
     if (!rc && sqlite3_changes(DB(s)) == 0)
         rc = ERR_NOT_FOUND;
     return rc;
@@ -1391,7 +876,7 @@ static int s_document_finish(struct store *s, const char *id, const struct store
     int rc = exec(s, "BEGIN IMMEDIATE");
     if (rc)
         return rc;
-    rc = run(s, "DELETE FROM chunks WHERE document_id = ?1", doc, 1, NULL, 0);
+    rc = db_run(s, "DELETE FROM chunks WHERE document_id = ?1", doc, 1, NULL, 0);
     if (!rc && !error && n > 0) {
         if (sqlite3_prepare_v2(DB(s),
                                "INSERT INTO chunks (id, document_id, org_id, mode, seq, page,"
@@ -1427,10 +912,11 @@ static int s_document_finish(struct store *s, const char *id, const struct store
     if (!rc) {
         const char *texts[] = {id, error ? "failed" : "ready", error};
         const int64_t ints[] = {error ? 0 : (int64_t)n, clock_now_ms()};
-        rc = run(s,
-                 "UPDATE documents SET status = ?2, error = ?3, chunk_count = ?4, updated_at = ?5"
-                 " WHERE id = ?1",
-                 texts, 3, ints, 2);
+        rc =
+            db_run(s,
+                   "UPDATE documents SET status = ?2, error = ?3, chunk_count = ?4, updated_at = ?5"
+                   " WHERE id = ?1",
+                   texts, 3, ints, 2);
     }
     if (!rc)
         rc = exec(s, "COMMIT");
@@ -1739,14 +1225,14 @@ static int s_task_create(struct store *s, const struct store_tenant *t, const st
                            k->employee_id, k->title,    k->description ? k->description : "",
                            k->status,      k->priority, k->recurring};
     const int64_t ints[] = {prio_rank(k->priority), k->due_at, k->next_run_at, k->created_at};
-    return run(s,
-               "INSERT INTO tasks (id, org_id, mode, employee_id, title, description, status,"
-               " priority, recurring, prio_rank, due_at, due_key, next_run_at, created_at,"
-               " updated_at, held) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, nullif(?11,"
-               " 0), coalesce(nullif(?11, 0), 9223372036854775807), nullif(?12, 0), ?13, ?13,"
-               " coalesce((SELECT disabled FROM employees WHERE id = ?4 AND org_id = ?2 AND"
-               " mode = ?3), 0))",
-               texts, 9, ints, 4);
+    return db_run(s,
+                  "INSERT INTO tasks (id, org_id, mode, employee_id, title, description, status,"
+                  " priority, recurring, prio_rank, due_at, due_key, next_run_at, created_at,"
+                  " updated_at, held) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, nullif(?11,"
+                  " 0), coalesce(nullif(?11, 0), 9223372036854775807), nullif(?12, 0), ?13, ?13,"
+                  " coalesce((SELECT disabled FROM employees WHERE id = ?4 AND org_id = ?2 AND"
+                  " mode = ?3), 0))",
+                  texts, 9, ints, 4);
 }
 
 static int s_task_get(struct store *s, const struct store_tenant *t, const char *id,
@@ -1821,25 +1307,26 @@ static int s_task_update(struct store *s, const struct store_tenant *t, const st
     int rc = exec(s, "BEGIN IMMEDIATE");
     if (rc)
         return rc;
-    rc = run(s,
-             "UPDATE tasks SET employee_id = ?4, title = ?5, description = ?6, status = ?7,"
-             " priority = ?8, recurring = ?9, run_id = ?10, result = ?11, error = ?12,"
-             " prio_rank = ?15, due_at = nullif(?16, 0), due_key = coalesce(nullif(?16, 0),"
-             " 9223372036854775807), next_run_at = nullif(?17, 0), completed_at = nullif(?18, 0),"
-             " updated_at = ?19, run_now = ?20, held = coalesce((SELECT disabled FROM employees "
-             "WHERE id = ?4"
-             " AND org_id = ?1 AND mode = ?2), 0) WHERE org_id = ?1 AND mode = ?2 AND id = ?3"
-             " AND status = ?13 AND run_id IS ?14",
-             texts, 14, ints, 6);
+    rc =
+        db_run(s,
+               "UPDATE tasks SET employee_id = ?4, title = ?5, description = ?6, status = ?7,"
+               " priority = ?8, recurring = ?9, run_id = ?10, result = ?11, error = ?12,"
+               " prio_rank = ?15, due_at = nullif(?16, 0), due_key = coalesce(nullif(?16, 0),"
+               " 9223372036854775807), next_run_at = nullif(?17, 0), completed_at = nullif(?18, 0),"
+               " updated_at = ?19, run_now = ?20, held = coalesce((SELECT disabled FROM employees "
+               "WHERE id = ?4"
+               " AND org_id = ?1 AND mode = ?2), 0) WHERE org_id = ?1 AND mode = ?2 AND id = ?3"
+               " AND status = ?13 AND run_id IS ?14",
+               texts, 14, ints, 6);
     if (!rc && sqlite3_changes(DB(s)) == 0)
         rc = ERR_CONFLICT;
     if (!rc && cancel_run && old_run_id) {
         const char *rt[] = {old_run_id, k->error ? k->error : "Cancelled."};
         const int64_t ri[] = {now};
-        rc = run(s,
-                 "UPDATE task_runs SET status = 'cancelled', error = ?2, completed_at = ?3"
-                 " WHERE id = ?1 AND status = 'in_progress'",
-                 rt, 2, ri, 1);
+        rc = db_run(s,
+                    "UPDATE task_runs SET status = 'cancelled', error = ?2, completed_at = ?3"
+                    " WHERE id = ?1 AND status = 'in_progress'",
+                    rt, 2, ri, 1);
     }
     if (!rc)
         rc = exec(s, "COMMIT");
@@ -1851,8 +1338,8 @@ static int s_task_update(struct store *s, const struct store_tenant *t, const st
 static int s_task_delete(struct store *s, const struct store_tenant *t, const char *id)
 {
     const char *texts[] = {t->org_id, mode_names[t->mode], id};
-    int rc =
-        run(s, "DELETE FROM tasks WHERE org_id = ?1 AND mode = ?2 AND id = ?3", texts, 3, NULL, 0);
+    int rc = db_run(s, "DELETE FROM tasks WHERE org_id = ?1 AND mode = ?2 AND id = ?3", texts, 3,
+                    NULL, 0);
     if (!rc && sqlite3_changes(DB(s)) == 0)
         rc = ERR_NOT_FOUND;
     return rc;
@@ -1902,10 +1389,10 @@ static int s_task_runs(struct store *s, const struct store_tenant *t, const char
 static int wake_recurring(struct store *s, int64_t now)
 {
     const int64_t ints[] = {now};
-    return run(s,
-               "UPDATE tasks SET status = 'pending', updated_at = ?1 WHERE recurring IS NOT NULL"
-               " AND next_run_at <= ?1 AND status IN ('completed', 'failed')",
-               NULL, 0, ints, 1);
+    return db_run(s,
+                  "UPDATE tasks SET status = 'pending', updated_at = ?1 WHERE recurring IS NOT NULL"
+                  " AND next_run_at <= ?1 AND status IN ('completed', 'failed')",
+                  NULL, 0, ints, 1);
 }
 
 /* ---- The durable queue: task runs and workflow steps ---- */
@@ -1939,13 +1426,14 @@ static int run_to_step(struct store *s, const char *run_id, int64_t idx, int64_t
 {
     const char *texts[] = {run_id};
     const int64_t ints[] = {idx, ready_at};
-    return run(s,
-               "UPDATE workflow_runs SET next_step = ?2, ready_at = ?3, lease = NULL,"
-               " step_employee_id = (SELECT employee_id FROM workflow_run_steps WHERE run_id = ?1"
-               " AND idx = ?2), held = coalesce((SELECT e.disabled FROM workflow_run_steps x JOIN"
-               " employees e ON e.id = x.employee_id WHERE x.run_id = ?1 AND x.idx = ?2), 0)"
-               " WHERE id = ?1",
-               texts, 1, ints, 2);
+    return db_run(
+        s,
+        "UPDATE workflow_runs SET next_step = ?2, ready_at = ?3, lease = NULL,"
+        " step_employee_id = (SELECT employee_id FROM workflow_run_steps WHERE run_id = ?1"
+        " AND idx = ?2), held = coalesce((SELECT e.disabled FROM workflow_run_steps x JOIN"
+        " employees e ON e.id = x.employee_id WHERE x.run_id = ?1 AND x.idx = ?2), 0)"
+        " WHERE id = ?1",
+        texts, 1, ints, 2);
 }
 
 /* Insert run 'r' of tenant 't' (queued, its steps pending) and count it in its workflow;
@@ -1958,31 +1446,33 @@ static int insert_run(struct store *s, const struct store_tenant *t, const struc
             r->id,           r->workflow_id,   t->org_id,       mode_names[t->mode],
             r->trigger_type, r->trigger_event, r->trigger_data, r->definition};
         const int64_t ints[] = {r->created_at};
-        rc = run(s,
-                 "INSERT INTO workflow_runs (id, workflow_id, org_id, mode, status, trigger_type,"
-                 " trigger_event, trigger_data, definition, step_count, ready_at, created_at)"
-                 " SELECT ?1, ?2, ?3, ?4, 'queued', ?5, ?6, ?7, ?8, json_array_length(?8), ?9, ?9"
-                 " FROM workflows WHERE id = ?2 AND org_id = ?3 AND mode = ?4",
-                 texts, 8, ints, 1);
+        rc =
+            db_run(s,
+                   "INSERT INTO workflow_runs (id, workflow_id, org_id, mode, status, trigger_type,"
+                   " trigger_event, trigger_data, definition, step_count, ready_at, created_at)"
+                   " SELECT ?1, ?2, ?3, ?4, 'queued', ?5, ?6, ?7, ?8, json_array_length(?8), ?9, ?9"
+                   " FROM workflows WHERE id = ?2 AND org_id = ?3 AND mode = ?4",
+                   texts, 8, ints, 1);
     }
     if (!rc && sqlite3_changes(DB(s)) == 0)
         rc = ERR_NOT_FOUND;
     if (!rc) {
         const char *texts[] = {r->id, r->definition};
-        rc = run(s,
-                 "INSERT INTO workflow_run_steps (run_id, idx, employee_id, action, status) SELECT"
-                 " ?1, CAST(key AS INTEGER), json_extract(value, '$.employee_id'),"
-                 " json_extract(value, '$.action'), 'pending' FROM json_each(?2)",
-                 texts, 2, NULL, 0);
+        rc = db_run(
+            s,
+            "INSERT INTO workflow_run_steps (run_id, idx, employee_id, action, status) SELECT"
+            " ?1, CAST(key AS INTEGER), json_extract(value, '$.employee_id'),"
+            " json_extract(value, '$.action'), 'pending' FROM json_each(?2)",
+            texts, 2, NULL, 0);
     }
     if (!rc)
         rc = run_to_step(s, r->id, 0, r->created_at);
     if (!rc) {
         const char *texts[] = {r->workflow_id};
         const int64_t ints[] = {r->created_at};
-        rc =
-            run(s, "UPDATE workflows SET run_count = run_count + 1, last_run_at = ?2 WHERE id = ?1",
-                texts, 1, ints, 1);
+        rc = db_run(
+            s, "UPDATE workflows SET run_count = run_count + 1, last_run_at = ?2 WHERE id = ?1",
+            texts, 1, ints, 1);
     }
     return rc;
 }
@@ -2046,8 +1536,8 @@ static int wake_schedules(struct store *s, int64_t now, store_next_run_fn next_r
         if (!rc) {
             const char *texts[] = {due[i].id};
             const int64_t ints[] = {next_run(due[i].recurring, now)};
-            rc = run(s, "UPDATE workflows SET next_run_at = nullif(?2, 0) WHERE id = ?1", texts, 1,
-                     ints, 1);
+            rc = db_run(s, "UPDATE workflows SET next_run_at = nullif(?2, 0) WHERE id = ?1", texts,
+                        1, ints, 1);
         }
     }
     free(due);
@@ -2065,8 +1555,8 @@ static int claim_task(struct store *s, int64_t now, store_next_run_fn next_run,
         return rc;
     if (k->tenant.mode == STORE_LIVE) {
         const char *org[] = {k->tenant.org_id};
-        rc = run(s, "UPDATE orgs SET credits = credits - 1 WHERE id = ?1 AND credits >= 1", org, 1,
-                 NULL, 0);
+        rc = db_run(s, "UPDATE orgs SET credits = credits - 1 WHERE id = ?1 AND credits >= 1", org,
+                    1, NULL, 0);
         if (rc)
             return rc;
         out->reserved = sqlite3_changes(DB(s)) == 1;
@@ -2077,23 +1567,25 @@ static int claim_task(struct store *s, int64_t now, store_next_run_fn next_run,
         const char *texts[] = {out->run_id, k->id, k->tenant.org_id, mode_names[k->tenant.mode],
                                k->employee_id};
         const int64_t ints[] = {out->reserved ? 1 : 0, now};
-        rc = run(s,
-                 "INSERT INTO task_runs (id, task_id, org_id, mode, employee_id, status, reserved,"
-                 " started_at) VALUES (?1, ?2, ?3, ?4, ?5, 'in_progress', ?6, ?7)",
-                 texts, 5, ints, 2);
+        rc = db_run(
+            s,
+            "INSERT INTO task_runs (id, task_id, org_id, mode, employee_id, status, reserved,"
+            " started_at) VALUES (?1, ?2, ?3, ?4, ?5, 'in_progress', ?6, ?7)",
+            texts, 5, ints, 2);
     }
     if (!rc) {
         const char *texts[] = {k->id, out->run_id};
         const int64_t ints[] = {now, k->next_run_at};
-        rc = run(s,
-                 "UPDATE tasks SET status = 'in_progress', run_id = ?2, started_at = ?3,"
-                 " last_run_at = ?3, run_count = run_count + 1, result = NULL, error = NULL,"
-                 " completed_at = NULL, next_run_at = nullif(?4, 0), run_now = 0, updated_at = ?3"
-                 " WHERE id = ?1",
-                 texts, 2, ints, 2);
+        rc =
+            db_run(s,
+                   "UPDATE tasks SET status = 'in_progress', run_id = ?2, started_at = ?3,"
+                   " last_run_at = ?3, run_count = run_count + 1, result = NULL, error = NULL,"
+                   " completed_at = NULL, next_run_at = nullif(?4, 0), run_now = 0, updated_at = ?3"
+                   " WHERE id = ?1",
+                   texts, 2, ints, 2);
     }
     if (!rc)
-        rc = set_busy(s, &k->tenant, k->employee_id, 1);
+        rc = employees_busy(s, &k->tenant, k->employee_id, 1);
     if (rc)
         return rc;
     k->status = "in_progress";
@@ -2114,19 +1606,19 @@ static int claim_step(struct store *s, int64_t now, const char *run_id,
     {
         const char *texts[] = {run_id, out->lease};
         const int64_t ints[] = {now};
-        rc = run(s,
-                 "UPDATE workflow_runs SET status = 'running', started_at = coalesce(started_at,"
-                 " ?3), lease = ?2 WHERE id = ?1",
-                 texts, 2, ints, 1);
+        rc = db_run(s,
+                    "UPDATE workflow_runs SET status = 'running', started_at = coalesce(started_at,"
+                    " ?3), lease = ?2 WHERE id = ?1",
+                    texts, 2, ints, 1);
     }
     if (!rc) {
         const char *texts[] = {run_id};
         const int64_t ints[] = {now};
-        rc = run(s,
-                 "UPDATE workflow_run_steps SET status = 'running', attempts = attempts + 1,"
-                 " started_at = coalesce(started_at, ?2) WHERE run_id = ?1 AND idx = (SELECT"
-                 " next_step FROM workflow_runs WHERE id = ?1)",
-                 texts, 1, ints, 1);
+        rc = db_run(s,
+                    "UPDATE workflow_run_steps SET status = 'running', attempts = attempts + 1,"
+                    " started_at = coalesce(started_at, ?2) WHERE run_id = ?1 AND idx = (SELECT"
+                    " next_step FROM workflow_runs WHERE id = ?1)",
+                    texts, 1, ints, 1);
     }
     if (rc)
         return rc;
@@ -2150,7 +1642,7 @@ static int claim_step(struct store *s, int64_t now, const char *run_id,
     sqlite3_finalize(st);
     if (rc != SQLITE_ROW)
         return fail(s, "step claim");
-    return set_busy(s, &out->tenant, out->employee_id, 1);
+    return employees_busy(s, &out->tenant, out->employee_id, 1);
 }
 
 static int s_claim(struct store *s, int64_t now, store_next_run_fn next_run, struct arena *a,
@@ -2311,10 +1803,11 @@ static int s_task_finish(struct store *s, const struct store_task_finish *in, in
             taken = 0;
             if (in->reserved) {
                 const char *org[] = {in->tenant->org_id};
-                rc = run(s, "UPDATE orgs SET credits = credits + 1 WHERE id = ?1", org, 1, NULL, 0);
+                rc = db_run(s, "UPDATE orgs SET credits = credits + 1 WHERE id = ?1", org, 1, NULL,
+                            0);
             }
             if (!rc)
-                rc = set_busy(s, in->tenant, in->employee_id, -1);
+                rc = employees_busy(s, in->tenant, in->employee_id, -1);
             if (!rc)
                 rc = exec(s, "COMMIT");
             if (rc)
@@ -2325,14 +1818,14 @@ static int s_task_finish(struct store *s, const struct store_task_finish *in, in
     if (in->ok && in->credits > taken) {
         /* The rest of the price, up to what the organization has left. */
         int64_t extra = 0;
-        rc = take_credits(s, in->tenant->org_id, in->credits - taken, &extra);
+        rc = orgs_take_credits(s, in->tenant->org_id, in->credits - taken, &extra);
         if (rc)
             goto rollback;
         taken += extra;
     } else if (!in->ok && in->reserved) {
         /* A failed run costs nothing: the reserved credit goes back. */
         const char *org[] = {in->tenant->org_id};
-        rc = run(s, "UPDATE orgs SET credits = credits + 1 WHERE id = ?1", org, 1, NULL, 0);
+        rc = db_run(s, "UPDATE orgs SET credits = credits + 1 WHERE id = ?1", org, 1, NULL, 0);
         if (rc)
             goto rollback;
         taken = 0;
@@ -2340,19 +1833,19 @@ static int s_task_finish(struct store *s, const struct store_task_finish *in, in
     {
         const char *texts[] = {in->run_id, status, in->result, in->error};
         const int64_t ints[] = {taken, in->now};
-        rc = run(s,
-                 "UPDATE task_runs SET status = ?2, result = ?3, error = ?4, credits_used = ?5,"
-                 " completed_at = ?6, reserved = 0 WHERE id = ?1",
-                 texts, 4, ints, 2);
+        rc = db_run(s,
+                    "UPDATE task_runs SET status = ?2, result = ?3, error = ?4, credits_used = ?5,"
+                    " completed_at = ?6, reserved = 0 WHERE id = ?1",
+                    texts, 4, ints, 2);
     }
     if (!rc) {
         const char *texts[] = {in->task_id, status, in->result, in->error};
         const int64_t ints[] = {taken, in->now};
-        rc = run(s,
-                 "UPDATE tasks SET status = ?2, result = ?3, error = ?4, credits_used ="
-                 " credits_used + ?5, completed_at = ?6, updated_at = ?6, run_id = NULL WHERE"
-                 " id = ?1",
-                 texts, 4, ints, 2);
+        rc = db_run(s,
+                    "UPDATE tasks SET status = ?2, result = ?3, error = ?4, credits_used ="
+                    " credits_used + ?5, completed_at = ?6, updated_at = ?6, run_id = NULL WHERE"
+                    " id = ?1",
+                    texts, 4, ints, 2);
     }
     if (!rc) {
         struct store_event ev = {in->employee_id,
@@ -2365,7 +1858,7 @@ static int s_task_finish(struct store *s, const struct store_task_finish *in, in
         rc = employees_event_add(s, in->tenant, &ev);
     }
     if (!rc)
-        rc = set_busy(s, in->tenant, in->employee_id, -1);
+        rc = employees_busy(s, in->tenant, in->employee_id, -1);
     if (!rc)
         rc = exec(s, "COMMIT");
     if (rc)
@@ -2391,33 +1884,37 @@ static int s_task_recover(struct store *s, int64_t now, size_t *n, size_t *steps
                 " r.org_id = orgs.id AND r.status = 'in_progress' AND r.reserved = 1) WHERE id"
                 " IN (SELECT org_id FROM task_runs WHERE status = 'in_progress' AND reserved = 1)");
     if (!rc)
-        rc = run(s,
-                 "UPDATE task_runs SET status = 'failed', reserved = 0, completed_at = ?1, error ="
-                 " 'Interrupted by a restart: the server stopped during this run; the task runs"
-                 " again.' WHERE status = 'in_progress'",
-                 NULL, 0, ints, 1);
+        rc = db_run(
+            s,
+            "UPDATE task_runs SET status = 'failed', reserved = 0, completed_at = ?1, error ="
+            " 'Interrupted by a restart: the server stopped during this run; the task runs"
+            " again.' WHERE status = 'in_progress'",
+            NULL, 0, ints, 1);
     if (!rc) {
         *n = (size_t)sqlite3_changes(DB(s));
-        rc = run(s,
-                 "UPDATE tasks SET status = 'pending', run_id = NULL, updated_at = ?1, run_now = 1"
-                 " WHERE status = 'in_progress'",
-                 NULL, 0, ints, 1);
+        rc = db_run(
+            s,
+            "UPDATE tasks SET status = 'pending', run_id = NULL, updated_at = ?1, run_now = 1"
+            " WHERE status = 'in_progress'",
+            NULL, 0, ints, 1);
     }
     /* Workflow steps in flight: ready again, their cut attempt not counted (a cancelled run's
      * step in flight ends cancelled instead). */
     if (!rc)
-        rc = run(s,
-                 "UPDATE workflow_run_steps SET status = CASE WHEN (SELECT r.status FROM"
-                 " workflow_runs r WHERE r.id = run_id) = 'cancelled' THEN 'cancelled' ELSE"
-                 " 'pending' END, attempts = max(0, attempts - 1), completed_at = CASE WHEN"
-                 " (SELECT r.status FROM workflow_runs r WHERE r.id = run_id) = 'cancelled' THEN ?1"
-                 " END WHERE status = 'running'",
-                 NULL, 0, ints, 1);
+        rc = db_run(
+            s,
+            "UPDATE workflow_run_steps SET status = CASE WHEN (SELECT r.status FROM"
+            " workflow_runs r WHERE r.id = run_id) = 'cancelled' THEN 'cancelled' ELSE"
+            " 'pending' END, attempts = max(0, attempts - 1), completed_at = CASE WHEN"
+            " (SELECT r.status FROM workflow_runs r WHERE r.id = run_id) = 'cancelled' THEN ?1"
+            " END WHERE status = 'running'",
+            NULL, 0, ints, 1);
     if (!rc)
-        rc = run(s,
-                 "UPDATE workflow_runs SET lease = NULL, ready_at = ?1 WHERE lease IS NOT NULL AND"
-                 " status IN ('queued', 'running')",
-                 NULL, 0, ints, 1);
+        rc = db_run(
+            s,
+            "UPDATE workflow_runs SET lease = NULL, ready_at = ?1 WHERE lease IS NOT NULL AND"
+            " status IN ('queued', 'running')",
+            NULL, 0, ints, 1);
     if (!rc) {
         *steps = (size_t)sqlite3_changes(DB(s));
         rc = exec(s, "UPDATE workflow_runs SET lease = NULL WHERE lease IS NOT NULL");
@@ -2465,11 +1962,12 @@ static int s_workflow_create(struct store *s, const struct store_tenant *t,
         w->id,      t->org_id, mode_names[t->mode], w->name,     w->description, w->trigger_type,
         w->trigger, w->steps,  w->webhook_token,    w->recurring};
     const int64_t ints[] = {w->next_run_at, w->enabled ? 1 : 0, w->created_at, w->updated_at};
-    return run(s,
-               "INSERT INTO workflows (id, org_id, mode, name, description, trigger_type, trigger,"
-               " steps, webhook_token, recurring, next_run_at, enabled, created_at, updated_at)"
-               " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, nullif(?11, 0), ?12, ?13, ?14)",
-               texts, 10, ints, 4);
+    return db_run(
+        s,
+        "INSERT INTO workflows (id, org_id, mode, name, description, trigger_type, trigger,"
+        " steps, webhook_token, recurring, next_run_at, enabled, created_at, updated_at)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, nullif(?11, 0), ?12, ?13, ?14)",
+        texts, 10, ints, 4);
 }
 
 static int s_workflow_get(struct store *s, const struct store_tenant *t, const char *id,
@@ -2537,11 +2035,11 @@ static int s_workflow_update(struct store *s, const struct store_tenant *t,
         w->trigger, w->steps,  w->webhook_token,    w->recurring};
     const int64_t ints[] = {w->next_run_at, w->enabled ? 1 : 0, w->updated_at};
     int rc =
-        run(s,
-            "UPDATE workflows SET name = ?4, description = ?5, trigger_type = ?6, trigger = ?7,"
-            " steps = ?8, webhook_token = ?9, recurring = ?10, next_run_at = nullif(?11, 0),"
-            " enabled = ?12, updated_at = ?13 WHERE id = ?1 AND org_id = ?2 AND mode = ?3",
-            texts, 10, ints, 3);
+        db_run(s,
+               "UPDATE workflows SET name = ?4, description = ?5, trigger_type = ?6, trigger = ?7,"
+               " steps = ?8, webhook_token = ?9, recurring = ?10, next_run_at = nullif(?11, 0),"
+               " enabled = ?12, updated_at = ?13 WHERE id = ?1 AND org_id = ?2 AND mode = ?3",
+               texts, 10, ints, 3);
     if (!rc && sqlite3_changes(DB(s)) == 0)
         rc = ERR_NOT_FOUND;
     return rc;
@@ -2550,8 +2048,8 @@ static int s_workflow_update(struct store *s, const struct store_tenant *t,
 static int s_workflow_delete(struct store *s, const struct store_tenant *t, const char *id)
 {
     const char *texts[] = {t->org_id, mode_names[t->mode], id};
-    int rc = run(s, "DELETE FROM workflows WHERE org_id = ?1 AND mode = ?2 AND id = ?3", texts, 3,
-                 NULL, 0);
+    int rc = db_run(s, "DELETE FROM workflows WHERE org_id = ?1 AND mode = ?2 AND id = ?3", texts,
+                    3, NULL, 0);
     if (!rc && sqlite3_changes(DB(s)) == 0)
         rc = ERR_NOT_FOUND;
     return rc;
@@ -2760,14 +2258,15 @@ static int s_wf_run_cancel(struct store *s, const struct store_tenant *t, const 
     if (!rc) {
         const char *texts[] = {run_id};
         const int64_t ints[] = {now};
-        rc =
-            run(s, "UPDATE workflow_runs SET status = 'cancelled', completed_at = ?2 WHERE id = ?1",
-                texts, 1, ints, 1);
+        rc = db_run(
+            s, "UPDATE workflow_runs SET status = 'cancelled', completed_at = ?2 WHERE id = ?1",
+            texts, 1, ints, 1);
         if (!rc)
-            rc = run(s,
-                     "UPDATE workflow_run_steps SET status = 'cancelled', completed_at = ?2 WHERE"
-                     " run_id = ?1 AND status = 'pending'",
-                     texts, 1, ints, 1);
+            rc =
+                db_run(s,
+                       "UPDATE workflow_run_steps SET status = 'cancelled', completed_at = ?2 WHERE"
+                       " run_id = ?1 AND status = 'pending'",
+                       texts, 1, ints, 1);
     }
     if (!rc)
         rc = exec(s, "COMMIT");
@@ -2794,11 +2293,11 @@ static int run_advance(struct store *s, const struct store_step_finish *in, int6
     case STORE_STEP_COMPLETED:
     case STORE_STEP_SKIPPED: {
         const int64_t ints[] = {taken, c->step + 1, in->now};
-        rc = run(s,
-                 "UPDATE workflow_runs SET credits_used = credits_used + ?2, status = CASE WHEN"
-                 " ?3 >= step_count THEN 'completed' ELSE status END, completed_at = CASE WHEN"
-                 " ?3 >= step_count THEN ?4 END WHERE id = ?1",
-                 texts, 1, ints, 3);
+        rc = db_run(s,
+                    "UPDATE workflow_runs SET credits_used = credits_used + ?2, status = CASE WHEN"
+                    " ?3 >= step_count THEN 'completed' ELSE status END, completed_at = CASE WHEN"
+                    " ?3 >= step_count THEN ?4 END WHERE id = ?1",
+                    texts, 1, ints, 3);
         if (!rc)
             rc = run_to_step(s, c->run_id, c->step + 1, in->now);
         break;
@@ -2809,15 +2308,16 @@ static int run_advance(struct store *s, const struct store_step_finish *in, int6
     case STORE_STEP_FAILED: {
         const char *t2[] = {c->run_id, in->error};
         const int64_t ints[] = {c->step, in->now};
-        rc = run(s,
-                 "UPDATE workflow_run_steps SET status = 'cancelled', completed_at = ?4 WHERE"
-                 " run_id = ?1 AND idx > ?3 AND status = 'pending'",
-                 t2, 2, ints, 2);
+        rc = db_run(s,
+                    "UPDATE workflow_run_steps SET status = 'cancelled', completed_at = ?4 WHERE"
+                    " run_id = ?1 AND idx > ?3 AND status = 'pending'",
+                    t2, 2, ints, 2);
         if (!rc)
-            rc = run(s,
-                     "UPDATE workflow_runs SET status = 'failed', error = 'steps[' || ?3 || ']: '"
-                     " || coalesce(?2, 'failed'), completed_at = ?4, lease = NULL WHERE id = ?1",
-                     t2, 2, ints, 2);
+            rc =
+                db_run(s,
+                       "UPDATE workflow_runs SET status = 'failed', error = 'steps[' || ?3 || ']: '"
+                       " || coalesce(?2, 'failed'), completed_at = ?4, lease = NULL WHERE id = ?1",
+                       t2, 2, ints, 2);
         break;
     }
     }
@@ -2845,7 +2345,7 @@ static int s_step_finish(struct store *s, const struct store_step_finish *in, in
     if (!*status || strcmp(lease, c->lease) != 0) {
         /* Deleted with its workflow, or taken over: the outcome has nowhere to go. */
         *discarded = true;
-        rc = set_busy(s, &c->tenant, c->employee_id, -1);
+        rc = employees_busy(s, &c->tenant, c->employee_id, -1);
         goto commit;
     }
     /* Cancelled meanwhile: the step's outcome is kept, uncharged, and nothing else runs. */
@@ -2853,7 +2353,7 @@ static int s_step_finish(struct store *s, const struct store_step_finish *in, in
     if (cancelled && outcome == STORE_STEP_RETRY)
         outcome = STORE_STEP_FAILED;
     if (!cancelled && outcome == STORE_STEP_COMPLETED && c->tenant.mode == STORE_LIVE) {
-        rc = take_credits(s, c->tenant.org_id, in->credits, &taken);
+        rc = orgs_take_credits(s, c->tenant.org_id, in->credits, &taken);
         if (rc)
             goto rollback;
     }
@@ -2867,16 +2367,17 @@ static int s_step_finish(struct store *s, const struct store_step_finish *in, in
             c->run_id, ended, in->input, outcome == STORE_STEP_COMPLETED ? in->output : NULL,
             outcome == STORE_STEP_COMPLETED || outcome == STORE_STEP_SKIPPED ? NULL : in->error};
         const int64_t ints[] = {c->step, taken, outcome == STORE_STEP_RETRY ? 0 : in->now};
-        rc = run(s,
-                 "UPDATE workflow_run_steps SET status = ?2, input = ?3, output = ?4, error = ?5,"
-                 " credits_used = ?7, completed_at = nullif(?8, 0) WHERE run_id = ?1 AND idx = ?6",
-                 texts, 5, ints, 3);
+        rc = db_run(
+            s,
+            "UPDATE workflow_run_steps SET status = ?2, input = ?3, output = ?4, error = ?5,"
+            " credits_used = ?7, completed_at = nullif(?8, 0) WHERE run_id = ?1 AND idx = ?6",
+            texts, 5, ints, 3);
     }
     if (rc)
         goto rollback;
     if (cancelled) {
         const char *texts[] = {c->run_id};
-        rc = run(s, "UPDATE workflow_runs SET lease = NULL WHERE id = ?1", texts, 1, NULL, 0);
+        rc = db_run(s, "UPDATE workflow_runs SET lease = NULL WHERE id = ?1", texts, 1, NULL, 0);
     } else {
         rc = run_advance(s, in, taken);
     }
@@ -2886,7 +2387,7 @@ static int s_step_finish(struct store *s, const struct store_step_finish *in, in
         rc = employees_event_add(s, &c->tenant, &ev);
     }
     if (!rc)
-        rc = set_busy(s, &c->tenant, c->employee_id, -1);
+        rc = employees_busy(s, &c->tenant, c->employee_id, -1);
 commit:
     if (!rc)
         rc = exec(s, "COMMIT");
@@ -2973,8 +2474,8 @@ static int s_integration_put(struct store *s, const struct store_tenant *t,
 static int s_integration_delete(struct store *s, const struct store_tenant *t, const char *provider)
 {
     const char *texts[] = {t->org_id, mode_names[t->mode], provider};
-    return run(s, "DELETE FROM integrations WHERE org_id = ?1 AND mode = ?2 AND provider = ?3",
-               texts, 3, NULL, 0);
+    return db_run(s, "DELETE FROM integrations WHERE org_id = ?1 AND mode = ?2 AND provider = ?3",
+                  texts, 3, NULL, 0);
 }
 
 static int s_oauth_state_create(struct store *s, const struct store_oauth_state *in)
@@ -3004,7 +2505,7 @@ static int s_oauth_state_create(struct store *s, const struct store_oauth_state 
     /* States a day past their end are of no use to anyone. */
     {
         const int64_t ints[] = {in->created_at - 24LL * 3600 * 1000};
-        return run(s, "DELETE FROM oauth_states WHERE expires_at < ?1", NULL, 0, ints, 1);
+        return db_run(s, "DELETE FROM oauth_states WHERE expires_at < ?1", NULL, 0, ints, 1);
     }
 }
 
@@ -3071,10 +2572,10 @@ static int s_events_token(struct store *s, const struct store_tenant *t, const c
 {
     const char *texts[] = {t->org_id, mode_names[t->mode], fresh};
     sqlite3_stmt *st = NULL;
-    int rc = run(s,
-                 "INSERT INTO integration_event_tokens (org_id, mode, token) VALUES (?1, ?2, ?3)"
-                 " ON CONFLICT (org_id, mode) DO NOTHING",
-                 texts, 3, NULL, 0);
+    int rc = db_run(s,
+                    "INSERT INTO integration_event_tokens (org_id, mode, token) VALUES (?1, ?2, ?3)"
+                    " ON CONFLICT (org_id, mode) DO NOTHING",
+                    texts, 3, NULL, 0);
     *token = NULL;
     if (rc)
         return rc;
@@ -3142,13 +2643,14 @@ static int s_delivery_note(struct store *s, const struct store_tenant *t, const 
     const char *texts[] = {t->org_id, mode_names[t->mode], provider, id};
     const int64_t ints[] = {now};
     const int64_t old[] = {now - 7LL * 86400 * 1000};
-    int rc = run(s,
-                 "INSERT OR IGNORE INTO integration_deliveries (org_id, mode, provider,"
-                 " delivery_id, received_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-                 texts, 4, ints, 1);
+    int rc = db_run(s,
+                    "INSERT OR IGNORE INTO integration_deliveries (org_id, mode, provider,"
+                    " delivery_id, received_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+                    texts, 4, ints, 1);
     *first = !rc && sqlite3_changes(DB(s)) == 1;
     if (!rc && *first)
-        rc = run(s, "DELETE FROM integration_deliveries WHERE received_at < ?1", NULL, 0, old, 1);
+        rc =
+            db_run(s, "DELETE FROM integration_deliveries WHERE received_at < ?1", NULL, 0, old, 1);
     return rc;
 }
 
@@ -3320,23 +2822,23 @@ static const struct store_ops sqlite_ops = {
     .employee_stats = employees_stats,
     .event_add = employees_event_add,
     .chat_begin = s_chat_begin,
-    .chat_finish_in = s_chat_finish_in,
+    .chat_finish_in = chat_finish_in,
     .group_apply = group_run,
     .group_sync = s_group_sync,
-    .chat_begin_in = s_chat_begin_in,
+    .chat_begin_in = chat_begin_in,
     .own_checkpoints = s_own_checkpoints,
     .maintain = s_maintain,
-    .chat_abort = s_chat_abort,
-    .conversation_get = s_conversation_get,
-    .conversation_list = s_conversation_list,
-    .conversation_delete = s_conversation_delete,
-    .message_list = s_message_list,
-    .message_page = s_message_page,
-    .message_get = s_message_get,
-    .feedback_set = s_feedback_set,
-    .idem_claim = s_idem_claim,
-    .idem_complete = s_idem_complete,
-    .idem_release = s_idem_release,
+    .chat_abort = chat_abort,
+    .conversation_get = conversations_get,
+    .conversation_list = conversations_list,
+    .conversation_delete = conversations_delete,
+    .message_list = messages_list,
+    .message_page = messages_page,
+    .message_get = messages_get,
+    .feedback_set = feedback_set,
+    .idem_claim = idem_claim,
+    .idem_complete = idem_complete,
+    .idem_release = idem_release,
     .document_create = s_document_create,
     .document_get = s_document_get,
     .document_list = s_document_list,

@@ -222,6 +222,41 @@ int keys_list(struct store *s, const char *org_id, struct arena *a, struct store
               size_t *n);
 int keys_revoke(struct store *s, const char *key_id, int64_t now);
 
+/* Move employee 'employee_id''s count of work in hand by 'delta' (never below 0). */
+int employees_busy(struct store *s, const struct store_tenant *t, const char *employee_id,
+                   int delta);
+/* Take up to 'want' credits from organization 'org_id', no more than it has; '*taken' says how
+ * many. Inside the caller's write transaction. */
+int orgs_take_credits(struct store *s, const char *org_id, int64_t want, int64_t *taken);
+/* Give back one reserved credit; inside the caller's write transaction. */
+int orgs_give_credit(struct store *s, const char *org_id);
+/* The writes of a chat's start / finished reply, inside the caller's transaction. */
+int chat_begin_in(struct store *s, const struct store_tenant *t, const struct store_chat_begin *in);
+int chat_finish_in(struct store *s, const struct store_tenant *t,
+                   const struct store_chat_finish *in, int64_t *charged);
+int chat_abort(struct store *s, const struct store_tenant *t, const char *employee_id, bool refund);
+int conversations_get(struct store *s, const struct store_tenant *t, const char *id,
+                      struct arena *a, struct store_conversation *out);
+int conversations_list(struct store *s, const struct store_tenant *t,
+                       const struct store_conv_filter *f, struct arena *a,
+                       struct store_conv_page *out);
+int conversations_delete(struct store *s, const struct store_tenant *t, const char *id);
+int messages_list(struct store *s, const struct store_tenant *t, const char *conversation_id,
+                  unsigned limit, struct arena *a, struct store_message **out, size_t *n);
+int messages_page(struct store *s, const struct store_tenant *t, const char *conversation_id,
+                  bool newest_first, int64_t from_seq, unsigned limit, struct arena *a,
+                  struct store_message **out, size_t *n);
+int messages_get(struct store *s, const struct store_tenant *t, const char *conversation_id,
+                 const char *id, struct arena *a, struct store_message *out);
+int feedback_set(struct store *s, const struct store_tenant *t, const struct store_message *msg,
+                 int rating, const char *comment, int64_t now);
+int idem_claim(struct store *s, const struct store_tenant *t, const char *key,
+               const unsigned char fingerprint[32], int64_t now, int64_t max_age_ms,
+               struct arena *a, struct store_idem *out);
+int idem_complete(struct store *s, const struct store_tenant *t, const char *key, int status,
+                  const char *content_type, const char *body, size_t len);
+int idem_release(struct store *s, const struct store_tenant *t, const char *key);
+
 int store_sqlite_open(const char *path, struct store **out, struct err *e);
 /* A connection to the PostgreSQL database of 'url' (postgres://...); '*out' is the caller's
  * (store_close()). Until its operations are written, only close, ping and the driver work. */

@@ -1,0 +1,493 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * chat.c: conversations, their messages and feedback, the writes that begin and end a chat
+ * reply, and Idempotency-Key records, written once over the driver (driver.h).
+ *
+ * A chat's writes are split in two: its start (the user message, the employee busy, a reserved
+ * credit) and its end (the reply, the charge, the activity event), each one transaction, so the
+ * model call runs with no transaction open. Credits never go below zero: the row is locked first
+ * (a write to it), and then the balance read is the one the change applies to, on SQLite (one
+ * writer) and on PostgreSQL (read committed) alike.
+ */
+#include "store_int.h"
+
+#include <string.h>
+
+/* ---- Shared by chat, tasks and workflows ---- */
+
+/* See store_int.h. */
+int employees_busy(struct store *s, const struct store_tenant *t, const char *employee_id,
+                   int delta)
+{
+    const char *texts[] = {t->org_id, db_mode_name(t->mode), employee_id};
+    const int64_t d[] = {delta};
+    return db_run(s,
+                  "UPDATE employees SET busy = CASE WHEN busy + $4 > 0 THEN busy + $4 ELSE 0 END"
+                  " WHERE org_id = $1 AND mode = $2 AND id = $3",
+                  texts, 3, d, 1);
+}
+
+/* See store_int.h. */
+int orgs_take_credits(struct store *s, const char *org_id, int64_t want, int64_t *taken)
+{
+    const char *org[] = {org_id};
+    struct db_stmt *st;
+    int64_t have = 0;
+    bool row = false;
+    int rc;
+
+    *taken = 0;
+    if (want <= 0)
+        return 0;
+    rc = db_run(s, "UPDATE orgs SET credits = credits WHERE id = $1", org, 1, NULL, 0);
+    if (rc)
+        return rc;
+    st = db_prepare(s, "SELECT credits FROM orgs WHERE id = $1");
+    if (!st)
+        return ERR_STORE;
+    db_bind_text(st, 1, org_id);
+    rc = db_step(st, &row);
+    if (!rc && row)
+        have = db_int64(st, 0);
+    db_done(st);
+    if (rc)
+        return rc;
+    if (want > have)
+        want = have;
+    if (want <= 0)
+        return 0;
+    {
+        const int64_t take[] = {want};
+        rc = db_run(s, "UPDATE orgs SET credits = credits - $2 WHERE id = $1", org, 1, take, 1);
+    }
+    if (!rc)
+        *taken = want;
+    return rc;
+}
+
+/* See store_int.h. */
+int orgs_give_credit(struct store *s, const char *org_id)
+{
+    const char *org[] = {org_id};
+    return db_run(s, "UPDATE orgs SET credits = credits + 1 WHERE id = $1", org, 1, NULL, 0);
+}
+
+/* ---- Conversations and messages ---- */
+
+#define CONV_COLS "id, employee_id, title, message_count, created_at, updated_at"
+#define MSG_COLS                                                                                   \
+    "id, conversation_id, employee_id, role, content, sources, credits_used, input_tokens,"        \
+    " output_tokens, coalesce(response_ms, -1), created_at"
+
+static void read_conversation(struct db_stmt *st, struct arena *a, void *pout)
+{
+    struct store_conversation *out = pout;
+    out->id = db_arena_text(a, st, 0);
+    out->employee_id = db_arena_text(a, st, 1);
+    out->title = db_arena_text(a, st, 2);
+    out->message_count = db_int64(st, 3);
+    out->created_at = db_int64(st, 4);
+    out->updated_at = db_int64(st, 5);
+}
+
+static void read_message(struct db_stmt *st, struct arena *a, void *pout)
+{
+    struct store_message *out = pout;
+    out->id = db_arena_text(a, st, 0);
+    out->conversation_id = db_arena_text(a, st, 1);
+    out->employee_id = db_arena_text(a, st, 2);
+    out->role = db_arena_text(a, st, 3);
+    out->content = db_arena_text(a, st, 4);
+    out->sources = db_arena_text(a, st, 5);
+    out->credits_used = db_int64(st, 6);
+    out->input_tokens = db_int64(st, 7);
+    out->output_tokens = db_int64(st, 8);
+    out->response_ms = db_int64(st, 9);
+    out->created_at = db_int64(st, 10);
+}
+
+/* Insert message 'm' as the next of its conversation and bump the conversation's counters. */
+static int insert_message(struct store *s, const struct store_tenant *t,
+                          const struct store_message *m)
+{
+    const char *texts[] = {
+        m->id,   m->conversation_id, t->org_id, db_mode_name(t->mode), m->employee_id,
+        m->role, m->content,         m->sources};
+    const int64_t ints[] = {m->credits_used, m->input_tokens, m->output_tokens, m->response_ms,
+                            m->created_at};
+    const char *conv[] = {m->conversation_id};
+    const int64_t when[] = {m->created_at};
+    int rc;
+
+    rc = db_run(s,
+                "INSERT INTO messages (id, conversation_id, org_id, mode, employee_id, role,"
+                " content, sources, credits_used, input_tokens, output_tokens, response_ms,"
+                " created_at, seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,"
+                " CASE WHEN $12 >= 0 THEN $12 END, $13,"
+                " (SELECT message_count + 1 FROM conversations WHERE id = $2))",
+                texts, 8, ints, 5);
+    if (rc)
+        return rc;
+    return db_run(s,
+                  "UPDATE conversations SET message_count = message_count + 1, updated_at ="
+                  " CASE WHEN updated_at > $2 THEN updated_at ELSE $2 END WHERE id = $1",
+                  conv, 1, when, 1);
+}
+
+/* See store_int.h. */
+int chat_begin_in(struct store *s, const struct store_tenant *t, const struct store_chat_begin *in)
+{
+    int rc;
+    if (in->reserve_credit) {
+        struct db_stmt *st = db_prepare(s, "UPDATE orgs SET credits = credits - 1 WHERE id = $1"
+                                           " AND credits >= 1");
+        bool row;
+        if (!st)
+            return ERR_STORE;
+        db_bind_text(st, 1, t->org_id);
+        rc = db_step(st, &row);
+        if (!rc && db_changes(st) == 0)
+            rc = ERR_LIMIT;
+        db_done(st);
+        if (rc)
+            return rc;
+    }
+    if (in->new_conversation) {
+        const struct store_conversation *c = &in->conversation;
+        const char *texts[] = {c->id, t->org_id, db_mode_name(t->mode), c->employee_id, c->title};
+        const int64_t ints[] = {c->created_at};
+        rc =
+            db_run(s,
+                   "INSERT INTO conversations (id, org_id, mode, employee_id, title, message_count,"
+                   " created_at, updated_at) VALUES ($1, $2, $3, $4, $5, 0, $6, $6)",
+                   texts, 5, ints, 1);
+        if (rc)
+            return rc;
+    }
+    rc = insert_message(s, t, &in->user);
+    if (!rc)
+        rc = employees_busy(s, t, in->user.employee_id, 1);
+    return rc;
+}
+
+/* See store_int.h. */
+int conversations_get(struct store *s, const struct store_tenant *t, const char *id,
+                      struct arena *a, struct store_conversation *out)
+{
+    const char *texts[] = {id};
+    return db_one(s,
+                  "SELECT " CONV_COLS " FROM conversations WHERE org_id = $1 AND mode = $2"
+                  " AND id = $3",
+                  t, texts, 1, read_conversation, a, out);
+}
+
+/* See store_int.h. */
+int chat_finish_in(struct store *s, const struct store_tenant *t,
+                   const struct store_chat_finish *in, int64_t *charged)
+{
+    struct store_message m = in->reply;
+    struct store_conversation conv;
+    struct arena a;
+    int64_t taken = 0;
+    int rc = 0;
+
+    *charged = 0;
+    arena_init(&a);
+    if (in->charge) {
+        int64_t extra = 0;
+        rc = orgs_take_credits(s, t->org_id, m.credits_used - (in->reserved ? 1 : 0), &extra);
+        taken = (in->reserved ? 1 : 0) + extra;
+    }
+    m.credits_used = taken;
+    /* The conversation may have been deleted while the reply was written: then the reply has
+     * nowhere to go, but the work was done and is charged and counted. */
+    if (!rc && conversations_get(s, t, m.conversation_id, &a, &conv) == 0)
+        rc = insert_message(s, t, &m);
+    if (!rc) {
+        struct store_event ev = {m.employee_id, "message", m.created_at,     m.response_ms,
+                                 taken,         -1,        m.conversation_id};
+        rc = employees_event_add(s, t, &ev);
+    }
+    if (!rc)
+        rc = employees_busy(s, t, m.employee_id, -1);
+    if (!rc)
+        *charged = taken;
+    arena_cleanup(&a);
+    return rc;
+}
+
+/* See store_int.h. */
+int chat_abort(struct store *s, const struct store_tenant *t, const char *employee_id, bool refund)
+{
+    int rc = db_begin(s, DB_TX_WRITE);
+    if (rc)
+        return rc;
+    if (refund)
+        rc = orgs_give_credit(s, t->org_id);
+    if (!rc)
+        rc = employees_busy(s, t, employee_id, -1);
+    if (!rc)
+        rc = db_commit(s);
+    if (rc)
+        db_rollback(s);
+    return rc;
+}
+
+/* See store_int.h. */
+int conversations_list(struct store *s, const struct store_tenant *t,
+                       const struct store_conv_filter *f, struct arena *a,
+                       struct store_conv_page *out)
+{
+    struct db_stmt *st = db_prepare(s, "SELECT " CONV_COLS " FROM conversations WHERE org_id = $1"
+                                       " AND mode = $2 AND ($3 IS NULL OR employee_id = $3)"
+                                       " AND ($5 IS NULL OR (updated_at, id) < ($4, $5))"
+                                       " ORDER BY updated_at DESC, id DESC LIMIT $6");
+    bool row = false;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (!st)
+        return ERR_STORE;
+    db_bind_tenant(st, t);
+    db_bind_text(st, 3, f->employee_id);
+    db_bind_int64(st, 4, f->before_updated);
+    db_bind_text(st, 5, f->before_id);
+    db_bind_int64(st, 6, (int64_t)f->limit + 1);
+    out->items = arena_alloc(a, ((size_t)f->limit + 1) * sizeof(*out->items));
+    while (!(rc = db_step(st, &row)) && row) {
+        if (out->n == f->limit) {
+            out->has_more = true;
+            break;
+        }
+        read_conversation(st, a, &out->items[out->n++]);
+    }
+    db_done(st);
+    return rc;
+}
+
+/* See store_int.h. */
+int conversations_delete(struct store *s, const struct store_tenant *t, const char *id)
+{
+    struct db_stmt *st =
+        db_prepare(s, "DELETE FROM conversations WHERE org_id = $1 AND mode = $2 AND id = $3");
+    bool row;
+    int rc;
+    if (!st)
+        return ERR_STORE;
+    db_bind_tenant(st, t);
+    db_bind_text(st, 3, id);
+    rc = db_step(st, &row);
+    if (!rc && db_changes(st) == 0)
+        rc = ERR_NOT_FOUND;
+    db_done(st);
+    return rc;
+}
+
+/* Up to 'limit' messages of 'st' (bound by the caller) into '*out'; with 'seq' at column 11. */
+static int read_messages(struct db_stmt *st, unsigned limit, bool seq, struct arena *a,
+                         struct store_message **out, size_t *n)
+{
+    struct store_message *v = arena_alloc(a, ((size_t)limit ? limit : 1) * sizeof(*v));
+    size_t len = 0;
+    bool row = false;
+    int rc;
+    while (!(rc = db_step(st, &row)) && row && len < limit) {
+        read_message(st, a, &v[len]);
+        if (seq)
+            v[len].seq = db_int64(st, 11);
+        len++;
+    }
+    db_done(st);
+    *out = v;
+    *n = len;
+    return rc;
+}
+
+/* See store_int.h. */
+int messages_list(struct store *s, const struct store_tenant *t, const char *conversation_id,
+                  unsigned limit, struct arena *a, struct store_message **out, size_t *n)
+{
+    struct db_stmt *st = db_prepare(s, "SELECT * FROM (SELECT " MSG_COLS ", seq FROM messages"
+                                       " WHERE org_id = $1 AND mode = $2 AND conversation_id = $3"
+                                       " ORDER BY seq DESC LIMIT $4) AS m ORDER BY seq");
+    if (!st)
+        return ERR_STORE;
+    db_bind_tenant(st, t);
+    db_bind_text(st, 3, conversation_id);
+    db_bind_int64(st, 4, limit);
+    return read_messages(st, limit, false, a, out, n);
+}
+
+/* See store_int.h. */
+int messages_page(struct store *s, const struct store_tenant *t, const char *conversation_id,
+                  bool newest_first, int64_t from_seq, unsigned limit, struct arena *a,
+                  struct store_message **out, size_t *n)
+{
+    struct db_stmt *st =
+        db_prepare(s, newest_first ? "SELECT " MSG_COLS ", seq FROM messages WHERE org_id = $1 AND"
+                                     " mode = $2 AND conversation_id = $3 AND ($4 = 0 OR seq < $4)"
+                                     " ORDER BY seq DESC LIMIT $5"
+                                   : "SELECT " MSG_COLS ", seq FROM messages WHERE org_id = $1 AND"
+                                     " mode = $2 AND conversation_id = $3 AND seq > $4"
+                                     " ORDER BY seq LIMIT $5");
+    if (!st)
+        return ERR_STORE;
+    db_bind_tenant(st, t);
+    db_bind_text(st, 3, conversation_id);
+    db_bind_int64(st, 4, from_seq);
+    db_bind_int64(st, 5, limit);
+    return read_messages(st, limit, true, a, out, n);
+}
+
+/* See store_int.h. */
+int messages_get(struct store *s, const struct store_tenant *t, const char *conversation_id,
+                 const char *id, struct arena *a, struct store_message *out)
+{
+    const char *texts[] = {conversation_id, id};
+    return db_one(s,
+                  "SELECT " MSG_COLS " FROM messages WHERE org_id = $1 AND mode = $2 AND"
+                  " conversation_id = $3 AND id = $4",
+                  t, texts, 2, read_message, a, out);
+}
+
+/* See store_int.h. */
+int feedback_set(struct store *s, const struct store_tenant *t, const struct store_message *msg,
+                 int rating, const char *comment, int64_t now)
+{
+    const char *fb[] = {msg->id, msg->conversation_id, comment};
+    const int64_t fbi[] = {rating, now};
+    const char *ev[] = {t->org_id, db_mode_name(t->mode), msg->employee_id, msg->id};
+    const int64_t evi[] = {now, rating};
+    int rc = db_begin(s, DB_TX_WRITE);
+    if (rc)
+        return rc;
+    rc = db_run(s,
+                "INSERT INTO feedback (message_id, conversation_id, comment, rating, created_at)"
+                " VALUES ($1, $2, $3, $4, $5) ON CONFLICT (message_id) DO UPDATE SET"
+                " rating = excluded.rating, comment = excluded.comment,"
+                " created_at = excluded.created_at",
+                fb, 3, fbi, 2);
+    if (!rc)
+        rc = db_run(s, "DELETE FROM employee_events WHERE message_id = $1 AND kind = 'rating'",
+                    ev + 3, 1, NULL, 0);
+    if (!rc)
+        rc = db_run(s,
+                    "INSERT INTO employee_events (org_id, mode, employee_id, message_id, kind, at,"
+                    " value) VALUES ($1, $2, $3, $4, 'rating', $5, $6)",
+                    ev, 4, evi, 2);
+    if (!rc)
+        rc = db_commit(s);
+    if (rc)
+        db_rollback(s);
+    return rc;
+}
+
+/* ---- Idempotency ---- */
+
+/* The record of 'key' if it is younger than 'max_age_ms': 0 and '*out' filled, or
+ * ERR_NOT_FOUND. */
+static int idem_read(struct store *s, const struct store_tenant *t, const char *key, int64_t now,
+                     int64_t max_age_ms, struct arena *a, struct store_idem *out)
+{
+    struct db_stmt *st = db_prepare(s, "SELECT fingerprint, state, coalesce(status, 0),"
+                                       " content_type, body, created_at FROM idempotency_keys"
+                                       " WHERE org_id = $1 AND mode = $2 AND key = $3");
+    bool row = false;
+    int rc;
+    if (!st)
+        return ERR_STORE;
+    db_bind_tenant(st, t);
+    db_bind_text(st, 3, key);
+    rc = db_step(st, &row);
+    if (!rc && row && db_int64(st, 5) >= now - max_age_ms) {
+        size_t len;
+        const void *fp = db_blob(st, 0, &len);
+        const void *body;
+        memset(out, 0, sizeof(*out));
+        if (fp && len == 32)
+            memcpy(out->fingerprint, fp, 32);
+        out->state = (int)db_int64(st, 1);
+        out->status = (int)db_int64(st, 2);
+        out->content_type = db_arena_text(a, st, 3);
+        body = db_blob(st, 4, &len);
+        out->body_len = len;
+        out->body = arena_strndup(a, body ? body : "", len);
+        out->created_at = db_int64(st, 5);
+    } else if (!rc) {
+        rc = ERR_NOT_FOUND;
+    }
+    db_done(st);
+    return rc;
+}
+
+/* See store_int.h. Two requests with one key, on two nodes, race to the insert: the one that
+ * loses reads the winner's record on its second try. */
+int idem_claim(struct store *s, const struct store_tenant *t, const char *key,
+               const unsigned char fingerprint[32], int64_t now, int64_t max_age_ms,
+               struct arena *a, struct store_idem *out)
+{
+    const char *texts[] = {t->org_id, db_mode_name(t->mode), key};
+    int rc = ERR_CONFLICT;
+
+    for (int attempt = 0; attempt < 2 && rc == ERR_CONFLICT; attempt++) {
+        struct db_stmt *st;
+        rc = db_begin(s, DB_TX_WRITE);
+        if (rc)
+            return rc;
+        rc = idem_read(s, t, key, now, max_age_ms, a, out);
+        if (rc == 0) {
+            db_commit(s);
+            return ERR_CONFLICT;
+        }
+        if (rc == ERR_NOT_FOUND)
+            rc = db_run(s,
+                        "DELETE FROM idempotency_keys WHERE org_id = $1 AND mode = $2 AND"
+                        " key = $3",
+                        texts, 3, NULL, 0);
+        if (!rc) {
+            st = db_prepare(s, "INSERT INTO idempotency_keys (org_id, mode, key, fingerprint,"
+                               " state, created_at) VALUES ($1, $2, $3, $4, 0, $5)");
+            if (!st) {
+                rc = ERR_STORE;
+            } else {
+                db_bind_tenant(st, t);
+                db_bind_text(st, 3, key);
+                db_bind_blob(st, 4, fingerprint, 32);
+                db_bind_int64(st, 5, now);
+                rc = db_exec(st);
+            }
+        }
+        if (!rc)
+            rc = db_commit(s);
+        if (rc)
+            db_rollback(s);
+    }
+    return rc == ERR_CONFLICT ? ERR_STORE : rc;
+}
+
+/* See store_int.h. */
+int idem_complete(struct store *s, const struct store_tenant *t, const char *key, int status,
+                  const char *content_type, const char *body, size_t len)
+{
+    struct db_stmt *st = db_prepare(s, "UPDATE idempotency_keys SET state = 1, status = $4,"
+                                       " content_type = $5, body = $6 WHERE org_id = $1 AND"
+                                       " mode = $2 AND key = $3");
+    if (!st)
+        return ERR_STORE;
+    db_bind_tenant(st, t);
+    db_bind_text(st, 3, key);
+    db_bind_int64(st, 4, status);
+    db_bind_text(st, 5, content_type);
+    db_bind_blob(st, 6, body ? body : "", len);
+    return db_exec(st);
+}
+
+/* See store_int.h. */
+int idem_release(struct store *s, const struct store_tenant *t, const char *key)
+{
+    const char *texts[] = {t->org_id, db_mode_name(t->mode), key};
+    return db_run(s,
+                  "DELETE FROM idempotency_keys WHERE org_id = $1 AND mode = $2 AND key = $3"
+                  " AND state = 0",
+                  texts, 3, NULL, 0);
+}
