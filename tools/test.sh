@@ -67,6 +67,17 @@ run_replay() { # name dir
     add_tap "$1" "$log"
 }
 
+# A PostgreSQL of the tests' own (tests/pg/pg.sh: initdb in a temp dir, 127.0.0.1, a free
+# port), stopped by its PID on exit: the store's driver test runs on it as well as on SQLite.
+PG_DIR=$(mktemp -d /tmp/workforce-pg.XXXXXX)
+trap 'sh tests/pg/pg.sh stop "$PG_DIR" >/dev/null 2>&1; rm -rf "$PG_DIR"' EXIT INT TERM
+if WORKFORCE_TEST_PG_URL=$(sh tests/pg/pg.sh start "$PG_DIR" 2>"$LOGS/pg-start.log"); then
+    export WORKFORCE_TEST_PG_URL
+else
+    echo "postgres: cannot start a test server (see $LOGS/pg-start.log)"
+    failed=$((failed + 1))
+fi
+
 run_tap_bins unit build/tests
 run_tap_bins unit-asan "$SAN/tests"
 run_tap_bins unit-tsan build/san-thread/tests
