@@ -147,6 +147,12 @@ int db_begin(struct store *s, enum db_tx kind)
 }
 
 /* See driver.h. */
+enum db_dialect db_dialect(struct store *s)
+{
+    return s->drv->dialect;
+}
+
+/* See driver.h. */
 int db_commit(struct store *s)
 {
     return s->drv->commit(s);

@@ -29,8 +29,16 @@ enum db_tx {
     DB_TX_WRITE, /* holds the right to write from its start (SQLite: BEGIN IMMEDIATE) */
 };
 
+/* Which SQL a statement must be written in where the two databases differ (full-text search,
+ * the queue claim, upkeep): db_dialect(s). */
+enum db_dialect {
+    DB_SQLITE,
+    DB_POSTGRES,
+};
+
 struct db_driver {
     const char *name; /* "sqlite", "postgres" */
+    enum db_dialect dialect;
     /*
      * The statement of 'sql' on the connection of 's', with no bindings; NULL on failure
      * (logged). It stays the connection's; give it back with done() before the same text is
@@ -102,6 +110,8 @@ typedef void (*db_read_fn)(struct db_stmt *st, struct arena *a, void *out);
 int db_one(struct store *s, const char *sql, const struct store_tenant *t, const char *const *texts,
            size_t n, db_read_fn read, struct arena *a, void *out);
 int db_begin(struct store *s, enum db_tx kind);
+/* The dialect of the database of 's'. */
+enum db_dialect db_dialect(struct store *s);
 int db_commit(struct store *s);
 int db_rollback(struct store *s);
 

@@ -713,6 +713,7 @@ static int d_rollback(struct store *s)
 
 static const struct db_driver pg_driver = {
     .name = "postgres",
+    .dialect = DB_POSTGRES,
     .prepare = d_prepare,
     .bind_null = d_bind_null,
     .bind_int64 = d_bind_int64,

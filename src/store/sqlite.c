@@ -2776,6 +2776,7 @@ static int d_rollback(struct store *s)
 
 static const struct db_driver sqlite_driver = {
     .name = "sqlite",
+    .dialect = DB_SQLITE,
     .prepare = d_prepare,
     .bind_null = d_bind_null,
     .bind_int64 = d_bind_int64,

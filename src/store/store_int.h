@@ -257,6 +257,14 @@ int idem_complete(struct store *s, const struct store_tenant *t, const char *key
                   const char *content_type, const char *body, size_t len);
 int idem_release(struct store *s, const struct store_tenant *t, const char *key);
 
+/* ---- knowledge.c ---- */
+
+/* ---- tasks.c ---- */
+
+/* ---- workflows.c ---- */
+
+/* ---- integrations.c ---- */
+
 int store_sqlite_open(const char *path, struct store **out, struct err *e);
 /* A connection to the PostgreSQL database of 'url' (postgres://...); '*out' is the caller's
  * (store_close()). Until its operations are written, only close, ping and the driver work. */
