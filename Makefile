@@ -30,9 +30,9 @@ endif
 
 SRC := $(shell find src -name '*.c' | sort)
 LIB_SRC := $(filter-out src/main.c,$(SRC))
-GEN := $(OUT)/gen/migrations.c $(OUT)/gen/openapi.c
+GEN := $(OUT)/gen/migrations.c $(OUT)/gen/migrations_pg.c $(OUT)/gen/openapi.c
 OBJ := $(patsubst src/%.c,$(OUT)/obj/%.o,$(LIB_SRC)) $(OUT)/obj/gen/migrations.o \
-       $(OUT)/obj/gen/openapi.o
+       $(OUT)/obj/gen/migrations_pg.o $(OUT)/obj/gen/openapi.o
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRC))
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
@@ -61,6 +61,10 @@ $(OUT)/obj/gen/%.o: $(OUT)/gen/%.c
 $(OUT)/gen/migrations.c: $(sort $(wildcard src/store/sql/*.sql)) tools/embed.py
 	@mkdir -p $(dir $@)
 	python3 tools/embed.py --array store_sqlite_migrations $(sort $(wildcard src/store/sql/*.sql)) > $@.tmp && mv $@.tmp $@
+
+$(OUT)/gen/migrations_pg.c: $(sort $(wildcard src/store/sql_pg/*.sql)) tools/embed.py
+	@mkdir -p $(dir $@)
+	python3 tools/embed.py --array store_pg_migrations $(sort $(wildcard src/store/sql_pg/*.sql)) > $@.tmp && mv $@.tmp $@
 
 $(OUT)/gen/openapi.c: docs/openapi.json tools/embed.py
 	@mkdir -p $(dir $@)

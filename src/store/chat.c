@@ -171,6 +171,20 @@ int chat_begin_in(struct store *s, const struct store_tenant *t, const struct st
 }
 
 /* See store_int.h. */
+int chat_begin(struct store *s, const struct store_tenant *t, const struct store_chat_begin *in)
+{
+    int rc = db_begin(s, DB_TX_WRITE);
+    if (rc)
+        return rc;
+    rc = chat_begin_in(s, t, in);
+    if (!rc)
+        rc = db_commit(s);
+    if (rc)
+        db_rollback(s);
+    return rc;
+}
+
+/* See store_int.h. */
 int conversations_get(struct store *s, const struct store_tenant *t, const char *id,
                       struct arena *a, struct store_conversation *out)
 {
@@ -238,10 +252,11 @@ int conversations_list(struct store *s, const struct store_tenant *t,
                        const struct store_conv_filter *f, struct arena *a,
                        struct store_conv_page *out)
 {
-    struct db_stmt *st = db_prepare(s, "SELECT " CONV_COLS " FROM conversations WHERE org_id = $1"
-                                       " AND mode = $2 AND ($3 IS NULL OR employee_id = $3)"
-                                       " AND ($5 IS NULL OR (updated_at, id) < ($4, $5))"
-                                       " ORDER BY updated_at DESC, id DESC LIMIT $6");
+    struct db_stmt *st =
+        db_prepare(s, "SELECT " CONV_COLS " FROM conversations WHERE org_id = $1"
+                      " AND mode = $2 AND (CAST($3 AS TEXT) IS NULL OR employee_id = $3)"
+                      " AND (CAST($5 AS TEXT) IS NULL OR (updated_at, id) < ($4, $5))"
+                      " ORDER BY updated_at DESC, id DESC LIMIT $6");
     bool row = false;
     int rc;
 

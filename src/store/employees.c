@@ -13,7 +13,8 @@
     "id, name, role, category, tier, capabilities, description, instructions, model,"              \
     " CASE WHEN disabled THEN 2 WHEN busy > 0 THEN 1 ELSE 0 END, created_at, updated_at"
 #define EMP_FILTER                                                                                 \
-    " WHERE org_id = $1 AND mode = $2 AND ($3 IS NULL OR category = $3) AND ($4 < 0 OR"            \
+    " WHERE org_id = $1 AND mode = $2 AND (CAST($3 AS TEXT) IS NULL OR category = $3) AND ($4 < "  \
+    "0 OR"                                                                                         \
     " (CASE WHEN disabled THEN 2 WHEN busy > 0 THEN 1 ELSE 0 END) = $4)"
 
 static void read_employee(struct db_stmt *st, struct arena *a, struct store_employee *out)
@@ -45,7 +46,7 @@ static int employee_page(struct store *s, const struct store_tenant *t,
                          struct store_emp_page *out)
 {
     struct db_stmt *st = db_prepare(s, "SELECT " EMP_COLS " FROM employees" EMP_FILTER
-                                       " AND ($5 IS NULL OR (name, id) > ($5, $6))"
+                                       " AND (CAST($5 AS TEXT) IS NULL OR (name, id) > ($5, $6))"
                                        " ORDER BY name, id LIMIT $7");
     bool row = false;
     int rc;

@@ -26,6 +26,8 @@
  */
 #include "store_int.h"
 
+#include "../core/clock.h"
+
 #include "../core/log.h"
 #include "../core/mem.h"
 #include "../core/str.h"
@@ -471,6 +473,8 @@ static int run(struct pg_stmt *st)
         return rc;
     }
     }
+    if (!ps->in_tx && PQcmdTuples(res)[0] && strcmp(PQcmdTuples(res), "0") != 0)
+        store_note_commit(); /* a change committed on its own */
     st->res = res;
     st->nrows = PQntuples(res);
     st->row = -1;
@@ -698,6 +702,8 @@ static int d_commit(struct store *s)
     struct pg_store *ps = PS(s);
     int rc = exec_simple(ps, "COMMIT", "COMMIT");
     ps->in_tx = false;
+    if (!rc)
+        store_note_commit();
     return rc;
 }
 
@@ -759,11 +765,96 @@ static int pg_ping(struct store *s)
     return rc ? rc : exec_simple(ps, "SELECT 1", NULL);
 }
 
+extern const char *const store_pg_migrations[];
+extern const size_t store_pg_migrations_count;
+
+#define MIGRATE_LOCK 7294001 /* the advisory lock key of 'workforce migrate' */
+
+/* The one int64 of the one-row answer of 'sql', run outside any transaction. */
+static int query_int64(struct pg_store *ps, const char *sql, int64_t *out)
+{
+    PGresult *res = PQexec(ps->conn, sql);
+    int rc = 0;
+    if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1 || PQnfields(res) < 1)
+        rc = fail(ps, sql, res);
+    else
+        *out = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+    PQclear(res);
+    return rc;
+}
+
+/*
+ * Apply the migrations this database lacks, each in a transaction of its own with its row in
+ * schema_migrations, under a session advisory lock: several nodes starting at once migrate one
+ * at a time, and the later ones find nothing to do.
+ */
+static int pg_migrate(struct store *s, struct err *e)
+{
+    struct pg_store *ps = PS(s);
+    int64_t have = 0;
+    int rc = reconnect(ps, "migrate");
+    char sql[128];
+
+    if (!rc) {
+        snprintf(sql, sizeof(sql), "SELECT pg_advisory_lock(%d)", MIGRATE_LOCK);
+        rc = exec_simple(ps, sql, NULL);
+    }
+    if (rc)
+        goto out;
+    rc = exec_simple(ps,
+                     "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY,"
+                     " applied_at BIGINT NOT NULL)",
+                     NULL);
+    if (!rc)
+        rc = query_int64(ps, "SELECT coalesce(max(version), 0) FROM schema_migrations", &have);
+    if (!rc && have > (int64_t)store_pg_migrations_count)
+        rc = err_set(e, ERR_STORE, "invalid_setting", "WORKFORCE_DATABASE",
+                     "the database schema (version %lld) is newer than this build (%zu)",
+                     (long long)have, store_pg_migrations_count);
+    for (size_t v = (size_t)have + 1; !rc && v <= store_pg_migrations_count; v++) {
+        rc = exec_simple(ps, "BEGIN", NULL);
+        if (!rc)
+            rc = exec_simple(ps, store_pg_migrations[v - 1], NULL);
+        snprintf(sql, sizeof(sql), "INSERT INTO schema_migrations VALUES (%zu, %lld)", v,
+                 (long long)clock_now_ms());
+        if (!rc)
+            rc = exec_simple(ps, sql, NULL);
+        if (!rc)
+            rc = exec_simple(ps, "COMMIT", "COMMIT");
+        if (rc)
+            exec_simple(ps, "ROLLBACK", NULL);
+        else
+            log_info("store: migrated to schema version %zu", v);
+    }
+    snprintf(sql, sizeof(sql), "SELECT pg_advisory_unlock(%d)", MIGRATE_LOCK);
+    exec_simple(ps, sql, NULL);
+out:
+    if (rc && e && !e->code)
+        err_set(e, ERR_STORE, "internal_error", NULL, "the database could not be migrated");
+    return rc;
+}
+
+/*
+ * A number that moves when anything may have changed: the cluster's write-ahead log position.
+ * Every commit that changed data moves it (and some upkeep does too, which only costs a cache
+ * refill), so the caches of every node see another node's change at their next look.
+ */
+static int pg_data_version(struct store *s, int64_t *out)
+{
+    struct pg_store *ps = PS(s);
+    int rc = reconnect(ps, "data version");
+    if (!rc)
+        rc = query_int64(ps, "SELECT pg_current_wal_lsn() - '0/0'", out);
+    return rc;
+}
+
 static const struct store_ops pg_ops = {
     .version = 1,
     .name = "postgres",
     .close = pg_close,
     .ping = pg_ping,
+    .migrate = pg_migrate,
+    .data_version = pg_data_version,
 };
 
 /* ---- Opening ---- */

@@ -11,6 +11,7 @@
 #include "store_int.h"
 
 #include "../core/clock.h"
+#include "../core/log.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -40,6 +41,23 @@ static int injected(void)
         return call;                                                                               \
     } while (0)
 
+/* A backend that lacks operation 'op' (PostgreSQL, while its operations are written): a clean
+ * failure rather than a jump to NULL. */
+static int unsupported(struct store *s, const char *op)
+{
+    log_error("store: %s is not available on %s yet", op, s->ops->name);
+    return ERR_STORE;
+}
+
+#define WRAP_OP(s, op, ...)                                                                        \
+    do {                                                                                           \
+        if (injected())                                                                            \
+            return ERR_STORE;                                                                      \
+        if (!(s)->ops->op)                                                                         \
+            return unsupported(s, #op);                                                            \
+        return (s)->ops->op((s), __VA_ARGS__);                                                     \
+    } while (0)
+
 /*
  * Open one connection to 'url': a file path (SQLite) for now; "postgres://" URLs are refused
  * until the PostgreSQL backend exists. On success '*out' is owned by the caller
@@ -49,8 +67,7 @@ int store_open(const char *url, struct store **out, struct err *e)
 {
     *out = NULL;
     if (strncmp(url, "postgres://", 11) == 0 || strncmp(url, "postgresql://", 13) == 0)
-        return err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_DATABASE",
-                       "the PostgreSQL backend is not built yet; use a SQLite path");
+        return store_pg_open(url, out, e);
     return store_sqlite_open(url, out, e);
 }
 
@@ -64,18 +81,22 @@ void store_close(struct store *s)
 /* Bring the schema to the newest version; running it again changes nothing. */
 int store_migrate(struct store *s, struct err *e)
 {
-    WRAP(s->ops->migrate(s, e));
+    WRAP_OP(s, migrate, e);
 }
 
 /* 0 when the database answers a trivial query. */
 int store_ping(struct store *s)
 {
+    if (!s->ops->ping)
+        return unsupported(s, "ping");
     WRAP(s->ops->ping(s));
 }
 
 /* Forget in-flight work counters left by a process that died. */
 int store_reset_busy(struct store *s)
 {
+    if (!s->ops->reset_busy)
+        return unsupported(s, "reset_busy");
     WRAP(s->ops->reset_busy(s));
 }
 
@@ -129,13 +150,13 @@ uint64_t store_generation(struct store *s)
 /* Read the organization 'slug' into 'out'; ERR_NOT_FOUND when absent. */
 int store_org_get_by_slug(struct store *s, const char *slug, struct store_org *out)
 {
-    WRAP(s->ops->org_get_by_slug(s, slug, out));
+    WRAP(orgs_get_by_slug(s, slug, out));
 }
 
 /* Read the organization 'id' into 'out'; ERR_NOT_FOUND when absent. */
 int store_org_get(struct store *s, const char *id, struct store_org *out)
 {
-    WRAP(s->ops->org_get(s, id, out));
+    WRAP(orgs_get(s, id, out));
 }
 
 /*
@@ -146,14 +167,14 @@ int store_org_create(struct store *s, const char *slug, int tier, int64_t credit
                      const struct store_employee *seed, size_t nseed, struct store_org *out,
                      struct err *e)
 {
-    WRAP(s->ops->org_create(s, slug, tier, credits, seed, nseed, out, e));
+    WRAP(orgs_create(s, slug, tier, credits, seed, nseed, out, e));
 }
 
 /* Update tier (if >= 0) and credits (if >= 0) of 'slug'; the new row in 'out'. */
 int store_org_update(struct store *s, const char *slug, int tier, int64_t credits,
                      struct store_org *out)
 {
-    WRAP(s->ops->org_update(s, slug, tier, credits, out));
+    WRAP(orgs_update(s, slug, tier, credits, out));
 }
 
 /*
@@ -162,7 +183,7 @@ int store_org_update(struct store *s, const char *slug, int tier, int64_t credit
  */
 int store_employee_set_tier(struct store *s, const char *id, const char *tier)
 {
-    WRAP(s->ops->employee_set_tier(s, id, tier));
+    WRAP(employees_set_tier(s, id, tier));
 }
 
 /*
@@ -171,39 +192,39 @@ int store_employee_set_tier(struct store *s, const char *id, const char *tier)
  */
 int store_backup(struct store *s, const char *to)
 {
-    WRAP(s->ops->backup(s, to));
+    WRAP_OP(s, backup, to);
 }
 
 /* Insert the key 'k' (its hash, never its secret). */
 int store_key_create(struct store *s, const struct store_key *k)
 {
-    WRAP(s->ops->key_create(s, k));
+    WRAP(keys_create(s, k));
 }
 
 /* Find the key whose keyed hash is 'hash'; ERR_NOT_FOUND when none. */
 int store_key_find(struct store *s, const unsigned char hash[32], struct store_key *out)
 {
-    WRAP(s->ops->key_find(s, hash, out));
+    WRAP(keys_find(s, hash, out));
 }
 
 /* The key whose keyed hash is 'hash' with its organization; ERR_NOT_FOUND when none. */
 int store_key_auth(struct store *s, const unsigned char hash[32], struct store_key *key,
                    struct store_org *org)
 {
-    WRAP(s->ops->key_auth(s, hash, key, org));
+    WRAP(keys_auth(s, hash, key, org));
 }
 
 /* All keys of 'org_id', oldest first, as an array in 'a'. */
 int store_key_list(struct store *s, const char *org_id, struct arena *a, struct store_key **out,
                    size_t *n)
 {
-    WRAP(s->ops->key_list(s, org_id, a, out, n));
+    WRAP(keys_list(s, org_id, a, out, n));
 }
 
 /* Mark 'key_id' revoked at 'now'; ERR_NOT_FOUND when unknown. Revoking twice is fine. */
 int store_key_revoke(struct store *s, const char *key_id, int64_t now)
 {
-    WRAP(s->ops->key_revoke(s, key_id, now));
+    WRAP(keys_revoke(s, key_id, now));
 }
 
 /* One page of the tenant's employees by name then id, with the total matching 'f'. */
@@ -211,35 +232,35 @@ int store_employee_list(struct store *s, const struct store_tenant *t,
                         const struct store_emp_filter *f, struct arena *a,
                         struct store_emp_page *out)
 {
-    WRAP(s->ops->employee_list(s, t, f, a, out));
+    WRAP(employees_list(s, t, f, a, out));
 }
 
 /* Read one employee of the tenant; ERR_NOT_FOUND when absent or another tenant's. */
 int store_employee_get(struct store *s, const struct store_tenant *t, const char *id,
                        struct arena *a, struct store_employee *out)
 {
-    WRAP(s->ops->employee_get(s, t, id, a, out));
+    WRAP(employees_get(s, t, id, a, out));
 }
 
 /* Insert 'emp' (all fields set by the caller) for the tenant. */
 int store_employee_create(struct store *s, const struct store_tenant *t,
                           const struct store_employee *emp)
 {
-    WRAP(s->ops->employee_create(s, t, emp));
+    WRAP(employees_insert(s, t, emp));
 }
 
 /* Set the 'fields' (enum store_emp_field bits) of 'id' from 'emp'; ERR_NOT_FOUND if absent. */
 int store_employee_update(struct store *s, const struct store_tenant *t, const char *id,
                           const struct store_employee *emp, unsigned fields, int64_t now)
 {
-    WRAP(s->ops->employee_update(s, t, id, emp, fields, now));
+    WRAP(employees_update(s, t, id, emp, fields, now));
 }
 
 /* The detail object's stats: tasks completed since 'day_start', mean reply time, ratings. */
 int store_employee_summary(struct store *s, const struct store_tenant *t, const char *id,
                            int64_t day_start, struct store_emp_summary *out)
 {
-    WRAP(s->ops->employee_summary(s, t, id, day_start, out));
+    WRAP(employees_summary(s, t, id, day_start, out));
 }
 
 /* Statistics of 'id' over [from, to) with 'nbuckets' buckets of 'bucket_ms' from 'from'. */
@@ -247,20 +268,20 @@ int store_employee_stats(struct store *s, const struct store_tenant *t, const ch
                          int64_t from, int64_t to, int64_t bucket_ms, size_t nbuckets,
                          struct arena *a, struct store_stats *out)
 {
-    WRAP(s->ops->employee_stats(s, t, id, from, to, bucket_ms, nbuckets, a, out));
+    WRAP(employees_stats(s, t, id, from, to, bucket_ms, nbuckets, a, out));
 }
 
 /* Append one statistics fact. */
 int store_event_add(struct store *s, const struct store_tenant *t, const struct store_event *ev)
 {
-    WRAP(s->ops->event_add(s, t, ev));
+    WRAP(employees_event_add(s, t, ev));
 }
 
 /* Store the user message (and a new conversation), reserve a credit, start the work. */
 int store_chat_begin(struct store *s, const struct store_tenant *t,
                      const struct store_chat_begin *in)
 {
-    WRAP(s->ops->chat_begin(s, t, in));
+    WRAP(s->ops->chat_begin ? s->ops->chat_begin(s, t, in) : chat_begin(s, t, in));
 }
 
 /* Store the reply, charge, count the fact, end the work; '*charged' is what was taken. */
@@ -268,7 +289,7 @@ int store_chat_begin(struct store *s, const struct store_tenant *t,
 int store_chat_finish_in(struct store *s, const struct store_tenant *t,
                          const struct store_chat_finish *in, int64_t *charged)
 {
-    WRAP(s->ops->chat_finish_in(s, t, in, charged));
+    WRAP(chat_finish_in(s, t, in, charged));
 }
 
 struct finish_job {
@@ -281,7 +302,7 @@ struct finish_job {
 static int finish_apply(struct store *s, struct store_job *job)
 {
     struct finish_job *x = (struct finish_job *)job;
-    return s->ops->chat_finish_in(s, x->t, x->in, &x->charged);
+    return chat_finish_in(s, x->t, x->in, &x->charged);
 }
 
 /* Store a finished reply in a durable transaction of its own: the committer's path (one job
@@ -299,14 +320,14 @@ int store_chat_finish(struct store *s, const struct store_tenant *t,
 int store_chat_abort(struct store *s, const struct store_tenant *t, const char *employee_id,
                      bool refund)
 {
-    WRAP(s->ops->chat_abort(s, t, employee_id, refund));
+    WRAP(chat_abort(s, t, employee_id, refund));
 }
 
 /* Read one conversation; ERR_NOT_FOUND when absent or another tenant's. */
 int store_conversation_get(struct store *s, const struct store_tenant *t, const char *id,
                            struct arena *a, struct store_conversation *out)
 {
-    WRAP(s->ops->conversation_get(s, t, id, a, out));
+    WRAP(conversations_get(s, t, id, a, out));
 }
 
 /* One page of conversations, newest activity first. */
@@ -314,20 +335,20 @@ int store_conversation_list(struct store *s, const struct store_tenant *t,
                             const struct store_conv_filter *f, struct arena *a,
                             struct store_conv_page *out)
 {
-    WRAP(s->ops->conversation_list(s, t, f, a, out));
+    WRAP(conversations_list(s, t, f, a, out));
 }
 
 /* Delete a conversation with its messages and feedback; ERR_NOT_FOUND when absent. */
 int store_conversation_delete(struct store *s, const struct store_tenant *t, const char *id)
 {
-    WRAP(s->ops->conversation_delete(s, t, id));
+    WRAP(conversations_delete(s, t, id));
 }
 
 /* The last 'limit' messages of a conversation, oldest first, as an array in 'a'. */
 int store_message_list(struct store *s, const struct store_tenant *t, const char *conversation_id,
                        unsigned limit, struct arena *a, struct store_message **out, size_t *n)
 {
-    WRAP(s->ops->message_list(s, t, conversation_id, limit, a, out, n));
+    WRAP(messages_list(s, t, conversation_id, limit, a, out, n));
 }
 
 /*
@@ -339,14 +360,14 @@ int store_message_page(struct store *s, const struct store_tenant *t, const char
                        bool newest_first, int64_t from_seq, unsigned limit, struct arena *a,
                        struct store_message **out, size_t *n)
 {
-    WRAP(s->ops->message_page(s, t, conversation_id, newest_first, from_seq, limit, a, out, n));
+    WRAP(messages_page(s, t, conversation_id, newest_first, from_seq, limit, a, out, n));
 }
 
 /* Read one message of a conversation; ERR_NOT_FOUND when absent. */
 int store_message_get(struct store *s, const struct store_tenant *t, const char *conversation_id,
                       const char *id, struct arena *a, struct store_message *out)
 {
-    WRAP(s->ops->message_get(s, t, conversation_id, id, a, out));
+    WRAP(messages_get(s, t, conversation_id, id, a, out));
 }
 
 /* Set or replace the rating of 'msg'. */
@@ -354,7 +375,7 @@ int store_feedback_set(struct store *s, const struct store_tenant *t,
                        const struct store_message *msg, int rating, const char *comment,
                        int64_t now)
 {
-    WRAP(s->ops->feedback_set(s, t, msg, rating, comment, now));
+    WRAP(feedback_set(s, t, msg, rating, comment, now));
 }
 
 /* Claim an idempotency key; ERR_CONFLICT with the record when it exists. */
@@ -362,34 +383,34 @@ int store_idem_claim(struct store *s, const struct store_tenant *t, const char *
                      const unsigned char fingerprint[32], int64_t now, int64_t max_age_ms,
                      struct arena *a, struct store_idem *out)
 {
-    WRAP(s->ops->idem_claim(s, t, key, fingerprint, now, max_age_ms, a, out));
+    WRAP(idem_claim(s, t, key, fingerprint, now, max_age_ms, a, out));
 }
 
 /* Record the response of a claimed key. */
 int store_idem_complete(struct store *s, const struct store_tenant *t, const char *key, int status,
                         const char *content_type, const char *body, size_t len)
 {
-    WRAP(s->ops->idem_complete(s, t, key, status, content_type, body, len));
+    WRAP(idem_complete(s, t, key, status, content_type, body, len));
 }
 
 /* Forget a claimed key (the request failed in a way that may be retried). */
 int store_idem_release(struct store *s, const struct store_tenant *t, const char *key)
 {
-    WRAP(s->ops->idem_release(s, t, key));
+    WRAP(idem_release(s, t, key));
 }
 
 /* Insert a new document record (status processing). */
 int store_document_create(struct store *s, const struct store_tenant *t,
                           const struct store_document *d)
 {
-    WRAP(s->ops->document_create(s, t, d));
+    WRAP_OP(s, document_create, t, d);
 }
 
 /* Read one document; ERR_NOT_FOUND when absent or another tenant's. */
 int store_document_get(struct store *s, const struct store_tenant *t, const char *id,
                        struct arena *a, struct store_document *out)
 {
-    WRAP(s->ops->document_get(s, t, id, a, out));
+    WRAP_OP(s, document_get, t, id, a, out);
 }
 
 /* One page of documents, newest first. */
@@ -397,32 +418,32 @@ int store_document_list(struct store *s, const struct store_tenant *t,
                         const struct store_doc_filter *f, struct arena *a,
                         struct store_doc_page *out)
 {
-    WRAP(s->ops->document_list(s, t, f, a, out));
+    WRAP_OP(s, document_list, t, f, a, out);
 }
 
 /* Delete a document with its chunks and index entries; ERR_NOT_FOUND when absent. */
 int store_document_delete(struct store *s, const struct store_tenant *t, const char *id)
 {
-    WRAP(s->ops->document_delete(s, t, id));
+    WRAP_OP(s, document_delete, t, id);
 }
 
 /* The oldest processing document after 'after_id' (NULL: from the start). */
 int store_document_next(struct store *s, const char *after_id, struct arena *a,
                         struct store_document *out)
 {
-    WRAP(s->ops->document_next(s, after_id, a, out));
+    WRAP_OP(s, document_next, after_id, a, out);
 }
 
 /* Chunks and status of a processed document, in one transaction. */
 int store_document_progress(struct store *s, const char *id, int64_t chunks, int64_t embedded)
 {
-    WRAP(s->ops->document_progress(s, id, chunks, embedded));
+    WRAP_OP(s, document_progress, id, chunks, embedded);
 }
 
 int store_document_finish(struct store *s, const char *id, const struct store_chunk *chunks,
                           size_t n, const char *error)
 {
-    WRAP(s->ops->document_finish(s, id, chunks, n, error));
+    WRAP_OP(s, document_finish, id, chunks, n, error);
 }
 
 /* BM25 search over the tenant's ready chunks. */
@@ -430,7 +451,7 @@ int store_search_text(struct store *s, const struct store_tenant *t, const char 
                       const struct store_search_filter *f, unsigned limit, struct arena *a,
                       struct store_hit **out, size_t *n)
 {
-    WRAP(s->ops->search_text(s, t, fts_query, f, limit, a, out, n));
+    WRAP_OP(s, search_text, t, fts_query, f, limit, a, out, n);
 }
 
 /* Nearest chunks by cosine similarity of their embeddings. */
@@ -438,91 +459,91 @@ int store_search_vectors(struct store *s, const struct store_tenant *t, const fl
                          const struct store_search_filter *f, unsigned limit, struct arena *a,
                          struct store_hit **out, size_t *n)
 {
-    WRAP(s->ops->search_vectors(s, t, q, dim, f, limit, a, out, n));
+    WRAP_OP(s, search_vectors, t, q, dim, f, limit, a, out, n);
 }
 
 /* Stream the tenant's chunk vectors with their documents' access data. */
 int store_vectors_each(struct store *s, const struct store_tenant *t,
                        int (*fn)(void *ud, const struct store_vector_row *row), void *ud)
 {
-    WRAP(s->ops->vectors_each(s, t, fn, ud));
+    WRAP_OP(s, vectors_each, t, fn, ud);
 }
 
 /* Chunks whose vector is missing or of another model, for the background re-embedding. */
 int store_chunks_stale(struct store *s, const char *model, int64_t after, unsigned limit,
                        struct arena *a, struct store_stale_chunk **out, size_t *n)
 {
-    WRAP(s->ops->chunks_stale(s, model, after, limit, a, out, n));
+    WRAP_OP(s, chunks_stale, model, after, limit, a, out, n);
 }
 
 /* Replace the vectors of the given chunks. */
 int store_chunks_set_vectors(struct store *s, const int64_t *rowids, size_t n, const float *vecs,
                              size_t dim, const char *model)
 {
-    WRAP(s->ops->chunks_set_vectors(s, rowids, n, vecs, dim, model));
+    WRAP_OP(s, chunks_set_vectors, rowids, n, vecs, dim, model);
 }
 
 /* ---- Tasks ---- */
 
 int store_task_create(struct store *s, const struct store_tenant *t, const struct store_task *k)
 {
-    WRAP(s->ops->task_create(s, t, k));
+    WRAP_OP(s, task_create, t, k);
 }
 
 int store_task_get(struct store *s, const struct store_tenant *t, const char *id, struct arena *a,
                    struct store_task *out)
 {
-    WRAP(s->ops->task_get(s, t, id, a, out));
+    WRAP_OP(s, task_get, t, id, a, out);
 }
 
 int store_task_list(struct store *s, const struct store_tenant *t,
                     const struct store_task_filter *f, struct arena *a, struct store_task_page *out)
 {
-    WRAP(s->ops->task_list(s, t, f, a, out));
+    WRAP_OP(s, task_list, t, f, a, out);
 }
 
 /* Compare-and-set update of a task (see store.h). */
 int store_task_update(struct store *s, const struct store_tenant *t, const struct store_task *k,
                       const char *old_status, const char *old_run_id, bool cancel_run, int64_t now)
 {
-    WRAP(s->ops->task_update(s, t, k, old_status, old_run_id, cancel_run, now));
+    WRAP_OP(s, task_update, t, k, old_status, old_run_id, cancel_run, now);
 }
 
 int store_task_delete(struct store *s, const struct store_tenant *t, const char *id)
 {
-    WRAP(s->ops->task_delete(s, t, id));
+    WRAP_OP(s, task_delete, t, id);
 }
 
 int store_task_runs(struct store *s, const struct store_tenant *t, const char *task_id,
                     unsigned limit, int64_t before_started, const char *before_id, struct arena *a,
                     struct store_run_page *out)
 {
-    WRAP(s->ops->task_runs(s, t, task_id, limit, before_started, before_id, a, out));
+    WRAP_OP(s, task_runs, t, task_id, limit, before_started, before_id, a, out);
 }
 
 /* The worker's queue: take the next runnable task (see store.h). */
 int store_claim(struct store *s, int64_t now, store_next_run_fn next_run, struct arena *a,
                 struct store_claim *out, int64_t *wake_at)
 {
-    WRAP(s->ops->claim(s, now, next_run, a, out, wake_at));
+    WRAP_OP(s, claim, now, next_run, a, out, wake_at);
 }
 
 int store_task_finish(struct store *s, const struct store_task_finish *in, int64_t *charged,
                       bool *discarded)
 {
-    WRAP(s->ops->task_finish(s, in, charged, discarded));
+    WRAP_OP(s, task_finish, in, charged, discarded);
 }
 
 int store_task_recover(struct store *s, int64_t now, size_t *n, size_t *steps)
 {
-    WRAP(s->ops->task_recover(s, now, n, steps));
+    WRAP_OP(s, task_recover, now, n, steps);
 }
 
 /* Read the hits of the given chunk rowids, keeping their order and scores. */
 int store_hits_by_rowid(struct store *s, const int64_t *rowids, const double *scores, size_t n,
                         struct arena *a, struct store_hit **out, size_t *nout)
 {
-    WRAP(s->ops->hits_by_rowid(s, rowids, scores, n, a, out, nout));
+    WRAP_OP(s, hits_by_rowid, rowids, scores, n, a, out, nout);
 }
 
 /* ---- Pool ---- */
@@ -602,125 +623,160 @@ void store_pool_put(struct store_pool *p, struct store *s)
 int store_workflow_create(struct store *s, const struct store_tenant *t,
                           const struct store_workflow *w)
 {
-    WRAP(s->ops->workflow_create(s, t, w));
+    WRAP_OP(s, workflow_create, t, w);
 }
 
 int store_workflow_get(struct store *s, const struct store_tenant *t, const char *id,
                        struct arena *a, struct store_workflow *out)
 {
-    WRAP(s->ops->workflow_get(s, t, id, a, out));
+    WRAP_OP(s, workflow_get, t, id, a, out);
 }
 
 int store_workflow_by_token(struct store *s, const char *token, struct arena *a,
                             struct store_workflow *out)
 {
-    WRAP(s->ops->workflow_by_token(s, token, a, out));
+    WRAP_OP(s, workflow_by_token, token, a, out);
 }
 
 int store_workflow_list(struct store *s, const struct store_tenant *t, unsigned limit,
                         int64_t before_created, const char *before_id, struct arena *a,
                         struct store_workflow_page *out)
 {
-    WRAP(s->ops->workflow_list(s, t, limit, before_created, before_id, a, out));
+    WRAP_OP(s, workflow_list, t, limit, before_created, before_id, a, out);
 }
 
 int store_workflow_update(struct store *s, const struct store_tenant *t,
                           const struct store_workflow *w)
 {
-    WRAP(s->ops->workflow_update(s, t, w));
+    WRAP_OP(s, workflow_update, t, w);
 }
 
 int store_workflow_delete(struct store *s, const struct store_tenant *t, const char *id)
 {
-    WRAP(s->ops->workflow_delete(s, t, id));
+    WRAP_OP(s, workflow_delete, t, id);
 }
 
 int store_wf_run_create(struct store *s, const struct store_tenant *t, const struct store_wf_run *r,
                         struct arena *a, struct store_wf_run *out)
 {
-    WRAP(s->ops->wf_run_create(s, t, r, a, out));
+    WRAP_OP(s, wf_run_create, t, r, a, out);
 }
 
 int store_wf_run_get(struct store *s, const struct store_tenant *t, const char *workflow_id,
                      const char *run_id, struct arena *a, struct store_wf_run *out)
 {
-    WRAP(s->ops->wf_run_get(s, t, workflow_id, run_id, a, out));
+    WRAP_OP(s, wf_run_get, t, workflow_id, run_id, a, out);
 }
 
 int store_wf_run_list(struct store *s, const struct store_tenant *t, const char *workflow_id,
                       unsigned limit, int64_t before_created, const char *before_id,
                       struct arena *a, struct store_wf_run_page *out)
 {
-    WRAP(s->ops->wf_run_list(s, t, workflow_id, limit, before_created, before_id, a, out));
+    WRAP_OP(s, wf_run_list, t, workflow_id, limit, before_created, before_id, a, out);
 }
 
 int store_wf_run_cancel(struct store *s, const struct store_tenant *t, const char *workflow_id,
                         const char *run_id, int64_t now)
 {
-    WRAP(s->ops->wf_run_cancel(s, t, workflow_id, run_id, now));
+    WRAP_OP(s, wf_run_cancel, t, workflow_id, run_id, now);
 }
 
 int store_step_finish(struct store *s, const struct store_step_finish *in, int64_t *charged,
                       bool *discarded)
 {
-    WRAP(s->ops->step_finish(s, in, charged, discarded));
+    WRAP_OP(s, step_finish, in, charged, discarded);
 }
 
 int store_integration_get(struct store *s, const struct store_tenant *t, const char *provider,
                           struct arena *a, struct store_integration *out)
 {
-    WRAP(s->ops->integration_get(s, t, provider, a, out));
+    WRAP_OP(s, integration_get, t, provider, a, out);
 }
 
 int store_integration_put(struct store *s, const struct store_tenant *t,
                           const struct store_integration *in)
 {
-    WRAP(s->ops->integration_put(s, t, in));
+    WRAP_OP(s, integration_put, t, in);
 }
 
 int store_integration_delete(struct store *s, const struct store_tenant *t, const char *provider)
 {
-    WRAP(s->ops->integration_delete(s, t, provider));
+    WRAP_OP(s, integration_delete, t, provider);
 }
 
 int store_oauth_state_create(struct store *s, const struct store_oauth_state *in)
 {
-    WRAP(s->ops->oauth_state_create(s, in));
+    WRAP_OP(s, oauth_state_create, in);
 }
 
 int store_oauth_state_take(struct store *s, const char *state_hash, const char *provider,
                            int64_t now, struct arena *a, struct store_oauth_state *out)
 {
-    WRAP(s->ops->oauth_state_take(s, state_hash, provider, now, a, out));
+    WRAP_OP(s, oauth_state_take, state_hash, provider, now, a, out);
 }
 
 int store_oauth_state_open(struct store *s, const struct store_tenant *t, const char *provider,
                            int64_t now, bool *open)
 {
-    WRAP(s->ops->oauth_state_open(s, t, provider, now, open));
+    WRAP_OP(s, oauth_state_open, t, provider, now, open);
 }
 
 int store_events_token(struct store *s, const struct store_tenant *t, const char *fresh,
                        struct arena *a, const char **token)
 {
-    WRAP(s->ops->events_token(s, t, fresh, a, token));
+    WRAP_OP(s, events_token, t, fresh, a, token);
 }
 
 int store_delivery_note(struct store *s, const struct store_tenant *t, const char *provider,
                         const char *id, int64_t now, bool *first)
 {
-    WRAP(s->ops->delivery_note(s, t, provider, id, now, first));
+    WRAP_OP(s, delivery_note, t, provider, id, now, first);
 }
 
 int store_events_tenant(struct store *s, const char *token, struct store_tenant *out)
 {
-    WRAP(s->ops->events_tenant(s, token, out));
+    WRAP_OP(s, events_tenant, token, out);
 }
 
 int store_workflows_for_event(struct store *s, const struct store_tenant *t, const char *event,
                               struct arena *a, struct store_workflow **out, size_t *n)
 {
-    WRAP(s->ops->workflows_for_event(s, t, event, a, out, n));
+    WRAP_OP(s, workflows_for_event, t, event, a, out, n);
+}
+
+/*
+ * One transaction for the jobs of 'batch', each in a savepoint (a job that fails is undone
+ * alone); sets each job's rc. The backend's own (SQLite: committed without a flush, see
+ * group_sync) or this one, for a database that makes each commit durable itself.
+ */
+static void group_apply(struct store *s, struct store_job *batch)
+{
+    int rc;
+    if (s->ops->group_apply) {
+        s->ops->group_apply(s, batch);
+        return;
+    }
+    rc = db_begin(s, DB_TX_WRITE);
+    for (struct store_job *j = batch; j; j = j->next) {
+        if (rc) {
+            j->rc = rc;
+            continue;
+        }
+        j->rc = db_run(s, "SAVEPOINT job", NULL, 0, NULL, 0);
+        if (!j->rc)
+            j->rc = j->apply(s, j);
+        if (j->rc && db_run(s, "ROLLBACK TO SAVEPOINT job", NULL, 0, NULL, 0))
+            rc = ERR_STORE; /* the transaction is lost: every job fails */
+        if (!rc && db_run(s, "RELEASE SAVEPOINT job", NULL, 0, NULL, 0) && !j->rc)
+            j->rc = ERR_STORE;
+    }
+    if (!rc)
+        rc = db_commit(s);
+    if (rc) {
+        db_rollback(s);
+        for (struct store_job *j = batch; j; j = j->next)
+            j->rc = rc;
+    }
 }
 
 /* ---- Committer ----
@@ -758,7 +814,7 @@ static void apply_and_tell(struct store *s, struct store_job *batch)
         for (struct store_job *j = batch; j; j = j->next)
             j->rc = ERR_STORE;
     } else {
-        s->ops->group_apply(s, batch);
+        group_apply(s, batch);
     }
     while (batch) {
         struct store_job *next = batch->next;
@@ -906,7 +962,7 @@ void store_group_apply(struct store *s, struct store_job *batch)
             j->rc = ERR_STORE;
         return;
     }
-    s->ops->group_apply(s, batch);
+    group_apply(s, batch);
     if (s->ops->group_sync)
         s->ops->group_sync(s);
 }
@@ -956,7 +1012,7 @@ struct begin_job {
 static int begin_apply(struct store *s, struct store_job *job)
 {
     struct begin_job *b = (struct begin_job *)job;
-    return s->ops->chat_begin_in(s, b->t, b->in);
+    return chat_begin_in(s, b->t, b->in);
 }
 
 /* See store.h. */

@@ -18,76 +18,18 @@ struct store_ops {
     int (*reset_busy)(struct store *s);
     /* A number that changes when another connection (of any process) commits. */
     int (*data_version)(struct store *s, int64_t *out);
-    int (*org_get_by_slug)(struct store *s, const char *slug, struct store_org *out);
-    int (*org_get)(struct store *s, const char *id, struct store_org *out);
-    int (*org_create)(struct store *s, const char *slug, int tier, int64_t credits,
-                      const struct store_employee *seed, size_t nseed, struct store_org *out,
-                      struct err *e);
-    int (*org_update)(struct store *s, const char *slug, int tier, int64_t credits,
-                      struct store_org *out);
-    int (*employee_set_tier)(struct store *s, const char *id, const char *tier);
     int (*backup)(struct store *s, const char *to);
-    int (*key_create)(struct store *s, const struct store_key *k);
-    int (*key_find)(struct store *s, const unsigned char hash[32], struct store_key *out);
-    int (*key_auth)(struct store *s, const unsigned char hash[32], struct store_key *key,
-                    struct store_org *org);
-    int (*key_list)(struct store *s, const char *org_id, struct arena *a, struct store_key **out,
-                    size_t *n);
-    int (*key_revoke)(struct store *s, const char *key_id, int64_t now);
-    int (*employee_list)(struct store *s, const struct store_tenant *t,
-                         const struct store_emp_filter *f, struct arena *a,
-                         struct store_emp_page *out);
-    int (*employee_get)(struct store *s, const struct store_tenant *t, const char *id,
-                        struct arena *a, struct store_employee *out);
-    int (*employee_create)(struct store *s, const struct store_tenant *t,
-                           const struct store_employee *emp);
-    int (*employee_update)(struct store *s, const struct store_tenant *t, const char *id,
-                           const struct store_employee *emp, unsigned fields, int64_t now);
-    int (*employee_summary)(struct store *s, const struct store_tenant *t, const char *id,
-                            int64_t day_start, struct store_emp_summary *out);
-    int (*employee_stats)(struct store *s, const struct store_tenant *t, const char *id,
-                          int64_t from, int64_t to, int64_t bucket_ms, size_t nbuckets,
-                          struct arena *a, struct store_stats *out);
-    int (*event_add)(struct store *s, const struct store_tenant *t, const struct store_event *ev);
     int (*chat_begin)(struct store *s, const struct store_tenant *t,
                       const struct store_chat_begin *in);
-    int (*chat_finish_in)(struct store *s, const struct store_tenant *t,
-                          const struct store_chat_finish *in, int64_t *charged);
     /* One transaction for the jobs of 'batch', each in a savepoint; sets each job's rc. */
     void (*group_apply)(struct store *s, struct store_job *batch);
     /* Make what group_apply() committed durable (it commits without a flush). */
     void (*group_sync)(struct store *s);
-    int (*chat_begin_in)(struct store *s, const struct store_tenant *t,
-                         const struct store_chat_begin *in);
     /* 's' is a committer's: it does the database's upkeep (maintain), the others less of it. */
     void (*own_checkpoints)(struct store *s);
     /* Upkeep off the request path (SQLite: checkpoint a long log); 'idle': no job is waiting
      * (else only what cannot wait is done). May be NULL. */
     void (*maintain)(struct store *s, bool idle);
-    int (*chat_abort)(struct store *s, const struct store_tenant *t, const char *employee_id,
-                      bool refund);
-    int (*conversation_get)(struct store *s, const struct store_tenant *t, const char *id,
-                            struct arena *a, struct store_conversation *out);
-    int (*conversation_list)(struct store *s, const struct store_tenant *t,
-                             const struct store_conv_filter *f, struct arena *a,
-                             struct store_conv_page *out);
-    int (*conversation_delete)(struct store *s, const struct store_tenant *t, const char *id);
-    int (*message_list)(struct store *s, const struct store_tenant *t, const char *conversation_id,
-                        unsigned limit, struct arena *a, struct store_message **out, size_t *n);
-    int (*message_page)(struct store *s, const struct store_tenant *t, const char *conversation_id,
-                        bool newest_first, int64_t from_seq, unsigned limit, struct arena *a,
-                        struct store_message **out, size_t *n);
-    int (*message_get)(struct store *s, const struct store_tenant *t, const char *conversation_id,
-                       const char *id, struct arena *a, struct store_message *out);
-    int (*feedback_set)(struct store *s, const struct store_tenant *t,
-                        const struct store_message *msg, int rating, const char *comment,
-                        int64_t now);
-    int (*idem_claim)(struct store *s, const struct store_tenant *t, const char *key,
-                      const unsigned char fingerprint[32], int64_t now, int64_t max_age_ms,
-                      struct arena *a, struct store_idem *out);
-    int (*idem_complete)(struct store *s, const struct store_tenant *t, const char *key, int status,
-                         const char *content_type, const char *body, size_t len);
-    int (*idem_release)(struct store *s, const struct store_tenant *t, const char *key);
     int (*document_create)(struct store *s, const struct store_tenant *t,
                            const struct store_document *d);
     int (*document_get)(struct store *s, const struct store_tenant *t, const char *id,
@@ -235,6 +177,8 @@ int chat_begin_in(struct store *s, const struct store_tenant *t, const struct st
 int chat_finish_in(struct store *s, const struct store_tenant *t,
                    const struct store_chat_finish *in, int64_t *charged);
 int chat_abort(struct store *s, const struct store_tenant *t, const char *employee_id, bool refund);
+/* chat_begin_in() in a write transaction of its own. */
+int chat_begin(struct store *s, const struct store_tenant *t, const struct store_chat_begin *in);
 int conversations_get(struct store *s, const struct store_tenant *t, const char *id,
                       struct arena *a, struct store_conversation *out);
 int conversations_list(struct store *s, const struct store_tenant *t,
