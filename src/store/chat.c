@@ -106,32 +106,42 @@ static void read_message(struct db_stmt *st, struct arena *a, void *pout)
     out->created_at = db_int64(st, 10);
 }
 
-/* Insert message 'm' as the next of its conversation and bump the conversation's counters. */
+/* Insert message 'm' as the next of its conversation. The conversation's row is bumped first:
+ * that locks it, so two messages of one conversation written at once (two nodes) take
+ * consecutive numbers. ERR_NOT_FOUND when the conversation is gone. */
 static int insert_message(struct store *s, const struct store_tenant *t,
                           const struct store_message *m)
 {
     const char *texts[] = {
         m->id,   m->conversation_id, t->org_id, db_mode_name(t->mode), m->employee_id,
         m->role, m->content,         m->sources};
-    const int64_t ints[] = {m->credits_used, m->input_tokens, m->output_tokens, m->response_ms,
-                            m->created_at};
-    const char *conv[] = {m->conversation_id};
-    const int64_t when[] = {m->created_at};
+    int64_t ints[] = {m->credits_used, m->input_tokens, m->output_tokens,
+                      m->response_ms,  m->created_at,   0};
+    struct db_stmt *st = db_prepare(
+        s, "UPDATE conversations SET message_count = message_count + 1, updated_at ="
+           " CASE WHEN updated_at > CAST($2 AS BIGINT) THEN updated_at ELSE CAST($2 AS BIGINT)"
+           " END WHERE id = $1 RETURNING message_count");
+    int64_t seq = 0;
+    bool row = false;
     int rc;
 
-    rc = db_run(s,
-                "INSERT INTO messages (id, conversation_id, org_id, mode, employee_id, role,"
-                " content, sources, credits_used, input_tokens, output_tokens, response_ms,"
-                " created_at, seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,"
-                " CASE WHEN $12 >= 0 THEN $12 END, $13,"
-                " (SELECT message_count + 1 FROM conversations WHERE id = $2))",
-                texts, 8, ints, 5);
-    if (rc)
-        return rc;
+    if (!st)
+        return ERR_STORE;
+    db_bind_text(st, 1, m->conversation_id);
+    db_bind_int64(st, 2, m->created_at);
+    rc = db_step(st, &row);
+    if (!rc && row)
+        seq = db_int64(st, 0);
+    db_done(st);
+    if (rc || !row)
+        return rc ? rc : ERR_NOT_FOUND;
+    ints[5] = seq;
     return db_run(s,
-                  "UPDATE conversations SET message_count = message_count + 1, updated_at ="
-                  " CASE WHEN updated_at > $2 THEN updated_at ELSE $2 END WHERE id = $1",
-                  conv, 1, when, 1);
+                  "INSERT INTO messages (id, conversation_id, org_id, mode, employee_id, role,"
+                  " content, sources, credits_used, input_tokens, output_tokens, response_ms,"
+                  " created_at, seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,"
+                  " CASE WHEN CAST($12 AS BIGINT) >= 0 THEN CAST($12 AS BIGINT) END, $13, $14)",
+                  texts, 8, ints, 6);
 }
 
 /* See store_int.h. */
@@ -338,13 +348,14 @@ int messages_page(struct store *s, const struct store_tenant *t, const char *con
                   bool newest_first, int64_t from_seq, unsigned limit, struct arena *a,
                   struct store_message **out, size_t *n)
 {
-    struct db_stmt *st =
-        db_prepare(s, newest_first ? "SELECT " MSG_COLS ", seq FROM messages WHERE org_id = $1 AND"
-                                     " mode = $2 AND conversation_id = $3 AND ($4 = 0 OR seq < $4)"
-                                     " ORDER BY seq DESC LIMIT $5"
-                                   : "SELECT " MSG_COLS ", seq FROM messages WHERE org_id = $1 AND"
-                                     " mode = $2 AND conversation_id = $3 AND seq > $4"
-                                     " ORDER BY seq LIMIT $5");
+    struct db_stmt *st = db_prepare(
+        s, newest_first
+               ? "SELECT " MSG_COLS ", seq FROM messages WHERE org_id = $1 AND"
+                 " mode = $2 AND conversation_id = $3 AND (CAST($4 AS BIGINT) = 0 OR seq < $4)"
+                 " ORDER BY seq DESC LIMIT $5"
+               : "SELECT " MSG_COLS ", seq FROM messages WHERE org_id = $1 AND"
+                 " mode = $2 AND conversation_id = $3 AND seq > $4"
+                 " ORDER BY seq LIMIT $5");
     if (!st)
         return ERR_STORE;
     db_bind_tenant(st, t);
