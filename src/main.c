@@ -807,9 +807,20 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
                 busy ? "the database is being restored" : "cannot take the database's lock");
         goto out;
     }
-    if (store_reset_busy(s)) {
-        fprintf(stderr, "workforce: database: cannot reset work counters\n");
-        goto out;
+    {
+        /* This process is a node; the work of dead ones (an earlier process of this machine,
+         * or another node silent for longer than the lease) is taken back. */
+        struct store_recovery rec;
+        int64_t now = clock_now_ms();
+        if (store_node_start(s, now) ||
+            store_nodes_recover(s, now, (int64_t)c->lease_seconds * 1000, &rec)) {
+            fprintf(stderr, "workforce: database: cannot register this node\n");
+            goto out;
+        }
+        if (rec.nodes)
+            log_info("nodes: %zu earlier nodes gone: %zu chats and %zu requests in flight "
+                     "taken back",
+                     rec.nodes, rec.busy, rec.requests);
     }
     /* Handles: one per HTTP thread, one more for a reply finished on the same thread, and a
      * few for the engine's thread. */

@@ -44,6 +44,7 @@ static const char *const known_vars[] = {
     "WORKFORCE_LLM_HISTORY_TOKENS",
     "WORKFORCE_EMBEDDINGS_THREADS",
     "WORKFORCE_TASK_WORKERS",
+    "WORKFORCE_LEASE_SECONDS",
     "WORKFORCE_KNOWLEDGE_WORKERS",
     "WORKFORCE_VECTORS",
 };
@@ -283,6 +284,7 @@ int config_load_env(struct config *c, char *const *envp, struct err *e)
     c->llm_history_tokens = 3000;
     c->embeddings_threads = c->threads;
     c->task_workers = 4;
+    c->lease_seconds = 60;
     c->knowledge_workers = 2;
     snprintf(c->vectors, sizeof(c->vectors), "float32");
 
@@ -380,6 +382,10 @@ int config_load_env(struct config *c, char *const *envp, struct err *e)
             int64_t t = 0;
             rc = set_int(&t, v, 1, 64, "WORKFORCE_KNOWLEDGE_WORKERS", e);
             c->knowledge_workers = (unsigned)t;
+        } else if (IS("WORKFORCE_LEASE_SECONDS")) {
+            int64_t t = 0;
+            rc = set_int(&t, v, 3, 3600, "WORKFORCE_LEASE_SECONDS", e);
+            c->lease_seconds = (unsigned)t;
         } else if (IS("WORKFORCE_TASK_WORKERS")) {
             int64_t t = 0;
             rc = set_int(&t, v, 1, 256, "WORKFORCE_TASK_WORKERS", e);

@@ -62,6 +62,7 @@ struct config {
     char embeddings_model[200];    /* openai: "" = text-embedding-3-small */
     unsigned embeddings_threads;   /* builtin: threads that embed (one kept for queries) */
     unsigned task_workers;         /* tasks carried out at once */
+    unsigned lease_seconds;        /* a node silent this long is dead: its work is taken back */
     unsigned knowledge_workers;    /* documents processed at once */
     char vectors[8];               /* float32 | int8: how the vector index keeps embeddings */
     /* "" where not set: the provider's default (URLs, scopes) or not configured */

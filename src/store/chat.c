@@ -15,16 +15,25 @@
 
 /* ---- Shared by chat, tasks and workflows ---- */
 
-/* See store_int.h. */
+/* See store_int.h. The work is this node's (store_node_id()), so that another node can take it
+ * back, and only it, if this one dies. An unknown employee is no one's work: nothing changes. */
 int employees_busy(struct store *s, const struct store_tenant *t, const char *employee_id,
                    int delta)
 {
-    const char *texts[] = {t->org_id, db_mode_name(t->mode), employee_id};
+    const char *texts[] = {employee_id, store_node_id()};
     const int64_t d[] = {delta};
+    (void)t; /* the employee's id is the tenant's, checked by the caller */
+    if (delta > 0)
+        return db_run(s,
+                      "INSERT INTO employee_work (employee_id, node_id, n) SELECT id,"
+                      " CAST($2 AS TEXT), CAST($3 AS BIGINT) FROM employees WHERE id = $1"
+                      " ON CONFLICT (employee_id, node_id) DO UPDATE SET n = employee_work.n +"
+                      " excluded.n",
+                      texts, 2, d, 1);
     return db_run(s,
-                  "UPDATE employees SET busy = CASE WHEN busy + $4 > 0 THEN busy + $4 ELSE 0 END"
-                  " WHERE org_id = $1 AND mode = $2 AND id = $3",
-                  texts, 3, d, 1);
+                  "UPDATE employee_work SET n = CASE WHEN n + $3 > 0 THEN n + $3 ELSE 0 END"
+                  " WHERE employee_id = $1 AND node_id = $2",
+                  texts, 2, d, 1);
 }
 
 /* See store_int.h. */
@@ -472,7 +481,7 @@ int idem_claim(struct store *s, const struct store_tenant *t, const char *key,
                         texts, 3, NULL, 0);
         if (!rc) {
             st = db_prepare(s, "INSERT INTO idempotency_keys (org_id, mode, key, fingerprint,"
-                               " state, created_at) VALUES ($1, $2, $3, $4, 0, $5)");
+                               " state, created_at, node_id) VALUES ($1, $2, $3, $4, 0, $5, $6)");
             if (!st) {
                 rc = ERR_STORE;
             } else {
@@ -480,6 +489,7 @@ int idem_claim(struct store *s, const struct store_tenant *t, const char *key,
                 db_bind_text(st, 3, key);
                 db_bind_blob(st, 4, fingerprint, 32);
                 db_bind_int64(st, 5, now);
+                db_bind_text(st, 6, store_node_id());
                 rc = db_exec(st);
             }
         }

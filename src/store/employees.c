@@ -9,13 +9,17 @@
 
 #include <string.h>
 
+/* offline (disabled), busy (some node holds work of it: employee_work) or available */
+#define EMP_STATUS                                                                                 \
+    "CASE WHEN disabled THEN 2 WHEN EXISTS (SELECT 1 FROM employee_work w WHERE w.employee_id ="   \
+    " employees.id AND w.n > 0) THEN 1 ELSE 0 END"
 #define EMP_COLS                                                                                   \
-    "id, name, role, category, tier, capabilities, description, instructions, model,"              \
-    " CASE WHEN disabled THEN 2 WHEN busy > 0 THEN 1 ELSE 0 END, created_at, updated_at"
+    "id, name, role, category, tier, capabilities, description, instructions, model, " EMP_STATUS  \
+    ", created_at, updated_at"
 #define EMP_FILTER                                                                                 \
     " WHERE org_id = $1 AND mode = $2 AND (CAST($3 AS TEXT) IS NULL OR category = $3) AND ($4 < "  \
     "0 OR"                                                                                         \
-    " (CASE WHEN disabled THEN 2 WHEN busy > 0 THEN 1 ELSE 0 END) = $4)"
+    " (" EMP_STATUS ") = $4)"
 
 static void read_employee(struct db_stmt *st, struct arena *a, struct store_employee *out)
 {

@@ -61,8 +61,8 @@ int employees_insert(struct store *s, const struct store_tenant *t,
 {
     struct db_stmt *st =
         db_prepare(s, "INSERT INTO employees (id, org_id, mode, name, role, category, tier,"
-                      " capabilities, description, instructions, model, disabled, busy, created_at,"
-                      " updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 0,"
+                      " capabilities, description, instructions, model, disabled, created_at,"
+                      " updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,"
                       " $13, $13)");
     if (!st)
         return ERR_STORE;

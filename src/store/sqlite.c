@@ -662,12 +662,6 @@ static int s_data_version(struct store *s, int64_t *out)
     return 0;
 }
 
-static int s_reset_busy(struct store *s)
-{
-    return exec(s, "UPDATE employees SET busy = 0 WHERE busy != 0;"
-                   " DELETE FROM idempotency_keys WHERE state = 0");
-}
-
 /* ---- Chat (the rest is chat.c) ---- */
 
 /*
@@ -2802,7 +2796,6 @@ static const struct store_ops sqlite_ops = {
     .close = s_close,
     .migrate = s_migrate,
     .ping = s_ping,
-    .reset_busy = s_reset_busy,
     .data_version = s_data_version,
     .backup = s_backup,
     .chat_begin = s_chat_begin,

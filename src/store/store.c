@@ -41,6 +41,22 @@ static int injected(void)
         return call;                                                                               \
     } while (0)
 
+static char node_id[ID_MAX];
+static pthread_once_t node_once = PTHREAD_ONCE_INIT;
+
+static void node_make(void)
+{
+    if (id_new("node", node_id, sizeof(node_id)) != 0)
+        abort(); /* the CSPRNG is gone: nothing can be trusted to be unique */
+}
+
+/* See store.h. */
+const char *store_node_id(void)
+{
+    pthread_once(&node_once, node_make);
+    return node_id;
+}
+
 /* A backend that lacks operation 'op' (PostgreSQL, while its operations are written): a clean
  * failure rather than a jump to NULL. */
 static int unsupported(struct store *s, const char *op)
@@ -92,12 +108,23 @@ int store_ping(struct store *s)
     WRAP(s->ops->ping(s));
 }
 
-/* Forget in-flight work counters left by a process that died. */
-int store_reset_busy(struct store *s)
+/* See store.h. */
+int store_node_start(struct store *s, int64_t now)
 {
-    if (!s->ops->reset_busy)
-        return unsupported(s, "reset_busy");
-    WRAP(s->ops->reset_busy(s));
+    WRAP(nodes_start(s, now));
+}
+
+/* See store.h. */
+int store_node_beat(struct store *s, int64_t now)
+{
+    WRAP(nodes_beat(s, now));
+}
+
+/* See store.h. */
+int store_nodes_recover(struct store *s, int64_t now, int64_t lease_ms, struct store_recovery *out)
+{
+    int64_t dead_before = db_dialect(s) == DB_SQLITE ? INT64_MAX : now - lease_ms;
+    WRAP(nodes_recover(s, now, dead_before, out));
 }
 
 /* ---- Generation ----

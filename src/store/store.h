@@ -161,7 +161,23 @@ int store_chat_begin_committed(struct store_committer *c, struct store *s,
 /* A number that differs from an earlier one whenever the data may have changed since (a commit
  * of this process, or one seen through 's' from another); see store.c. */
 uint64_t store_generation(struct store *s);
-int store_reset_busy(struct store *s); /* at start: no work, no Idempotency-Key in flight */
+/* What store_nodes_recover() took back from dead nodes. */
+struct store_recovery {
+    size_t nodes;    /* dead nodes forgotten */
+    size_t busy;     /* employees' work they held (chats in flight) */
+    size_t requests; /* Idempotency-Key requests they had in flight, free to be sent again */
+};
+/* Register this process as a node (store_node_id()), alive as of 'now'. */
+int store_node_start(struct store *s, int64_t now);
+/* This node is alive at 'now'; ERR_NOT_FOUND when another node has already declared it dead
+ * (and taken its work back). */
+int store_node_beat(struct store *s, int64_t now);
+/* Take back the work of every node whose heartbeat is older than 'lease_ms' (on SQLite, of
+ * every other node: one server holds a SQLite database at a time). */
+int store_nodes_recover(struct store *s, int64_t now, int64_t lease_ms, struct store_recovery *out);
+/* This process's node id ("node_" and 24 random characters), made at first use; the work this
+ * process holds is recorded under it. */
+const char *store_node_id(void);
 
 int store_pool_new(const char *url, unsigned n, struct store_pool **out, struct err *e);
 void store_pool_free(struct store_pool *p);

@@ -15,7 +15,6 @@ struct store_ops {
     void (*close)(struct store *s);
     int (*migrate)(struct store *s, struct err *e);
     int (*ping)(struct store *s);
-    int (*reset_busy)(struct store *s);
     /* A number that changes when another connection (of any process) commits. */
     int (*data_version)(struct store *s, int64_t *out);
     int (*backup)(struct store *s, const char *to);
@@ -200,6 +199,11 @@ int idem_claim(struct store *s, const struct store_tenant *t, const char *key,
 int idem_complete(struct store *s, const struct store_tenant *t, const char *key, int status,
                   const char *content_type, const char *body, size_t len);
 int idem_release(struct store *s, const struct store_tenant *t, const char *key);
+
+/* nodes.c: 'dead_before': the oldest heartbeat of a live node. */
+int nodes_start(struct store *s, int64_t now);
+int nodes_beat(struct store *s, int64_t now);
+int nodes_recover(struct store *s, int64_t now, int64_t dead_before, struct store_recovery *out);
 
 /* ---- knowledge.c ---- */
 

@@ -35,6 +35,9 @@ struct task_runner {
     bool stop;
     unsigned n;
     pthread_t *threads;
+    pthread_t keeper;   /* this node's heartbeat and the taking back of dead nodes' work */
+    pthread_cond_t kcv; /* the keeper's: told only of the stop */
+    bool has_keeper;
 };
 
 static void sleep_ms(long ms)
@@ -253,6 +256,59 @@ static void *worker(void *arg)
     return NULL;
 }
 
+/*
+ * The keeper: every third of the lease, this node beats (store_node_beat) and takes back the
+ * work of nodes whose heartbeat is older than the lease (store_nodes_recover); work taken back
+ * may be runnable at once, so a worker looks. A node found declared dead (it stalled longer
+ * than its lease, and its work was taken back) registers again: what it still finishes of the
+ * work taken from it is discarded by the store (a run no longer its own).
+ */
+static void *keeper(void *arg)
+{
+    struct task_runner *tr = arg;
+    int64_t lease_ms = (int64_t)tr->env->cfg->lease_seconds * 1000;
+    for (;;) {
+        struct store_recovery rec;
+        struct timespec ts;
+        int64_t now;
+        struct store *s;
+        int rc;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += (time_t)(lease_ms / 3000);
+        pthread_mutex_lock(&tr->mu);
+        while (!tr->stop)
+            if (pthread_cond_timedwait(&tr->kcv, &tr->mu, &ts) != 0)
+                break;
+        if (tr->stop) {
+            pthread_mutex_unlock(&tr->mu);
+            break;
+        }
+        pthread_mutex_unlock(&tr->mu);
+        now = clock_now_ms();
+        s = store_pool_get(tr->env->knowledge.pool);
+        rc = store_node_beat(s, now);
+        if (rc == ERR_NOT_FOUND) {
+            log_error("nodes: node %s was declared dead by another node (silent for more than"
+                      " %u s); it registers again",
+                      store_node_id(), tr->env->cfg->lease_seconds);
+            rc = store_node_start(s, now);
+        }
+        if (rc)
+            log_error("nodes: cannot beat (%s)", err_name((enum err_code)rc));
+        rc = store_nodes_recover(s, now, lease_ms, &rec);
+        store_pool_put(tr->env->knowledge.pool, s);
+        if (rc)
+            log_error("nodes: cannot take back dead nodes' work (%s)", err_name((enum err_code)rc));
+        else if (rec.nodes)
+            log_warn("nodes: %zu dead nodes: %zu chats and %zu requests in flight taken back",
+                     rec.nodes, rec.busy, rec.requests);
+        if (!rc && rec.nodes)
+            task_runner_wake(tr);
+    }
+    return NULL;
+}
+
 /* Start the workers; runs left in progress by an earlier process are queued again first. */
 int task_runner_start(const struct agent_env *env, unsigned workers, task_step_fn step,
                       struct task_runner **out)
@@ -275,13 +331,15 @@ int task_runner_start(const struct agent_env *env, unsigned workers, task_step_f
     tr->step = step;
     pthread_mutex_init(&tr->mu, NULL);
     pthread_cond_init(&tr->cv, NULL);
+    pthread_cond_init(&tr->kcv, NULL);
     tr->threads = xcalloc(workers ? workers : 1, sizeof(*tr->threads));
     for (unsigned i = 0; i < (workers ? workers : 1); i++) {
         if (pthread_create(&tr->threads[i], NULL, worker, tr) != 0)
             break;
         tr->n++;
     }
-    if (tr->n == 0) {
+    tr->has_keeper = tr->n > 0 && pthread_create(&tr->keeper, NULL, keeper, tr) == 0;
+    if (tr->n == 0 || !tr->has_keeper) {
         task_runner_stop(tr);
         *out = NULL;
         return ERR_INTERNAL;
@@ -309,6 +367,7 @@ void task_runner_quiesce(struct task_runner *r)
     pthread_mutex_lock(&r->mu);
     r->stop = true;
     pthread_cond_broadcast(&r->cv);
+    pthread_cond_broadcast(&r->kcv);
     pthread_mutex_unlock(&r->mu);
 }
 
@@ -328,7 +387,10 @@ void task_runner_stop(struct task_runner *r)
     task_runner_quiesce(r);
     for (unsigned i = 0; i < r->n; i++)
         pthread_join(r->threads[i], NULL);
+    if (r->has_keeper)
+        pthread_join(r->keeper, NULL);
     free(r->threads);
+    pthread_cond_destroy(&r->kcv);
     pthread_cond_destroy(&r->cv);
     pthread_mutex_destroy(&r->mu);
     free(r);

@@ -385,6 +385,110 @@ static void test_chat(struct store *s, const struct store_org *org)
     }
 }
 
+/* Run 'sql' with text parameters, for the rows the tests put in place of another node's. */
+static int put(struct store *s, const char *sql, const char *const *texts, size_t nt,
+               const int64_t *ints, size_t ni)
+{
+    return db_run(s, sql, texts, nt, ints, ni);
+}
+
+static enum store_emp_status status_of(struct store *s, const struct store_tenant *t,
+                                       const char *id)
+{
+    struct store_employee e;
+    struct arena a;
+    enum store_emp_status st = STORE_EMP_OFFLINE;
+    arena_init(&a);
+    if (store_employee_get(s, t, id, &a, &e) == 0)
+        st = e.status;
+    arena_cleanup(&a);
+    return st;
+}
+
+/*
+ * Nodes: the work of a dead node (its heartbeat older than the lease) is taken back, the work of
+ * this node and of a live one is not. On SQLite every other node counts as dead (one server holds
+ * a SQLite database at a time).
+ */
+static void test_nodes(struct store *s, const struct store_org *org)
+{
+    subtest("nodes")
+    {
+        bool shared = db_dialect(s) == DB_POSTGRES;
+        struct store_tenant t = {.mode = STORE_LIVE};
+        struct store_emp_filter f = {.status = -1, .limit = 3};
+        struct store_emp_page p;
+        struct store_recovery rec;
+        struct store_idem idem;
+        unsigned char fp[32] = {1};
+        struct arena a;
+        int64_t now = clock_now_ms();
+
+        snprintf(t.org_id, sizeof(t.org_id), "%s", org->id);
+        arena_init(&a);
+        store_employee_list(s, &t, &f, &a, &p);
+        ok(p.n == 3, "three employees");
+        is_int(store_node_start(s, now), 0, "this node starts");
+        is_int(store_node_beat(s, now), 0, "and beats");
+        {
+            const char *dead[] = {"node_dead", "node_live"};
+            const int64_t beats[] = {now - 120000, now - 1000};
+            for (int i = 0; i < 2; i++) {
+                const char *texts[] = {dead[i]};
+                const int64_t ints[] = {beats[i]};
+                put(s, "INSERT INTO nodes (id, started_at, heartbeat_at) VALUES ($1, $2, $2)",
+                    texts, 1, ints, 1);
+            }
+            for (int i = 0; i < 2; i++) {
+                const char *texts[] = {p.items[i].id, dead[i]};
+                put(s, "INSERT INTO employee_work (employee_id, node_id, n) VALUES ($1, $2, 2)",
+                    texts, 2, NULL, 0);
+            }
+            for (int i = 0; i < 2; i++) {
+                struct db_stmt *st = db_prepare(
+                    s, "INSERT INTO idempotency_keys (org_id, mode, key, fingerprint, state,"
+                       " created_at, node_id) VALUES ($1, 'live', $2, $3, 0, $4, $5)");
+                if (!st)
+                    break;
+                db_bind_text(st, 1, org->id);
+                db_bind_text(st, 2, i ? "key-live" : "key-dead");
+                db_bind_blob(st, 3, fp, sizeof(fp));
+                db_bind_int64(st, 4, now);
+                db_bind_text(st, 5, dead[i]);
+                db_exec(st);
+            }
+        }
+        is_int(employees_busy(s, &t, p.items[2].id, 1), 0, "this node's own chat begins");
+        is_int(status_of(s, &t, p.items[0].id), STORE_EMP_ACTIVE, "dead node's employee busy");
+        is_int(status_of(s, &t, p.items[1].id), STORE_EMP_ACTIVE, "live node's employee busy");
+        is_int(status_of(s, &t, p.items[2].id), STORE_EMP_ACTIVE, "this node's employee busy");
+
+        is_int(store_nodes_recover(s, now, 60000, &rec), 0, "recover");
+        is_int((long)rec.nodes, shared ? 1 : 2, "dead nodes forgotten");
+        is_int((long)rec.busy, shared ? 1 : 2, "their chats taken back");
+        is_int((long)rec.requests, shared ? 1 : 2, "their requests in flight taken back");
+        is_int(status_of(s, &t, p.items[0].id), STORE_EMP_IDLE, "dead node's employee free");
+        is_int(status_of(s, &t, p.items[1].id), shared ? STORE_EMP_ACTIVE : STORE_EMP_IDLE,
+               "live node's employee as its node is");
+        is_int(status_of(s, &t, p.items[2].id), STORE_EMP_ACTIVE, "this node's employee busy");
+        is_int(store_idem_claim(s, &t, "key-dead", fp, now, 86400000, &a, &idem), 0,
+               "a dead node's key can be sent again");
+        is_int(store_idem_claim(s, &t, "key-live", fp, now, 86400000, &a, &idem),
+               shared ? ERR_CONFLICT : 0, "a live node's key as its node is");
+        is_int(store_nodes_recover(s, now, 60000, &rec), 0, "recover again");
+        ok(rec.nodes == 0 && rec.busy == 0 && rec.requests == 0, "finds nothing more");
+        is_int(store_node_beat(s, now), 0, "this node still beats");
+        {
+            const char *texts[] = {store_node_id()};
+            put(s, "DELETE FROM nodes WHERE id = $1", texts, 1, NULL, 0);
+        }
+        is_int(store_node_beat(s, now), ERR_NOT_FOUND, "a node declared dead is told so");
+        is_int(employees_busy(s, &t, p.items[2].id, -1), 0, "this node's chat ends");
+        is_int(status_of(s, &t, p.items[2].id), STORE_EMP_IDLE, "and its employee is free");
+        arena_cleanup(&a);
+    }
+}
+
 static void test_knowledge(struct store *s, const struct store_org *org)
 {
     subtest("knowledge")
@@ -807,6 +911,7 @@ static void test_postgres(void)
     test_employees(s, &org);
     test_stats(s, &org);
     test_chat(s, &org);
+    test_nodes(s, &org);
     store_close(s);
 }
 
@@ -829,6 +934,7 @@ int main(void)
     test_employees(s, &org);
     test_stats(s, &org);
     test_chat(s, &org);
+    test_nodes(s, &org);
     test_knowledge(s, &org);
     store_close(s);
     test_faults(dbpath);

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * nodes.c: the server processes that share a database, and taking back the work of one that
+ * died, written once over the driver (driver.h).
+ *
+ * DESIGN: a node registers at start (nodes_start) and beats every third of its lease
+ * (nodes_beat). The work it holds names it (employee_work, idempotency_keys.node_id, ...). A
+ * node is alive while its heartbeat is younger than the lease, or is the caller; the work of
+ * any other node is taken back by nodes_recover(), on whichever node runs it first: each
+ * statement changes only rows still held by a dead node, so two nodes recovering at once (on
+ * PostgreSQL, where row locks make the second see the first's change) take each piece back
+ * once. On SQLite one server holds the database at a time (its lock file), so at start every
+ * other node is dead.
+ */
+#include "store_int.h"
+
+#include <string.h>
+
+/* The nodes that count as alive: the caller ($1) and those that beat since $2. */
+#define LIVE "(SELECT id FROM nodes WHERE id = $1 OR heartbeat_at >= $2)"
+
+/* See store_int.h. */
+int nodes_start(struct store *s, int64_t now)
+{
+    const char *texts[] = {store_node_id()};
+    const int64_t ints[] = {now};
+    return db_run(s,
+                  "INSERT INTO nodes (id, started_at, heartbeat_at) VALUES ($1, $2, $2)"
+                  " ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at",
+                  texts, 1, ints, 1);
+}
+
+/* See store_int.h. */
+int nodes_beat(struct store *s, int64_t now)
+{
+    struct db_stmt *st = db_prepare(s, "UPDATE nodes SET heartbeat_at = $2 WHERE id = $1");
+    bool row;
+    int rc;
+    if (!st)
+        return ERR_STORE;
+    db_bind_text(st, 1, store_node_id());
+    db_bind_int64(st, 2, now);
+    rc = db_step(st, &row);
+    if (!rc && db_changes(st) == 0)
+        rc = ERR_NOT_FOUND;
+    db_done(st);
+    return rc;
+}
+
+/* Run 'sql' (with $1 this node, $2 the oldest live heartbeat) and add the rows it changed. */
+static int take_back(struct store *s, const char *sql, int64_t dead_before, size_t *count)
+{
+    struct db_stmt *st = db_prepare(s, sql);
+    bool row;
+    int rc;
+    if (!st)
+        return ERR_STORE;
+    db_bind_text(st, 1, store_node_id());
+    db_bind_int64(st, 2, dead_before);
+    rc = db_step(st, &row);
+    if (!rc && count)
+        *count += (size_t)db_changes(st);
+    db_done(st);
+    return rc;
+}
+
+/* See store_int.h. */
+int nodes_recover(struct store *s, int64_t now, int64_t dead_before, struct store_recovery *out)
+{
+    int rc;
+    (void)now;
+    memset(out, 0, sizeof(*out));
+    rc = db_begin(s, DB_TX_WRITE);
+    if (rc)
+        return rc;
+    rc = take_back(s, "DELETE FROM employee_work WHERE node_id NOT IN " LIVE, dead_before,
+                   &out->busy);
+    if (!rc)
+        rc = take_back(s,
+                       "DELETE FROM idempotency_keys WHERE state = 0 AND (node_id IS NULL OR"
+                       " node_id NOT IN " LIVE ")",
+                       dead_before, &out->requests);
+    if (!rc)
+        rc = take_back(s, "DELETE FROM nodes WHERE id <> $1 AND heartbeat_at < $2", dead_before,
+                       &out->nodes);
+    if (!rc)
+        rc = db_commit(s);
+    if (rc)
+        db_rollback(s);
+    return rc;
+}
