@@ -210,6 +210,32 @@ int nodes_recover(struct store *s, int64_t now, int64_t dead_before, struct stor
 /* ---- tasks.c ---- */
 
 /* ---- workflows.c ---- */
+int workflows_create(struct store *s, const struct store_tenant *t, const struct store_workflow *w);
+int workflows_get(struct store *s, const struct store_tenant *t, const char *id, struct arena *a,
+                  struct store_workflow *out);
+int workflows_by_token(struct store *s, const char *token, struct arena *a,
+                       struct store_workflow *out);
+int workflows_list(struct store *s, const struct store_tenant *t, unsigned limit,
+                   int64_t before_created, const char *before_id, struct arena *a,
+                   struct store_workflow_page *out);
+int workflows_update(struct store *s, const struct store_tenant *t, const struct store_workflow *w);
+int workflows_delete(struct store *s, const struct store_tenant *t, const char *id);
+int workflow_runs_create(struct store *s, const struct store_tenant *t,
+                         const struct store_wf_run *r, struct arena *a, struct store_wf_run *out);
+int workflow_runs_get(struct store *s, const struct store_tenant *t, const char *workflow_id,
+                      const char *run_id, struct arena *a, struct store_wf_run *out);
+int workflow_runs_list(struct store *s, const struct store_tenant *t, const char *workflow_id,
+                       unsigned limit, int64_t before_created, const char *before_id,
+                       struct arena *a, struct store_wf_run_page *out);
+int workflow_runs_cancel(struct store *s, const struct store_tenant *t, const char *workflow_id,
+                         const char *run_id, int64_t now);
+int workflow_steps_finish(struct store *s, const struct store_step_finish *in, int64_t *charged,
+                          bool *discarded);
+/* Of the tasks' queue code (for now in sqlite.c): insert run 'r' of tenant 't' (queued, its
+ * steps pending) and count it in its workflow, inside the caller's transaction (ERR_NOT_FOUND:
+ * the workflow is gone); point run 'run_id' at its step 'idx', ready at 'ready_at'. */
+int insert_run(struct store *s, const struct store_tenant *t, const struct store_wf_run *r);
+int run_to_step(struct store *s, const char *run_id, int64_t idx, int64_t ready_at);
 
 /* ---- integrations.c ---- */
 
