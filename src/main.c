@@ -55,6 +55,7 @@ extern char **environ;
     "  workforce keys revoke KEY_ID\n"                                                             \
     "  workforce orgs update SLUG [--tier T] [--credits N]\n"                                      \
     "  workforce employees update EMPLOYEE_ID --tier starter|manager\n"                            \
+    "  workforce migrate                      (apply the schema migrations, then exit)\n"          \
     "  workforce backup --to FILE [--force]   (a consistent copy while the server runs; 0600)\n"   \
     "  workforce restore --from FILE          (the server must be stopped)\n"                      \
     "  workforce routes                       (the route table as JSON)\n"                         \
@@ -198,6 +199,16 @@ static int open_store(const struct config *c, struct store **out)
 {
     struct err e;
     err_clear(&e);
+    if (config_database_is_postgres(c->database)) {
+        /* unreachable, refused, malformed: the setting is wrong or the service is down */
+        if (store_open(c->database, out, &e) || store_migrate(*out, &e)) {
+            fprintf(stderr, "workforce: WORKFORCE_DATABASE: %s\n", e.msg);
+            store_close(*out);
+            *out = NULL;
+            return 2;
+        }
+        return 0;
+    }
     if (ensure_parent_dir(c->database) != 0) {
         fprintf(stderr, "workforce: WORKFORCE_DATABASE: cannot create the directory of %s: %s\n",
                 c->database, strerror(errno));
@@ -487,6 +498,22 @@ static void print_counts(const char *what, const char *path, const int64_t c[5])
  * check it, fsync it, and only then give it the name FILE (without --force, never over an
  * existing file: link() refuses). A failure leaves no FILE and no temporary file.
  */
+/* migrate: bring the database's schema to this build's version (one node at a time on
+ * PostgreSQL: store_migrate takes a lock) and exit; serve does the same at start. */
+static int cmd_migrate(const struct config *c, const struct opts *o)
+{
+    struct store *s = NULL;
+    int rc;
+    if (o->npos != 1)
+        return usage("migrate takes no positional arguments");
+    rc = open_store(c, &s);
+    if (rc)
+        return rc;
+    store_close(s);
+    printf("migrated: schema version %lld\n", (long long)store_sqlite_schema_version());
+    return 0;
+}
+
 static int cmd_backup(const struct config *c, const struct opts *o)
 {
     struct store *s = NULL;
@@ -973,7 +1000,8 @@ int main(int argc, char **argv)
         goto bad;
     if (o.database && config_set_database(&cfg, o.database, &e))
         goto bad;
-    config_finish(&cfg);
+    if (config_finish(&cfg, &e))
+        goto bad;
 
     if (o.npos == 0)
         return usage("no command");
@@ -995,6 +1023,8 @@ int main(int argc, char **argv)
         return cmd_employees_update(&cfg, &o);
     if (strcmp(o.pos[0], "backup") == 0)
         return cmd_backup(&cfg, &o);
+    if (strcmp(o.pos[0], "migrate") == 0)
+        return cmd_migrate(&cfg, &o);
     if (strcmp(o.pos[0], "routes") == 0)
         return cmd_routes(&o);
     if (strcmp(o.pos[0], "restore") == 0)

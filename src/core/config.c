@@ -35,6 +35,7 @@ static const char *const known_vars[] = {
     "WORKFORCE_EMBEDDINGS_API_KEY",
     "WORKFORCE_EMBEDDINGS_MODEL",
     "WORKFORCE_SECRET_FILE",
+    "WORKFORCE_FILES_DIR",
     "WORKFORCE_THREADS",
     "WORKFORCE_TEST_PG_URL",
     "WORKFORCE_EMBEDDINGS_PATH",
@@ -312,6 +313,8 @@ int config_load_env(struct config *c, char *const *envp, struct err *e)
                              "must start with http:// or https://");
             else
                 rc = set_str(c->public_url, sizeof(c->public_url), v, "WORKFORCE_PUBLIC_URL", e);
+        } else if (IS("WORKFORCE_FILES_DIR")) {
+            rc = set_str(c->files_dir, sizeof(c->files_dir), v, "WORKFORCE_FILES_DIR", e);
         } else if (IS("WORKFORCE_SECRET_FILE")) {
             rc = set_str(c->secret_file, sizeof(c->secret_file), v, "WORKFORCE_SECRET_FILE", e);
         } else if (IS("WORKFORCE_RATE_LIMITS")) {
@@ -419,15 +422,35 @@ int config_load_env(struct config *c, char *const *envp, struct err *e)
     return 0;
 }
 
-/* Derive what depends on other settings: the public URL and the secret file's place. */
-void config_finish(struct config *c)
+/* See config.h. */
+bool config_database_is_postgres(const char *database)
 {
+    return strncmp(database, "postgres://", 11) == 0 || strncmp(database, "postgresql://", 13) == 0;
+}
+
+/*
+ * Derive what depends on other settings: the public URL, and the places of the secret file and
+ * of uploaded files, beside a SQLite database by default. With PostgreSQL there is nothing to be
+ * beside and every node must read the same ones: both settings are then required (ERR_INVALID
+ * naming the one missing).
+ */
+int config_finish(struct config *c, struct err *e)
+{
+    if (config_database_is_postgres(c->database)) {
+        if (!c->secret_file[0])
+            return err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_SECRET_FILE",
+                           "is required with a postgres:// database: a path every node reads");
+        if (!c->files_dir[0])
+            return err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_FILES_DIR",
+                           "is required with a postgres:// database: a directory every node "
+                           "reads and writes");
+    }
     if (!c->public_url[0])
         snprintf(c->public_url, sizeof(c->public_url), "http://%s:%u", c->listen_host,
                  c->listen_port);
-    {
+    if (!c->files_dir[0]) {
         const char *slash = strrchr(c->database, '/');
-        if (strncmp(c->database, "postgres", 8) == 0 || !slash)
+        if (!slash)
             snprintf(c->files_dir, sizeof(c->files_dir), "files");
         else
             snprintf(c->files_dir, sizeof(c->files_dir), "%.*s/files", (int)(slash - c->database),
@@ -435,10 +458,11 @@ void config_finish(struct config *c)
     }
     if (!c->secret_file[0]) {
         const char *slash = strrchr(c->database, '/');
-        if (strncmp(c->database, "postgres", 8) == 0 || !slash)
+        if (!slash)
             snprintf(c->secret_file, sizeof(c->secret_file), "server.secret");
         else
             snprintf(c->secret_file, sizeof(c->secret_file), "%.*s/server.secret",
                      (int)(slash - c->database), c->database);
     }
+    return 0;
 }

@@ -9,6 +9,7 @@
 
 #include "err.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 enum config_tier { TIER_STARTER, TIER_MANAGER, TIER_AGENCY, TIER_COUNT };
@@ -76,7 +77,11 @@ int config_set_listen(struct config *c, const char *v, struct err *e);
 /* Apply --database. */
 int config_set_database(struct config *c, const char *v, struct err *e);
 /* Fill derived values (public_url, secret_file) once flags are applied. */
-void config_finish(struct config *c);
+/* Derive the settings that depend on others; ERR_INVALID (naming the setting) when one required
+ * by another is missing. */
+int config_finish(struct config *c, struct err *e);
+/* True for a postgres:// (or postgresql://) database URL. */
+bool config_database_is_postgres(const char *database);
 
 /* Parse "starter:60/10/5,manager:300/50/20" over 'out' (tiers left out keep their value). */
 int config_parse_rate_limits(const char *s, size_t len, struct config_limits out[TIER_COUNT],

@@ -828,6 +828,20 @@ static int pg_migrate(struct store *s, struct err *e)
     }
     snprintf(sql, sizeof(sql), "SELECT pg_advisory_unlock(%d)", MIGRATE_LOCK);
     exec_simple(ps, sql, NULL);
+    if (!rc) {
+        /* Pages are cut by (name, id) and other text keys compared byte by byte, as SQLite
+         * does; a linguistic collation would order them otherwise and break the cursors. */
+        int64_t bytewise = 0;
+        rc = query_int64(ps,
+                         "SELECT CASE WHEN datcollate IN ('C', 'POSIX', 'C.UTF-8', 'C.utf8',"
+                         " 'ucs_basic') THEN 1 ELSE 0 END FROM pg_database WHERE datname ="
+                         " current_database()",
+                         &bytewise);
+        if (!rc && !bytewise)
+            rc = err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_DATABASE",
+                         "the database must sort text byte by byte: create it with"
+                         " LC_COLLATE 'C' (createdb --locale=C --template=template0)");
+    }
 out:
     if (rc && e && !e->code)
         err_set(e, ERR_STORE, "internal_error", NULL, "the database could not be migrated");

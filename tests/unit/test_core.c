@@ -308,9 +308,29 @@ static void test_config(void)
         ok(config_parse_rate_limits("starter:0/1/1", 13, c.limits, &e) != 0, "zero refused");
         config_load_env(&c, env_ok, &e);
         config_set_database(&c, "/tmp/x/w.db", &e);
-        config_finish(&c);
+        is_int(config_finish(&c, &e), 0, "finish");
         is_str(c.secret_file, "/tmp/x/server.secret", "secret beside the database");
+        is_str(c.files_dir, "/tmp/x/files", "files beside the database");
         is_str(c.public_url, "http://127.0.0.1:9999", "public url from listen");
+        {
+            struct config pg;
+            static char *const env_pg[] = {"WORKFORCE_DATABASE=postgres://u@127.0.0.1:5/w", NULL};
+            static char *const env_pg_secret[] = {"WORKFORCE_DATABASE=postgres://u@127.0.0.1:5/w",
+                                                  "WORKFORCE_SECRET_FILE=/etc/workforce/secret",
+                                                  NULL};
+            static char *const env_pg_all[] = {"WORKFORCE_DATABASE=postgres://u@127.0.0.1:5/w",
+                                               "WORKFORCE_SECRET_FILE=/etc/workforce/secret",
+                                               "WORKFORCE_FILES_DIR=/srv/workforce/files", NULL};
+            ok(config_load_env(&pg, env_pg, &e) == 0 && config_finish(&pg, &e) != 0 &&
+                   strcmp(e.param, "WORKFORCE_SECRET_FILE") == 0,
+               "postgres: no default secret file beside it");
+            ok(config_load_env(&pg, env_pg_secret, &e) == 0 && config_finish(&pg, &e) != 0 &&
+                   strcmp(e.param, "WORKFORCE_FILES_DIR") == 0,
+               "postgres: no default files directory beside it");
+            ok(config_load_env(&pg, env_pg_all, &e) == 0 && config_finish(&pg, &e) == 0 &&
+                   strcmp(pg.files_dir, "/srv/workforce/files") == 0,
+               "postgres: with both set");
+        }
     }
 }
 

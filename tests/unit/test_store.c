@@ -890,6 +890,8 @@ static int pg_reset(const char *url)
     return rc;
 }
 
+extern const size_t store_sqlite_migrations_count, store_pg_migrations_count;
+
 static void test_postgres(void)
 {
     const char *url = getenv("WORKFORCE_TEST_PG_URL");
@@ -897,6 +899,8 @@ static void test_postgres(void)
     struct store_org org;
     struct err e;
 
+    is_int((long)store_pg_migrations_count, (long)store_sqlite_migrations_count,
+           "postgres: the same migration versions as SQLite");
     if (!url || !*url) {
         printf("# skip: PostgreSQL (WORKFORCE_TEST_PG_URL is not set)\n");
         return;
