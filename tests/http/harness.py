@@ -10,6 +10,11 @@ Also: CLI helpers (keys create/list/revoke, orgs update), an http.client request
 helper returning status, headers and parsed JSON, a raw-socket helper for requests
 http.client cannot send (huge Content-Length without a body, slow uploads,
 chunked bodies), and a ServerTestCase base class (one server per test class).
+
+With WORKFORCE_HTTP_PG_URL set (a PostgreSQL the test scripts started: tests/pg/pg.sh), every
+Server is instead WORKFORCE_HTTP_NODES nodes (default 2) on a database of its own in that
+PostgreSQL, and its requests alternate between the nodes; a test of a SQLite-only feature is
+skipped there (sqlite_only).
 """
 
 import http.client
@@ -26,6 +31,24 @@ import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+PG_URL = os.environ.get("WORKFORCE_HTTP_PG_URL", "")
+PG_NODES = int(os.environ.get("WORKFORCE_HTTP_NODES", "2") or "2")
+
+
+def sqlite_only(why):
+    """Skip a test (or class) on the PostgreSQL runs: 'why' it is SQLite's alone."""
+    return unittest.skipIf(bool(PG_URL), "SQLite only: " + why)
+
+
+def pg_database_url(name):
+    """The URL of database 'name' in the PostgreSQL of WORKFORCE_HTTP_PG_URL."""
+    return PG_URL.rsplit("/", 1)[0] + "/" + name
+
+
+def pg_admin(sql):
+    """Run 'sql' on the PostgreSQL of WORKFORCE_HTTP_PG_URL (psql)."""
+    subprocess.run(["psql", PG_URL, "-q", "-v", "ON_ERROR_STOP=1", "-c", sql], check=True,
+                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, timeout=60)
 REPO_ROOT = os.path.dirname(os.path.dirname(HERE))
 
 # ---- Constants from the contract and /work/spec-issue2.md ----
@@ -174,37 +197,60 @@ class Server:
         self.db = os.path.join(self.tmpdir, "workforce.db")
         self.log_path = os.path.join(self.tmpdir, "server.log")
         self.proc = None
+        self.procs = []
         self.port = None
+        self.ports = []
+        self.turn = 0
         self.host = "127.0.0.1"
         self.starts = 0
+        self.pg_db = None
+        if PG_URL:
+            self.pg_db = "wf_" + os.path.basename(self.tmpdir).replace("-", "_").lower()
+            pg_admin("CREATE DATABASE %s" % self.pg_db)
+            self.db = pg_database_url(self.pg_db)
+            self.extra_env.setdefault("WORKFORCE_SECRET_FILE",
+                                      os.path.join(self.tmpdir, "server.secret"))
+            self.extra_env.setdefault("WORKFORCE_FILES_DIR", os.path.join(self.tmpdir, "files"))
 
     # -- lifecycle --
 
     def start(self, timeout=15.0, port=None):
-        """Start (again) on 'port', or on a free one."""
+        """Start (again) on 'port', or on a free one (on PostgreSQL: every node)."""
         if not os.path.exists(self.bin):
             raise RuntimeError("server binary not found: %s (run make, or set WORKFORCE_BIN)"
                                % self.bin)
-        self.port = port or free_port()
+        n = PG_NODES if PG_URL else 1
+        ports = [port or free_port()] + [free_port() for _ in range(n - 1)]
         self.starts += 1
-        log = open(self.log_path, "ab")
-        log.write(("\n==== start %d port %d ====\n" % (self.starts, self.port)).encode())
-        log.flush()
-        self.proc = subprocess.Popen(
-            [self.bin, "serve", "--listen", "%s:%d" % (self.host, self.port),
-             "--database", self.db],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-            env=clean_env(self.extra_env), cwd=self.tmpdir)
-        log.close()
+        self.procs, self.ports = [], []
+        for p in ports:
+            self.port = p
+            log = open(self.log_path, "ab")
+            log.write(("\n==== start %d port %d ====\n" % (self.starts, p)).encode())
+            log.flush()
+            proc = subprocess.Popen(
+                [self.bin, "serve", "--listen", "%s:%d" % (self.host, p),
+                 "--database", self.db],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                env=clean_env(self.extra_env), cwd=self.tmpdir)
+            log.close()
+            self.procs.append(proc)
+            self.ports.append(p)
+            self.proc = proc
+            self.wait_healthy(proc, p, timeout)
+        self.proc, self.port = self.procs[0], self.ports[0]
+        return self
+
+    def wait_healthy(self, proc, port, timeout):
         deadline = time.time() + timeout
         while time.time() < deadline:
-            if self.proc.poll() is not None:
+            if proc.poll() is not None:
                 raise RuntimeError("server exited with %s during start:\n%s"
-                                   % (self.proc.returncode, self.log_tail()))
+                                   % (proc.returncode, self.log_tail()))
             try:
-                r = self.request("GET", "/healthz", timeout=2)
+                r = self.request("GET", "/healthz", timeout=2, port=port)
                 if r.status == 200:
-                    return self
+                    return
             except OSError:
                 pass
             time.sleep(0.05)
@@ -213,7 +259,7 @@ class Server:
                            % (timeout, self.log_tail()))
 
     def alive(self):
-        return self.proc is not None and self.proc.poll() is None
+        return bool(self.procs) and all(p.poll() is None for p in self.procs)
 
     # The server's own bound on a stop: 30 s of drain, 5 s more before it stops the HTTP
     # library, 2 s for parked streams, then the workers' current round. Waiting less would
@@ -221,26 +267,38 @@ class Server:
     STOP_TIMEOUT = 60.0
 
     def stop(self, timeout=STOP_TIMEOUT):
-        """SIGTERM by PID and wait; returns the exit status (None if it had to be killed)."""
-        if self.proc is None:
+        """SIGTERM by PID (each node) and wait; the exit status (the first that is not 0; None
+        if one had to be killed)."""
+        if not self.procs:
             return None
-        if self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGTERM)
+        for p in self.procs:
+            if p.poll() is None:
+                os.kill(p.pid, signal.SIGTERM)
+        rc = 0
+        for p in self.procs:
             try:
-                self.proc.wait(timeout)
+                p.wait(timeout)
             except subprocess.TimeoutExpired:
                 self.kill()
                 return None
-        return self.proc.returncode
+            if rc == 0:
+                rc = p.returncode
+        return rc
 
     def kill(self):
-        """SIGKILL by PID (the crash test)."""
-        if self.proc is not None and self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(10)
+        """SIGKILL by PID (the crash test), every node."""
+        for p in self.procs:
+            if p.poll() is None:
+                os.kill(p.pid, signal.SIGKILL)
+                p.wait(10)
 
     def cleanup(self):
         self.kill()
+        if self.pg_db and not os.environ.get("WORKFORCE_HTTP_KEEP"):
+            try:
+                pg_admin("DROP DATABASE IF EXISTS %s" % self.pg_db)
+            except (OSError, subprocess.SubprocessError):
+                pass
         if self.own_tmp and not os.environ.get("WORKFORCE_HTTP_KEEP"):
             shutil.rmtree(self.tmpdir, ignore_errors=True)
 
@@ -262,6 +320,11 @@ class Server:
 
     def cli(self, *args, env=None, timeout=30):
         """Run 'workforce ARGS --database DB'; returns CompletedProcess (text)."""
+        if self.pg_db:
+            both = {k: v for k, v in self.extra_env.items()
+                    if k in ("WORKFORCE_SECRET_FILE", "WORKFORCE_FILES_DIR")}
+            both.update(env or {})
+            env = both
         return run_cli(list(args) + ["--database", self.db], env=env, timeout=timeout)
 
     def create_key(self, org, mode="live", tier=None, scopes=None, expires_in=None,
@@ -313,9 +376,10 @@ class Server:
     # -- HTTP --
 
     def request(self, method, path, body=None, key=None, headers=None, json_body=None,
-                content_type=None, timeout=30):
+                content_type=None, timeout=30, port=None):
         """One request on a fresh connection. 'json_body' is serialised; 'body' is sent as is
-        (str is UTF-8 encoded). Content-Type defaults to application/json when a body is sent."""
+        (str is UTF-8 encoded). Content-Type defaults to application/json when a body is sent.
+        With several nodes, each request goes to the next one (unless 'port' names one)."""
         hdrs = {}
         if json_body is not None:
             body = json.dumps(json_body).encode()
@@ -329,7 +393,9 @@ class Server:
             hdrs["Authorization"] = "Bearer " + key
         if headers:
             hdrs.update(headers)
-        conn = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+        if port is None:
+            port = self.next_port()
+        conn = http.client.HTTPConnection(self.host, port, timeout=timeout)
         try:
             conn.request(method, path, body=body, headers=hdrs)
             resp = conn.getresponse()
@@ -337,6 +403,13 @@ class Server:
             return Response(resp.status, resp.getheaders(), data)
         finally:
             conn.close()
+
+    def next_port(self):
+        """The port of the node the next request goes to (they take turns)."""
+        if len(self.ports) < 2:
+            return self.port
+        self.turn += 1
+        return self.ports[self.turn % len(self.ports)]
 
     def get(self, path, key=None, **kw):
         return self.request("GET", path, key=key, **kw)
