@@ -18,7 +18,6 @@
 #include "../core/clock.h"
 #include "../core/log.h"
 
-#include <jansson.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdatomic.h>
@@ -161,10 +160,10 @@ static const enum slot tx_slots[] = {Q_BEGIN,    Q_BEGIN_IMMEDIATE, Q_COMMIT,
 
 /*
  * The statement of 'sql', prepared once per connection and kept by its text, reset and with no
- * bindings; NULL on failure (logged). Give it back with release(st, *owned) (or the driver's
- * done()) before the same text is used again. '*owned' is true only when the table is half full
- * (never expected: the texts are literals of the store's files, about 150): the statement was
- * compiled for this use alone. Compiling the chat path's statements on every call was 18% of
+ * bindings; NULL on failure (logged). Give it back with the driver's done() before the same
+ * text is used again. 'owned' is true only when the table is half full (never expected: the
+ * texts are literals of the store's files, about 150): the statement was compiled for this use
+ * alone. Compiling the chat path's statements on every call was 18% of
  * its CPU (docs/performance.md). The text may use PostgreSQL's $1 .. $n (driver.h): they are
  * read as ?1 .. ?n.
  */
@@ -249,30 +248,6 @@ static struct sq_stmt *lookup(struct store *s, const char *sql)
     ss->texts[i] = (struct text_stmt){h, xstrdup(sql), {{&sqlite_driver}, st, false}};
     ss->ntexts++;
     return &ss->texts[i].q;
-}
-
-static sqlite3_stmt *cached(struct store *s, const char *sql, bool *owned)
-{
-    struct sq_stmt *q = lookup(s, sql);
-    sqlite3_stmt *st;
-    *owned = false;
-    if (!q)
-        return NULL;
-    st = q->st;
-    if (q->owned) {
-        *owned = true;
-        free(q);
-    }
-    return st;
-}
-
-/* Give back a statement of cached(): reset (kept) or finalized (owned). */
-static void release(sqlite3_stmt *st, bool owned)
-{
-    if (owned)
-        sqlite3_finalize(st);
-    else
-        sqlite3_reset(st);
 }
 
 static int exec(struct store *s, const char *sql)
@@ -691,481 +666,9 @@ static int s_chat_begin(struct store *s, const struct store_tenant *t,
     return rc;
 }
 
-/*
- * Run 'sql' (parameters ?1 org, ?2 mode, then the 'n' texts) expecting at most one row, read by
- * 'read' into 'out'. ERR_NOT_FOUND when there is none.
- */
-static int query_one(struct store *s, const char *sql, const struct store_tenant *t,
-                     const char *const *texts, size_t n,
-                     void (*read)(sqlite3_stmt *, struct arena *, void *), struct arena *a,
-                     void *out)
-{
-    bool owned;
-    sqlite3_stmt *st = cached(s, sql, &owned);
-    int rc;
-    if (!st)
-        return ERR_STORE;
-    bind_tenant(st, t);
-    for (size_t i = 0; i < n; i++)
-        bind_text(st, (int)i + 3, texts[i]);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW)
-        read(st, a, out);
-    else if (rc != SQLITE_DONE)
-        fail(s, sql);
-    release(st, owned);
-    if (rc == SQLITE_DONE)
-        return ERR_NOT_FOUND;
-    return rc == SQLITE_ROW ? 0 : ERR_STORE;
-}
-
 /* ---- Knowledge ---- */
 
-#define DOC_COLS                                                                                   \
-    "d.id, d.name, d.filename, d.content_type, d.sha256, d.tags, d.employee_ids, d.status,"        \
-    " d.error, d.size_bytes, d.chunk_count, d.created_at, d.updated_at, d.org_id, d.mode,"         \
-    " d.progress_chunks, d.progress_embedded"
-
-/* The access and tag rules of a search or list, with parameters ?10 (tags) and ?11 (reader). */
-#define DOC_RULES                                                                                  \
-    " AND (?10 IS NULL OR EXISTS (SELECT 1 FROM json_each(d.tags) WHERE value IN"                  \
-    " (SELECT value FROM json_each(?10))))"                                                        \
-    " AND (?11 IS NULL OR d.employee_ids = '[]' OR EXISTS (SELECT 1 FROM"                          \
-    " json_each(d.employee_ids) WHERE value = ?11))"
-
-static void read_document(sqlite3_stmt *st, struct arena *a, void *pout)
-{
-    struct store_document *out = pout;
-    const unsigned char *mode;
-    out->id = arena_col(a, st, 0);
-    out->name = arena_col(a, st, 1);
-    out->filename = arena_col(a, st, 2);
-    out->content_type = arena_col(a, st, 3);
-    out->sha256 = arena_col(a, st, 4);
-    out->tags = arena_col(a, st, 5);
-    out->employee_ids = arena_col(a, st, 6);
-    out->status = arena_col(a, st, 7);
-    out->error = arena_col(a, st, 8);
-    out->size_bytes = sqlite3_column_int64(st, 9);
-    out->chunk_count = sqlite3_column_int64(st, 10);
-    out->created_at = sqlite3_column_int64(st, 11);
-    out->updated_at = sqlite3_column_int64(st, 12);
-    copy_col(st, 13, out->tenant.org_id, sizeof(out->tenant.org_id));
-    mode = sqlite3_column_text(st, 14);
-    out->tenant.mode = mode_from_name(mode);
-    out->progress_chunks = sqlite3_column_int64(st, 15);
-    out->progress_embedded = sqlite3_column_int64(st, 16);
-}
-
-static int s_document_progress(struct store *s, const char *id, int64_t chunks, int64_t embedded)
-{
-    const char *texts[] = {id};
-    const int64_t ints[] = {chunks, embedded};
-    return db_run(s,
-                  "UPDATE documents SET progress_chunks = ?2, progress_embedded = ?3 WHERE id = ?1"
-                  " AND status = 'processing'",
-                  texts, 1, ints, 2);
-}
-
-static int s_document_create(struct store *s, const struct store_tenant *t,
-                             const struct store_document *d)
-{
-    const char *texts[] = {d->id,     t->org_id,   mode_names[t->mode],
-                           d->name,   d->filename, d->content_type,
-                           d->sha256, d->tags,     d->employee_ids};
-    const int64_t ints[] = {d->size_bytes, d->created_at};
-    return db_run(s,
-                  "INSERT INTO documents (id, org_id, mode, name, filename, content_type, sha256,"
-                  " tags, employee_ids, size_bytes, status, chunk_count, created_at, updated_at)"
-                  " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'processing', 0, ?11, ?11)",
-                  texts, 9, ints, 2);
-}
-
-static int s_document_get(struct store *s, const struct store_tenant *t, const char *id,
-                          struct arena *a, struct store_document *out)
-{
-    const char *texts[] = {id};
-    return query_one(s,
-                     "SELECT " DOC_COLS " FROM documents d WHERE d.org_id = ?1 AND d.mode = ?2"
-                     " AND d.id = ?3",
-                     t, texts, 1, read_document, a, out);
-}
-
-static int s_document_list(struct store *s, const struct store_tenant *t,
-                           const struct store_doc_filter *f, struct arena *a,
-                           struct store_doc_page *out)
-{
-    sqlite3_stmt *st = NULL;
-    int rc;
-
-    memset(out, 0, sizeof(*out));
-    if (sqlite3_prepare_v2(
-            DB(s),
-            "SELECT " DOC_COLS " FROM documents d WHERE d.org_id = ?1 AND"
-            " d.mode = ?2 AND (?4 IS NULL OR (d.created_at, d.id) < (?3, ?4))" DOC_RULES
-            " ORDER BY d.created_at DESC, d.id DESC LIMIT ?5",
-            -1, &st, NULL) != SQLITE_OK)
-        return fail(s, "prepare document list");
-    bind_tenant(st, t);
-    sqlite3_bind_int64(st, 3, f->before_created);
-    bind_text(st, 4, f->before_id);
-    sqlite3_bind_int64(st, 5, (int64_t)f->limit + 1);
-    if (f->tag) {
-        json_t *arr = json_array();
-        char *js;
-        json_array_append_new(arr, json_string(f->tag));
-        js = json_dumps(arr, JSON_COMPACT);
-        sqlite3_bind_text(st, 10, js ? js : "[\"\"]", -1, SQLITE_TRANSIENT);
-        free(js);
-        json_decref(arr);
-    }
-    bind_text(st, 11, f->employee_id);
-    out->items = arena_alloc(a, ((size_t)f->limit + 1) * sizeof(*out->items));
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (out->n == f->limit) {
-            out->has_more = true;
-            break;
-        }
-        read_document(st, a, &out->items[out->n++]);
-    }
-    sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(s, "document list");
-}
-
-static int s_document_delete(struct store *s, const struct store_tenant *t, const char *id)
-{
-    const char *texts[] = {t->org_id, mode_names[t->mode], id};
-    int rc = db_run(s, "DELETE FROM documents WHERE org_id = ?1 AND mode = ?2 AND id = ?3", texts,
-                    3, NULL, 0);
-    if (!rc && sqlite3_changes(DB(s)) == 0)
-        rc = ERR_NOT_FOUND;
-    return rc;
-}
-
-static int s_document_next(struct store *s, const char *after_id, struct arena *a,
-                           struct store_document *out)
-{
-    sqlite3_stmt *st = NULL;
-    int rc;
-    if (sqlite3_prepare_v2(DB(s),
-                           "SELECT " DOC_COLS " FROM documents d WHERE d.status = 'processing'"
-                           " AND (?1 IS NULL OR d.id > ?1) ORDER BY d.id LIMIT 1",
-                           -1, &st, NULL) != SQLITE_OK)
-        return fail(s, "prepare document next");
-    bind_text(st, 1, after_id);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW)
-        read_document(st, a, out);
-    sqlite3_finalize(st);
-    if (rc == SQLITE_DONE)
-        return ERR_NOT_FOUND;
-    return rc == SQLITE_ROW ? 0 : fail(s, "document next");
-}
-
-static int s_document_finish(struct store *s, const char *id, const struct store_chunk *chunks,
-                             size_t n, const char *error)
-{
-    sqlite3_stmt *st = NULL;
-    const char *doc[] = {id};
-    int rc = exec(s, "BEGIN IMMEDIATE");
-    if (rc)
-        return rc;
-    rc = db_run(s, "DELETE FROM chunks WHERE document_id = ?1", doc, 1, NULL, 0);
-    if (!rc && !error && n > 0) {
-        if (sqlite3_prepare_v2(DB(s),
-                               "INSERT INTO chunks (id, document_id, org_id, mode, seq, page,"
-                               " content, embedding, embed_model) SELECT ?1, id, org_id, mode, ?2,"
-                               " ?3, ?4, ?5, ?7 FROM documents WHERE id = ?6",
-                               -1, &st, NULL) != SQLITE_OK)
-            rc = fail(s, "prepare chunk insert");
-        for (size_t i = 0; !rc && i < n; i++) {
-            char cid[ID_MAX];
-            rc = id_new("chunk", cid, sizeof(cid));
-            if (rc)
-                break;
-            sqlite3_reset(st);
-            sqlite3_bind_text(st, 1, cid, -1, SQLITE_TRANSIENT);
-            sqlite3_bind_int64(st, 2, (int64_t)i);
-            if (chunks[i].page > 0)
-                sqlite3_bind_int(st, 3, chunks[i].page);
-            else
-                sqlite3_bind_null(st, 3);
-            sqlite3_bind_text(st, 4, chunks[i].content, -1, SQLITE_STATIC);
-            if (chunks[i].embedding)
-                sqlite3_bind_blob(st, 5, chunks[i].embedding, (int)(chunks[i].dim * sizeof(float)),
-                                  SQLITE_STATIC);
-            else
-                sqlite3_bind_null(st, 5);
-            sqlite3_bind_text(st, 6, id, -1, SQLITE_STATIC);
-            bind_text(st, 7, chunks[i].embedding ? chunks[i].embed_model : NULL);
-            if (sqlite3_step(st) != SQLITE_DONE)
-                rc = fail(s, "insert chunk");
-        }
-        sqlite3_finalize(st);
-    }
-    if (!rc) {
-        const char *texts[] = {id, error ? "failed" : "ready", error};
-        const int64_t ints[] = {error ? 0 : (int64_t)n, clock_now_ms()};
-        rc =
-            db_run(s,
-                   "UPDATE documents SET status = ?2, error = ?3, chunk_count = ?4, updated_at = ?5"
-                   " WHERE id = ?1",
-                   texts, 3, ints, 2);
-    }
-    if (!rc)
-        rc = exec(s, "COMMIT");
-    if (rc)
-        exec(s, "ROLLBACK");
-    return rc;
-}
-
-#define TEXT_CANDIDATES 200
-
-#define HIT_COLS "c.id, c.document_id, d.name, c.content, d.tags, coalesce(c.page, 0)"
-
-static void read_hit(sqlite3_stmt *st, struct arena *a, struct store_hit *h)
-{
-    h->chunk_id = arena_col(a, st, 0);
-    h->document_id = arena_col(a, st, 1);
-    h->document_name = arena_col(a, st, 2);
-    h->content = arena_col(a, st, 3);
-    h->tags = arena_col(a, st, 4);
-    h->page = sqlite3_column_int(st, 5);
-}
-
-/* Run one text-search statement 'sql' (parameters as in s_search_text) into 'out'. */
-static int text_query(struct store *s, const char *sql, const struct store_tenant *t,
-                      const char *fts_query, const struct store_search_filter *f, unsigned limit,
-                      struct arena *a, struct store_hit *out, size_t *n)
-{
-    sqlite3_stmt *st = NULL;
-    int rc;
-    *n = 0;
-    if (sqlite3_prepare_v2(DB(s), sql, -1, &st, NULL) != SQLITE_OK)
-        return fail(s, "prepare text search");
-    bind_tenant(st, t);
-    sqlite3_bind_text(st, 3, fts_query, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 4, limit);
-    sqlite3_bind_int64(st, 5, TEXT_CANDIDATES);
-    bind_text(st, 10, f->tags_json);
-    bind_text(st, 11, f->employee_id);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW && *n < limit) {
-        read_hit(st, a, &out[*n]);
-        out[(*n)++].score = sqlite3_column_double(st, 6);
-    }
-    sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(s, "text search");
-}
-
-/*
- * BM25 in two steps: FTS5 ranks its best TEXT_CANDIDATES matches on its fast path (no join),
- * and only those are joined and filtered by tenant and rules. The index is shared by all
- * tenants, so when that leaves fewer than 'limit' hits while the candidates were cut, the
- * whole match set is ranked again with the filters (exact, slower).
- */
-static int s_search_text(struct store *s, const struct store_tenant *t, const char *fts_query,
-                         const struct store_search_filter *f, unsigned limit, struct arena *a,
-                         struct store_hit **out, size_t *n)
-{
-    int rc;
-    *out = arena_alloc(a, ((size_t)limit + 1) * sizeof(**out));
-    rc = text_query(
-        s,
-        "SELECT " HIT_COLS ", m.score FROM (SELECT rowid, -bm25(chunks_fts) AS score,"
-        " rank FROM chunks_fts WHERE chunks_fts MATCH ?3 ORDER BY rank LIMIT ?5) m"
-        " JOIN chunks c ON c.rowid = m.rowid JOIN documents d ON d.id ="
-        " c.document_id WHERE c.org_id = ?1 AND c.mode = ?2 AND d.status = 'ready'" DOC_RULES
-        " ORDER BY m.rank LIMIT ?4",
-        t, fts_query, f, limit, a, *out, n);
-    if (rc || *n >= limit)
-        return rc;
-    {
-        /* Were the candidates cut? Then a fuller answer may exist. */
-        sqlite3_stmt *st = NULL;
-        int64_t matches = 0;
-        if (sqlite3_prepare_v2(DB(s),
-                               "SELECT count(*) FROM (SELECT rowid FROM chunks_fts WHERE"
-                               " chunks_fts MATCH ?1 LIMIT ?2)",
-                               -1, &st, NULL) != SQLITE_OK)
-            return fail(s, "prepare match count");
-        sqlite3_bind_text(st, 1, fts_query, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 2, TEXT_CANDIDATES + 1);
-        if (sqlite3_step(st) == SQLITE_ROW)
-            matches = sqlite3_column_int64(st, 0);
-        sqlite3_finalize(st);
-        if (matches <= TEXT_CANDIDATES)
-            return 0;
-    }
-    return text_query(s,
-                      "SELECT " HIT_COLS ", -bm25(chunks_fts) FROM chunks_fts JOIN chunks c ON"
-                      " c.rowid = chunks_fts.rowid JOIN documents d ON d.id = c.document_id"
-                      " WHERE chunks_fts MATCH ?3 AND c.org_id = ?1 AND c.mode = ?2 AND"
-                      " d.status = 'ready'" DOC_RULES " ORDER BY bm25(chunks_fts) LIMIT ?4",
-                      t, fts_query, f, limit, a, *out, n);
-}
-
-static int s_hits_by_rowid(struct store *s, const int64_t *rowids, const double *scores, size_t n,
-                           struct arena *a, struct store_hit **out, size_t *nout)
-{
-    sqlite3_stmt *st = NULL;
-    *nout = 0;
-    *out = arena_alloc(a, (n + 1) * sizeof(**out));
-    if (sqlite3_prepare_v2(DB(s),
-                           "SELECT " HIT_COLS " FROM chunks c JOIN documents d ON d.id ="
-                           " c.document_id WHERE c.rowid = ?1 AND d.status = 'ready'",
-                           -1, &st, NULL) != SQLITE_OK)
-        return fail(s, "prepare hit read");
-    for (size_t i = 0; i < n; i++) {
-        sqlite3_reset(st);
-        sqlite3_bind_int64(st, 1, rowids[i]);
-        if (sqlite3_step(st) == SQLITE_ROW) {
-            read_hit(st, a, &(*out)[*nout]);
-            (*out)[(*nout)++].score = scores[i];
-        }
-    }
-    sqlite3_finalize(st);
-    return 0;
-}
-
-static int s_vectors_each(struct store *s, const struct store_tenant *t,
-                          int (*fn)(void *ud, const struct store_vector_row *row), void *ud)
-{
-    sqlite3_stmt *st = NULL;
-    int rc;
-    if (sqlite3_prepare_v2(
-            DB(s),
-            "SELECT c.rowid, c.document_id, d.tags, d.employee_ids, c.embedding,"
-            " c.embed_model FROM chunks c JOIN documents d ON d.id = c.document_id WHERE"
-            " c.org_id = ?1 AND c.mode = ?2 AND d.status = 'ready'"
-            " ORDER BY c.document_id, c.rowid",
-            -1, &st, NULL) != SQLITE_OK)
-        return fail(s, "prepare vectors");
-    bind_tenant(st, t);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct store_vector_row row;
-        int frc;
-        row.rowid = sqlite3_column_int64(st, 0);
-        row.document_id = (const char *)sqlite3_column_text(st, 1);
-        row.tags = (const char *)sqlite3_column_text(st, 2);
-        row.employee_ids = (const char *)sqlite3_column_text(st, 3);
-        row.embedding = sqlite3_column_blob(st, 4);
-        row.dim = (size_t)sqlite3_column_bytes(st, 4) / sizeof(float);
-        row.embed_model = (const char *)sqlite3_column_text(st, 5);
-        frc = fn(ud, &row);
-        if (frc) {
-            sqlite3_finalize(st);
-            return frc;
-        }
-    }
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : fail(s, "vectors");
-}
-
-static int s_search_vectors(struct store *s, const struct store_tenant *t, const float *q,
-                            size_t dim, const struct store_search_filter *f, unsigned limit,
-                            struct arena *a, struct store_hit **out, size_t *n)
-{
-    sqlite3_stmt *st = NULL;
-    int64_t *best_row;
-    double *best;
-    size_t have = 0;
-    int rc;
-
-    *n = 0;
-    *out = arena_alloc(a, ((size_t)limit + 1) * sizeof(**out));
-    best_row = arena_alloc(a, ((size_t)limit + 1) * sizeof(*best_row));
-    best = arena_alloc(a, ((size_t)limit + 1) * sizeof(*best));
-    /* A scan with a small sorted top-k; the vectors are unit length, so cosine is a dot. */
-    if (sqlite3_prepare_v2(DB(s),
-                           "SELECT c.rowid, c.embedding FROM chunks c JOIN documents d ON d.id ="
-                           " c.document_id WHERE c.org_id = ?1 AND c.mode = ?2 AND d.status ="
-                           " 'ready' AND c.embedding IS NOT NULL" DOC_RULES,
-                           -1, &st, NULL) != SQLITE_OK)
-        return fail(s, "prepare vector search");
-    bind_tenant(st, t);
-    bind_text(st, 10, f->tags_json);
-    bind_text(st, 11, f->employee_id);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        const float *v = sqlite3_column_blob(st, 1);
-        double dot = 0;
-        size_t pos;
-        if (!v || (size_t)sqlite3_column_bytes(st, 1) != dim * sizeof(float))
-            continue;
-        for (size_t i = 0; i < dim; i++)
-            dot += (double)q[i] * v[i];
-        if (have == limit && dot <= best[have - 1])
-            continue;
-        pos = have < limit ? have++ : limit - 1;
-        while (pos > 0 && best[pos - 1] < dot) {
-            best[pos] = best[pos - 1];
-            best_row[pos] = best_row[pos - 1];
-            pos--;
-        }
-        best[pos] = dot;
-        best_row[pos] = sqlite3_column_int64(st, 0);
-    }
-    sqlite3_finalize(st);
-    st = NULL;
-    if (rc != SQLITE_DONE)
-        return fail(s, "vector search");
-    return s_hits_by_rowid(s, best_row, best, have, a, out, n);
-}
-
-static int s_chunks_stale(struct store *s, const char *model, int64_t after, unsigned limit,
-                          struct arena *a, struct store_stale_chunk **out, size_t *n)
-{
-    sqlite3_stmt *st = NULL;
-    int rc;
-    *n = 0;
-    *out = arena_alloc(a, ((size_t)limit + 1) * sizeof(**out));
-    /* Three ranges of chunks_by_model, not a scan: NULL, below and above 'model'. */
-    if (sqlite3_prepare_v2(DB(s),
-                           "SELECT c.rowid, c.content, c.org_id, c.mode FROM chunks c JOIN"
-                           " documents d ON d.id = c.document_id WHERE (c.embed_model IS NULL OR"
-                           " c.embed_model < ?1 OR c.embed_model > ?1) AND c.rowid > ?2 AND"
-                           " d.status = 'ready' ORDER BY c.rowid LIMIT ?3",
-                           -1, &st, NULL) != SQLITE_OK)
-        return fail(s, "prepare stale chunks");
-    sqlite3_bind_text(st, 1, model, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 2, after);
-    sqlite3_bind_int64(st, 3, limit);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW && *n < limit) {
-        struct store_stale_chunk *c = &(*out)[(*n)++];
-        c->rowid = sqlite3_column_int64(st, 0);
-        c->content = arena_col(a, st, 1);
-        copy_col(st, 2, c->tenant.org_id, sizeof(c->tenant.org_id));
-        c->tenant.mode = mode_from_name(sqlite3_column_text(st, 3));
-    }
-    sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(s, "stale chunks");
-}
-
-static int s_chunks_set_vectors(struct store *s, const int64_t *rowids, size_t n, const float *vecs,
-                                size_t dim, const char *model)
-{
-    sqlite3_stmt *st = NULL;
-    int rc = exec(s, "BEGIN IMMEDIATE");
-    if (rc)
-        return rc;
-    if (sqlite3_prepare_v2(DB(s),
-                           "UPDATE chunks SET embedding = ?1, embed_model = ?2 WHERE rowid = ?3",
-                           -1, &st, NULL) != SQLITE_OK)
-        rc = fail(s, "prepare vector update");
-    for (size_t i = 0; !rc && i < n; i++) {
-        sqlite3_reset(st);
-        sqlite3_bind_blob(st, 1, vecs + i * dim, (int)(dim * sizeof(float)), SQLITE_STATIC);
-        sqlite3_bind_text(st, 2, model, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 3, rowids[i]);
-        if (sqlite3_step(st) != SQLITE_DONE)
-            rc = fail(s, "vector update");
-    }
-    sqlite3_finalize(st);
-    if (!rc)
-        rc = exec(s, "COMMIT");
-    if (rc)
-        exec(s, "ROLLBACK");
-    return rc;
-}
+/* Documents, chunks, vectors and the searches: written once over the driver (knowledge.c). */
 
 /* ---- Tasks ---- */
 
@@ -1922,288 +1425,12 @@ static int s_task_recover(struct store *s, int64_t now, size_t *n, size_t *steps
 
 /* ---- Workflows ---- */
 
-/* The rest is workflows.c; these two read workflows for the Integrations section. */
-
-#define WF_COLS                                                                                    \
-    "id, name, description, trigger_type, trigger, steps, webhook_token, recurring,"               \
-    " coalesce(next_run_at, 0), enabled, run_count, coalesce(last_run_at, 0), created_at,"         \
-    " updated_at, org_id, mode"
-
-static void read_workflow(sqlite3_stmt *st, struct arena *a, void *pout)
-{
-    struct store_workflow *w = pout;
-    memset(w, 0, sizeof(*w));
-    w->id = arena_col(a, st, 0);
-    w->name = arena_col(a, st, 1);
-    w->description = arena_col(a, st, 2);
-    w->trigger_type = arena_col(a, st, 3);
-    w->trigger = arena_col(a, st, 4);
-    w->steps = arena_col(a, st, 5);
-    w->webhook_token = arena_col(a, st, 6);
-    w->recurring = arena_col(a, st, 7);
-    w->next_run_at = sqlite3_column_int64(st, 8);
-    w->enabled = sqlite3_column_int(st, 9) != 0;
-    w->run_count = sqlite3_column_int64(st, 10);
-    w->last_run_at = sqlite3_column_int64(st, 11);
-    w->created_at = sqlite3_column_int64(st, 12);
-    w->updated_at = sqlite3_column_int64(st, 13);
-    copy_col(st, 14, w->tenant.org_id, sizeof(w->tenant.org_id));
-    w->tenant.mode = mode_from_name(sqlite3_column_text(st, 15));
-}
+/* Written once over the driver (workflows.c). */
 
 /* ---- Integrations ---- */
 
-static const unsigned char *arena_blob(struct arena *a, sqlite3_stmt *st, int col, size_t *len)
-{
-    const void *p = sqlite3_column_blob(st, col);
-    int n = sqlite3_column_bytes(st, col);
-    unsigned char *copy;
-    *len = 0;
-    if (!p || n <= 0)
-        return NULL;
-    copy = arena_alloc(a, (size_t)n);
-    memcpy(copy, p, (size_t)n);
-    *len = (size_t)n;
-    return copy;
-}
-
-static int s_integration_get(struct store *s, const struct store_tenant *t, const char *provider,
-                             struct arena *a, struct store_integration *out)
-{
-    sqlite3_stmt *st = NULL;
-    int rc;
-
-    memset(out, 0, sizeof(*out));
-    if (sqlite3_prepare_v2(DB(s),
-                           "SELECT provider, status, secrets, error, coalesce(connected_at, 0),"
-                           " updated_at FROM integrations WHERE org_id = ?1 AND mode = ?2 AND"
-                           " provider = ?3",
-                           -1, &st, NULL) != SQLITE_OK)
-        return fail(s, "prepare integration get");
-    bind_tenant(st, t);
-    bind_text(st, 3, provider);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        out->provider = arena_col(a, st, 0);
-        out->status = arena_col(a, st, 1);
-        out->secrets = arena_blob(a, st, 2, &out->secrets_len);
-        out->error = arena_col(a, st, 3);
-        out->connected_at = sqlite3_column_int64(st, 4);
-        out->updated_at = sqlite3_column_int64(st, 5);
-    }
-    sqlite3_finalize(st);
-    if (rc == SQLITE_DONE)
-        return ERR_NOT_FOUND;
-    return rc == SQLITE_ROW ? 0 : fail(s, "integration get");
-}
-
-static int s_integration_put(struct store *s, const struct store_tenant *t,
-                             const struct store_integration *in)
-{
-    sqlite3_stmt *st = NULL;
-    int rc;
-
-    if (sqlite3_prepare_v2(DB(s),
-                           "INSERT OR REPLACE INTO integrations (org_id, mode, provider, status,"
-                           " secrets, error, connected_at, updated_at)"
-                           " VALUES (?1, ?2, ?3, ?4, ?5, ?6, nullif(?7, 0), ?8)",
-                           -1, &st, NULL) != SQLITE_OK)
-        return fail(s, "prepare integration put");
-    bind_tenant(st, t);
-    bind_text(st, 3, in->provider);
-    bind_text(st, 4, in->status);
-    if (in->secrets)
-        sqlite3_bind_blob(st, 5, in->secrets, (int)in->secrets_len, SQLITE_STATIC);
-    bind_text(st, 6, in->error);
-    sqlite3_bind_int64(st, 7, in->connected_at);
-    sqlite3_bind_int64(st, 8, in->updated_at);
-    rc = sqlite3_step(st);
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : fail(s, "integration put");
-}
-
-static int s_integration_delete(struct store *s, const struct store_tenant *t, const char *provider)
-{
-    const char *texts[] = {t->org_id, mode_names[t->mode], provider};
-    return db_run(s, "DELETE FROM integrations WHERE org_id = ?1 AND mode = ?2 AND provider = ?3",
-                  texts, 3, NULL, 0);
-}
-
-static int s_oauth_state_create(struct store *s, const struct store_oauth_state *in)
-{
-    sqlite3_stmt *st = NULL;
-    int rc;
-
-    if (sqlite3_prepare_v2(DB(s),
-                           "INSERT INTO oauth_states (state_hash, org_id, mode, provider, verifier,"
-                           " redirect_uri, scopes, created_at, expires_at)"
-                           " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                           -1, &st, NULL) != SQLITE_OK)
-        return fail(s, "prepare oauth state");
-    bind_text(st, 1, in->state_hash);
-    bind_text(st, 2, in->tenant.org_id);
-    bind_text(st, 3, mode_names[in->tenant.mode]);
-    bind_text(st, 4, in->provider);
-    sqlite3_bind_blob(st, 5, in->verifier, (int)in->verifier_len, SQLITE_STATIC);
-    bind_text(st, 6, in->redirect_uri);
-    bind_text(st, 7, in->scopes);
-    sqlite3_bind_int64(st, 8, in->created_at);
-    sqlite3_bind_int64(st, 9, in->expires_at);
-    rc = sqlite3_step(st);
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE)
-        return fail(s, "oauth state");
-    /* States a day past their end are of no use to anyone. */
-    {
-        const int64_t ints[] = {in->created_at - 24LL * 3600 * 1000};
-        return db_run(s, "DELETE FROM oauth_states WHERE expires_at < ?1", NULL, 0, ints, 1);
-    }
-}
-
-/* One statement marks the state used and returns it: two callbacks with the same state
- * cannot both have it. */
-static int s_oauth_state_take(struct store *s, const char *state_hash, const char *provider,
-                              int64_t now, struct arena *a, struct store_oauth_state *out)
-{
-    sqlite3_stmt *st = NULL;
-    int rc;
-
-    memset(out, 0, sizeof(*out));
-    if (sqlite3_prepare_v2(DB(s),
-                           "UPDATE oauth_states SET used_at = ?3 WHERE state_hash = ?1 AND"
-                           " provider = ?2 AND used_at IS NULL AND expires_at > ?3 RETURNING"
-                           " org_id, mode, verifier, redirect_uri, scopes, created_at, expires_at",
-                           -1, &st, NULL) != SQLITE_OK)
-        return fail(s, "prepare oauth state take");
-    bind_text(st, 1, state_hash);
-    bind_text(st, 2, provider);
-    sqlite3_bind_int64(st, 3, now);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        snprintf(out->state_hash, sizeof(out->state_hash), "%s", state_hash);
-        copy_col(st, 0, out->tenant.org_id, sizeof(out->tenant.org_id));
-        out->tenant.mode = mode_from_name(sqlite3_column_text(st, 1));
-        out->provider = arena_strdup(a, provider);
-        out->verifier = arena_blob(a, st, 2, &out->verifier_len);
-        out->redirect_uri = arena_col(a, st, 3);
-        out->scopes = arena_col(a, st, 4);
-        out->created_at = sqlite3_column_int64(st, 5);
-        out->expires_at = sqlite3_column_int64(st, 6);
-        rc = sqlite3_step(st); /* run the statement to its end */
-    }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE)
-        return fail(s, "oauth state take");
-    return out->provider ? 0 : ERR_NOT_FOUND;
-}
-
-static int s_oauth_state_open(struct store *s, const struct store_tenant *t, const char *provider,
-                              int64_t now, bool *open)
-{
-    sqlite3_stmt *st = NULL;
-    int rc;
-
-    *open = false;
-    if (sqlite3_prepare_v2(DB(s),
-                           "SELECT 1 FROM oauth_states WHERE org_id = ?1 AND mode = ?2 AND"
-                           " provider = ?3 AND used_at IS NULL AND expires_at > ?4 LIMIT 1",
-                           -1, &st, NULL) != SQLITE_OK)
-        return fail(s, "prepare oauth state open");
-    bind_tenant(st, t);
-    bind_text(st, 3, provider);
-    sqlite3_bind_int64(st, 4, now);
-    rc = sqlite3_step(st);
-    *open = rc == SQLITE_ROW;
-    sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(s, "oauth state open");
-}
-
-static int s_events_token(struct store *s, const struct store_tenant *t, const char *fresh,
-                          struct arena *a, const char **token)
-{
-    const char *texts[] = {t->org_id, mode_names[t->mode], fresh};
-    sqlite3_stmt *st = NULL;
-    int rc = db_run(s,
-                    "INSERT INTO integration_event_tokens (org_id, mode, token) VALUES (?1, ?2, ?3)"
-                    " ON CONFLICT (org_id, mode) DO NOTHING",
-                    texts, 3, NULL, 0);
-    *token = NULL;
-    if (rc)
-        return rc;
-    if (sqlite3_prepare_v2(DB(s),
-                           "SELECT token FROM integration_event_tokens WHERE org_id = ?1 AND"
-                           " mode = ?2",
-                           -1, &st, NULL) != SQLITE_OK)
-        return fail(s, "prepare events token");
-    bind_tenant(st, t);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW)
-        *token = arena_col(a, st, 0);
-    sqlite3_finalize(st);
-    return rc == SQLITE_ROW ? 0 : fail(s, "events token");
-}
-
-static int s_events_tenant(struct store *s, const char *token, struct store_tenant *out)
-{
-    sqlite3_stmt *st = NULL;
-    int rc;
-    memset(out, 0, sizeof(*out));
-    if (sqlite3_prepare_v2(DB(s),
-                           "SELECT org_id, mode FROM integration_event_tokens WHERE token = ?1", -1,
-                           &st, NULL) != SQLITE_OK)
-        return fail(s, "prepare events tenant");
-    bind_text(st, 1, token);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        copy_col(st, 0, out->org_id, sizeof(out->org_id));
-        out->mode = mode_from_name(sqlite3_column_text(st, 1));
-    }
-    sqlite3_finalize(st);
-    if (rc == SQLITE_DONE)
-        return ERR_NOT_FOUND;
-    return rc == SQLITE_ROW ? 0 : fail(s, "events tenant");
-}
-
-static int s_workflows_for_event(struct store *s, const struct store_tenant *t, const char *event,
-                                 struct arena *a, struct store_workflow **out, size_t *n)
-{
-    sqlite3_stmt *st = NULL;
-    int rc;
-
-    *n = 0;
-    *out = arena_alloc(a, STORE_EVENT_WORKFLOWS_MAX * sizeof(**out));
-    if (sqlite3_prepare_v2(DB(s),
-                           "SELECT " WF_COLS " FROM workflows WHERE org_id = ?1 AND mode = ?2 AND"
-                           " trigger_type = 'integration' AND enabled = 1 AND"
-                           " json_extract(trigger, '$.event') = ?3 ORDER BY created_at, id"
-                           " LIMIT ?4",
-                           -1, &st, NULL) != SQLITE_OK)
-        return fail(s, "prepare workflows for event");
-    bind_tenant(st, t);
-    bind_text(st, 3, event);
-    sqlite3_bind_int(st, 4, STORE_EVENT_WORKFLOWS_MAX);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        read_workflow(st, a, &(*out)[(*n)++]);
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : fail(s, "workflows for event");
-}
-
-static int s_delivery_note(struct store *s, const struct store_tenant *t, const char *provider,
-                           const char *id, int64_t now, bool *first)
-{
-    const char *texts[] = {t->org_id, mode_names[t->mode], provider, id};
-    const int64_t ints[] = {now};
-    const int64_t old[] = {now - 7LL * 86400 * 1000};
-    int rc = db_run(s,
-                    "INSERT OR IGNORE INTO integration_deliveries (org_id, mode, provider,"
-                    " delivery_id, received_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-                    texts, 4, ints, 1);
-    *first = !rc && sqlite3_changes(DB(s)) == 1;
-    if (!rc && *first)
-        rc =
-            db_run(s, "DELETE FROM integration_deliveries WHERE received_at < ?1", NULL, 0, old, 1);
-    return rc;
-}
+/* Connections, OAuth states, events tokens, deliveries and the workflows of an event: written
+ * once over the driver (integrations.c). */
 
 /* ---- The driver (driver.h) ---- */
 
@@ -2360,18 +1587,18 @@ static const struct store_ops sqlite_ops = {
     .group_sync = s_group_sync,
     .own_checkpoints = s_own_checkpoints,
     .maintain = s_maintain,
-    .document_create = s_document_create,
-    .document_get = s_document_get,
-    .document_list = s_document_list,
-    .document_delete = s_document_delete,
-    .document_next = s_document_next,
-    .document_progress = s_document_progress,
-    .document_finish = s_document_finish,
-    .search_text = s_search_text,
-    .search_vectors = s_search_vectors,
-    .vectors_each = s_vectors_each,
-    .chunks_stale = s_chunks_stale,
-    .chunks_set_vectors = s_chunks_set_vectors,
+    .document_create = documents_create,
+    .document_get = documents_get,
+    .document_list = documents_list,
+    .document_delete = documents_delete,
+    .document_next = documents_next,
+    .document_progress = documents_progress,
+    .document_finish = documents_finish,
+    .search_text = chunks_search_text,
+    .search_vectors = chunks_search_vectors,
+    .vectors_each = chunks_vectors_each,
+    .chunks_stale = chunks_stale,
+    .chunks_set_vectors = chunks_set_vectors,
     .task_create = s_task_create,
     .task_get = s_task_get,
     .task_list = s_task_list,
@@ -2381,7 +1608,7 @@ static const struct store_ops sqlite_ops = {
     .claim = s_claim,
     .task_finish = s_task_finish,
     .task_recover = s_task_recover,
-    .hits_by_rowid = s_hits_by_rowid,
+    .hits_by_rowid = chunks_hits_by_rowid,
     .workflow_create = workflows_create,
     .workflow_get = workflows_get,
     .workflow_by_token = workflows_by_token,
@@ -2393,16 +1620,16 @@ static const struct store_ops sqlite_ops = {
     .wf_run_list = workflow_runs_list,
     .wf_run_cancel = workflow_runs_cancel,
     .step_finish = workflow_steps_finish,
-    .integration_get = s_integration_get,
-    .integration_put = s_integration_put,
-    .integration_delete = s_integration_delete,
-    .oauth_state_create = s_oauth_state_create,
-    .oauth_state_take = s_oauth_state_take,
-    .oauth_state_open = s_oauth_state_open,
-    .events_token = s_events_token,
-    .events_tenant = s_events_tenant,
-    .delivery_note = s_delivery_note,
-    .workflows_for_event = s_workflows_for_event,
+    .integration_get = integrations_get,
+    .integration_put = integrations_put,
+    .integration_delete = integrations_delete,
+    .oauth_state_create = oauth_states_create,
+    .oauth_state_take = oauth_states_take,
+    .oauth_state_open = oauth_states_open,
+    .events_token = events_token,
+    .events_tenant = events_tenant,
+    .delivery_note = deliveries_note,
+    .workflows_for_event = workflows_for_event,
 };
 
 static void memstatus_off(void)

@@ -206,10 +206,44 @@ int nodes_beat(struct store *s, int64_t now);
 int nodes_recover(struct store *s, int64_t now, int64_t dead_before, struct store_recovery *out);
 
 /* ---- knowledge.c ---- */
+int documents_create(struct store *s, const struct store_tenant *t, const struct store_document *d);
+int documents_get(struct store *s, const struct store_tenant *t, const char *id, struct arena *a,
+                  struct store_document *out);
+int documents_list(struct store *s, const struct store_tenant *t, const struct store_doc_filter *f,
+                   struct arena *a, struct store_doc_page *out);
+int documents_delete(struct store *s, const struct store_tenant *t, const char *id);
+/* The next document still processing after 'after_id', any tenant; a cursor, not a claim. */
+int documents_next(struct store *s, const char *after_id, struct arena *a,
+                   struct store_document *out);
+int documents_progress(struct store *s, const char *id, int64_t chunks, int64_t embedded);
+int documents_finish(struct store *s, const char *id, const struct store_chunk *chunks, size_t n,
+                     const char *error);
+/* Text search; 'fts_query' is FTS5 text (on PostgreSQL its terms, ORed: see knowledge.c). */
+int chunks_search_text(struct store *s, const struct store_tenant *t, const char *fts_query,
+                       const struct store_search_filter *f, unsigned limit, struct arena *a,
+                       struct store_hit **out, size_t *n);
+int chunks_search_vectors(struct store *s, const struct store_tenant *t, const float *q, size_t dim,
+                          const struct store_search_filter *f, unsigned limit, struct arena *a,
+                          struct store_hit **out, size_t *n);
+int chunks_vectors_each(struct store *s, const struct store_tenant *t,
+                        int (*fn)(void *ud, const struct store_vector_row *row), void *ud);
+int chunks_hits_by_rowid(struct store *s, const int64_t *rowids, const double *scores, size_t n,
+                         struct arena *a, struct store_hit **out, size_t *nout);
+int chunks_stale(struct store *s, const char *model, int64_t after, unsigned limit, struct arena *a,
+                 struct store_stale_chunk **out, size_t *n);
+int chunks_set_vectors(struct store *s, const int64_t *rowids, size_t n, const float *vecs,
+                       size_t dim, const char *model);
 
 /* ---- tasks.c ---- */
 
 /* ---- workflows.c ---- */
+
+/* The columns of a workflow, and their reader (store_workflow, from the arena 'a'). */
+#define WF_COLS                                                                                    \
+    "id, name, description, trigger_type, trigger, steps, webhook_token, recurring,"               \
+    " coalesce(next_run_at, 0), enabled, run_count, coalesce(last_run_at, 0), created_at,"         \
+    " updated_at, org_id, mode"
+void workflows_read(struct db_stmt *st, struct arena *a, void *pout);
 int workflows_create(struct store *s, const struct store_tenant *t, const struct store_workflow *w);
 int workflows_get(struct store *s, const struct store_tenant *t, const char *id, struct arena *a,
                   struct store_workflow *out);
@@ -238,6 +272,23 @@ int insert_run(struct store *s, const struct store_tenant *t, const struct store
 int run_to_step(struct store *s, const char *run_id, int64_t idx, int64_t ready_at);
 
 /* ---- integrations.c ---- */
+int integrations_get(struct store *s, const struct store_tenant *t, const char *provider,
+                     struct arena *a, struct store_integration *out);
+int integrations_put(struct store *s, const struct store_tenant *t,
+                     const struct store_integration *in);
+int integrations_delete(struct store *s, const struct store_tenant *t, const char *provider);
+int oauth_states_create(struct store *s, const struct store_oauth_state *in);
+int oauth_states_take(struct store *s, const char *state_hash, const char *provider, int64_t now,
+                      struct arena *a, struct store_oauth_state *out);
+int oauth_states_open(struct store *s, const struct store_tenant *t, const char *provider,
+                      int64_t now, bool *open);
+int events_token(struct store *s, const struct store_tenant *t, const char *fresh, struct arena *a,
+                 const char **token);
+int events_tenant(struct store *s, const char *token, struct store_tenant *out);
+int deliveries_note(struct store *s, const struct store_tenant *t, const char *provider,
+                    const char *id, int64_t now, bool *first);
+int workflows_for_event(struct store *s, const struct store_tenant *t, const char *event,
+                        struct arena *a, struct store_workflow **out, size_t *n);
 
 int store_sqlite_open(const char *path, struct store **out, struct err *e);
 /* A connection to the PostgreSQL database of 'url' (postgres://...); '*out' is the caller's

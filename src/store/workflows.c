@@ -19,12 +19,8 @@
 
 /* ---- Workflows ---- */
 
-#define WF_COLS                                                                                    \
-    "id, name, description, trigger_type, trigger, steps, webhook_token, recurring,"               \
-    " coalesce(next_run_at, 0), enabled, run_count, coalesce(last_run_at, 0), created_at,"         \
-    " updated_at, org_id, mode"
-
-static void read_workflow(struct db_stmt *st, struct arena *a, void *pout)
+/* See store_int.h. */
+void workflows_read(struct db_stmt *st, struct arena *a, void *pout)
 {
     struct store_workflow *w = pout;
     memset(w, 0, sizeof(*w));
@@ -79,7 +75,7 @@ int workflows_get(struct store *s, const struct store_tenant *t, const char *id,
     const char *texts[] = {id};
     return db_one(s,
                   "SELECT " WF_COLS " FROM workflows WHERE org_id = $1 AND mode = $2 AND id = $3",
-                  t, texts, 1, read_workflow, a, out);
+                  t, texts, 1, workflows_read, a, out);
 }
 
 /* See store_int.h. */
@@ -95,7 +91,7 @@ int workflows_by_token(struct store *s, const char *token, struct arena *a,
     db_bind_text(st, 1, token);
     rc = db_step(st, &row);
     if (!rc && row)
-        read_workflow(st, a, out);
+        workflows_read(st, a, out);
     db_done(st);
     return rc ? rc : row ? 0 : ERR_NOT_FOUND;
 }
@@ -125,7 +121,7 @@ int workflows_list(struct store *s, const struct store_tenant *t, unsigned limit
             out->has_more = true;
             break;
         }
-        read_workflow(st, a, &out->items[out->n++]);
+        workflows_read(st, a, &out->items[out->n++]);
     }
     db_done(st);
     return rc;
