@@ -260,6 +260,28 @@ int idem_release(struct store *s, const struct store_tenant *t, const char *key)
 /* ---- knowledge.c ---- */
 
 /* ---- tasks.c ---- */
+int tasks_create(struct store *s, const struct store_tenant *t, const struct store_task *k);
+int tasks_get(struct store *s, const struct store_tenant *t, const char *id, struct arena *a,
+              struct store_task *out);
+int tasks_list(struct store *s, const struct store_tenant *t, const struct store_task_filter *f,
+               struct arena *a, struct store_task_page *out);
+int tasks_update(struct store *s, const struct store_tenant *t, const struct store_task *k,
+                 const char *old_status, const char *old_run_id, bool cancel_run, int64_t now);
+int tasks_delete(struct store *s, const struct store_tenant *t, const char *id);
+int tasks_runs(struct store *s, const struct store_tenant *t, const char *task_id, unsigned limit,
+               int64_t before_started, const char *before_id, struct arena *a,
+               struct store_run_page *out);
+int tasks_claim(struct store *s, int64_t now, store_next_run_fn next_run, struct arena *a,
+                struct store_claim *out, int64_t *wake_at);
+int tasks_finish(struct store *s, const struct store_task_finish *in, int64_t *charged,
+                 bool *discarded);
+int tasks_recover(struct store *s, int64_t now, size_t *n, size_t *steps);
+/* Insert run 'r' of tenant 't' (queued, its steps pending, ready at its created_at) and count it
+ * in its workflow; inside the caller's write transaction. ERR_NOT_FOUND: the workflow is gone. */
+int wf_runs_insert(struct store *s, const struct store_tenant *t, const struct store_wf_run *r);
+/* Point run 'run_id' at its step 'idx', ready at 'ready_at' and free to claim (no lease); held
+ * while that step's employee is offline. Inside the caller's write transaction. */
+int wf_runs_to_step(struct store *s, const char *run_id, int64_t idx, int64_t ready_at);
 
 /* ---- workflows.c ---- */
 
