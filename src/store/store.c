@@ -430,14 +430,14 @@ int store_idem_release(struct store *s, const struct store_tenant *t, const char
 int store_document_create(struct store *s, const struct store_tenant *t,
                           const struct store_document *d)
 {
-    WRAP_OP(s, document_create, t, d);
+    WRAP(documents_create(s, t, d));
 }
 
 /* Read one document; ERR_NOT_FOUND when absent or another tenant's. */
 int store_document_get(struct store *s, const struct store_tenant *t, const char *id,
                        struct arena *a, struct store_document *out)
 {
-    WRAP_OP(s, document_get, t, id, a, out);
+    WRAP(documents_get(s, t, id, a, out));
 }
 
 /* One page of documents, newest first. */
@@ -445,32 +445,32 @@ int store_document_list(struct store *s, const struct store_tenant *t,
                         const struct store_doc_filter *f, struct arena *a,
                         struct store_doc_page *out)
 {
-    WRAP_OP(s, document_list, t, f, a, out);
+    WRAP(documents_list(s, t, f, a, out));
 }
 
 /* Delete a document with its chunks and index entries; ERR_NOT_FOUND when absent. */
 int store_document_delete(struct store *s, const struct store_tenant *t, const char *id)
 {
-    WRAP_OP(s, document_delete, t, id);
+    WRAP(documents_delete(s, t, id));
 }
 
 /* The oldest processing document after 'after_id' (NULL: from the start). */
 int store_document_next(struct store *s, const char *after_id, struct arena *a,
                         struct store_document *out)
 {
-    WRAP_OP(s, document_next, after_id, a, out);
+    WRAP(documents_next(s, after_id, a, out));
 }
 
 /* Chunks and status of a processed document, in one transaction. */
 int store_document_progress(struct store *s, const char *id, int64_t chunks, int64_t embedded)
 {
-    WRAP_OP(s, document_progress, id, chunks, embedded);
+    WRAP(documents_progress(s, id, chunks, embedded));
 }
 
 int store_document_finish(struct store *s, const char *id, const struct store_chunk *chunks,
                           size_t n, const char *error)
 {
-    WRAP_OP(s, document_finish, id, chunks, n, error);
+    WRAP(documents_finish(s, id, chunks, n, error));
 }
 
 /* BM25 search over the tenant's ready chunks. */
@@ -478,7 +478,7 @@ int store_search_text(struct store *s, const struct store_tenant *t, const char 
                       const struct store_search_filter *f, unsigned limit, struct arena *a,
                       struct store_hit **out, size_t *n)
 {
-    WRAP_OP(s, search_text, t, fts_query, f, limit, a, out, n);
+    WRAP(chunks_search_text(s, t, fts_query, f, limit, a, out, n));
 }
 
 /* Nearest chunks by cosine similarity of their embeddings. */
@@ -486,91 +486,91 @@ int store_search_vectors(struct store *s, const struct store_tenant *t, const fl
                          const struct store_search_filter *f, unsigned limit, struct arena *a,
                          struct store_hit **out, size_t *n)
 {
-    WRAP_OP(s, search_vectors, t, q, dim, f, limit, a, out, n);
+    WRAP(chunks_search_vectors(s, t, q, dim, f, limit, a, out, n));
 }
 
 /* Stream the tenant's chunk vectors with their documents' access data. */
 int store_vectors_each(struct store *s, const struct store_tenant *t,
                        int (*fn)(void *ud, const struct store_vector_row *row), void *ud)
 {
-    WRAP_OP(s, vectors_each, t, fn, ud);
+    WRAP(chunks_vectors_each(s, t, fn, ud));
 }
 
 /* Chunks whose vector is missing or of another model, for the background re-embedding. */
 int store_chunks_stale(struct store *s, const char *model, int64_t after, unsigned limit,
                        struct arena *a, struct store_stale_chunk **out, size_t *n)
 {
-    WRAP_OP(s, chunks_stale, model, after, limit, a, out, n);
+    WRAP(chunks_stale(s, model, after, limit, a, out, n));
 }
 
 /* Replace the vectors of the given chunks. */
 int store_chunks_set_vectors(struct store *s, const int64_t *rowids, size_t n, const float *vecs,
                              size_t dim, const char *model)
 {
-    WRAP_OP(s, chunks_set_vectors, rowids, n, vecs, dim, model);
+    WRAP(chunks_set_vectors(s, rowids, n, vecs, dim, model));
 }
 
 /* ---- Tasks ---- */
 
 int store_task_create(struct store *s, const struct store_tenant *t, const struct store_task *k)
 {
-    WRAP_OP(s, task_create, t, k);
+    WRAP(tasks_create(s, t, k));
 }
 
 int store_task_get(struct store *s, const struct store_tenant *t, const char *id, struct arena *a,
                    struct store_task *out)
 {
-    WRAP_OP(s, task_get, t, id, a, out);
+    WRAP(tasks_get(s, t, id, a, out));
 }
 
 int store_task_list(struct store *s, const struct store_tenant *t,
                     const struct store_task_filter *f, struct arena *a, struct store_task_page *out)
 {
-    WRAP_OP(s, task_list, t, f, a, out);
+    WRAP(tasks_list(s, t, f, a, out));
 }
 
 /* Compare-and-set update of a task (see store.h). */
 int store_task_update(struct store *s, const struct store_tenant *t, const struct store_task *k,
                       const char *old_status, const char *old_run_id, bool cancel_run, int64_t now)
 {
-    WRAP_OP(s, task_update, t, k, old_status, old_run_id, cancel_run, now);
+    WRAP(tasks_update(s, t, k, old_status, old_run_id, cancel_run, now));
 }
 
 int store_task_delete(struct store *s, const struct store_tenant *t, const char *id)
 {
-    WRAP_OP(s, task_delete, t, id);
+    WRAP(tasks_delete(s, t, id));
 }
 
 int store_task_runs(struct store *s, const struct store_tenant *t, const char *task_id,
                     unsigned limit, int64_t before_started, const char *before_id, struct arena *a,
                     struct store_run_page *out)
 {
-    WRAP_OP(s, task_runs, t, task_id, limit, before_started, before_id, a, out);
+    WRAP(tasks_runs(s, t, task_id, limit, before_started, before_id, a, out));
 }
 
 /* The worker's queue: take the next runnable task (see store.h). */
 int store_claim(struct store *s, int64_t now, store_next_run_fn next_run, struct arena *a,
                 struct store_claim *out, int64_t *wake_at)
 {
-    WRAP_OP(s, claim, now, next_run, a, out, wake_at);
+    WRAP(tasks_claim(s, now, next_run, a, out, wake_at));
 }
 
 int store_task_finish(struct store *s, const struct store_task_finish *in, int64_t *charged,
                       bool *discarded)
 {
-    WRAP_OP(s, task_finish, in, charged, discarded);
+    WRAP(tasks_finish(s, in, charged, discarded));
 }
 
 int store_task_recover(struct store *s, int64_t now, size_t *n, size_t *steps)
 {
-    WRAP_OP(s, task_recover, now, n, steps);
+    WRAP(tasks_recover(s, now, n, steps));
 }
 
 /* Read the hits of the given chunk rowids, keeping their order and scores. */
 int store_hits_by_rowid(struct store *s, const int64_t *rowids, const double *scores, size_t n,
                         struct arena *a, struct store_hit **out, size_t *nout)
 {
-    WRAP_OP(s, hits_by_rowid, rowids, scores, n, a, out, nout);
+    WRAP(chunks_hits_by_rowid(s, rowids, scores, n, a, out, nout));
 }
 
 /* ---- Pool ---- */
@@ -650,125 +650,125 @@ void store_pool_put(struct store_pool *p, struct store *s)
 int store_workflow_create(struct store *s, const struct store_tenant *t,
                           const struct store_workflow *w)
 {
-    WRAP_OP(s, workflow_create, t, w);
+    WRAP(workflows_create(s, t, w));
 }
 
 int store_workflow_get(struct store *s, const struct store_tenant *t, const char *id,
                        struct arena *a, struct store_workflow *out)
 {
-    WRAP_OP(s, workflow_get, t, id, a, out);
+    WRAP(workflows_get(s, t, id, a, out));
 }
 
 int store_workflow_by_token(struct store *s, const char *token, struct arena *a,
                             struct store_workflow *out)
 {
-    WRAP_OP(s, workflow_by_token, token, a, out);
+    WRAP(workflows_by_token(s, token, a, out));
 }
 
 int store_workflow_list(struct store *s, const struct store_tenant *t, unsigned limit,
                         int64_t before_created, const char *before_id, struct arena *a,
                         struct store_workflow_page *out)
 {
-    WRAP_OP(s, workflow_list, t, limit, before_created, before_id, a, out);
+    WRAP(workflows_list(s, t, limit, before_created, before_id, a, out));
 }
 
 int store_workflow_update(struct store *s, const struct store_tenant *t,
                           const struct store_workflow *w)
 {
-    WRAP_OP(s, workflow_update, t, w);
+    WRAP(workflows_update(s, t, w));
 }
 
 int store_workflow_delete(struct store *s, const struct store_tenant *t, const char *id)
 {
-    WRAP_OP(s, workflow_delete, t, id);
+    WRAP(workflows_delete(s, t, id));
 }
 
 int store_wf_run_create(struct store *s, const struct store_tenant *t, const struct store_wf_run *r,
                         struct arena *a, struct store_wf_run *out)
 {
-    WRAP_OP(s, wf_run_create, t, r, a, out);
+    WRAP(workflow_runs_create(s, t, r, a, out));
 }
 
 int store_wf_run_get(struct store *s, const struct store_tenant *t, const char *workflow_id,
                      const char *run_id, struct arena *a, struct store_wf_run *out)
 {
-    WRAP_OP(s, wf_run_get, t, workflow_id, run_id, a, out);
+    WRAP(workflow_runs_get(s, t, workflow_id, run_id, a, out));
 }
 
 int store_wf_run_list(struct store *s, const struct store_tenant *t, const char *workflow_id,
                       unsigned limit, int64_t before_created, const char *before_id,
                       struct arena *a, struct store_wf_run_page *out)
 {
-    WRAP_OP(s, wf_run_list, t, workflow_id, limit, before_created, before_id, a, out);
+    WRAP(workflow_runs_list(s, t, workflow_id, limit, before_created, before_id, a, out));
 }
 
 int store_wf_run_cancel(struct store *s, const struct store_tenant *t, const char *workflow_id,
                         const char *run_id, int64_t now)
 {
-    WRAP_OP(s, wf_run_cancel, t, workflow_id, run_id, now);
+    WRAP(workflow_runs_cancel(s, t, workflow_id, run_id, now));
 }
 
 int store_step_finish(struct store *s, const struct store_step_finish *in, int64_t *charged,
                       bool *discarded)
 {
-    WRAP_OP(s, step_finish, in, charged, discarded);
+    WRAP(workflow_steps_finish(s, in, charged, discarded));
 }
 
 int store_integration_get(struct store *s, const struct store_tenant *t, const char *provider,
                           struct arena *a, struct store_integration *out)
 {
-    WRAP_OP(s, integration_get, t, provider, a, out);
+    WRAP(integrations_get(s, t, provider, a, out));
 }
 
 int store_integration_put(struct store *s, const struct store_tenant *t,
                           const struct store_integration *in)
 {
-    WRAP_OP(s, integration_put, t, in);
+    WRAP(integrations_put(s, t, in));
 }
 
 int store_integration_delete(struct store *s, const struct store_tenant *t, const char *provider)
 {
-    WRAP_OP(s, integration_delete, t, provider);
+    WRAP(integrations_delete(s, t, provider));
 }
 
 int store_oauth_state_create(struct store *s, const struct store_oauth_state *in)
 {
-    WRAP_OP(s, oauth_state_create, in);
+    WRAP(oauth_states_create(s, in));
 }
 
 int store_oauth_state_take(struct store *s, const char *state_hash, const char *provider,
                            int64_t now, struct arena *a, struct store_oauth_state *out)
 {
-    WRAP_OP(s, oauth_state_take, state_hash, provider, now, a, out);
+    WRAP(oauth_states_take(s, state_hash, provider, now, a, out));
 }
 
 int store_oauth_state_open(struct store *s, const struct store_tenant *t, const char *provider,
                            int64_t now, bool *open)
 {
-    WRAP_OP(s, oauth_state_open, t, provider, now, open);
+    WRAP(oauth_states_open(s, t, provider, now, open));
 }
 
 int store_events_token(struct store *s, const struct store_tenant *t, const char *fresh,
                        struct arena *a, const char **token)
 {
-    WRAP_OP(s, events_token, t, fresh, a, token);
+    WRAP(events_token(s, t, fresh, a, token));
 }
 
 int store_delivery_note(struct store *s, const struct store_tenant *t, const char *provider,
                         const char *id, int64_t now, bool *first)
 {
-    WRAP_OP(s, delivery_note, t, provider, id, now, first);
+    WRAP(deliveries_note(s, t, provider, id, now, first));
 }
 
 int store_events_tenant(struct store *s, const char *token, struct store_tenant *out)
 {
-    WRAP_OP(s, events_tenant, token, out);
+    WRAP(events_tenant(s, token, out));
 }
 
 int store_workflows_for_event(struct store *s, const struct store_tenant *t, const char *event,
                               struct arena *a, struct store_workflow **out, size_t *n)
 {
-    WRAP_OP(s, workflows_for_event, t, event, a, out, n);
+    WRAP(workflows_for_event(s, t, event, a, out, n));
 }
 
 /*

@@ -29,91 +29,6 @@ struct store_ops {
     /* Upkeep off the request path (SQLite: checkpoint a long log); 'idle': no job is waiting
      * (else only what cannot wait is done). May be NULL. */
     void (*maintain)(struct store *s, bool idle);
-    int (*document_create)(struct store *s, const struct store_tenant *t,
-                           const struct store_document *d);
-    int (*document_get)(struct store *s, const struct store_tenant *t, const char *id,
-                        struct arena *a, struct store_document *out);
-    int (*document_list)(struct store *s, const struct store_tenant *t,
-                         const struct store_doc_filter *f, struct arena *a,
-                         struct store_doc_page *out);
-    int (*document_delete)(struct store *s, const struct store_tenant *t, const char *id);
-    int (*document_next)(struct store *s, const char *after_id, struct arena *a,
-                         struct store_document *out);
-    int (*document_progress)(struct store *s, const char *id, int64_t chunks, int64_t embedded);
-    int (*document_finish)(struct store *s, const char *id, const struct store_chunk *chunks,
-                           size_t n, const char *error);
-    int (*search_text)(struct store *s, const struct store_tenant *t, const char *fts_query,
-                       const struct store_search_filter *f, unsigned limit, struct arena *a,
-                       struct store_hit **out, size_t *n);
-    int (*vectors_each)(struct store *s, const struct store_tenant *t,
-                        int (*fn)(void *ud, const struct store_vector_row *row), void *ud);
-    int (*hits_by_rowid)(struct store *s, const int64_t *rowids, const double *scores, size_t n,
-                         struct arena *a, struct store_hit **out, size_t *nout);
-    int (*search_vectors)(struct store *s, const struct store_tenant *t, const float *q, size_t dim,
-                          const struct store_search_filter *f, unsigned limit, struct arena *a,
-                          struct store_hit **out, size_t *n);
-    int (*chunks_stale)(struct store *s, const char *model, int64_t after, unsigned limit,
-                        struct arena *a, struct store_stale_chunk **out, size_t *n);
-    int (*chunks_set_vectors)(struct store *s, const int64_t *rowids, size_t n, const float *vecs,
-                              size_t dim, const char *model);
-    int (*task_create)(struct store *s, const struct store_tenant *t, const struct store_task *k);
-    int (*task_get)(struct store *s, const struct store_tenant *t, const char *id, struct arena *a,
-                    struct store_task *out);
-    int (*task_list)(struct store *s, const struct store_tenant *t,
-                     const struct store_task_filter *f, struct arena *a,
-                     struct store_task_page *out);
-    int (*task_update)(struct store *s, const struct store_tenant *t, const struct store_task *k,
-                       const char *old_status, const char *old_run_id, bool cancel_run,
-                       int64_t now);
-    int (*task_delete)(struct store *s, const struct store_tenant *t, const char *id);
-    int (*task_runs)(struct store *s, const struct store_tenant *t, const char *task_id,
-                     unsigned limit, int64_t before_started, const char *before_id, struct arena *a,
-                     struct store_run_page *out);
-    int (*claim)(struct store *s, int64_t now, store_next_run_fn next_run, struct arena *a,
-                 struct store_claim *out, int64_t *wake_at);
-    int (*task_finish)(struct store *s, const struct store_task_finish *in, int64_t *charged,
-                       bool *discarded);
-    int (*task_recover)(struct store *s, int64_t now, size_t *n, size_t *steps);
-    int (*workflow_create)(struct store *s, const struct store_tenant *t,
-                           const struct store_workflow *w);
-    int (*workflow_get)(struct store *s, const struct store_tenant *t, const char *id,
-                        struct arena *a, struct store_workflow *out);
-    int (*workflow_by_token)(struct store *s, const char *token, struct arena *a,
-                             struct store_workflow *out);
-    int (*workflow_list)(struct store *s, const struct store_tenant *t, unsigned limit,
-                         int64_t before_created, const char *before_id, struct arena *a,
-                         struct store_workflow_page *out);
-    int (*workflow_update)(struct store *s, const struct store_tenant *t,
-                           const struct store_workflow *w);
-    int (*workflow_delete)(struct store *s, const struct store_tenant *t, const char *id);
-    int (*wf_run_create)(struct store *s, const struct store_tenant *t,
-                         const struct store_wf_run *r, struct arena *a, struct store_wf_run *out);
-    int (*wf_run_get)(struct store *s, const struct store_tenant *t, const char *workflow_id,
-                      const char *run_id, struct arena *a, struct store_wf_run *out);
-    int (*wf_run_list)(struct store *s, const struct store_tenant *t, const char *workflow_id,
-                       unsigned limit, int64_t before_created, const char *before_id,
-                       struct arena *a, struct store_wf_run_page *out);
-    int (*wf_run_cancel)(struct store *s, const struct store_tenant *t, const char *workflow_id,
-                         const char *run_id, int64_t now);
-    int (*step_finish)(struct store *s, const struct store_step_finish *in, int64_t *charged,
-                       bool *discarded);
-    int (*integration_get)(struct store *s, const struct store_tenant *t, const char *provider,
-                           struct arena *a, struct store_integration *out);
-    int (*integration_put)(struct store *s, const struct store_tenant *t,
-                           const struct store_integration *in);
-    int (*integration_delete)(struct store *s, const struct store_tenant *t, const char *provider);
-    int (*oauth_state_create)(struct store *s, const struct store_oauth_state *in);
-    int (*oauth_state_take)(struct store *s, const char *state_hash, const char *provider,
-                            int64_t now, struct arena *a, struct store_oauth_state *out);
-    int (*oauth_state_open)(struct store *s, const struct store_tenant *t, const char *provider,
-                            int64_t now, bool *open);
-    int (*events_token)(struct store *s, const struct store_tenant *t, const char *fresh,
-                        struct arena *a, const char **token);
-    int (*events_tenant)(struct store *s, const char *token, struct store_tenant *out);
-    int (*delivery_note)(struct store *s, const struct store_tenant *t, const char *provider,
-                         const char *id, int64_t now, bool *first);
-    int (*workflows_for_event)(struct store *s, const struct store_tenant *t, const char *event,
-                               struct arena *a, struct store_workflow **out, size_t *n);
 };
 
 struct store {
@@ -235,6 +150,28 @@ int chunks_set_vectors(struct store *s, const int64_t *rowids, size_t n, const f
                        size_t dim, const char *model);
 
 /* ---- tasks.c ---- */
+int tasks_create(struct store *s, const struct store_tenant *t, const struct store_task *k);
+int tasks_get(struct store *s, const struct store_tenant *t, const char *id, struct arena *a,
+              struct store_task *out);
+int tasks_list(struct store *s, const struct store_tenant *t, const struct store_task_filter *f,
+               struct arena *a, struct store_task_page *out);
+int tasks_update(struct store *s, const struct store_tenant *t, const struct store_task *k,
+                 const char *old_status, const char *old_run_id, bool cancel_run, int64_t now);
+int tasks_delete(struct store *s, const struct store_tenant *t, const char *id);
+int tasks_runs(struct store *s, const struct store_tenant *t, const char *task_id, unsigned limit,
+               int64_t before_started, const char *before_id, struct arena *a,
+               struct store_run_page *out);
+int tasks_claim(struct store *s, int64_t now, store_next_run_fn next_run, struct arena *a,
+                struct store_claim *out, int64_t *wake_at);
+int tasks_finish(struct store *s, const struct store_task_finish *in, int64_t *charged,
+                 bool *discarded);
+int tasks_recover(struct store *s, int64_t now, size_t *n, size_t *steps);
+/* Insert run 'r' of tenant 't' (queued, its steps pending, ready at its created_at) and count it
+ * in its workflow; inside the caller's write transaction. ERR_NOT_FOUND: the workflow is gone. */
+int wf_runs_insert(struct store *s, const struct store_tenant *t, const struct store_wf_run *r);
+/* Point run 'run_id' at its step 'idx', ready at 'ready_at' and free to claim (no lease); held
+ * while that step's employee is offline. Inside the caller's write transaction. */
+int wf_runs_to_step(struct store *s, const char *run_id, int64_t idx, int64_t ready_at);
 
 /* ---- workflows.c ---- */
 
@@ -265,11 +202,6 @@ int workflow_runs_cancel(struct store *s, const struct store_tenant *t, const ch
                          const char *run_id, int64_t now);
 int workflow_steps_finish(struct store *s, const struct store_step_finish *in, int64_t *charged,
                           bool *discarded);
-/* Of the tasks' queue code (for now in sqlite.c): insert run 'r' of tenant 't' (queued, its
- * steps pending) and count it in its workflow, inside the caller's transaction (ERR_NOT_FOUND:
- * the workflow is gone); point run 'run_id' at its step 'idx', ready at 'ready_at'. */
-int insert_run(struct store *s, const struct store_tenant *t, const struct store_wf_run *r);
-int run_to_step(struct store *s, const char *run_id, int64_t idx, int64_t ready_at);
 
 /* ---- integrations.c ---- */
 int integrations_get(struct store *s, const struct store_tenant *t, const char *provider,

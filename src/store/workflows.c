@@ -2,7 +2,7 @@
 /*
  * workflows.c: workflows, their runs (queue, read, list, cancel) and the end of a run's step,
  * written once over the driver (driver.h). The queue itself (a run's insert, pointing it at a
- * step, the claim) is the tasks' code in the backend (insert_run(), run_to_step()).
+ * step, the claim) is the tasks' code (tasks.c: wf_runs_insert(), wf_runs_to_step()).
  *
  * A run and its steps are read in one read transaction, so that they agree. A change that
  * depends on a run's status and lease (cancel, a step's end) reads them with the row locked:
@@ -247,7 +247,7 @@ int workflow_runs_create(struct store *s, const struct store_tenant *t,
     int rc = db_begin(s, DB_TX_WRITE);
     if (rc)
         return rc;
-    rc = insert_run(s, t, r);
+    rc = wf_runs_insert(s, t, r);
     if (!rc && out)
         rc = run_get(s, t, r->workflow_id, r->id, a, out);
     if (!rc)
@@ -435,11 +435,11 @@ static int run_advance(struct store *s, const struct store_step_finish *in, int6
                     " $3 >= step_count THEN CAST($4 AS BIGINT) END WHERE id = $1",
                     texts, 1, ints, 3);
         if (!rc)
-            rc = run_to_step(s, c->run_id, c->step + 1, in->now);
+            rc = wf_runs_to_step(s, c->run_id, c->step + 1, in->now);
         break;
     }
     case STORE_STEP_RETRY:
-        rc = run_to_step(s, c->run_id, c->step, in->retry_at);
+        rc = wf_runs_to_step(s, c->run_id, c->step, in->retry_at);
         break;
     case STORE_STEP_FAILED:
         rc = run_fail(s, c, in->error, in->now);

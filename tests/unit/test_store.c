@@ -3,8 +3,8 @@
  * The store contract test: every operation of store.h against SQLite (":memory:" and a file,
  * the file also reopened to check durability of what was committed), and the same operations
  * against PostgreSQL when WORKFORCE_TEST_PG_URL names one (tools/test.sh starts it; its public
- * schema is emptied first). On PostgreSQL, only the operations already written over the driver
- * run (store_int.h lists them); knowledge, tasks and workflows join as they are moved.
+ * schema is emptied first). The tasks' queue and workflow runs have their own tests
+ * (test_tasks.c, test_wf_runs.c).
  */
 #include "../../src/api/api.h"
 #include "../../src/core/clock.h"
@@ -916,6 +916,7 @@ static void test_postgres(void)
     test_stats(s, &org);
     test_chat(s, &org);
     test_nodes(s, &org);
+    test_knowledge(s, &org);
     store_close(s);
 }
 

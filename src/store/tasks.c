@@ -1,0 +1,899 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tasks.c: tasks, their runs, and the durable queue that task runs and workflow steps share
+ * (store_claim), written once over the driver (driver.h).
+ *
+ * DESIGN: the queue is the tables themselves (sql/005_tasks.sql, sql/007_workflow_runs.sql): a
+ * pending task whose employee is not offline, and a queued or running workflow run whose current
+ * step is free and ready. A claim is one write transaction: it wakes what time made runnable
+ * (recurring tasks, scheduled workflows), reads the head of each queue and starts whichever runs
+ * first. On SQLite that transaction holds the one write lock from its start, so claims never
+ * overlap. On PostgreSQL (read committed) the claims of several nodes do overlap: the rows a
+ * claim takes are locked as they are read (SELECT ... FOR UPDATE SKIP LOCKED), so a row another
+ * node is taking is passed over, never taken twice; a row passed over is seen again by the next
+ * claim. The statements that read the queue are the ones written twice (struct queue_sql): SQLite
+ * uses a partial index only when the query repeats the index's condition as written (held = 0),
+ * and is told which one (INDEXED BY); PostgreSQL's flags are booleans, and it alone locks rows.
+ *
+ * Every other write that depends on what it read locks the row first by writing it (the task, in
+ * tasks_finish), in the order the other writers take rows (task, run, organization, employee), so
+ * that a cancel or delete racing with it is either seen or waits for it.
+ */
+#include "store_int.h"
+
+#include "../core/clock.h"
+#include "../core/log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TASK_COLS                                                                                  \
+    "t.id, t.employee_id, t.title, t.description, t.status, t.priority, t.recurring, t.run_id,"    \
+    " t.result, t.error, coalesce(t.due_at, 0), coalesce(t.next_run_at, 0),"                       \
+    " coalesce(t.last_run_at, 0), coalesce(t.started_at, 0), coalesce(t.completed_at, 0),"         \
+    " t.created_at, t.updated_at, t.run_count, t.credits_used, t.org_id, t.mode, t.run_now"
+
+/* The task of the current row (TASK_COLS) into 'pout', its strings in 'a'. */
+static void read_task(struct db_stmt *st, struct arena *a, void *pout)
+{
+    struct store_task *k = pout;
+    memset(k, 0, sizeof(*k));
+    k->id = db_arena_text(a, st, 0);
+    k->employee_id = db_arena_text(a, st, 1);
+    k->title = db_arena_text(a, st, 2);
+    k->description = db_arena_text(a, st, 3);
+    k->status = db_arena_text(a, st, 4);
+    k->priority = db_arena_text(a, st, 5);
+    k->recurring = db_arena_text(a, st, 6);
+    k->run_id = db_arena_text(a, st, 7);
+    k->result = db_arena_text(a, st, 8);
+    k->error = db_arena_text(a, st, 9);
+    k->due_at = db_int64(st, 10);
+    k->next_run_at = db_int64(st, 11);
+    k->last_run_at = db_int64(st, 12);
+    k->started_at = db_int64(st, 13);
+    k->completed_at = db_int64(st, 14);
+    k->created_at = db_int64(st, 15);
+    k->updated_at = db_int64(st, 16);
+    k->run_count = db_int64(st, 17);
+    k->credits_used = db_int64(st, 18);
+    db_copy(st, 19, k->tenant.org_id, sizeof(k->tenant.org_id));
+    k->tenant.mode = db_mode(db_text(st, 20));
+    k->run_now = db_int64(st, 21) != 0;
+}
+
+/* 0 urgent .. 3 low: the queue's first key. */
+static int64_t prio_rank(const char *p)
+{
+    static const char *const names[] = {"urgent", "high", "medium", "low"};
+    for (int64_t i = 0; i < 4; i++) {
+        if (p && strcmp(p, names[i]) == 0)
+            return i;
+    }
+    return 2;
+}
+
+/* Run 'sql' as db_run() does (the texts, then the ints); '*n' is how many rows it changed. */
+static int run_n(struct store *s, const char *sql, const char *const *texts, size_t nt,
+                 const int64_t *ints, size_t ni, int64_t *n)
+{
+    struct db_stmt *st = db_prepare(s, sql);
+    bool row;
+    int rc;
+
+    *n = 0;
+    if (!st)
+        return ERR_STORE;
+    for (size_t i = 0; i < nt; i++)
+        db_bind_text(st, (int)i + 1, texts[i]);
+    for (size_t i = 0; i < ni; i++)
+        db_bind_int64(st, (int)(nt + i) + 1, ints[i]);
+    rc = db_step(st, &row);
+    if (!rc)
+        *n = db_changes(st);
+    db_done(st);
+    return rc;
+}
+
+/* ---- Tasks ---- */
+
+/* See store_int.h. The task is held from the start when its employee is offline. */
+int tasks_create(struct store *s, const struct store_tenant *t, const struct store_task *k)
+{
+    const char *texts[] = {k->id,          t->org_id,   db_mode_name(t->mode),
+                           k->employee_id, k->title,    k->description ? k->description : "",
+                           k->status,      k->priority, k->recurring};
+    const int64_t ints[] = {prio_rank(k->priority), k->due_at, k->next_run_at, k->created_at};
+    return db_run(s,
+                  "INSERT INTO tasks (id, org_id, mode, employee_id, title, description, status,"
+                  " priority, recurring, prio_rank, due_at, due_key, next_run_at, created_at,"
+                  " updated_at, held) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,"
+                  " nullif(CAST($11 AS BIGINT), 0), coalesce(nullif(CAST($11 AS BIGINT), 0),"
+                  " 9223372036854775807), nullif(CAST($12 AS BIGINT), 0), $13, $13,"
+                  " coalesce((SELECT disabled FROM employees WHERE id = $4 AND org_id = $2 AND"
+                  " mode = $3), FALSE))",
+                  texts, 9, ints, 4);
+}
+
+/* See store_int.h. */
+int tasks_get(struct store *s, const struct store_tenant *t, const char *id, struct arena *a,
+              struct store_task *out)
+{
+    const char *texts[] = {id};
+    return db_one(s,
+                  "SELECT " TASK_COLS " FROM tasks t WHERE t.org_id = $1 AND t.mode = $2"
+                  " AND t.id = $3",
+                  t, texts, 1, read_task, a, out);
+}
+
+/* See store_int.h. Newest first, keyset-paged by (created_at, id). */
+int tasks_list(struct store *s, const struct store_tenant *t, const struct store_task_filter *f,
+               struct arena *a, struct store_task_page *out)
+{
+    struct db_stmt *st;
+    bool row = false;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    st = db_prepare(s, "SELECT " TASK_COLS " FROM tasks t WHERE t.org_id = $1 AND t.mode = $2"
+                       " AND (CAST($4 AS TEXT) IS NULL OR (t.created_at, t.id) < ($3, $4)) AND"
+                       " (CAST($6 AS TEXT) IS NULL OR t.employee_id = $6) AND (CAST($7 AS TEXT)"
+                       " IS NULL OR t.status = $7) AND (CAST($8 AS TEXT) IS NULL OR t.priority ="
+                       " $8) ORDER BY t.created_at DESC, t.id DESC"
+                       " LIMIT $5");
+    if (!st)
+        return ERR_STORE;
+    db_bind_tenant(st, t);
+    db_bind_int64(st, 3, f->before_created);
+    db_bind_text(st, 4, f->before_id);
+    db_bind_int64(st, 5, (int64_t)f->limit + 1);
+    db_bind_text(st, 6, f->employee_id);
+    db_bind_text(st, 7, f->status);
+    db_bind_text(st, 8, f->priority);
+    out->items = arena_alloc(a, ((size_t)f->limit + 1) * sizeof(*out->items));
+    while (!(rc = db_step(st, &row)) && row) {
+        if (out->n == f->limit) {
+            out->has_more = true;
+            break;
+        }
+        read_task(st, a, &out->items[out->n++]);
+    }
+    db_done(st);
+    return rc;
+}
+
+/*
+ * See store_int.h. A compare-and-set: the row is written only while it still has 'old_status'
+ * and 'old_run_id' (both NULL or equal: SQLite's "IS" with a value is not PostgreSQL's).
+ */
+int tasks_update(struct store *s, const struct store_tenant *t, const struct store_task *k,
+                 const char *old_status, const char *old_run_id, bool cancel_run, int64_t now)
+{
+    const char *texts[] = {t->org_id,    db_mode_name(t->mode),
+                           k->id,        k->employee_id,
+                           k->title,     k->description ? k->description : "",
+                           k->status,    k->priority,
+                           k->recurring, k->run_id,
+                           k->result,    k->error,
+                           old_status,   old_run_id};
+    const int64_t ints[] = {prio_rank(k->priority), k->due_at,     k->next_run_at,
+                            k->completed_at,        k->updated_at, k->run_now ? 1 : 0};
+    int64_t n = 0;
+    int rc = db_begin(s, DB_TX_WRITE);
+    if (rc)
+        return rc;
+    rc = run_n(s,
+               "UPDATE tasks SET employee_id = $4, title = $5, description = $6, status = $7,"
+               " priority = $8, recurring = $9, run_id = $10, result = $11, error = $12,"
+               " prio_rank = $15, due_at = nullif(CAST($16 AS BIGINT), 0), due_key ="
+               " coalesce(nullif(CAST($16 AS BIGINT), 0), 9223372036854775807), next_run_at ="
+               " nullif(CAST($17 AS BIGINT), 0), completed_at = nullif(CAST($18 AS BIGINT), 0),"
+               " updated_at = $19, run_now = $20, held = coalesce((SELECT disabled FROM employees"
+               " WHERE id = $4 AND org_id = $1 AND mode = $2), FALSE) WHERE org_id = $1 AND"
+               " mode = $2 AND id = $3 AND status = $13 AND (run_id = $14 OR (run_id IS NULL AND"
+               " $14 IS NULL))",
+               texts, 14, ints, 6, &n);
+    if (!rc && n == 0)
+        rc = ERR_CONFLICT;
+    if (!rc && cancel_run && old_run_id) {
+        const char *rt[] = {old_run_id, k->error ? k->error : "Cancelled."};
+        const int64_t ri[] = {now};
+        rc = db_run(s,
+                    "UPDATE task_runs SET status = 'cancelled', error = $2, completed_at = $3"
+                    " WHERE id = $1 AND status = 'in_progress'",
+                    rt, 2, ri, 1);
+    }
+    if (!rc)
+        rc = db_commit(s);
+    if (rc)
+        db_rollback(s);
+    return rc;
+}
+
+/* See store_int.h. Its runs go with it (ON DELETE CASCADE). */
+int tasks_delete(struct store *s, const struct store_tenant *t, const char *id)
+{
+    const char *texts[] = {t->org_id, db_mode_name(t->mode), id};
+    int64_t n = 0;
+    int rc = run_n(s, "DELETE FROM tasks WHERE org_id = $1 AND mode = $2 AND id = $3", texts, 3,
+                   NULL, 0, &n);
+    if (!rc && n == 0)
+        rc = ERR_NOT_FOUND;
+    return rc;
+}
+
+/* See store_int.h. Newest first, keyset-paged by (started_at, id). */
+int tasks_runs(struct store *s, const struct store_tenant *t, const char *task_id, unsigned limit,
+               int64_t before_started, const char *before_id, struct arena *a,
+               struct store_run_page *out)
+{
+    struct db_stmt *st;
+    bool row = false;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    st = db_prepare(s, "SELECT id, status, result, error, started_at, coalesce(completed_at, 0),"
+                       " credits_used FROM task_runs WHERE org_id = $1 AND mode = $2 AND"
+                       " task_id = $3 AND (CAST($5 AS TEXT) IS NULL OR (started_at, id) < ($4, $5))"
+                       " ORDER BY started_at DESC, id DESC LIMIT $6");
+    if (!st)
+        return ERR_STORE;
+    db_bind_tenant(st, t);
+    db_bind_text(st, 3, task_id);
+    db_bind_int64(st, 4, before_started);
+    db_bind_text(st, 5, before_id);
+    db_bind_int64(st, 6, (int64_t)limit + 1);
+    out->items = arena_alloc(a, ((size_t)limit + 1) * sizeof(*out->items));
+    while (!(rc = db_step(st, &row)) && row) {
+        struct store_task_run *r;
+        if (out->n == limit) {
+            out->has_more = true;
+            break;
+        }
+        r = &out->items[out->n++];
+        r->id = db_arena_text(a, st, 0);
+        r->status = db_arena_text(a, st, 1);
+        r->result = db_arena_text(a, st, 2);
+        r->error = db_arena_text(a, st, 3);
+        r->started_at = db_int64(st, 4);
+        r->completed_at = db_int64(st, 5);
+        r->credits_used = db_int64(st, 6);
+    }
+    db_done(st);
+    return rc;
+}
+
+/* The ending of run 'in' when its task no longer waits for it (cancelled or deleted): its
+ * reserved credit back, the employee no longer busy. */
+static int finish_discarded(struct store *s, const struct store_task_finish *in)
+{
+    int rc = 0;
+    if (in->reserved)
+        rc = orgs_give_credit(s, in->tenant->org_id);
+    if (!rc)
+        rc = employees_busy(s, in->tenant, in->employee_id, -1);
+    return rc;
+}
+
+/* The run and its task ended 'in->ok' with 'taken' credits charged, and the statistics fact. */
+static int finish_written(struct store *s, const struct store_task_finish *in, int64_t taken)
+{
+    const char *status = in->ok ? "completed" : "failed";
+    const char *run[] = {in->run_id, status, in->result, in->error};
+    const char *task[] = {in->task_id, status, in->result, in->error};
+    const int64_t ints[] = {taken, in->now};
+    struct store_event ev = {in->employee_id,
+                             in->ok ? "task_completed" : "task_failed",
+                             in->now,
+                             in->response_ms,
+                             taken,
+                             -1,
+                             NULL};
+    int rc = db_run(s,
+                    "UPDATE task_runs SET status = $2, result = $3, error = $4, credits_used = $5,"
+                    " completed_at = $6, reserved = 0 WHERE id = $1",
+                    run, 4, ints, 2);
+    if (!rc)
+        rc = db_run(s,
+                    "UPDATE tasks SET status = $2, result = $3, error = $4, credits_used ="
+                    " credits_used + $5, completed_at = $6, updated_at = $6, run_id = NULL WHERE"
+                    " id = $1",
+                    task, 4, ints, 2);
+    if (!rc)
+        rc = employees_event_add(s, in->tenant, &ev);
+    if (!rc)
+        rc = employees_busy(s, in->tenant, in->employee_id, -1);
+    return rc;
+}
+
+/*
+ * See store_int.h. Whether the run is still the task's run in progress (a PATCH may have
+ * cancelled it, a DELETE removed it) is asked by writing the task row: the answer then holds
+ * until the commit, on PostgreSQL too, where a cancel racing with this waits for it or is seen.
+ */
+int tasks_finish(struct store *s, const struct store_task_finish *in, int64_t *charged,
+                 bool *discarded)
+{
+    const char *run[] = {in->run_id};
+    int64_t taken = in->reserved ? 1 : 0, live = 0;
+    int rc;
+
+    *charged = 0;
+    *discarded = false;
+    rc = db_begin(s, DB_TX_WRITE);
+    if (rc)
+        return rc;
+    rc = run_n(s,
+               "UPDATE tasks SET run_id = run_id WHERE run_id = $1 AND id = (SELECT task_id FROM"
+               " task_runs WHERE id = $1 AND status = 'in_progress')",
+               run, 1, NULL, 0, &live);
+    if (!rc && !live) {
+        *discarded = true;
+        rc = finish_discarded(s, in);
+        goto out;
+    }
+    if (!rc && in->ok && in->credits > taken) {
+        /* The rest of the price, up to what the organization has left. */
+        int64_t extra = 0;
+        rc = orgs_take_credits(s, in->tenant->org_id, in->credits - taken, &extra);
+        taken += extra;
+    } else if (!rc && !in->ok && in->reserved) {
+        /* A failed run costs nothing: the reserved credit goes back. */
+        rc = orgs_give_credit(s, in->tenant->org_id);
+        taken = 0;
+    }
+    if (!rc)
+        rc = finish_written(s, in, taken);
+out:
+    if (!rc)
+        rc = db_commit(s);
+    if (rc) {
+        db_rollback(s);
+        *discarded = false;
+        return rc;
+    }
+    if (!*discarded)
+        *charged = taken;
+    return 0;
+}
+
+/* ---- The durable queue: task runs and workflow steps ---- */
+
+/* The statements of the queue that each database reads its own way (see the top of the file). */
+struct queue_sql {
+    const char *check;      /* is anything runnable, or due to be woken, at $1? */
+    const char *next_wake;  /* the first time after $1 that makes something runnable (or null) */
+    const char *schedules;  /* the enabled scheduled workflows due at $1, taken */
+    const char *task_head;  /* the first runnable task at $1, taken */
+    const char *step_head;  /* the first run whose current step is ready at $1, taken */
+    const char *run_insert; /* a run of a workflow ($8: its steps, a JSON array of step_count) */
+    const char *run_steps;  /* the pending steps of run $1 from its steps $2 (JSON array) */
+};
+
+static const struct queue_sql sqlite_queue = {
+    .check = "SELECT EXISTS (SELECT 1 FROM tasks INDEXED BY tasks_queue WHERE status = 'pending'"
+             " AND held = 0 AND (next_run_at IS NULL OR next_run_at <= $1 OR run_now = 1)) OR"
+             " EXISTS (SELECT 1 FROM tasks WHERE recurring IS NOT NULL AND next_run_at <= $1 AND"
+             " status IN ('completed', 'failed')) OR EXISTS (SELECT 1 FROM workflow_runs INDEXED"
+             " BY workflow_runs_queue WHERE status IN ('queued', 'running') AND lease IS NULL AND"
+             " held = 0 AND ready_at <= $1) OR EXISTS (SELECT 1 FROM workflows INDEXED BY"
+             " workflows_scheduled WHERE recurring IS NOT NULL AND next_run_at <= $1 AND enabled"
+             " = 1)",
+    .next_wake = "SELECT min(coalesce((SELECT min(next_run_at) FROM tasks WHERE recurring IS NOT"
+                 " NULL AND next_run_at > $1), 9e18), coalesce((SELECT min(next_run_at) FROM"
+                 " workflows WHERE recurring IS NOT NULL AND enabled = 1 AND next_run_at > $1),"
+                 " 9e18), coalesce((SELECT min(ready_at) FROM workflow_runs INDEXED BY"
+                 " workflow_runs_queue WHERE status IN ('queued', 'running') AND lease IS NULL AND"
+                 " held = 0 AND ready_at > $1), 9e18))",
+    .schedules = "SELECT id, org_id, mode, steps, recurring, next_run_at FROM workflows INDEXED BY"
+                 " workflows_scheduled WHERE recurring IS NOT NULL AND next_run_at <= $1 AND"
+                 " enabled = 1",
+    .task_head = "SELECT " TASK_COLS " FROM tasks t INDEXED BY tasks_queue WHERE t.status ="
+                 " 'pending' AND t.held = 0 AND (t.next_run_at IS NULL OR t.next_run_at <= $1 OR"
+                 " t.run_now = 1) ORDER BY t.prio_rank, t.due_key, t.created_at, t.id LIMIT 1",
+    .step_head = "SELECT id, ready_at FROM workflow_runs INDEXED BY workflow_runs_queue WHERE"
+                 " status IN ('queued', 'running') AND lease IS NULL AND held = 0 AND ready_at <="
+                 " $1 ORDER BY ready_at, id LIMIT 1",
+    .run_insert = "INSERT INTO workflow_runs (id, workflow_id, org_id, mode, status, trigger_type,"
+                  " trigger_event, trigger_data, definition, step_count, ready_at, created_at)"
+                  " SELECT $1, $2, $3, $4, 'queued', $5, $6, $7, $8, json_array_length($8), $9,"
+                  " $9 FROM workflows WHERE id = $2 AND org_id = $3 AND mode = $4",
+    .run_steps = "INSERT INTO workflow_run_steps (run_id, idx, employee_id, action, status) SELECT"
+                 " $1, CAST(key AS INTEGER), json_extract(value, '$.employee_id'),"
+                 " json_extract(value, '$.action'), 'pending' FROM json_each($2)",
+};
+
+static const struct queue_sql pg_queue = {
+    .check = "SELECT EXISTS (SELECT 1 FROM tasks WHERE status = 'pending' AND NOT held AND"
+             " (next_run_at IS NULL OR next_run_at <= $1 OR run_now)) OR EXISTS (SELECT 1 FROM"
+             " tasks WHERE recurring IS NOT NULL AND next_run_at <= $1 AND status IN"
+             " ('completed', 'failed')) OR EXISTS (SELECT 1 FROM workflow_runs WHERE status IN"
+             " ('queued', 'running') AND lease IS NULL AND NOT held AND ready_at <= $1) OR EXISTS"
+             " (SELECT 1 FROM workflows WHERE recurring IS NOT NULL AND next_run_at <= $1 AND"
+             " enabled)",
+    .next_wake = "SELECT LEAST((SELECT min(next_run_at) FROM tasks WHERE recurring IS NOT NULL"
+                 " AND next_run_at > $1), (SELECT min(next_run_at) FROM workflows WHERE recurring"
+                 " IS NOT NULL AND enabled AND next_run_at > $1), (SELECT min(ready_at) FROM"
+                 " workflow_runs WHERE status IN ('queued', 'running') AND lease IS NULL AND NOT"
+                 " held AND ready_at > $1))",
+    .schedules = "SELECT id, org_id, mode, steps, recurring, next_run_at FROM workflows WHERE"
+                 " recurring IS NOT NULL AND next_run_at <= $1 AND enabled FOR UPDATE SKIP LOCKED",
+    .task_head = "SELECT " TASK_COLS " FROM tasks t WHERE t.status = 'pending' AND NOT t.held AND"
+                 " (t.next_run_at IS NULL OR t.next_run_at <= $1 OR t.run_now) ORDER BY"
+                 " t.prio_rank, t.due_key, t.created_at, t.id LIMIT 1 FOR UPDATE SKIP LOCKED",
+    .step_head = "SELECT id, ready_at FROM workflow_runs WHERE status IN ('queued', 'running') AND"
+                 " lease IS NULL AND NOT held AND ready_at <= $1 ORDER BY ready_at, id LIMIT 1"
+                 " FOR UPDATE SKIP LOCKED",
+    .run_insert = "INSERT INTO workflow_runs (id, workflow_id, org_id, mode, status, trigger_type,"
+                  " trigger_event, trigger_data, definition, step_count, ready_at, created_at)"
+                  " SELECT $1, $2, $3, $4, 'queued', $5, $6, $7, CAST($8 AS TEXT),"
+                  " jsonb_array_length(CAST(CAST($8 AS TEXT) AS jsonb)), CAST($9 AS BIGINT),"
+                  " CAST($9 AS BIGINT) FROM workflows WHERE id = $2 AND org_id = $3 AND mode = $4",
+    .run_steps = "INSERT INTO workflow_run_steps (run_id, idx, employee_id, action, status) SELECT"
+                 " $1, e.ord - 1, e.step ->> 'employee_id', e.step ->> 'action', 'pending' FROM"
+                 " jsonb_array_elements(CAST($2 AS jsonb)) WITH ORDINALITY AS e(step, ord)",
+};
+
+/* The queue statements in the dialect of the database of 's'. */
+static const struct queue_sql *queue_sql(struct store *s)
+{
+    return db_dialect(s) == DB_POSTGRES ? &pg_queue : &sqlite_queue;
+}
+
+/* Whether anything is runnable at 'now', or due to be made so: read without a transaction,
+ * so that an idle queue costs the writers nothing. */
+static int queue_busy(struct store *s, int64_t now, bool *busy)
+{
+    struct db_stmt *st = db_prepare(s, queue_sql(s)->check);
+    bool row = false;
+    int rc;
+
+    *busy = false;
+    if (!st)
+        return ERR_STORE;
+    db_bind_int64(st, 1, now);
+    rc = db_step(st, &row);
+    if (!rc && row)
+        *busy = db_int64(st, 0) != 0;
+    db_done(st);
+    return rc;
+}
+
+/* When time next makes something runnable after 'now': a recurring task's occurrence, a
+ * scheduled workflow's, or a retried step's backoff (0: nothing, or the read failed). */
+static int64_t next_wake(struct store *s, int64_t now)
+{
+    struct db_stmt *st = db_prepare(s, queue_sql(s)->next_wake);
+    bool row = false;
+    int64_t at = 0;
+    if (!st)
+        return 0;
+    db_bind_int64(st, 1, now);
+    if (!db_step(st, &row) && row)
+        at = db_int64(st, 0);
+    db_done(st);
+    return at >= (int64_t)9e18 ? 0 : at;
+}
+
+/* Recurring tasks whose occurrence has come and that are not waiting or running: pending. */
+static int wake_recurring(struct store *s, int64_t now)
+{
+    const int64_t ints[] = {now};
+    return db_run(s,
+                  "UPDATE tasks SET status = 'pending', updated_at = $1 WHERE recurring IS NOT NULL"
+                  " AND next_run_at <= $1 AND status IN ('completed', 'failed')",
+                  NULL, 0, ints, 1);
+}
+
+/* See store_int.h. Held while that step's employee is offline. */
+int wf_runs_to_step(struct store *s, const char *run_id, int64_t idx, int64_t ready_at)
+{
+    const char *texts[] = {run_id};
+    const int64_t ints[] = {idx, ready_at};
+    return db_run(
+        s,
+        "UPDATE workflow_runs SET next_step = $2, ready_at = $3, lease = NULL,"
+        " step_employee_id = (SELECT employee_id FROM workflow_run_steps WHERE run_id = $1"
+        " AND idx = $2), held = coalesce((SELECT e.disabled FROM workflow_run_steps x JOIN"
+        " employees e ON e.id = x.employee_id WHERE x.run_id = $1 AND x.idx = $2), FALSE)"
+        " WHERE id = $1",
+        texts, 1, ints, 2);
+}
+
+/* See store_int.h. */
+int wf_runs_insert(struct store *s, const struct store_tenant *t, const struct store_wf_run *r)
+{
+    const struct queue_sql *q = queue_sql(s);
+    int64_t n = 0;
+    int rc;
+    {
+        const char *texts[] = {
+            r->id,           r->workflow_id,   t->org_id,       db_mode_name(t->mode),
+            r->trigger_type, r->trigger_event, r->trigger_data, r->definition};
+        const int64_t ints[] = {r->created_at};
+        rc = run_n(s, q->run_insert, texts, 8, ints, 1, &n);
+    }
+    if (!rc && n == 0)
+        rc = ERR_NOT_FOUND;
+    if (!rc) {
+        const char *texts[] = {r->id, r->definition};
+        rc = db_run(s, q->run_steps, texts, 2, NULL, 0);
+    }
+    if (!rc)
+        rc = wf_runs_to_step(s, r->id, 0, r->created_at);
+    if (!rc) {
+        const char *texts[] = {r->workflow_id};
+        const int64_t ints[] = {r->created_at};
+        rc = db_run(
+            s, "UPDATE workflows SET run_count = run_count + 1, last_run_at = $2 WHERE id = $1",
+            texts, 1, ints, 1);
+    }
+    return rc;
+}
+
+/* A scheduled workflow whose occurrence has come (wake_schedules). */
+struct due {
+    struct store_tenant t;
+    const char *id, *steps, *recurring;
+    int64_t at;
+};
+
+/* The due scheduled workflows at 'now' into '*out' (the caller frees it; strings in 'a'). */
+static int due_schedules(struct store *s, int64_t now, struct arena *a, struct due **out, size_t *n)
+{
+    struct db_stmt *st = db_prepare(s, queue_sql(s)->schedules);
+    struct due *due = NULL;
+    size_t cap = 0;
+    bool row = false;
+    int rc;
+
+    *n = 0;
+    if (!st) {
+        *out = NULL;
+        return ERR_STORE;
+    }
+    db_bind_int64(st, 1, now);
+    while (!(rc = db_step(st, &row)) && row) {
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 8;
+            due = xrealloc(due, cap * sizeof(*due));
+        }
+        memset(&due[*n], 0, sizeof(due[*n]));
+        due[*n].id = db_arena_text(a, st, 0);
+        db_copy(st, 1, due[*n].t.org_id, sizeof(due[*n].t.org_id));
+        due[*n].t.mode = db_mode(db_text(st, 2));
+        due[*n].steps = db_arena_text(a, st, 3);
+        due[*n].recurring = db_arena_text(a, st, 4);
+        due[*n].at = db_int64(st, 5);
+        (*n)++;
+    }
+    db_done(st);
+    *out = due;
+    return rc;
+}
+
+/* Every enabled scheduled workflow whose occurrence has come gets one queued run, and its
+ * next occurrence after 'now' (missed occurrences make that one run). */
+static int wake_schedules(struct store *s, int64_t now, store_next_run_fn next_run)
+{
+    struct due *due = NULL;
+    struct arena a;
+    size_t n = 0;
+    int rc;
+
+    arena_init(&a);
+    rc = due_schedules(s, now, &a, &due, &n);
+    for (size_t i = 0; !rc && i < n; i++) {
+        char run_id[ID_MAX], iso[32], data[64];
+        struct store_wf_run r;
+        memset(&r, 0, sizeof(r));
+        rc = id_new("run", run_id, sizeof(run_id));
+        if (rc)
+            break;
+        snprintf(data, sizeof(data), "{\"scheduled_at\":\"%s\"}",
+                 clock_fmt_iso(due[i].at, iso, sizeof(iso)));
+        r.id = run_id;
+        r.workflow_id = due[i].id;
+        r.trigger_type = "schedule";
+        r.trigger_data = data;
+        r.definition = due[i].steps;
+        r.created_at = now;
+        rc = wf_runs_insert(s, &due[i].t, &r);
+        if (!rc) {
+            const char *texts[] = {due[i].id};
+            const int64_t ints[] = {next_run(due[i].recurring, now)};
+            rc = db_run(s,
+                        "UPDATE workflows SET next_run_at = nullif(CAST($2 AS BIGINT), 0)"
+                        " WHERE id = $1",
+                        texts, 1, ints, 1);
+        }
+    }
+    free(due);
+    arena_cleanup(&a);
+    return rc;
+}
+
+/* Start task 'out->task' (read from the head of the queue, and on PostgreSQL locked): in
+ * progress with a new run, one credit reserved (live keys), the employee busy. */
+static int claim_task(struct store *s, int64_t now, store_next_run_fn next_run,
+                      struct store_task_claim *out)
+{
+    struct store_task *k = &out->task;
+    int64_t n = 0;
+    int rc = id_new("trun", out->run_id, sizeof(out->run_id));
+    if (rc)
+        return rc;
+    if (k->tenant.mode == STORE_LIVE) {
+        const char *org[] = {k->tenant.org_id};
+        rc = run_n(s, "UPDATE orgs SET credits = credits - 1 WHERE id = $1 AND credits >= 1", org,
+                   1, NULL, 0, &n);
+        if (rc)
+            return rc;
+        out->reserved = n == 1;
+        out->no_credits = !out->reserved;
+    }
+    k->next_run_at = k->recurring ? next_run(k->recurring, now) : 0;
+    {
+        const char *texts[] = {out->run_id, k->id, k->tenant.org_id, db_mode_name(k->tenant.mode),
+                               k->employee_id};
+        const int64_t ints[] = {out->reserved ? 1 : 0, now};
+        rc = db_run(
+            s,
+            "INSERT INTO task_runs (id, task_id, org_id, mode, employee_id, status, reserved,"
+            " started_at) VALUES ($1, $2, $3, $4, $5, 'in_progress', $6, $7)",
+            texts, 5, ints, 2);
+    }
+    if (!rc) {
+        const char *texts[] = {k->id, out->run_id};
+        const int64_t ints[] = {now, k->next_run_at};
+        rc = db_run(s,
+                    "UPDATE tasks SET status = 'in_progress', run_id = $2, started_at = $3,"
+                    " last_run_at = $3, run_count = run_count + 1, result = NULL, error = NULL,"
+                    " completed_at = NULL, next_run_at = nullif(CAST($4 AS BIGINT), 0), run_now ="
+                    " FALSE, updated_at = $3 WHERE id = $1",
+                    texts, 2, ints, 2);
+    }
+    if (!rc)
+        rc = employees_busy(s, &k->tenant, k->employee_id, 1);
+    if (rc)
+        return rc;
+    k->status = "in_progress";
+    k->run_id = out->run_id;
+    k->started_at = k->last_run_at = now;
+    k->run_count++;
+    return 0;
+}
+
+/* The step claim 'out' of run 'run_id', as it stands after the writes of claim_step(). */
+static int read_step_claim(struct store *s, const char *run_id, struct store_step_claim *out)
+{
+    struct db_stmt *st = db_prepare(s, "SELECT r.org_id, r.mode, r.workflow_id, r.next_step,"
+                                       " x.employee_id, x.attempts FROM workflow_runs r JOIN"
+                                       " workflow_run_steps x ON x.run_id = r.id AND x.idx ="
+                                       " r.next_step WHERE r.id = $1");
+    bool row = false;
+    int rc;
+    if (!st)
+        return ERR_STORE;
+    db_bind_text(st, 1, run_id);
+    rc = db_step(st, &row);
+    if (!rc && row) {
+        db_copy(st, 0, out->tenant.org_id, sizeof(out->tenant.org_id));
+        out->tenant.mode = db_mode(db_text(st, 1));
+        db_copy(st, 2, out->workflow_id, sizeof(out->workflow_id));
+        out->step = db_int64(st, 3);
+        db_copy(st, 4, out->employee_id, sizeof(out->employee_id));
+        out->attempts = db_int64(st, 5);
+        snprintf(out->run_id, sizeof(out->run_id), "%s", run_id);
+    }
+    db_done(st);
+    if (!rc && !row) {
+        log_error("store: step claim: run %s has no current step", run_id);
+        rc = ERR_STORE;
+    }
+    return rc;
+}
+
+/* Take the current step of run 'run_id' (read from the head of the queue, and on PostgreSQL
+ * locked) under a new lease. */
+static int claim_step(struct store *s, int64_t now, const char *run_id,
+                      struct store_step_claim *out)
+{
+    int rc = id_new("lease", out->lease, sizeof(out->lease));
+    if (rc)
+        return rc;
+    {
+        const char *texts[] = {run_id, out->lease};
+        const int64_t ints[] = {now};
+        rc = db_run(s,
+                    "UPDATE workflow_runs SET status = 'running', started_at = coalesce(started_at,"
+                    " $3), lease = $2 WHERE id = $1",
+                    texts, 2, ints, 1);
+    }
+    if (!rc) {
+        const char *texts[] = {run_id};
+        const int64_t ints[] = {now};
+        rc = db_run(s,
+                    "UPDATE workflow_run_steps SET status = 'running', attempts = attempts + 1,"
+                    " started_at = coalesce(started_at, $2) WHERE run_id = $1 AND idx = (SELECT"
+                    " next_step FROM workflow_runs WHERE id = $1)",
+                    texts, 1, ints, 1);
+    }
+    if (!rc)
+        rc = read_step_claim(s, run_id, out);
+    if (!rc)
+        rc = employees_busy(s, &out->tenant, out->employee_id, 1);
+    return rc;
+}
+
+/* The head of the task queue into 'k' ('*have' says whether there is one). */
+static int task_head(struct store *s, int64_t now, struct arena *a, struct store_task *k,
+                     bool *have)
+{
+    struct db_stmt *st = db_prepare(s, queue_sql(s)->task_head);
+    int rc;
+    if (!st)
+        return ERR_STORE;
+    db_bind_int64(st, 1, now);
+    rc = db_step(st, have);
+    if (!rc && *have)
+        read_task(st, a, k);
+    db_done(st);
+    return rc;
+}
+
+/* The run at the head of the step queue into 'run_id' and its 'ready_at'. */
+static int step_head(struct store *s, int64_t now, char run_id[ID_MAX], int64_t *ready_at,
+                     bool *have)
+{
+    struct db_stmt *st = db_prepare(s, queue_sql(s)->step_head);
+    int rc;
+    if (!st)
+        return ERR_STORE;
+    db_bind_int64(st, 1, now);
+    rc = db_step(st, have);
+    if (!rc && *have) {
+        db_copy(st, 0, run_id, ID_MAX);
+        *ready_at = db_int64(st, 1);
+    }
+    db_done(st);
+    return rc;
+}
+
+/* Of a task 'k' and a step ready at 'ready_at' both at the head, whether the step runs first:
+ * it runs as a medium-priority task without a due date, ready at 'ready_at'. */
+static bool step_first(const struct store_task *k, int64_t ready_at)
+{
+    int64_t rank = prio_rank(k->priority), due = k->due_at > 0 ? k->due_at : INT64_MAX;
+    const int64_t medium = prio_rank("medium");
+    return rank > medium || (rank == medium && due == INT64_MAX && ready_at < k->created_at);
+}
+
+/* Inside the claim's transaction: wake, read both heads and start the one that runs first. */
+static int claim_in(struct store *s, int64_t now, store_next_run_fn next_run, struct arena *a,
+                    struct store_claim *out, int64_t *wake_at)
+{
+    char run_id[ID_MAX] = "";
+    bool have_task = false, have_step = false;
+    int64_t ready_at = 0;
+    int rc = wake_recurring(s, now);
+
+    if (!rc)
+        rc = wake_schedules(s, now, next_run);
+    /* The head of each queue index (tasks and runs of offline employees are not in them); a
+     * recurring task waiting for its first occurrence is skipped. */
+    if (!rc)
+        rc = task_head(s, now, a, &out->task.task, &have_task);
+    if (!rc)
+        rc = step_head(s, now, run_id, &ready_at, &have_step);
+    if (rc)
+        return rc;
+    if (have_task && have_step) {
+        if (step_first(&out->task.task, ready_at))
+            have_task = false;
+        else
+            have_step = false;
+    }
+    if (have_task)
+        return claim_task(s, now, next_run, &out->task);
+    if (have_step) {
+        out->is_step = true;
+        return claim_step(s, now, run_id, &out->step);
+    }
+    *wake_at = next_wake(s, now);
+    return ERR_NOT_FOUND;
+}
+
+/* See store_int.h. */
+int tasks_claim(struct store *s, int64_t now, store_next_run_fn next_run, struct arena *a,
+                struct store_claim *out, int64_t *wake_at)
+{
+    bool busy = false;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    *wake_at = 0;
+    rc = queue_busy(s, now ? now : clock_now_ms(), &busy);
+    if (rc)
+        return rc;
+    if (!busy) {
+        *wake_at = next_wake(s, now ? now : clock_now_ms());
+        return ERR_NOT_FOUND;
+    }
+    rc = db_begin(s, DB_TX_WRITE);
+    if (rc)
+        return rc;
+    /* Read the clock once the transaction has begun: on SQLite it holds the write lock, so no
+     * task created after this reading is committed yet, and no run starts before its task
+     * was created. */
+    if (now == 0)
+        now = clock_now_ms();
+    rc = claim_in(s, now, next_run, a, out, wake_at);
+    if (rc == 0 || rc == ERR_NOT_FOUND) {
+        /* Nothing to take still commits what was woken. */
+        int crc = db_commit(s);
+        if (!crc)
+            return rc;
+        rc = crc;
+    }
+    db_rollback(s);
+    return rc;
+}
+
+/* See store_int.h. */
+int tasks_recover(struct store *s, int64_t now, size_t *n, size_t *steps)
+{
+    const int64_t ints[] = {now};
+    int64_t runs = 0, leases = 0;
+    int rc = db_begin(s, DB_TX_WRITE);
+    *n = *steps = 0;
+    if (rc)
+        return rc;
+    /* Reserved credits back, then the runs end failed, then their tasks are pending again
+     * (a recurring one at once: its interrupted occurrence runs again). */
+    rc = db_run(s,
+                "UPDATE orgs SET credits = credits + (SELECT count(*) FROM task_runs r WHERE"
+                " r.org_id = orgs.id AND r.status = 'in_progress' AND r.reserved = 1) WHERE id"
+                " IN (SELECT org_id FROM task_runs WHERE status = 'in_progress' AND reserved = 1)",
+                NULL, 0, NULL, 0);
+    if (!rc)
+        rc = run_n(s,
+                   "UPDATE task_runs SET status = 'failed', reserved = 0, completed_at = $1, error"
+                   " = 'Interrupted by a restart: the server stopped during this run; the task"
+                   " runs again.' WHERE status = 'in_progress'",
+                   NULL, 0, ints, 1, &runs);
+    if (!rc)
+        rc = db_run(s,
+                    "UPDATE tasks SET status = 'pending', run_id = NULL, updated_at = $1, run_now"
+                    " = TRUE WHERE status = 'in_progress'",
+                    NULL, 0, ints, 1);
+    /* Workflow steps in flight: ready again, their cut attempt not counted (a cancelled run's
+     * step in flight ends cancelled instead). */
+    if (!rc)
+        rc = db_run(s,
+                    "UPDATE workflow_run_steps SET status = CASE WHEN (SELECT r.status FROM"
+                    " workflow_runs r WHERE r.id = workflow_run_steps.run_id) = 'cancelled' THEN"
+                    " 'cancelled' ELSE 'pending' END, attempts = CASE WHEN attempts > 1 THEN"
+                    " attempts - 1 ELSE 0 END, completed_at = CASE WHEN (SELECT r.status FROM"
+                    " workflow_runs r WHERE r.id = workflow_run_steps.run_id) = 'cancelled' THEN"
+                    " CAST($1 AS BIGINT) END WHERE status = 'running'",
+                    NULL, 0, ints, 1);
+    if (!rc)
+        rc = run_n(s,
+                   "UPDATE workflow_runs SET lease = NULL, ready_at = $1 WHERE lease IS NOT NULL"
+                   " AND status IN ('queued', 'running')",
+                   NULL, 0, ints, 1, &leases);
+    if (!rc)
+        rc = db_run(s, "UPDATE workflow_runs SET lease = NULL WHERE lease IS NOT NULL", NULL, 0,
+                    NULL, 0);
+    if (!rc)
+        rc = db_commit(s);
+    if (rc) {
+        db_rollback(s);
+        return rc;
+    }
+    *n = (size_t)runs;
+    *steps = (size_t)leases;
+    return 0;
+}
