@@ -223,6 +223,10 @@ class Server:
         ports = [port or free_port()] + [free_port() for _ in range(n - 1)]
         self.starts += 1
         self.procs, self.ports = [], []
+        env = dict(self.extra_env)
+        if n > 1:
+            # behind one address, as behind a load balancer: links name the same place
+            env.setdefault("WORKFORCE_PUBLIC_URL", "http://%s:%d" % (self.host, ports[0]))
         for p in ports:
             self.port = p
             log = open(self.log_path, "ab")
@@ -232,7 +236,7 @@ class Server:
                 [self.bin, "serve", "--listen", "%s:%d" % (self.host, p),
                  "--database", self.db],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                env=clean_env(self.extra_env), cwd=self.tmpdir)
+                env=clean_env(env), cwd=self.tmpdir)
             log.close()
             self.procs.append(proc)
             self.ports.append(p)

@@ -7,15 +7,12 @@
 -- can tell a run that was cancelled or whose task was deleted meanwhile.
 --
 -- Not 1:1 with sql/005_tasks.sql (SQLite):
---  * held and run_now are flags that the SQL only compares with 0 and 1 (held = 0, run_now = 1,
---    SET run_now = 0) and that the queue index's predicate names (held = 0): they stay numbers
---    (BIGINT 0/1), so that this SQL and the partial index read alike on both databases (SQLite
---    uses a partial index only for a query whose terms match its predicate as written: a query
---    saying "held = FALSE" would not use "WHERE ... held = 0"). held copies employees.disabled,
---    which is BOOLEAN here (it is read as a condition): the trigger stores
---    CASE WHEN disabled THEN 1 ELSE 0 END, and SQL copying disabled into held must say so too
---    (SQLite reads it alike).
+--  * held and run_now are BOOLEAN (flags; SQLite compares them with 0 and 1). held is a copy of
+--    employees.disabled (BOOLEAN), set by the trigger. The queue index's "held = 0" is
+--    "NOT held". SQL that compares them with 0/1 literals must say FALSE/TRUE on PostgreSQL
+--    (both databases read TRUE and FALSE); bound parameters '0'/'1' read alike.
 --  * The trigger employees_hold_tasks is a PL/pgSQL function of the same name and a row trigger.
+--  * task_runs.reserved stays a number (credits held: BIGINT), as the recovery sums it.
 
 CREATE TABLE tasks (
     id            TEXT PRIMARY KEY,
@@ -34,8 +31,8 @@ CREATE TABLE tasks (
     last_run_at   BIGINT,
     run_count     BIGINT NOT NULL DEFAULT 0,
     run_id        TEXT,            -- the run in progress
-    held          BIGINT NOT NULL DEFAULT 0, -- 1 while the employee is offline
-    run_now       BIGINT NOT NULL DEFAULT 0, -- queued again: runs before its next occurrence
+    held          BOOLEAN NOT NULL DEFAULT false, -- true while the employee is offline
+    run_now       BOOLEAN NOT NULL DEFAULT false, -- queued again: runs before its next occurrence
     result        TEXT,
     error         TEXT,
     credits_used  BIGINT NOT NULL DEFAULT 0,
@@ -46,13 +43,13 @@ CREATE TABLE tasks (
 );
 CREATE INDEX tasks_by_created ON tasks (org_id, mode, created_at, id);
 CREATE INDEX tasks_queue ON tasks (prio_rank, due_key, created_at, id)
-    WHERE status = 'pending' AND held = 0;
+    WHERE status = 'pending' AND NOT held;
 CREATE INDEX tasks_recurring ON tasks (next_run_at) WHERE recurring IS NOT NULL;
 CREATE INDEX tasks_by_employee ON tasks (employee_id);
 
 CREATE FUNCTION employees_hold_tasks() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    UPDATE tasks SET held = CASE WHEN NEW.disabled THEN 1 ELSE 0 END
+    UPDATE tasks SET held = NEW.disabled
     WHERE employee_id = NEW.id AND org_id = NEW.org_id AND mode = NEW.mode;
     RETURN NULL;
 END

@@ -4,10 +4,10 @@
 -- queries: the webhook token (unique across organizations: the token alone finds the workflow),
 -- the schedule's canonical recurrence text and its next occurrence.
 --
--- As sql/006_workflows.sql (SQLite), with BIGINT for INTEGER. 'enabled' is a flag that the SQL
--- only compares with 1 (enabled = 1) and binds as 0/1: it stays a number (0/1, default 1), so
--- that SQL reads alike on both databases. trigger and steps stay TEXT (the canonical text is
--- shown as stored); SQL reading into them casts to jsonb on PostgreSQL.
+-- Not 1:1 with sql/006_workflows.sql (SQLite): 'enabled' is BOOLEAN (default true; SQLite:
+-- INTEGER 1). SQL comparing it with 1 must say "enabled" or "enabled = TRUE" on PostgreSQL (both
+-- databases read that); a bound '0'/'1' reads alike. trigger and steps stay TEXT (the canonical
+-- text is shown as stored); SQL reading into them casts to jsonb on PostgreSQL.
 
 CREATE TABLE workflows (
     id             TEXT PRIMARY KEY,
@@ -22,7 +22,7 @@ CREATE TABLE workflows (
     webhook_token  TEXT UNIQUE,   -- set while the trigger is a webhook
     recurring      TEXT,          -- schedule triggers: canonical recurrence text
     next_run_at    BIGINT,        -- schedule triggers: the next occurrence
-    enabled        BIGINT NOT NULL DEFAULT 1,
+    enabled        BOOLEAN NOT NULL DEFAULT true,
     run_count      BIGINT NOT NULL DEFAULT 0,
     last_run_at    BIGINT,
     created_at     BIGINT NOT NULL,

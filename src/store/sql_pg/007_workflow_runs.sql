@@ -8,9 +8,8 @@
 -- index holds exactly those runs, in the order their steps became ready.
 --
 -- Not 1:1 with sql/007_workflow_runs.sql (SQLite):
---  * held stays a number (0/1), as in 005_tasks.sql: the SQL and the queue index's predicate
---    say "held = 0"; the trigger stores CASE WHEN disabled THEN 1 ELSE 0 END (employees.disabled
---    is BOOLEAN here).
+--  * held is BOOLEAN (a copy of employees.disabled), so the queue index's "held = 0" is
+--    "NOT held".
 --  * The trigger employees_hold_workflow_runs is a PL/pgSQL function of the same name and a row
 --    trigger.
 --  * workflow_run_steps is "WITHOUT ROWID" in SQLite (a storage choice: the table is its primary
@@ -30,7 +29,7 @@ CREATE TABLE workflow_runs (
     step_count        BIGINT NOT NULL,
     next_step         BIGINT NOT NULL DEFAULT 0, -- the step to run (step_count: none left)
     step_employee_id  TEXT,                      -- the employee of next_step
-    held              BIGINT NOT NULL DEFAULT 0, -- 1 while that employee is offline
+    held              BOOLEAN NOT NULL DEFAULT false, -- true while that employee is offline
     lease             TEXT,                      -- the claim of the step in flight
     ready_at          BIGINT NOT NULL,
     error             TEXT,
@@ -41,14 +40,14 @@ CREATE TABLE workflow_runs (
 );
 CREATE INDEX workflow_runs_by_workflow ON workflow_runs (workflow_id, created_at, id);
 CREATE INDEX workflow_runs_queue ON workflow_runs (ready_at, id)
-    WHERE status IN ('queued', 'running') AND lease IS NULL AND held = 0;
+    WHERE status IN ('queued', 'running') AND lease IS NULL AND NOT held;
 CREATE INDEX workflow_runs_leased ON workflow_runs (lease) WHERE lease IS NOT NULL;
 CREATE INDEX workflow_runs_by_step_employee ON workflow_runs (step_employee_id)
     WHERE status IN ('queued', 'running');
 
 CREATE FUNCTION employees_hold_workflow_runs() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    UPDATE workflow_runs SET held = CASE WHEN NEW.disabled THEN 1 ELSE 0 END
+    UPDATE workflow_runs SET held = NEW.disabled
     WHERE step_employee_id = NEW.id AND org_id = NEW.org_id AND mode = NEW.mode
       AND status IN ('queued', 'running');
     RETURN NULL;
