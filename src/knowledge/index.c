@@ -31,6 +31,7 @@ struct ktenant {
     const char *model; /* vectors of other models are left out; NULL: any */
     bool int8;
     char key[ID_MAX + 8];
+    int64_t version; /* the tenant's knowledge version it was read at (store_knowledge_version) */
     size_t dim;
     size_t chunks; /* searchable chunks, with or without a vector */
     size_t n, cap; /* rows with a vector */
@@ -163,23 +164,35 @@ static int add_row(void *ud, const struct store_vector_row *row)
 }
 
 /* The tenant's index, loaded when absent. Called with k->mu held. */
+/*
+ * The index of tenant 't', read from 's' when there is none or when the one kept was read at
+ * another version of the tenant's knowledge ('version': changed on this node or on another).
+ * Under k->mu.
+ */
 static int tenant_get(struct kindex *k, struct store *s, const struct store_tenant *t,
-                      struct ktenant **out)
+                      int64_t version, struct ktenant **out)
 {
     char key[ID_MAX + 8];
-    struct ktenant *kt;
+    struct ktenant *kt, **pp;
     int rc;
     tenant_key(t, key, sizeof(key));
-    for (kt = k->head; kt; kt = kt->next) {
-        if (strcmp(kt->key, key) == 0) {
+    for (pp = &k->head; *pp; pp = &(*pp)->next) {
+        kt = *pp;
+        if (strcmp(kt->key, key) != 0)
+            continue;
+        if (kt->version == version) {
             *out = kt;
             return 0;
         }
+        *pp = kt->next;
+        tenant_free(kt);
+        break;
     }
     kt = xcalloc(1, sizeof(*kt));
     snprintf(kt->key, sizeof(kt->key), "%s", key);
     kt->model = k->model;
     kt->int8 = k->int8;
+    kt->version = version;
     rc = store_vectors_each(s, t, add_row, kt);
     if (rc) {
         tenant_free(kt);
@@ -271,13 +284,17 @@ int kindex_search(struct kindex *k, struct store *s, const struct store_tenant *
     int64_t *best_row = arena_alloc(a, ((size_t)limit + 1) * sizeof(*best_row));
     double *best = arena_alloc(a, ((size_t)limit + 1) * sizeof(*best));
     size_t have = 0;
+    int64_t version;
     bool *ok;
     int rc;
 
     *out = NULL;
     *n = 0;
+    rc = store_knowledge_version(s, t, &version);
+    if (rc)
+        return rc;
     pthread_mutex_lock(&k->mu);
-    rc = tenant_get(k, s, t, &kt);
+    rc = tenant_get(k, s, t, version, &kt);
     if (rc || kt->n == 0 || kt->dim != dim || limit == 0) {
         pthread_mutex_unlock(&k->mu);
         return rc;
@@ -327,10 +344,14 @@ int kindex_counts(struct kindex *k, struct store *s, const struct store_tenant *
                   size_t *vectors)
 {
     struct ktenant *kt;
+    int64_t version;
     int rc;
     *chunks = *vectors = 0;
+    rc = store_knowledge_version(s, t, &version);
+    if (rc)
+        return rc;
     pthread_mutex_lock(&k->mu);
-    rc = tenant_get(k, s, t, &kt);
+    rc = tenant_get(k, s, t, version, &kt);
     if (rc == 0) {
         *chunks = kt->chunks;
         *vectors = kt->n;

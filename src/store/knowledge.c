@@ -168,21 +168,56 @@ int documents_list(struct store *s, const struct store_tenant *t, const struct s
     return rc;
 }
 
+/* Move the knowledge version of tenant 't' (inside the caller's transaction). */
+static int touch_tenant(struct store *s, const struct store_tenant *t)
+{
+    const char *texts[] = {t->org_id, db_mode_name(t->mode)};
+    return db_run(s,
+                  "INSERT INTO tenant_versions (org_id, mode, knowledge) VALUES ($1, $2, 1)"
+                  " ON CONFLICT (org_id, mode) DO UPDATE SET knowledge ="
+                  " tenant_versions.knowledge + 1",
+                  texts, 2, NULL, 0);
+}
+
+/* Move the knowledge version of the tenant of the row of 'sql' ($1: a key of that row), inside
+ * the caller's transaction; nothing when there is no such row. */
+static int touch_tenant_of(struct store *s, const char *sql, const char *text_key, int64_t int_key)
+{
+    struct db_stmt *st = db_prepare(s, sql);
+    if (!st)
+        return ERR_STORE;
+    if (text_key)
+        db_bind_text(st, 1, text_key);
+    else
+        db_bind_int64(st, 1, int_key);
+    return db_exec(st);
+}
+
 /* See store_int.h. */
 int documents_delete(struct store *s, const struct store_tenant *t, const char *id)
 {
-    struct db_stmt *st =
-        db_prepare(s, "DELETE FROM documents WHERE org_id = $1 AND mode = $2 AND id = $3");
+    struct db_stmt *st;
     bool row;
-    int rc;
-    if (!st)
-        return ERR_STORE;
-    db_bind_tenant(st, t);
-    db_bind_text(st, 3, id);
-    rc = db_step(st, &row);
-    if (!rc && db_changes(st) == 0)
-        rc = ERR_NOT_FOUND;
-    db_done(st);
+    int rc = db_begin(s, DB_TX_WRITE);
+    if (rc)
+        return rc;
+    st = db_prepare(s, "DELETE FROM documents WHERE org_id = $1 AND mode = $2 AND id = $3");
+    if (!st) {
+        rc = ERR_STORE;
+    } else {
+        db_bind_tenant(st, t);
+        db_bind_text(st, 3, id);
+        rc = db_step(st, &row);
+        if (!rc && db_changes(st) == 0)
+            rc = ERR_NOT_FOUND;
+        db_done(st);
+    }
+    if (!rc)
+        rc = touch_tenant(s, t);
+    if (!rc)
+        rc = db_commit(s);
+    if (rc)
+        db_rollback(s);
     return rc;
 }
 
@@ -265,9 +300,33 @@ int documents_finish(struct store *s, const char *id, const struct store_chunk *
                    texts, 3, ints, 2);
     }
     if (!rc)
+        rc = touch_tenant_of(s,
+                             "INSERT INTO tenant_versions (org_id, mode, knowledge) SELECT org_id,"
+                             " mode, 1 FROM documents WHERE id = $1 ON CONFLICT (org_id, mode) DO"
+                             " UPDATE SET knowledge = tenant_versions.knowledge + 1",
+                             id, 0);
+    if (!rc)
         rc = db_commit(s);
     if (rc)
         db_rollback(s);
+    return rc;
+}
+
+/* See store_int.h. */
+int knowledge_version(struct store *s, const struct store_tenant *t, int64_t *out)
+{
+    struct db_stmt *st = db_prepare(s, "SELECT knowledge FROM tenant_versions WHERE org_id = $1"
+                                       " AND mode = $2");
+    bool row = false;
+    int rc;
+    *out = 0;
+    if (!st)
+        return ERR_STORE;
+    db_bind_tenant(st, t);
+    rc = db_step(st, &row);
+    if (!rc && row)
+        *out = db_int64(st, 0);
+    db_done(st);
     return rc;
 }
 
@@ -631,6 +690,13 @@ int chunks_set_vectors(struct store *s, const int64_t *rowids, size_t n, const f
         db_bind_text(st, 2, model);
         db_bind_int64(st, 3, rowids[i]);
         rc = db_exec(st);
+        if (!rc)
+            rc = touch_tenant_of(s,
+                                 "INSERT INTO tenant_versions (org_id, mode, knowledge) SELECT"
+                                 " org_id, mode, 1 FROM chunks WHERE rowid = $1 ON CONFLICT"
+                                 " (org_id, mode) DO UPDATE SET knowledge ="
+                                 " tenant_versions.knowledge + 1",
+                                 NULL, rowids[i]);
     }
     if (!rc)
         rc = db_commit(s);

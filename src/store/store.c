@@ -489,6 +489,12 @@ int store_search_vectors(struct store *s, const struct store_tenant *t, const fl
     WRAP(chunks_search_vectors(s, t, q, dim, f, limit, a, out, n));
 }
 
+/* See store.h. */
+int store_knowledge_version(struct store *s, const struct store_tenant *t, int64_t *out)
+{
+    WRAP(knowledge_version(s, t, out));
+}
+
 /* Stream the tenant's chunk vectors with their documents' access data. */
 int store_vectors_each(struct store *s, const struct store_tenant *t,
                        int (*fn)(void *ud, const struct store_vector_row *row), void *ud)

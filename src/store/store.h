@@ -442,6 +442,9 @@ struct store_vector_row {
 };
 /* Call 'fn' for every chunk of the tenant's ready documents, grouped by document ('embedding'
  * NULL for a chunk without one). */
+/* The version of tenant 't''s knowledge: it moves whenever a document becomes ready or failed,
+ * is deleted, or its chunks get new vectors (0: never). */
+int store_knowledge_version(struct store *s, const struct store_tenant *t, int64_t *out);
 int store_vectors_each(struct store *s, const struct store_tenant *t,
                        int (*fn)(void *ud, const struct store_vector_row *row), void *ud);
 /* The hits of chunks 'rowids' (in that order), with 'scores'. */

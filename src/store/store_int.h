@@ -149,6 +149,8 @@ int chunks_stale(struct store *s, const char *model, int64_t after, unsigned lim
 int chunks_set_vectors(struct store *s, const int64_t *rowids, size_t n, const float *vecs,
                        size_t dim, const char *model);
 
+int knowledge_version(struct store *s, const struct store_tenant *t, int64_t *out);
+
 /* ---- tasks.c ---- */
 int tasks_create(struct store *s, const struct store_tenant *t, const struct store_task *k);
 int tasks_get(struct store *s, const struct store_tenant *t, const char *id, struct arena *a,

@@ -132,6 +132,30 @@ int main(void)
     kindex_invalidate(k, &t);
     kindex_search(k, s, &t, q, 4, &f, 5, &a, &hits, &n);
     ok(n == 1 && strcmp(hits[0].document_name, "Two") == 0, "reloaded after invalidation");
+    {
+        /* Another node's index is never told of a change made here: it sees the change by the
+         * tenant's knowledge version, at its next search. */
+        struct kindex *k2 = kindex_new("m1", false);
+        struct store_chunk c4[] = {{"zeta four", 0, e2, 4, "m1"}};
+        int64_t v0 = -1, v1 = -1;
+        is_int(store_knowledge_version(s, &t, &v0), 0, "knowledge version");
+        kindex_search(k2, s, &t, q, 4, &f, 5, &a, &hits, &n);
+        is_int(n, 1, "another node's index: loaded");
+        d.id = "doc_four00000000000000000000";
+        d.name = "Four";
+        store_document_create(s, &t, &d);
+        store_document_finish(s, d.id, c4, 1, NULL);
+        store_knowledge_version(s, &t, &v1);
+        ok(v1 > v0, "a ready document moves the version");
+        kindex_search(k2, s, &t, q, 4, &f, 5, &a, &hits, &n);
+        ok(n == 2 && strcmp(hits[0].document_name, "Four") == 0,
+           "another node's index sees a document as soon as it is ready");
+        store_document_delete(s, &t, d.id);
+        kindex_search(k2, s, &t, q, 4, &f, 5, &a, &hits, &n);
+        ok(n == 1 && strcmp(hits[0].document_name, "Two") == 0,
+           "and no longer sees it once deleted");
+        kindex_free(k2);
+    }
     arena_cleanup(&a);
     kindex_free(k);
     store_close(s);
