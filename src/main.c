@@ -844,6 +844,10 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
             fprintf(stderr, "workforce: database: cannot register this node\n");
             goto out;
         }
+        if (rec.runs)
+            log_warn("tasks: %zu runs were interrupted by a stop; their tasks run again", rec.runs);
+        if (rec.steps)
+            log_warn("workflows: %zu steps were interrupted by a stop; they run again", rec.steps);
         if (rec.nodes)
             log_info("nodes: %zu earlier nodes gone: %zu chats and %zu requests in flight "
                      "taken back",

@@ -140,15 +140,16 @@ static pthread_mutex_t refresh_locks[REFRESH_LOCKS] = {
 #undef L
 };
 
-static pthread_mutex_t *lock_of(const struct store_tenant *t, const char *provider)
+/* FNV-1a of the connection's name: which lock is its, in this process and across nodes. */
+static uint32_t connection_hash(const struct store_tenant *t, const char *provider)
 {
-    unsigned h = 2166136261u; /* FNV-1a of the connection's name */
+    uint32_t h = 2166136261u;
     for (const char *s = t->org_id; *s; s++)
         h = (h ^ (unsigned char)*s) * 16777619u;
     h = (h ^ (unsigned)t->mode) * 16777619u;
     for (const char *s = provider; *s; s++)
         h = (h ^ (unsigned char)*s) * 16777619u;
-    return &refresh_locks[h % REFRESH_LOCKS];
+    return h;
 }
 
 /* The connection's row and its tokens object ('*tokens', a new reference), or a failure. */
@@ -282,12 +283,26 @@ static const char *access_token(const struct integ_env *env, const struct store_
 
     if (!rc && expiring(tokens, clock_now_ms()) &&
         json_string_value(json_object_get(tokens, "refresh_token"))) {
-        pthread_mutex_t *mu = lock_of(t, p->id);
+        /* One refresh at a time per connection: in this process (the mutex), and across nodes
+         * (the store's lock, held on a connection of its own meanwhile). */
+        uint32_t h = connection_hash(t, p->id);
+        pthread_mutex_t *mu = &refresh_locks[h % REFRESH_LOCKS];
+        struct store *held;
         pthread_mutex_lock(mu);
+        held = store_pool_get(env->pool);
         json_decref(tokens); /* another step may have refreshed it meanwhile */
-        rc = load(env, t, p, a, &row, &tokens, out);
-        if (!rc && expiring(tokens, clock_now_ms()))
-            rc = refresh(env, t, p, a, &row, &tokens, out);
+        tokens = NULL;
+        rc = store_lock_wait(held, STORE_LOCK_REFRESH, h);
+        if (rc) {
+            failf(out, true, "The %s token could not be refreshed: the lock was not taken.",
+                  p->name);
+        } else {
+            rc = load(env, t, p, a, &row, &tokens, out);
+            if (!rc && expiring(tokens, clock_now_ms()))
+                rc = refresh(env, t, p, a, &row, &tokens, out);
+            store_lock_release(held, STORE_LOCK_REFRESH, h);
+        }
+        store_pool_put(env->pool, held);
         pthread_mutex_unlock(mu);
     }
     if (!rc)

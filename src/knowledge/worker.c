@@ -249,7 +249,7 @@ static size_t embed_one_by_one(struct knowledge_worker *w, struct store *s,
  * seems down the pass waits a minute; when nothing is left it waits for the next failure (or
  * the next start).
  */
-static void embed_stale(struct knowledge_worker *w, struct store *s)
+static void embed_stale_held(struct knowledge_worker *w, struct store *s)
 {
     int64_t after = 0;
     if (!w->embed || clock_now_ms() < w->stale_after_ms)
@@ -302,6 +302,18 @@ static void embed_stale(struct knowledge_worker *w, struct store *s)
         after = c[n - 1].rowid;
         arena_cleanup(&a);
     }
+}
+
+/* Chunks without a vector of the current model are embedded again by one node at a time (the
+ * others would embed the same chunks): the node that holds the store's lock does it. */
+static void embed_stale(struct knowledge_worker *w, struct store *s)
+{
+    if (!w->embed || clock_now_ms() < w->stale_after_ms)
+        return;
+    if (store_lock_try(s, STORE_LOCK_REEMBED, 0) != 0)
+        return; /* another node is at it; this one looks again at its next round */
+    embed_stale_held(w, s);
+    store_lock_release(s, STORE_LOCK_REEMBED, 0);
 }
 
 static bool same_tenant(const struct store_tenant *a, const struct store_tenant *b)
@@ -401,6 +413,13 @@ static void *loop(void *arg)
             arena_init(&a);
             pthread_mutex_lock(&w->mu);
             rc = w->stop ? ERR_INTERNAL : pick(w, s, &a, &d);
+            if (rc == 0 && store_document_claim(s, d.id) != 0) {
+                /* another node took it since it was read (or it was deleted): pick again;
+                 * the next read no longer finds it */
+                pthread_mutex_unlock(&w->mu);
+                arena_cleanup(&a);
+                continue;
+            }
             if (rc == 0) {
                 job->busy = true;
                 snprintf(job->doc_id, sizeof(job->doc_id), "%s", d.id);

@@ -222,27 +222,46 @@ int documents_delete(struct store *s, const struct store_tenant *t, const char *
 }
 
 /*
- * See store_int.h. A cursor, not a claim: the worker looks at several documents and chooses
- * one (knowledge/worker.c), and a row lock (FOR UPDATE SKIP LOCKED) would last only as long as
- * this statement's own transaction. Keeping two nodes off one document would take a claim
- * column (who, until when) set by the worker's choice, which the schema does not have.
+ * See store_int.h. A cursor over the documents still processing that no other node holds: the
+ * worker looks at several and chooses one (knowledge/worker.c), then claims it
+ * (documents_claim). A dead node's documents are released by nodes_recover.
  */
 int documents_next(struct store *s, const char *after_id, struct arena *a,
                    struct store_document *out)
 {
     struct db_stmt *st = db_prepare(s, "SELECT " DOC_COLS " FROM documents d WHERE d.status ="
                                        " 'processing' AND (CAST($1 AS TEXT) IS NULL OR d.id > $1)"
+                                       " AND (d.node_id IS NULL OR d.node_id = $2)"
                                        " ORDER BY d.id LIMIT 1");
     bool row = false;
     int rc;
     if (!st)
         return ERR_STORE;
     db_bind_text(st, 1, after_id);
+    db_bind_text(st, 2, store_node_id());
     rc = db_step(st, &row);
     if (!rc && row)
         read_document(st, a, out);
     db_done(st);
     return rc ? rc : row ? 0 : ERR_NOT_FOUND;
+}
+
+/* See store_int.h. */
+int documents_claim(struct store *s, const char *id)
+{
+    struct db_stmt *st = db_prepare(s, "UPDATE documents SET node_id = $2 WHERE id = $1 AND status"
+                                       " = 'processing' AND (node_id IS NULL OR node_id = $2)");
+    bool row;
+    int rc;
+    if (!st)
+        return ERR_STORE;
+    db_bind_text(st, 1, id);
+    db_bind_text(st, 2, store_node_id());
+    rc = db_step(st, &row);
+    if (!rc && db_changes(st) == 0)
+        rc = ERR_CONFLICT;
+    db_done(st);
+    return rc;
 }
 
 /* Insert chunk 'c', number 'seq' of document 'id', with a new id (inside the caller's
@@ -293,11 +312,11 @@ int documents_finish(struct store *s, const char *id, const struct store_chunk *
     if (!rc) {
         const char *texts[] = {id, error ? "failed" : "ready", error};
         const int64_t ints[] = {error ? 0 : (int64_t)n, clock_now_ms()};
-        rc =
-            db_run(s,
-                   "UPDATE documents SET status = $2, error = $3, chunk_count = $4, updated_at = $5"
-                   " WHERE id = $1",
-                   texts, 3, ints, 2);
+        rc = db_run(
+            s,
+            "UPDATE documents SET status = $2, error = $3, chunk_count = $4, updated_at = $5,"
+            " node_id = NULL WHERE id = $1",
+            texts, 3, ints, 2);
     }
     if (!rc)
         rc = touch_tenant_of(s,

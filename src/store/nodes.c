@@ -68,7 +68,6 @@ static int take_back(struct store *s, const char *sql, int64_t dead_before, size
 int nodes_recover(struct store *s, int64_t now, int64_t dead_before, struct store_recovery *out)
 {
     int rc;
-    (void)now;
     memset(out, 0, sizeof(*out));
     rc = db_begin(s, DB_TX_WRITE);
     if (rc)
@@ -80,6 +79,13 @@ int nodes_recover(struct store *s, int64_t now, int64_t dead_before, struct stor
                        "DELETE FROM idempotency_keys WHERE state = 0 AND (node_id IS NULL OR"
                        " node_id NOT IN " LIVE ")",
                        dead_before, &out->requests);
+    if (!rc)
+        rc = tasks_take_back(s, store_node_id(), now, dead_before, &out->runs, &out->steps);
+    if (!rc)
+        rc = take_back(s,
+                       "UPDATE documents SET node_id = NULL WHERE status = 'processing' AND"
+                       " node_id IS NOT NULL AND node_id NOT IN " LIVE,
+                       dead_before, &out->documents);
     if (!rc)
         rc = take_back(s, "DELETE FROM nodes WHERE id <> $1 AND heartbeat_at < $2", dead_before,
                        &out->nodes);

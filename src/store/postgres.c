@@ -84,6 +84,7 @@ struct pg_store {
     unsigned names; /* the last statement name's number */
     unsigned gen;   /* incremented by each reset: older statements are gone from the server */
     bool in_tx;     /* between begin() and commit() or rollback() */
+    bool tx_wrote;  /* a statement of the transaction changed rows */
 };
 
 static const struct db_driver pg_driver;
@@ -433,6 +434,16 @@ static PGresult *execute(struct pg_stmt *st)
                           0);
 }
 
+/* Whether 'res' is of a statement that changed rows (a SELECT's tag counts rows too). */
+static bool changed(PGresult *res)
+{
+    const char *tag = PQcmdStatus(res);
+    const char *n = PQcmdTuples(res);
+    bool write = strncmp(tag, "INSERT", 6) == 0 || strncmp(tag, "UPDATE", 6) == 0 ||
+                 strncmp(tag, "DELETE", 6) == 0 || strncmp(tag, "MERGE", 5) == 0;
+    return write && n[0] && strcmp(n, "0") != 0;
+}
+
 /*
  * Run 'st' with its bindings and keep the whole result: 0, ERR_CONFLICT or ERR_STORE. A
  * statement whose tables changed since it was prepared (a migration by another process) is
@@ -473,8 +484,12 @@ static int run(struct pg_stmt *st)
         return rc;
     }
     }
-    if (!ps->in_tx && PQcmdTuples(res)[0] && strcmp(PQcmdTuples(res), "0") != 0)
-        store_note_commit(); /* a change committed on its own */
+    if (changed(res)) {
+        if (ps->in_tx)
+            ps->tx_wrote = true; /* told at its commit */
+        else
+            store_note_commit(); /* a change committed on its own */
+    }
     st->res = res;
     st->nrows = PQntuples(res);
     st->row = -1;
@@ -702,8 +717,9 @@ static int d_commit(struct store *s)
     struct pg_store *ps = PS(s);
     int rc = exec_simple(ps, "COMMIT", "COMMIT");
     ps->in_tx = false;
-    if (!rc)
+    if (!rc && ps->tx_wrote)
         store_note_commit();
+    ps->tx_wrote = false;
     return rc;
 }
 
@@ -714,6 +730,7 @@ static int d_rollback(struct store *s)
     struct pg_store *ps = PS(s);
     int rc = exec_simple(ps, "ROLLBACK", NULL);
     ps->in_tx = false;
+    ps->tx_wrote = false;
     return rc ? ERR_STORE : 0;
 }
 
@@ -862,6 +879,36 @@ static int pg_data_version(struct store *s, int64_t *out)
     return rc;
 }
 
+/* The advisory locks of store_lock_*(): (LOCK_BASE + kind, sub) in the two-key space, apart
+ * from MIGRATE_LOCK's one-key one. */
+#define LOCK_BASE 7294100
+
+/* A session advisory lock: held until released or the connection ends (a node that dies
+ * releases it with its connection). */
+static int pg_lock(struct store *s, int key, uint32_t sub, bool wait)
+{
+    struct pg_store *ps = PS(s);
+    char sql[128];
+    int64_t got = 1;
+    int rc = reconnect(ps, "lock");
+    if (wait)
+        snprintf(sql, sizeof(sql), "SELECT pg_advisory_lock(%d, %d)", LOCK_BASE + key, (int)sub);
+    else
+        snprintf(sql, sizeof(sql),
+                 "SELECT CASE WHEN pg_try_advisory_lock(%d, %d) THEN 1 ELSE 0 END", LOCK_BASE + key,
+                 (int)sub);
+    if (!rc)
+        rc = wait ? exec_simple(ps, sql, NULL) : query_int64(ps, sql, &got);
+    return rc ? rc : got ? 0 : ERR_CONFLICT;
+}
+
+static void pg_lock_release(struct store *s, int key, uint32_t sub)
+{
+    char sql[96];
+    snprintf(sql, sizeof(sql), "SELECT pg_advisory_unlock(%d, %d)", LOCK_BASE + key, (int)sub);
+    exec_simple(PS(s), sql, NULL);
+}
+
 static const struct store_ops pg_ops = {
     .version = 1,
     .name = "postgres",
@@ -869,6 +916,9 @@ static const struct store_ops pg_ops = {
     .ping = pg_ping,
     .migrate = pg_migrate,
     .data_version = pg_data_version,
+    .shared_version = true,
+    .lock = pg_lock,
+    .lock_release = pg_lock_release,
 };
 
 /* ---- Opening ---- */

@@ -109,6 +109,29 @@ int store_ping(struct store *s)
 }
 
 /* See store.h. */
+int store_lock_try(struct store *s, enum store_lock lock, uint32_t sub)
+{
+    if (injected())
+        return ERR_STORE;
+    return s->ops->lock ? s->ops->lock(s, (int)lock, sub, false) : 0;
+}
+
+/* See store.h. */
+int store_lock_wait(struct store *s, enum store_lock lock, uint32_t sub)
+{
+    if (injected())
+        return ERR_STORE;
+    return s->ops->lock ? s->ops->lock(s, (int)lock, sub, true) : 0;
+}
+
+/* See store.h. */
+void store_lock_release(struct store *s, enum store_lock lock, uint32_t sub)
+{
+    if (s->ops->lock_release)
+        s->ops->lock_release(s, (int)lock, sub);
+}
+
+/* See store.h. */
 int store_node_start(struct store *s, int64_t now)
 {
     WRAP(nodes_start(s, now));
@@ -156,6 +179,8 @@ void store_note_commit(void)
  * process committed since, or another did more than WATCH_MS ago. When the backend cannot tell,
  * the answer is a new value (every cached entry misses).
  */
+static _Atomic int64_t shared_seen; /* the last shared data version read (PostgreSQL) */
+
 uint64_t store_generation(struct store *s)
 {
     int64_t now = clock_mono_us(),
@@ -166,6 +191,11 @@ uint64_t store_generation(struct store *s)
         atomic_compare_exchange_strong(&watched_at_us, &last, now)) {
         if (!s->ops->data_version || s->ops->data_version(s, &v)) {
             store_note_commit();
+        } else if (s->ops->shared_version) {
+            /* one number for the whole database: compared with what this process saw last,
+             * whichever connection read it */
+            if (atomic_exchange(&shared_seen, v) != v)
+                store_note_commit();
         } else if (v != s->seen_version) {
             s->seen_version = v;
             store_note_commit();
@@ -454,6 +484,12 @@ int store_document_delete(struct store *s, const struct store_tenant *t, const c
     WRAP(documents_delete(s, t, id));
 }
 
+/* See store.h. */
+int store_document_claim(struct store *s, const char *id)
+{
+    WRAP(documents_claim(s, id));
+}
+
 /* The oldest processing document after 'after_id' (NULL: from the start). */
 int store_document_next(struct store *s, const char *after_id, struct arena *a,
                         struct store_document *out)
@@ -567,9 +603,21 @@ int store_task_finish(struct store *s, const struct store_task_finish *in, int64
     WRAP(tasks_finish(s, in, charged, discarded));
 }
 
+/* See store.h. */
 int store_task_recover(struct store *s, int64_t now, size_t *n, size_t *steps)
 {
-    WRAP(tasks_recover(s, now, n, steps));
+    int rc;
+    if (injected())
+        return ERR_STORE;
+    rc = db_begin(s, DB_TX_WRITE);
+    if (rc)
+        return rc;
+    rc = tasks_take_back(s, "", now, INT64_MAX, n, steps);
+    if (!rc)
+        rc = db_commit(s);
+    if (rc)
+        db_rollback(s);
+    return rc;
 }
 
 /* Read the hits of the given chunk rowids, keeping their order and scores. */

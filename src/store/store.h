@@ -161,11 +161,26 @@ int store_chat_begin_committed(struct store_committer *c, struct store *s,
 /* A number that differs from an earlier one whenever the data may have changed since (a commit
  * of this process, or one seen through 's' from another); see store.c. */
 uint64_t store_generation(struct store *s);
+/* Work that one node at a time does, whichever node (held by store_lock_try/_wait). */
+enum store_lock {
+    STORE_LOCK_REEMBED = 1, /* embedding again the chunks of another model */
+    STORE_LOCK_REFRESH = 2, /* refreshing one integration's token ('sub': which one) */
+};
+/* Hold 'lock' ('sub' tells apart the locks of one kind) on the connection of 's' (0), or not
+ * (ERR_CONFLICT: another node holds it); store_lock_wait() waits for it instead. On SQLite, with
+ * one server, always held at once. Give it back with store_lock_release(). */
+int store_lock_try(struct store *s, enum store_lock lock, uint32_t sub);
+int store_lock_wait(struct store *s, enum store_lock lock, uint32_t sub);
+void store_lock_release(struct store *s, enum store_lock lock, uint32_t sub);
+
 /* What store_nodes_recover() took back from dead nodes. */
 struct store_recovery {
-    size_t nodes;    /* dead nodes forgotten */
-    size_t busy;     /* employees' work they held (chats in flight) */
-    size_t requests; /* Idempotency-Key requests they had in flight, free to be sent again */
+    size_t nodes;     /* dead nodes forgotten */
+    size_t busy;      /* employees' work they held (chats in flight) */
+    size_t requests;  /* Idempotency-Key requests they had in flight, free to be sent again */
+    size_t runs;      /* task runs they had in progress: failed, uncharged, their tasks queued */
+    size_t steps;     /* workflow steps they had in flight: ready again */
+    size_t documents; /* documents they were processing: free for another node */
 };
 /* Register this process as a node (store_node_id()), alive as of 'now'. */
 int store_node_start(struct store *s, int64_t now);
@@ -415,6 +430,9 @@ int store_document_list(struct store *s, const struct store_tenant *t,
                         struct store_doc_page *out);
 int store_document_delete(struct store *s, const struct store_tenant *t, const char *id);
 /* The oldest document still processing, any tenant (the worker's queue); ERR_NOT_FOUND if none. */
+/* Hold document 'id' (still processing) for this node, so that no other node processes it at
+ * the same time; ERR_CONFLICT when another node holds it or it is no longer processing. */
+int store_document_claim(struct store *s, const char *id);
 int store_document_next(struct store *s, const char *after_id, struct arena *a,
                         struct store_document *out);
 /* Note how far the processing of 'id' is: 'embedded' of its 'chunks' (while it processes). */
@@ -720,9 +738,10 @@ struct store_task_finish {
  * taken. */
 int store_task_finish(struct store *s, const struct store_task_finish *in, int64_t *charged,
                       bool *discarded);
-/* At start: runs left in progress by a stopped process end failed, their tasks pending again,
- * their reserved credits back; workflow steps left in flight become ready again (their cut
- * attempt not counted). Returns how many of each through '*n' and '*steps'. */
+/* What a restart of every node does to their work (tests; a server takes back only dead nodes'
+ * work: store_nodes_recover): runs in progress end failed, their tasks pending again, their
+ * reserved credits back; workflow steps in flight become ready again (their cut attempt not
+ * counted). Returns how many of each through '*n' and '*steps'. */
 int store_task_recover(struct store *s, int64_t now, size_t *n, size_t *steps);
 
 /* ---- Integrations (contract §13) ---- */

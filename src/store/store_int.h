@@ -17,6 +17,9 @@ struct store_ops {
     int (*ping)(struct store *s);
     /* A number that changes when another connection (of any process) commits. */
     int (*data_version)(struct store *s, int64_t *out);
+    /* data_version is the same on every connection (PostgreSQL's WAL position), not one per
+     * connection (SQLite's PRAGMA data_version). */
+    bool shared_version;
     int (*backup)(struct store *s, const char *to);
     int (*chat_begin)(struct store *s, const struct store_tenant *t,
                       const struct store_chat_begin *in);
@@ -29,6 +32,9 @@ struct store_ops {
     /* Upkeep off the request path (SQLite: checkpoint a long log); 'idle': no job is waiting
      * (else only what cannot wait is done). May be NULL. */
     void (*maintain)(struct store *s, bool idle);
+    /* store_lock_try/_wait/_release() across nodes; NULL: one node, always held. */
+    int (*lock)(struct store *s, int key, uint32_t sub, bool wait);
+    void (*lock_release)(struct store *s, int key, uint32_t sub);
 };
 
 struct store {
@@ -150,6 +156,7 @@ int chunks_set_vectors(struct store *s, const int64_t *rowids, size_t n, const f
                        size_t dim, const char *model);
 
 int knowledge_version(struct store *s, const struct store_tenant *t, int64_t *out);
+int documents_claim(struct store *s, const char *id);
 
 /* ---- tasks.c ---- */
 int tasks_create(struct store *s, const struct store_tenant *t, const struct store_task *k);
@@ -167,7 +174,11 @@ int tasks_claim(struct store *s, int64_t now, store_next_run_fn next_run, struct
                 struct store_claim *out, int64_t *wake_at);
 int tasks_finish(struct store *s, const struct store_task_finish *in, int64_t *charged,
                  bool *discarded);
-int tasks_recover(struct store *s, int64_t now, size_t *n, size_t *steps);
+/* Inside the caller's write transaction: the task runs in progress and the workflow steps in
+ * flight of every node but 'self' ("": none) and those that beat since 'dead_before' end
+ * (runs failed, uncharged, their tasks pending again; steps ready again); '*n' runs, '*steps'. */
+int tasks_take_back(struct store *s, const char *self, int64_t now, int64_t dead_before, size_t *n,
+                    size_t *steps);
 /* Insert run 'r' of tenant 't' (queued, its steps pending, ready at its created_at) and count it
  * in its workflow; inside the caller's write transaction. ERR_NOT_FOUND: the workflow is gone. */
 int wf_runs_insert(struct store *s, const struct store_tenant *t, const struct store_wf_run *r);

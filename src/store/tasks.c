@@ -493,7 +493,7 @@ int wf_runs_to_step(struct store *s, const char *run_id, int64_t idx, int64_t re
     const int64_t ints[] = {idx, ready_at};
     return db_run(
         s,
-        "UPDATE workflow_runs SET next_step = $2, ready_at = $3, lease = NULL,"
+        "UPDATE workflow_runs SET next_step = $2, ready_at = $3, lease = NULL, lease_node = NULL,"
         " step_employee_id = (SELECT employee_id FROM workflow_run_steps WHERE run_id = $1"
         " AND idx = $2), held = coalesce((SELECT e.disabled FROM workflow_run_steps x JOIN"
         " employees e ON e.id = x.employee_id WHERE x.run_id = $1 AND x.idx = $2), FALSE)"
@@ -635,14 +635,15 @@ static int claim_task(struct store *s, int64_t now, store_next_run_fn next_run,
     }
     k->next_run_at = k->recurring ? next_run(k->recurring, now) : 0;
     {
-        const char *texts[] = {out->run_id, k->id, k->tenant.org_id, db_mode_name(k->tenant.mode),
-                               k->employee_id};
+        const char *texts[] = {out->run_id,      k->id,
+                               k->tenant.org_id, db_mode_name(k->tenant.mode),
+                               k->employee_id,   store_node_id()};
         const int64_t ints[] = {out->reserved ? 1 : 0, now};
         rc = db_run(
             s,
             "INSERT INTO task_runs (id, task_id, org_id, mode, employee_id, status, reserved,"
-            " started_at) VALUES ($1, $2, $3, $4, $5, 'in_progress', $6, $7)",
-            texts, 5, ints, 2);
+            " started_at, node_id) VALUES ($1, $2, $3, $4, $5, 'in_progress', $7, $8, $6)",
+            texts, 6, ints, 2);
     }
     if (!rc) {
         const char *texts[] = {k->id, out->run_id};
@@ -704,12 +705,12 @@ static int claim_step(struct store *s, int64_t now, const char *run_id,
     if (rc)
         return rc;
     {
-        const char *texts[] = {run_id, out->lease};
+        const char *texts[] = {run_id, out->lease, store_node_id()};
         const int64_t ints[] = {now};
         rc = db_run(s,
                     "UPDATE workflow_runs SET status = 'running', started_at = coalesce(started_at,"
-                    " $3), lease = $2 WHERE id = $1",
-                    texts, 2, ints, 1);
+                    " $4), lease = $2, lease_node = $3 WHERE id = $1",
+                    texts, 3, ints, 1);
     }
     if (!rc) {
         const char *texts[] = {run_id};
@@ -841,33 +842,75 @@ int tasks_claim(struct store *s, int64_t now, store_next_run_fn next_run, struct
     return rc;
 }
 
-/* See store_int.h. */
-int tasks_recover(struct store *s, int64_t now, size_t *n, size_t *steps)
+/* The nodes that count as alive (nodes.c): the caller ($1) and those that beat since $2. */
+#define DEAD(col)                                                                                  \
+    "(" col " IS NULL OR " col " NOT IN (SELECT id FROM nodes WHERE id = $1 OR"                    \
+    " heartbeat_at >= $2))"
+
+/* A run of a dead node, read before it is taken back. */
+struct cut_run {
+    char id[ID_MAX], task_id[ID_MAX], org_id[ID_MAX];
+    int64_t reserved;
+};
+
+/*
+ * See store_int.h. The runs are ended first, and only the rows this statement changed are then
+ * refunded and queued again: on PostgreSQL a second node taking back at the same time waits for
+ * the first's row locks and then finds the runs no longer in progress.
+ */
+int tasks_take_back(struct store *s, const char *self, int64_t now, int64_t dead_before, size_t *n,
+                    size_t *steps)
 {
-    const int64_t ints[] = {now};
-    int64_t runs = 0, leases = 0;
-    int rc = db_begin(s, DB_TX_WRITE);
+    const char *me[] = {self};
+    const int64_t ints[] = {dead_before, now};
+    struct cut_run *cut = NULL;
+    size_t ncut = 0, cap = 0;
+    struct db_stmt *st;
+    int64_t leases = 0;
+    bool row = false;
+    int rc;
+
     *n = *steps = 0;
-    if (rc)
-        return rc;
-    /* Reserved credits back, then the runs end failed, then their tasks are pending again
-     * (a recurring one at once: its interrupted occurrence runs again). */
-    rc = db_run(s,
-                "UPDATE orgs SET credits = credits + (SELECT count(*) FROM task_runs r WHERE"
-                " r.org_id = orgs.id AND r.status = 'in_progress' AND r.reserved = 1) WHERE id"
-                " IN (SELECT org_id FROM task_runs WHERE status = 'in_progress' AND reserved = 1)",
-                NULL, 0, NULL, 0);
-    if (!rc)
-        rc = run_n(s,
-                   "UPDATE task_runs SET status = 'failed', reserved = 0, completed_at = $1, error"
-                   " = 'Interrupted by a restart: the server stopped during this run; the task"
-                   " runs again.' WHERE status = 'in_progress'",
-                   NULL, 0, ints, 1, &runs);
-    if (!rc)
-        rc = db_run(s,
-                    "UPDATE tasks SET status = 'pending', run_id = NULL, updated_at = $1, run_now"
-                    " = TRUE WHERE status = 'in_progress'",
-                    NULL, 0, ints, 1);
+    st = db_prepare(s, "UPDATE task_runs SET status = 'failed', completed_at = $3, error ="
+                       " 'Interrupted: the server running it stopped; the task runs again.'"
+                       " WHERE status = 'in_progress' AND " DEAD(
+                           "node_id") " RETURNING id, task_id, org_id, reserved");
+    if (!st)
+        return ERR_STORE;
+    db_bind_text(st, 1, me[0]);
+    db_bind_int64(st, 2, dead_before);
+    db_bind_int64(st, 3, now);
+    while (!(rc = db_step(st, &row)) && row) {
+        if (ncut == cap) {
+            cap = cap ? 2 * cap : 16;
+            cut = xrealloc(cut, cap * sizeof(*cut));
+        }
+        db_copy(st, 0, cut[ncut].id, sizeof(cut[ncut].id));
+        db_copy(st, 1, cut[ncut].task_id, sizeof(cut[ncut].task_id));
+        db_copy(st, 2, cut[ncut].org_id, sizeof(cut[ncut].org_id));
+        cut[ncut].reserved = db_int64(st, 3);
+        ncut++;
+    }
+    db_done(st);
+    /* Reserved credits back, and the tasks pending again (a recurring one at once: its
+     * interrupted occurrence runs again). */
+    for (size_t i = 0; !rc && i < ncut; i++) {
+        const char *run[] = {cut[i].id, cut[i].task_id};
+        const int64_t at[] = {now};
+        if (cut[i].reserved > 0) {
+            const char *org[] = {cut[i].org_id};
+            const int64_t back[] = {cut[i].reserved};
+            rc = db_run(s, "UPDATE orgs SET credits = credits + $2 WHERE id = $1", org, 1, back, 1);
+            if (!rc)
+                rc = db_run(s, "UPDATE task_runs SET reserved = 0 WHERE id = $1", run, 1, NULL, 0);
+        }
+        if (!rc)
+            rc = db_run(s,
+                        "UPDATE tasks SET status = 'pending', run_id = NULL, updated_at = $3,"
+                        " run_now = TRUE WHERE id = $2 AND run_id = $1",
+                        run, 2, at, 1);
+    }
+    free(cut);
     /* Workflow steps in flight: ready again, their cut attempt not counted (a cancelled run's
      * step in flight ends cancelled instead). */
     if (!rc)
@@ -877,23 +920,22 @@ int tasks_recover(struct store *s, int64_t now, size_t *n, size_t *steps)
                     " 'cancelled' ELSE 'pending' END, attempts = CASE WHEN attempts > 1 THEN"
                     " attempts - 1 ELSE 0 END, completed_at = CASE WHEN (SELECT r.status FROM"
                     " workflow_runs r WHERE r.id = workflow_run_steps.run_id) = 'cancelled' THEN"
-                    " CAST($1 AS BIGINT) END WHERE status = 'running'",
-                    NULL, 0, ints, 1);
+                    " CAST($3 AS BIGINT) END WHERE status = 'running' AND run_id IN (SELECT id"
+                    " FROM workflow_runs WHERE lease IS NOT NULL AND " DEAD("lease_node") ")",
+                    me, 1, ints, 2);
     if (!rc)
         rc = run_n(s,
-                   "UPDATE workflow_runs SET lease = NULL, ready_at = $1 WHERE lease IS NOT NULL"
-                   " AND status IN ('queued', 'running')",
-                   NULL, 0, ints, 1, &leases);
+                   "UPDATE workflow_runs SET lease = NULL, lease_node = NULL, ready_at = $3 WHERE"
+                   " lease IS NOT NULL AND status IN ('queued', 'running') AND " DEAD("lease_node"),
+                   me, 1, ints, 2, &leases);
     if (!rc)
-        rc = db_run(s, "UPDATE workflow_runs SET lease = NULL WHERE lease IS NOT NULL", NULL, 0,
-                    NULL, 0);
-    if (!rc)
-        rc = db_commit(s);
-    if (rc) {
-        db_rollback(s);
+        rc = db_run(s,
+                    "UPDATE workflow_runs SET lease = NULL, lease_node = NULL WHERE lease IS NOT"
+                    " NULL AND " DEAD("lease_node"),
+                    me, 1, ints, 1);
+    if (rc)
         return rc;
-    }
-    *n = (size_t)runs;
+    *n = ncut;
     *steps = (size_t)leases;
     return 0;
 }

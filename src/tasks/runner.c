@@ -181,7 +181,7 @@ static void carry_out(struct task_runner *tr, const struct store_task_claim *c)
         finish(tr, c, false, NULL, "Cancelled before the engine was called.", 0, t0);
     } else if (ans.failed && task_runner_stopping(tr)) {
         /* The engine call ended because the server is stopping: the run stays in progress
-         * and the next start queues it again (store_task_recover). */
+         * and is taken back once this node is gone (store_nodes_recover). */
         log_info("tasks: run %s of task %s left for the next start", c->run_id, k->id);
     } else {
         finish(tr, c, !ans.failed, ans.failed ? NULL : buf_ptr(&ans.text),
@@ -300,33 +300,23 @@ static void *keeper(void *arg)
         store_pool_put(tr->env->knowledge.pool, s);
         if (rc)
             log_error("nodes: cannot take back dead nodes' work (%s)", err_name((enum err_code)rc));
-        else if (rec.nodes)
-            log_warn("nodes: %zu dead nodes: %zu chats and %zu requests in flight taken back",
-                     rec.nodes, rec.busy, rec.requests);
-        if (!rc && rec.nodes)
+        else if (rec.nodes || rec.runs || rec.steps)
+            log_warn("nodes: %zu dead nodes: %zu chats, %zu requests, %zu task runs and %zu"
+                     " workflow steps taken back",
+                     rec.nodes, rec.busy, rec.requests, rec.runs, rec.steps);
+        if (!rc && (rec.runs || rec.steps))
             task_runner_wake(tr);
     }
     return NULL;
 }
 
-/* Start the workers; runs left in progress by an earlier process are queued again first. */
+/* Start the workers and the keeper (what an earlier process left in progress was taken back
+ * at start: store_nodes_recover). */
 int task_runner_start(const struct agent_env *env, unsigned workers, task_step_fn step,
                       struct task_runner **out)
 {
     struct task_runner *tr = xcalloc(1, sizeof(*tr));
-    struct store *s = store_pool_get(env->knowledge.pool);
-    size_t n = 0, steps = 0;
-    int rc = store_task_recover(s, clock_now_ms(), &n, &steps);
-    store_pool_put(env->knowledge.pool, s);
-    if (rc) {
-        free(tr);
-        *out = NULL;
-        return rc;
-    }
-    if (n > 0)
-        log_warn("tasks: %zu runs were interrupted by a stop; their tasks run again", n);
-    if (steps > 0)
-        log_warn("workflows: %zu steps were interrupted by a stop; they run again", steps);
+
     tr->env = env;
     tr->step = step;
     pthread_mutex_init(&tr->mu, NULL);

@@ -8,7 +8,8 @@
  * outcome stored (store_task_finish); a workflow step is handed to the step executor given at
  * start (workflows/run.c), which stores its own outcome (store_step_finish). Nothing is kept
  * only in memory: a task run in progress when the process dies is failed and queued again at
- * the next start, a step in flight runs again (store_task_recover).
+ * the next start, a step in flight runs again (store_nodes_recover, on any node once this one
+ * is gone).
  */
 #ifndef WORKFORCE_TASKS_RUNNER_H
 #define WORKFORCE_TASKS_RUNNER_H

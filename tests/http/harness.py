@@ -35,6 +35,11 @@ PG_URL = os.environ.get("WORKFORCE_HTTP_PG_URL", "")
 PG_NODES = int(os.environ.get("WORKFORCE_HTTP_NODES", "2") or "2")
 
 
+# Leases in the PostgreSQL runs: short, so that a test that kills every node sees the work of
+# the dead ones taken back by their successors within its deadline.
+PG_LEASE_SECONDS = "6"
+
+
 def sqlite_only(why):
     """Skip a test (or class) on the PostgreSQL runs: 'why' it is SQLite's alone."""
     return unittest.skipIf(bool(PG_URL), "SQLite only: " + why)
@@ -211,6 +216,8 @@ class Server:
             self.extra_env.setdefault("WORKFORCE_SECRET_FILE",
                                       os.path.join(self.tmpdir, "server.secret"))
             self.extra_env.setdefault("WORKFORCE_FILES_DIR", os.path.join(self.tmpdir, "files"))
+            self.extra_env.setdefault("WORKFORCE_LEASE_SECONDS", PG_LEASE_SECONDS)
+        self.pin = None  # a node index: every request goes to it (per-node observations)
 
     # -- lifecycle --
 
@@ -412,6 +419,8 @@ class Server:
         """The port of the node the next request goes to (they take turns)."""
         if len(self.ports) < 2:
             return self.port
+        if self.pin is not None:
+            return self.ports[self.pin]
         self.turn += 1
         return self.ports[self.turn % len(self.ports)]
 
@@ -485,10 +494,15 @@ class ServerTestCase(unittest.TestCase):
 
     server_env = {"WORKFORCE_RATE_LIMITS": GENEROUS_LIMITS}
     server = None
+    # What a class observes of one node (its metrics, its caches' counters, its rate limiter):
+    # with several nodes, every request of the class goes to the first.
+    one_node = False
 
     @classmethod
     def setUpClass(cls):
         cls.server = Server(env=cls.server_env)
+        if cls.one_node:
+            cls.server.pin = 0
         try:
             cls.server.start()
             cls.setUpServer()

@@ -14,13 +14,14 @@ import threading
 import time
 import uuid
 
-from harness import GENEROUS_LIMITS, Server, ServerTestCase, run_cli
+from harness import GENEROUS_LIMITS, Server, ServerTestCase, run_cli, sqlite_only
 
 
 def mode(p):
     return stat.S_IMODE(os.stat(p).st_mode)
 
 
+@sqlite_only("workforce backup and restore copy a SQLite file (PostgreSQL: pg_dump)")
 class BackupTest(ServerTestCase):
     server_env = {"WORKFORCE_RATE_LIMITS": GENEROUS_LIMITS}
 

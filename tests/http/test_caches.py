@@ -17,6 +17,7 @@ BOUND = 1.0  # seconds: a change must be seen within this
 
 class CacheCoherenceTest(ServerTestCase):
     server_env = {"WORKFORCE_RATE_LIMITS": GENEROUS_LIMITS}
+    one_node = True  # one node's caches and their counters; the CLI is the other process
 
     def hits(self, cache):
         m = self.server.get("/metrics").body.decode()

@@ -20,7 +20,7 @@ import subprocess
 import threading
 import uuid
 
-from harness import GENEROUS_LIMITS, Server, ServerTestCase, clean_env, binary_path
+from harness import GENEROUS_LIMITS, Server, ServerTestCase, clean_env, binary_path, sqlite_only
 from test_knowledge import DOCS, multipart
 
 
@@ -121,6 +121,7 @@ class LongChatKnowledgeTest(ServerTestCase):
         self.assertTrue(r.json["sources"], r)
 
 
+@sqlite_only("the modes of the SQLite files")
 class FileModesTest(ServerTestCase):
     server_env = {"WORKFORCE_RATE_LIMITS": GENEROUS_LIMITS}
 

@@ -17,7 +17,7 @@ import unittest
 import urllib.parse
 import uuid
 
-from harness import GENEROUS_LIMITS, Server, ServerTestCase, TS_RE, free_port, parse_ts
+from harness import GENEROUS_LIMITS, Server, ServerTestCase, TS_RE, free_port, parse_ts, sqlite_only
 from oauthlib import AuthzServer, authz_missing, follow_authorization, query_params
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "mock"))
@@ -305,6 +305,7 @@ class IntegrationsTest(ServerTestCase):
         self.assertError(self.callback(url), 400, "invalid_request", "state")
         self.assertEqual(self.integrations(key)["slack"]["status"], "connected")
 
+    @sqlite_only("the test ages a state in the SQLite file")
     def test_expired_state(self):
         key = self.key()
         c = self.connect(key, redirect_uri=BACK)

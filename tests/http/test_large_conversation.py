@@ -18,7 +18,7 @@ import sqlite3
 import time
 import uuid
 
-from harness import GENEROUS_LIMITS, ServerTestCase
+from harness import GENEROUS_LIMITS, ServerTestCase, sqlite_only
 
 N_MSG = 1202
 MSG_CHARS = 32000
@@ -32,6 +32,7 @@ def rss_kb(pid):
     return 0
 
 
+@sqlite_only("the test writes its rows into the SQLite file")
 class LargeConversationTest(ServerTestCase):
     server_env = {"WORKFORCE_RATE_LIMITS": GENEROUS_LIMITS}
 

@@ -27,6 +27,7 @@ def parse_metrics(text):
 
 
 class OpsTest(ServerTestCase):
+    one_node = True  # one node's /metrics
 
     @classmethod
     def setUpServer(cls):

@@ -15,7 +15,7 @@ import json
 import sqlite3
 import uuid
 
-from harness import GENEROUS_LIMITS, ServerTestCase
+from harness import GENEROUS_LIMITS, ServerTestCase, sqlite_only
 from test_knowledge import DOCS, QUERY, multipart
 
 BAD = b"\xff\xfe"
@@ -117,6 +117,7 @@ TEXT_COLUMNS = {"name", "role", "description", "instructions", "title", "content
 ENUM_COLUMNS = {"messages.role"}
 
 
+@sqlite_only("the test writes raw bytes into the SQLite file")
 class StoredBytesTest(ServerTestCase):
     """Invalid bytes already in the database are never written out as invalid JSON."""
 
