@@ -4,7 +4,8 @@
 # and end with one line "N passed, N failed" summing all of them.
 #   unit (TAP)         build/tests/*, the ASan+UBSan build, and the TSan build of ratelimit
 #   fuzz-replay (TAP)  the committed corpora through both builds
-#   http (python)      the black-box suite against build/workforce and the ASan+UBSan binary
+#   http (python)      the black-box suite against build/workforce and the ASan+UBSan binary,
+#                      and against two nodes of build/workforce on a PostgreSQL of its own
 #   openapi            generated document up to date + redocly lint
 #   check              clang-format + banned functions
 set -u
@@ -90,6 +91,14 @@ add_line http "$LOGS/http.log"
 WORKFORCE_BIN="$SAN/workforce" python3 tests/http/run.py >"$LOGS/http-asan.log" 2>&1
 sed -i 's/^http: /http-asan: /' "$LOGS/http-asan.log"
 add_line http-asan "$LOGS/http-asan.log"
+
+# The same suite against two nodes on one PostgreSQL (the tests' own, started above), each
+# request going to the next node (tests/http/harness.py).
+if [ -n "${WORKFORCE_TEST_PG_URL:-}" ]; then
+    WORKFORCE_HTTP_PG_URL=$WORKFORCE_TEST_PG_URL python3 tests/http/run.py >"$LOGS/http-pg.log" 2>&1
+    sed -i 's/^http: /http-pg: /' "$LOGS/http-pg.log"
+    add_line http-pg "$LOGS/http-pg.log"
+fi
 
 bash tests/openapi/run.sh >"$LOGS/openapi.log" 2>&1
 add_line openapi "$LOGS/openapi.log"

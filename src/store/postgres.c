@@ -866,16 +866,17 @@ out:
 }
 
 /*
- * A number that moves when anything may have changed: the cluster's write-ahead log position.
- * Every commit that changed data moves it (and some upkeep does too, which only costs a cache
- * refill), so the caches of every node see another node's change at their next look.
+ * A number that moves when anything may have changed: the cluster's write-ahead log insert position
+ * (a commit's record is in it before the commit returns, flushed or not). Every commit that changed
+ * data moves it (and some upkeep does too, which only costs a cache refill), so the caches of every
+ * node see another node's change at their next look.
  */
 static int pg_data_version(struct store *s, int64_t *out)
 {
     struct pg_store *ps = PS(s);
     int rc = reconnect(ps, "data version");
     if (!rc)
-        rc = query_int64(ps, "SELECT pg_current_wal_lsn() - '0/0'", out);
+        rc = query_int64(ps, "SELECT pg_current_wal_insert_lsn() - '0/0'", out);
     return rc;
 }
 

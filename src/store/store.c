@@ -161,6 +161,8 @@ int store_nodes_recover(struct store *s, int64_t now, int64_t lease_ms, struct s
  * fcntl locks and a process-wide mutex of SQLite's file layer): taken on every request it held
  * the list at 0.6x nginx, and once every WATCH_MS for the whole process at 1.2x. So a change made
  * by another process is seen within WATCH_MS (the contract allows 1 s), one made here at once.
+ * With several nodes on PostgreSQL the look is taken on every call instead (one round trip for
+ * the WAL position): a client that alternates between nodes sees its own changes at once.
  * Read the generation before the data it tags: a commit in between leaves an entry tagged older
  * than its data, which is only a miss later, never a stale answer.
  */
@@ -187,8 +189,10 @@ uint64_t store_generation(struct store *s)
             last = atomic_load_explicit(&watched_at_us, memory_order_relaxed);
     int64_t v;
 
-    if (now - last >= (int64_t)WATCH_MS * 1000 &&
-        atomic_compare_exchange_strong(&watched_at_us, &last, now)) {
+    /* Several nodes (a shared version): a client whose last request went to another node must
+     * see what that answer said, so the look (one round trip) is taken on every call. */
+    if (s->ops->shared_version || (now - last >= (int64_t)WATCH_MS * 1000 &&
+                                   atomic_compare_exchange_strong(&watched_at_us, &last, now))) {
         if (!s->ops->data_version || s->ops->data_version(s, &v)) {
             store_note_commit();
         } else if (s->ops->shared_version) {

@@ -307,7 +307,7 @@ class Server:
         self.kill()
         if self.pg_db and not os.environ.get("WORKFORCE_HTTP_KEEP"):
             try:
-                pg_admin("DROP DATABASE IF EXISTS %s" % self.pg_db)
+                pg_admin("DROP DATABASE IF EXISTS %s WITH (FORCE)" % self.pg_db)
             except (OSError, subprocess.SubprocessError):
                 pass
         if self.own_tmp and not os.environ.get("WORKFORCE_HTTP_KEEP"):
