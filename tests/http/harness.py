@@ -194,8 +194,9 @@ class Response:
 class Server:
     """One workforce server with its own temp dir and database."""
 
-    def __init__(self, env=None, tmpdir=None):
+    def __init__(self, env=None, tmpdir=None, nodes=None):
         self.bin = binary_path()
+        self.nodes = nodes or (PG_NODES if PG_URL else 1)
         self.extra_env = dict(env or {})
         self.own_tmp = tmpdir is None
         self.tmpdir = tmpdir or tempfile.mkdtemp(prefix="workforce-http-")
@@ -226,7 +227,7 @@ class Server:
         if not os.path.exists(self.bin):
             raise RuntimeError("server binary not found: %s (run make, or set WORKFORCE_BIN)"
                                % self.bin)
-        n = PG_NODES if PG_URL else 1
+        n = self.nodes
         ports = [port or free_port()] + [free_port() for _ in range(n - 1)]
         self.starts += 1
         self.procs, self.ports = [], []
@@ -497,10 +498,12 @@ class ServerTestCase(unittest.TestCase):
     # What a class observes of one node (its metrics, its caches' counters, its rate limiter):
     # with several nodes, every request of the class goes to the first.
     one_node = False
+    # What a class needs of one process (the order of one worker's work): one node only.
+    single_node = False
 
     @classmethod
     def setUpClass(cls):
-        cls.server = Server(env=cls.server_env)
+        cls.server = Server(env=cls.server_env, nodes=1 if cls.single_node else None)
         if cls.one_node:
             cls.server.pin = 0
         try:

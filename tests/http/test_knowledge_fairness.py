@@ -79,7 +79,7 @@ class TwoWorkersTest(FairnessCase):
 
 class OneWorkerTest(FairnessCase):
     server_env = {"WORKFORCE_RATE_LIMITS": GENEROUS_LIMITS, "WORKFORCE_KNOWLEDGE_WORKERS": "1"}
-
+    single_node = True  # the order of one worker's work: one node, one worker
     def test_round_robin_by_organization(self):
         a, b = self.org("oa"), self.org("ob")
         first = self.upload(a, big_text(11), "first.txt")

@@ -36,7 +36,7 @@ import urllib.parse
 import uuid
 
 from chatlib import ChatTestCase, MockChatTestCase, uniq
-from harness import MIB, TS_RE, next_millisecond, parse_ts, raw_head, read_response
+from harness import MIB, TS_RE, next_millisecond, parse_ts, raw_head, read_response, sqlite_only
 
 RUN_ID_RE = r"^run_[A-Za-z0-9]{20,}$"
 TASK_ID_RE = r"^task_[A-Za-z0-9]{20,}$"
@@ -1540,6 +1540,7 @@ class WorkflowRunScheduleTest(RunHelpers, ChatTestCase):
         finally:
             con.close()
 
+    @sqlite_only("the test reads next_run_at from the SQLite file")
     def test_due_occurrence_runs_once_at_start(self):
         s = self.server
         key, _ = self.fresh("test")
