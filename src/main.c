@@ -840,7 +840,7 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
         struct store_recovery rec;
         int64_t now = clock_now_ms();
         if (store_node_start(s, now) ||
-            store_nodes_recover(s, now, (int64_t)c->lease_seconds * 1000, &rec)) {
+            store_nodes_recover(s, now, (int64_t)c->lease_seconds * 1000, true, &rec)) {
             fprintf(stderr, "workforce: database: cannot register this node\n");
             goto out;
         }
@@ -947,6 +947,9 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
     store_committer_stop(env.committer);
     http_server_stop(srv, 5);
     srv = NULL;
+    if (store_node_stop(s))
+        log_warn("nodes: this node could not say it leaves; its work is taken back after the "
+                 "lease");
     log_info("workforce: stopped");
     rc = 0;
 out:

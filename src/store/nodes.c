@@ -9,8 +9,9 @@
  * any other node is taken back by nodes_recover(), on whichever node runs it first: each
  * statement changes only rows still held by a dead node, so two nodes recovering at once (on
  * PostgreSQL, where row locks make the second see the first's change) take each piece back
- * once. On SQLite one server holds the database at a time (its lock file), so at start every
- * other node is dead.
+ * once. On SQLite one server holds the database at a time, so at start every earlier node is
+ * dead; later, as on PostgreSQL, only nodes silent for longer than the lease are. A node that
+ * stops cleanly leaves (nodes_stop): what it left unfinished is taken back at once.
  */
 #include "store_int.h"
 
@@ -45,6 +46,13 @@ int nodes_beat(struct store *s, int64_t now)
         rc = ERR_NOT_FOUND;
     db_done(st);
     return rc;
+}
+
+/* See store_int.h. */
+int nodes_stop(struct store *s)
+{
+    const char *texts[] = {store_node_id()};
+    return db_run(s, "DELETE FROM nodes WHERE id = $1", texts, 1, NULL, 0);
 }
 
 /* Run 'sql' (with $1 this node, $2 the oldest live heartbeat) and add the rows it changed. */

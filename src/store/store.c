@@ -138,15 +138,22 @@ int store_node_start(struct store *s, int64_t now)
 }
 
 /* See store.h. */
+int store_node_stop(struct store *s)
+{
+    WRAP(nodes_stop(s));
+}
+
+/* See store.h. */
 int store_node_beat(struct store *s, int64_t now)
 {
     WRAP(nodes_beat(s, now));
 }
 
 /* See store.h. */
-int store_nodes_recover(struct store *s, int64_t now, int64_t lease_ms, struct store_recovery *out)
+int store_nodes_recover(struct store *s, int64_t now, int64_t lease_ms, bool starting,
+                        struct store_recovery *out)
 {
-    int64_t dead_before = db_dialect(s) == DB_SQLITE ? INT64_MAX : now - lease_ms;
+    int64_t dead_before = starting && db_dialect(s) == DB_SQLITE ? INT64_MAX : now - lease_ms;
     WRAP(nodes_recover(s, now, dead_before, out));
 }
 

@@ -187,9 +187,13 @@ int store_node_start(struct store *s, int64_t now);
 /* This node is alive at 'now'; ERR_NOT_FOUND when another node has already declared it dead
  * (and taken its work back). */
 int store_node_beat(struct store *s, int64_t now);
-/* Take back the work of every node whose heartbeat is older than 'lease_ms' (on SQLite, of
- * every other node: one server holds a SQLite database at a time). */
-int store_nodes_recover(struct store *s, int64_t now, int64_t lease_ms, struct store_recovery *out);
+/* Take back the work of every node whose heartbeat is older than 'lease_ms'; 'starting': this
+ * process is starting, and on SQLite (one server at a time) every earlier node is then dead. */
+int store_nodes_recover(struct store *s, int64_t now, int64_t lease_ms, bool starting,
+                        struct store_recovery *out);
+/* This node leaves (a clean stop, after its work): what it left unfinished is taken back by the
+ * other nodes at their next look, without waiting for the lease. */
+int store_node_stop(struct store *s);
 /* This process's node id ("node_" and 24 random characters), made at first use; the work this
  * process holds is recorded under it. */
 const char *store_node_id(void);

@@ -124,6 +124,7 @@ int idem_release(struct store *s, const struct store_tenant *t, const char *key)
 /* nodes.c: 'dead_before': the oldest heartbeat of a live node. */
 int nodes_start(struct store *s, int64_t now);
 int nodes_beat(struct store *s, int64_t now);
+int nodes_stop(struct store *s);
 int nodes_recover(struct store *s, int64_t now, int64_t dead_before, struct store_recovery *out);
 
 /* ---- knowledge.c ---- */

@@ -296,7 +296,7 @@ static void *keeper(void *arg)
         }
         if (rc)
             log_error("nodes: cannot beat (%s)", err_name((enum err_code)rc));
-        rc = store_nodes_recover(s, now, lease_ms, &rec);
+        rc = store_nodes_recover(s, now, lease_ms, false, &rec);
         store_pool_put(tr->env->knowledge.pool, s);
         if (rc)
             log_error("nodes: cannot take back dead nodes' work (%s)", err_name((enum err_code)rc));

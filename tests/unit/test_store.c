@@ -463,7 +463,7 @@ static void test_nodes(struct store *s, const struct store_org *org)
         is_int(status_of(s, &t, p.items[1].id), STORE_EMP_ACTIVE, "live node's employee busy");
         is_int(status_of(s, &t, p.items[2].id), STORE_EMP_ACTIVE, "this node's employee busy");
 
-        is_int(store_nodes_recover(s, now, 60000, &rec), 0, "recover");
+        is_int(store_nodes_recover(s, now, 60000, true, &rec), 0, "recover");
         is_int((long)rec.nodes, shared ? 1 : 2, "dead nodes forgotten");
         is_int((long)rec.busy, shared ? 1 : 2, "their chats taken back");
         is_int((long)rec.requests, shared ? 1 : 2, "their requests in flight taken back");
@@ -475,14 +475,12 @@ static void test_nodes(struct store *s, const struct store_org *org)
                "a dead node's key can be sent again");
         is_int(store_idem_claim(s, &t, "key-live", fp, now, 86400000, &a, &idem),
                shared ? ERR_CONFLICT : 0, "a live node's key as its node is");
-        is_int(store_nodes_recover(s, now, 60000, &rec), 0, "recover again");
+        is_int(store_nodes_recover(s, now, 60000, true, &rec), 0, "recover again");
         ok(rec.nodes == 0 && rec.busy == 0 && rec.requests == 0, "finds nothing more");
         is_int(store_node_beat(s, now), 0, "this node still beats");
-        {
-            const char *texts[] = {store_node_id()};
-            put(s, "DELETE FROM nodes WHERE id = $1", texts, 1, NULL, 0);
-        }
-        is_int(store_node_beat(s, now), ERR_NOT_FOUND, "a node declared dead is told so");
+        is_int(store_node_stop(s), 0, "this node leaves");
+        is_int(store_node_beat(s, now), ERR_NOT_FOUND,
+               "a node gone (left, or declared dead) is told so");
         is_int(employees_busy(s, &t, p.items[2].id, -1), 0, "this node's chat ends");
         is_int(status_of(s, &t, p.items[2].id), STORE_EMP_IDLE, "and its employee is free");
         arena_cleanup(&a);
