@@ -304,17 +304,11 @@ int conversations_delete(struct store *s, const struct store_tenant *t, const ch
 {
     struct db_stmt *st =
         db_prepare(s, "DELETE FROM conversations WHERE org_id = $1 AND mode = $2 AND id = $3");
-    bool row;
-    int rc;
     if (!st)
         return ERR_STORE;
     db_bind_tenant(st, t);
     db_bind_text(st, 3, id);
-    rc = db_step(st, &row);
-    if (!rc && db_changes(st) == 0)
-        rc = ERR_NOT_FOUND;
-    db_done(st);
-    return rc;
+    return db_exec_one(st);
 }
 
 /* Up to 'limit' messages of 'st' (bound by the caller) into '*out'; with 'seq' at column 11. */

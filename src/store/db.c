@@ -108,6 +108,17 @@ int db_exec(struct db_stmt *st)
 }
 
 /* See driver.h. */
+int db_exec_one(struct db_stmt *st)
+{
+    bool row;
+    int rc = db_step(st, &row);
+    if (!rc && db_changes(st) == 0)
+        rc = ERR_NOT_FOUND;
+    db_done(st);
+    return rc;
+}
+
+/* See driver.h. */
 int db_run(struct store *s, const char *sql, const char *const *texts, size_t nt,
            const int64_t *ints, size_t ni)
 {

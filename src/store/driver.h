@@ -100,6 +100,8 @@ int64_t db_changes(struct db_stmt *st);
 void db_done(struct db_stmt *st);
 /* Step 'st' once, for a statement that returns no row or whose row is not read; then done(). */
 int db_exec(struct db_stmt *st);
+/* Step 'st' once, for a change of rows, then done(): ERR_NOT_FOUND when it changed none. */
+int db_exec_one(struct db_stmt *st);
 /* Run 'sql' with text parameters (NULL: null) and int64 ones after them, for no row. */
 int db_run(struct store *s, const char *sql, const char *const *texts, size_t nt,
            const int64_t *ints, size_t ni);

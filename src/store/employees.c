@@ -133,8 +133,6 @@ int employees_update(struct store *s, const struct store_tenant *t, const char *
            " model = CASE WHEN $13 THEN $11 ELSE model END,"
            " disabled = coalesce($12, disabled), updated_at = $14"
            " WHERE org_id = $1 AND mode = $2 AND id = $3");
-    bool row;
-    int rc;
 
     if (!st)
         return ERR_STORE;
@@ -154,11 +152,7 @@ int employees_update(struct store *s, const struct store_tenant *t, const char *
         db_bind_null(st, 12);
     db_bind_int64(st, 13, (fields & STORE_EMP_MODEL) != 0);
     db_bind_int64(st, 14, now);
-    rc = db_step(st, &row);
-    if (!rc && db_changes(st) == 0)
-        rc = ERR_NOT_FOUND;
-    db_done(st);
-    return rc;
+    return db_exec_one(st);
 }
 
 /* See store_int.h. One statement, prepared once per connection (compiling it on every request

@@ -35,17 +35,11 @@ int nodes_start(struct store *s, int64_t now)
 int nodes_beat(struct store *s, int64_t now)
 {
     struct db_stmt *st = db_prepare(s, "UPDATE nodes SET heartbeat_at = $2 WHERE id = $1");
-    bool row;
-    int rc;
     if (!st)
         return ERR_STORE;
     db_bind_text(st, 1, store_node_id());
     db_bind_int64(st, 2, now);
-    rc = db_step(st, &row);
-    if (!rc && db_changes(st) == 0)
-        rc = ERR_NOT_FOUND;
-    db_done(st);
-    return rc;
+    return db_exec_one(st);
 }
 
 /* See store_int.h. */

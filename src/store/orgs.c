@@ -183,18 +183,12 @@ int employees_set_tier(struct store *s, const char *id, const char *tier)
 {
     struct db_stmt *st =
         db_prepare(s, "UPDATE employees SET tier = $2, updated_at = $3 WHERE id = $1");
-    bool row;
-    int rc;
     if (!st)
         return ERR_STORE;
     db_bind_text(st, 1, id);
     db_bind_text(st, 2, tier);
     db_bind_int64(st, 3, clock_now_ms());
-    rc = db_step(st, &row);
-    if (!rc && db_changes(st) == 0)
-        rc = ERR_NOT_FOUND;
-    db_done(st);
-    return rc;
+    return db_exec_one(st);
 }
 
 /* ---- API keys ---- */
@@ -310,15 +304,9 @@ int keys_revoke(struct store *s, const char *key_id, int64_t now)
 {
     struct db_stmt *st =
         db_prepare(s, "UPDATE api_keys SET revoked_at = coalesce(revoked_at, $2) WHERE id = $1");
-    bool row;
-    int rc;
     if (!st)
         return ERR_STORE;
     db_bind_text(st, 1, key_id);
     db_bind_int64(st, 2, now);
-    rc = db_step(st, &row);
-    if (!rc && db_changes(st) == 0)
-        rc = ERR_NOT_FOUND;
-    db_done(st);
-    return rc;
+    return db_exec_one(st);
 }

@@ -42,17 +42,6 @@ void workflows_read(struct db_stmt *st, struct arena *a, void *pout)
     w->tenant.mode = db_mode(db_text(st, 15));
 }
 
-/* Run 'st' (bound by the caller), a change of one row: ERR_NOT_FOUND when it changed none. */
-static int exec_one(struct db_stmt *st)
-{
-    bool row;
-    int rc = db_step(st, &row);
-    if (!rc && db_changes(st) == 0)
-        rc = ERR_NOT_FOUND;
-    db_done(st);
-    return rc;
-}
-
 /* See store_int.h. */
 int workflows_create(struct store *s, const struct store_tenant *t, const struct store_workflow *w)
 {
@@ -150,7 +139,7 @@ int workflows_update(struct store *s, const struct store_tenant *t, const struct
     db_bind_int64(st, 11, w->next_run_at);
     db_bind_int64(st, 12, w->enabled ? 1 : 0);
     db_bind_int64(st, 13, w->updated_at);
-    return exec_one(st);
+    return db_exec_one(st);
 }
 
 /* See store_int.h. */
@@ -162,7 +151,7 @@ int workflows_delete(struct store *s, const struct store_tenant *t, const char *
         return ERR_STORE;
     db_bind_tenant(st, t);
     db_bind_text(st, 3, id);
-    return exec_one(st);
+    return db_exec_one(st);
 }
 
 /* ---- Workflow runs ---- */
