@@ -28,6 +28,7 @@
 #include "llm/llm.h"
 #include "metrics/metrics.h"
 #include "ratelimit/ratelimit.h"
+#include "ratelimit/redis.h"
 #include "router/router.h"
 #include "store/store.h"
 
@@ -866,6 +867,33 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
         goto out;
     }
     env.rl = ratelimit_new();
+    {
+        /* Limits that hold across nodes (docs/deployment.md): in Redis when it is configured,
+         * in PostgreSQL otherwise and while Redis does not answer; in this process with one
+         * SQLite server (and when neither answers). */
+        static struct router_limits_db limits_db;
+        struct ratelimit_place db_place, redis_place;
+        bool pg = config_database_is_postgres(c->database);
+        int64_t lease_ms = (int64_t)c->lease_seconds * 1000;
+
+        limits_db.pool = env.pool;
+        limits_db.lease_ms = lease_ms;
+        router_limits_place(&limits_db, &db_place);
+        if (c->redis_url[0]) {
+            if (ratelimit_redis_open(c->redis_url, store_node_id(), lease_ms, c->threads + 2,
+                                     &env.redis, &e)) {
+                fprintf(stderr, "workforce: WORKFORCE_REDIS_URL: %s\n", e.msg);
+                rc = 2;
+                goto out;
+            }
+            ratelimit_redis_place(env.redis, &redis_place);
+            ratelimit_share(env.rl, &redis_place, pg ? &db_place : NULL, lease_ms / 3);
+            log_info("ratelimit: limits are kept in Redis%s",
+                     pg ? " (the database while it does not answer)" : "");
+        } else if (pg) {
+            ratelimit_share(env.rl, &db_place, NULL, 0);
+        }
+    }
     env.metrics = metrics_new(router_nroutes);
     /* The request path's caches (docs/performance.md): entries live only as long as the data
      * they were read from (store_generation()). */
@@ -967,6 +995,7 @@ out:
     store_committer_free(env.committer);
     store_pool_free(env.pool);
     ratelimit_free(env.rl);
+    ratelimit_redis_free(env.redis);
     metrics_free(env.metrics);
     cache_free(env.keys);
     cache_free(env.answers);

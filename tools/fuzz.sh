@@ -28,7 +28,7 @@ esac
 
 cd "$(dirname "$0")/.." || exit 2
 
-PKGS="libmicrohttpd jansson sqlite3 libcrypto libcurl libzip libxml-2.0 libseccomp"
+PKGS="libmicrohttpd jansson sqlite3 libcrypto libcurl libzip libxml-2.0 libseccomp libpq hiredis"
 OUT=build/fuzz
 
 # ---- Toolchain ----

@@ -195,6 +195,9 @@ Operations marked `x-workforce-status: planned` are not implemented yet and answ
 - Every response carries `X-Request-Id`: the client's own `X-Request-Id` echoed when it
   matches `^[A-Za-z0-9._-]{1,128}$`, else a new `req_` + 24 base62 characters.
 - API keys never appear in a response, log line or error message (only a key's id and last 4).
+- While the database cannot be reached (a PostgreSQL deployment whose database went away), any
+  operation that needs it answers 503 `service_unavailable` with `Retry-After: 1`, never 500 and
+  never an answer from a cache it can no longer check.
 
 ## Authentication
 `Authorization: Bearer <key>`. Keys are `svc_live_sk_` (live) or `svc_test_sk_` (test, a
@@ -2362,10 +2365,13 @@ def build_paths():
            description="The process answers.",
            ok={"description": "Alive.", "content": json_content("Health", {"status": "ok"})})
     sp.add("get", "/readyz", "getReadiness", "Readiness", "Operations", built=True, auth=False,
-           description="Ready when the database answers.",
+           description="Ready when the database answers, and the Redis of the shared rate "
+                       "limits too when `WORKFORCE_REDIS_URL` is set (while Redis does not "
+                       "answer, the API still serves, with the limits kept in the database).",
            ok={"description": "Ready.", "content": json_content("Ready", {"status": "ready"})},
            codes=["service_unavailable"],
-           notes={"service_unavailable": "The database does not answer."})
+           notes={"service_unavailable": "The database, or the configured Redis, does not "
+                                         "answer."})
     sp.add("get", "/metrics", "getMetrics", "Prometheus metrics", "Operations", built=True,
            auth=False,
            description="Prometheus text exposition format (version 0.0.4): "

@@ -5,7 +5,8 @@
 #   unit (TAP)         build/tests/*, the ASan+UBSan build, and the TSan build of ratelimit
 #   fuzz-replay (TAP)  the committed corpora through both builds
 #   http (python)      the black-box suite against build/workforce and the ASan+UBSan binary,
-#                      and against two nodes of build/workforce on a PostgreSQL of its own
+#                      and against two nodes of build/workforce on a PostgreSQL of its own,
+#                      with the shared limits in it and then in a Redis of its own
 #   openapi            generated document up to date + redocly lint
 #   check              clang-format + banned functions
 set -u
@@ -71,7 +72,9 @@ run_replay() { # name dir
 # A PostgreSQL of the tests' own (tests/pg/pg.sh: initdb in a temp dir, 127.0.0.1, a free
 # port), stopped by its PID on exit: the store's driver test runs on it as well as on SQLite.
 PG_DIR=$(mktemp -d /tmp/workforce-pg.XXXXXX)
-trap 'sh tests/pg/pg.sh stop "$PG_DIR" >/dev/null 2>&1; rm -rf "$PG_DIR"' EXIT INT TERM
+REDIS_DIR=$(mktemp -d /tmp/workforce-redis.XXXXXX)
+trap 'sh tests/pg/pg.sh stop "$PG_DIR" >/dev/null 2>&1; rm -rf "$PG_DIR";
+      sh tests/redis/redis.sh stop "$REDIS_DIR" >/dev/null 2>&1; rm -rf "$REDIS_DIR"' EXIT INT TERM
 if WORKFORCE_TEST_PG_URL=$(sh tests/pg/pg.sh start "$PG_DIR" 2>"$LOGS/pg-start.log"); then
     export WORKFORCE_TEST_PG_URL
 else
@@ -93,11 +96,22 @@ sed -i 's/^http: /http-asan: /' "$LOGS/http-asan.log"
 add_line http-asan "$LOGS/http-asan.log"
 
 # The same suite against two nodes on one PostgreSQL (the tests' own, started above), each
-# request going to the next node (tests/http/harness.py).
+# request going to the next node (tests/http/harness.py): once with the shared rate limits in
+# the database, once in a Redis of the tests' own (tests/redis/redis.sh).
 if [ -n "${WORKFORCE_TEST_PG_URL:-}" ]; then
     WORKFORCE_HTTP_PG_URL=$WORKFORCE_TEST_PG_URL python3 tests/http/run.py >"$LOGS/http-pg.log" 2>&1
     sed -i 's/^http: /http-pg: /' "$LOGS/http-pg.log"
     add_line http-pg "$LOGS/http-pg.log"
+    if REDIS_URL=$(sh tests/redis/redis.sh start "$REDIS_DIR" 2>"$LOGS/redis-start.log"); then
+        WORKFORCE_HTTP_PG_URL=$WORKFORCE_TEST_PG_URL WORKFORCE_HTTP_REDIS_URL=$REDIS_URL \
+            python3 tests/http/run.py >"$LOGS/http-pg-redis.log" 2>&1
+        sed -i 's/^http: /http-pg-redis: /' "$LOGS/http-pg-redis.log"
+        add_line http-pg-redis "$LOGS/http-pg-redis.log"
+        sh tests/redis/redis.sh stop "$REDIS_DIR" >/dev/null 2>&1
+    else
+        echo "redis: cannot start a test server (see $LOGS/redis-start.log)"
+        failed=$((failed + 1))
+    fi
 fi
 
 bash tests/openapi/run.sh >"$LOGS/openapi.log" 2>&1

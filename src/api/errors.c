@@ -114,7 +114,12 @@ void api_error_respond(struct router_req *r, const struct err *e)
     char *s;
     size_t len;
 
-    if (find(code) < 0) {
+    if (e->kind == ERR_STORE && store_unreachable()) {
+        /* the database is out of reach, not wrong: the client may try again shortly */
+        code = "service_unavailable";
+        msg = "The database is unavailable; try again shortly.";
+        http_resp_header(r->http, "Retry-After", "1");
+    } else if (find(code) < 0) {
         log_error("request %s: unmapped error code %s (%s): %s", r->request_id,
                   code ? code : "(none)", err_name(e->kind), e->msg);
         code = "internal_error";

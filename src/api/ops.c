@@ -9,6 +9,7 @@
 #include "../core/buf.h"
 #include "../metrics/metrics.h"
 #include "../ratelimit/ratelimit.h"
+#include "../ratelimit/redis.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -26,12 +27,16 @@ int api_healthz(struct router_req *r, struct err *e)
     return 0;
 }
 
-/* GET /readyz: 503 service_unavailable when the database does not answer. */
+/* GET /readyz: 503 service_unavailable when the database, or the Redis of the shared limits,
+ * does not answer. */
 int api_readyz(struct router_req *r, struct err *e)
 {
     json_t *o;
     if (store_ping(r->store))
         return err_set(e, ERR_STORE, "service_unavailable", NULL, "The database is unavailable.");
+    if (r->env->redis && ratelimit_redis_ping(r->env->redis))
+        return err_set(e, ERR_STORE, "service_unavailable", NULL,
+                       "Redis (WORKFORCE_REDIS_URL) is unavailable.");
     o = jo_object();
     jo_str(o, "status", "ready");
     router_respond(r, o);

@@ -36,6 +36,7 @@ static const char *const known_vars[] = {
     "WORKFORCE_EMBEDDINGS_MODEL",
     "WORKFORCE_SECRET_FILE",
     "WORKFORCE_FILES_DIR",
+    "WORKFORCE_REDIS_URL",
     "WORKFORCE_THREADS",
     "WORKFORCE_TEST_PG_URL",
     "WORKFORCE_EMBEDDINGS_PATH",
@@ -313,6 +314,9 @@ int config_load_env(struct config *c, char *const *envp, struct err *e)
                              "must start with http:// or https://");
             else
                 rc = set_str(c->public_url, sizeof(c->public_url), v, "WORKFORCE_PUBLIC_URL", e);
+        } else if (IS("WORKFORCE_REDIS_URL")) {
+            /* checked when the server connects (ratelimit_redis_open): exit 2 naming it */
+            rc = set_str(c->redis_url, sizeof(c->redis_url), v, "WORKFORCE_REDIS_URL", e);
         } else if (IS("WORKFORCE_FILES_DIR")) {
             rc = set_str(c->files_dir, sizeof(c->files_dir), v, "WORKFORCE_FILES_DIR", e);
         } else if (IS("WORKFORCE_SECRET_FILE")) {

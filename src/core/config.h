@@ -44,6 +44,7 @@ struct config {
     char database[1024];
     char public_url[512];
     char secret_file[1024];
+    char redis_url[1024];       /* shared rate limits (redis://...); empty: in the database */
     char files_dir[1024];       /* uploaded documents: "files" beside the database */
     char embeddings_path[1024]; /* the model's package directory ("" = look in node_modules) */
     unsigned threads;

@@ -302,6 +302,7 @@ static int admit(struct router_req *r, struct err *e)
     set_limit_headers(r, &res);
     if (res.verdict == RATELIMIT_OK) {
         r->rl_entered = true;
+        r->rl_admitted = res;
         return 0;
     }
     {
@@ -602,6 +603,20 @@ static enum http_begin on_begin(struct http_req *h, void *ud)
     return HTTP_READ_BODY;
 }
 
+/*
+ * Give back the request's concurrency slot, once. A finished answer does it before the answer is
+ * sent, so a client that has read it never finds the request still counted (with several nodes
+ * the slot is given back over the network, which can take longer than the client's next request
+ * to another node). A stream gives it back when it ends (on_done).
+ */
+static void release_slot(struct router_req *r)
+{
+    if (!r->rl_entered)
+        return;
+    r->rl_entered = false;
+    ratelimit_leave(r->env->rl, r->rl_tenant, &r->rl_admitted);
+}
+
 static void on_handle(struct http_req *h, void *ud)
 {
     struct router_req *r = http_req_user(h);
@@ -613,6 +628,7 @@ static void on_handle(struct http_req *h, void *ud)
     err_clear(&e);
     if (r->early.code) {
         api_error_respond(r, &r->early);
+        release_slot(r);
         return;
     }
     rt = &router_routes[r->route];
@@ -628,6 +644,7 @@ static void on_handle(struct http_req *h, void *ud)
         if (!rc && replayed) {
             store_pool_put(r->env->pool, r->store);
             r->store = NULL;
+            release_slot(r);
             return;
         }
     }
@@ -652,6 +669,8 @@ static void on_handle(struct http_req *h, void *ud)
         idem_end(r, r->store);
     store_pool_put(r->env->pool, r->store);
     r->store = NULL;
+    if (!r->async)
+        release_slot(r);
 }
 
 static void on_done(struct http_req *h, void *ud)
@@ -662,8 +681,7 @@ static void on_done(struct http_req *h, void *ud)
         return;
     if (r->cleanup)
         r->cleanup(r);
-    if (r->rl_entered)
-        ratelimit_leave(env->rl, r->rl_tenant);
+    release_slot(r); /* a stream, or a request that never reached on_handle */
     metrics_observe(env->metrics, r->route, http_resp_status(h), clock_mono_us() - r->t0_us);
     if (r->body)
         json_decref(r->body);

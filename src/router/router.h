@@ -17,6 +17,7 @@
 #include "../core/mem.h"
 #include "../http/http.h"
 #include "../json/json.h"
+#include "../ratelimit/ratelimit.h"
 #include "../store/store.h"
 
 #include <stdbool.h>
@@ -33,6 +34,7 @@ struct knowledge_worker;
 struct task_runner;
 struct metrics;
 struct ratelimit;
+struct ratelimit_redis;
 struct router_req;
 
 typedef int (*router_handler_fn)(struct router_req *r, struct err *e);
@@ -82,7 +84,19 @@ struct router_env {
     struct agent_env agent;           /* engines and knowledge search; agent.cfg is cfg */
     struct knowledge_worker *kworker; /* processes uploaded documents */
     struct task_runner *tasks;        /* the workers that carry out tasks */
+    struct ratelimit_redis *redis;    /* the shared limits' Redis (readiness), or NULL */
 };
+
+/*
+ * The rate limits every node shares, kept in the database (store_rate_enter) as a place of
+ * ratelimit_share(): each call takes a handle of 'pool'. The caller keeps 'db' alive as long as
+ * the limiter.
+ */
+struct router_limits_db {
+    struct store_pool *pool;
+    int64_t lease_ms;
+};
+void router_limits_place(struct router_limits_db *db, struct ratelimit_place *out);
 
 struct router_req {
     struct http_req *http;
@@ -103,10 +117,11 @@ struct router_req {
     struct config_limits limits;
     char rl_tenant[ID_MAX + 8];
     bool rl_entered;
-    struct store *store; /* borrowed from the pool for the length of handle() */
-    json_t *body;        /* owned; released when the request is done */
-    unsigned status;     /* 0: 200 */
-    json_t *resp;        /* owned until rendered */
+    struct ratelimit_result rl_admitted; /* where it was admitted: where it leaves */
+    struct store *store;                 /* borrowed from the pool for the length of handle() */
+    json_t *body;                        /* owned; released when the request is done */
+    unsigned status;                     /* 0: 200 */
+    json_t *resp;                        /* owned until rendered */
     int64_t t0_us;
     struct err early;        /* refusal decided when the headers arrived, answered after the body */
     bool async;              /* the handler deferred or streamed its response */

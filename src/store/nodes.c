@@ -97,3 +97,47 @@ int nodes_recover(struct store *s, int64_t now, int64_t dead_before, struct stor
         db_rollback(s);
     return rc;
 }
+
+/* See store_int.h: one call of the database's rate_enter() (sql_pg/012_shared_limits.sql). */
+int nodes_rate_enter(struct store *s, const struct store_rate_ask *ask, struct store_rate *out)
+{
+    struct db_stmt *st;
+    bool row = false;
+    int rc;
+
+    if (db_dialect(s) != DB_POSTGRES)
+        return ERR_STORE; /* one SQLite server keeps its limits in memory */
+    st = db_prepare(s, "SELECT verdict, remaining, reset_s, retry_after"
+                       " FROM rate_enter($1, $2, $3, $4, $5, $6, $7, $8)");
+    if (!st)
+        return ERR_STORE;
+    db_bind_text(st, 1, ask->tenant);
+    db_bind_text(st, 2, store_node_id());
+    db_bind_int64(st, 3, ask->epoch);
+    db_bind_int64(st, 4, ask->per_minute);
+    db_bind_int64(st, 5, ask->burst);
+    db_bind_int64(st, 6, ask->concurrent);
+    db_bind_int64(st, 7, ask->now_ms);
+    db_bind_int64(st, 8, ask->lease_ms);
+    rc = db_step(st, &row);
+    if (!rc && !row)
+        rc = ERR_STORE;
+    if (!rc) {
+        out->verdict = (int)db_int64(st, 0);
+        out->remaining = db_int64(st, 1);
+        out->reset_s = db_int64(st, 2);
+        out->retry_after = db_int64(st, 3);
+    }
+    db_done(st);
+    return rc;
+}
+
+/* See store_int.h. */
+int nodes_rate_leave(struct store *s, const char *tenant, int64_t epoch)
+{
+    const char *texts[] = {tenant, store_node_id()};
+    const int64_t ints[] = {epoch};
+    if (db_dialect(s) != DB_POSTGRES)
+        return ERR_STORE;
+    return db_run(s, "SELECT rate_leave($1, $2, $3)", texts, 2, ints, 1);
+}

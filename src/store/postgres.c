@@ -122,6 +122,10 @@ static int fail(struct pg_store *ps, const char *what, const PGresult *res)
     log_error("store: postgres: %s: %s%s%.*s%s", what, state ? state : "", state ? " " : "",
               first_line(msg), msg,
               PQstatus(ps->conn) == CONNECTION_BAD ? " (connection lost)" : "");
+    if (PQstatus(ps->conn) == CONNECTION_BAD ||
+        (state && (strncmp(state, "08", 2) == 0 || strcmp(state, "57P01") == 0 ||
+                   strcmp(state, "57P03") == 0)))
+        store_note_reachable(false); /* lost, shut down, or starting: not our error */
     return ERR_STORE;
 }
 
@@ -181,8 +185,10 @@ static int reconnect(struct pg_store *ps, const char *what)
     if (PQstatus(ps->conn) != CONNECTION_OK) {
         const char *msg = PQerrorMessage(ps->conn);
         log_error("store: postgres: %s: reconnecting failed: %.*s", what, first_line(msg), msg);
+        store_note_reachable(false);
         return ERR_STORE;
     }
+    log_info("store: postgres: connected again");
     return session_setup(ps);
 }
 
@@ -445,6 +451,18 @@ static bool changed(PGresult *res)
 }
 
 /*
+ * A change committed: move the data version of every node (pg_data_version) and this process's
+ * generation. After the commit, not before it: a node that read the new version before the
+ * change was visible would keep the old data under it. (A node that dies between the two leaves
+ * the version unmoved; store_generation() moves the generation every second anyway.)
+ */
+static void note_change(struct pg_store *ps)
+{
+    exec_simple(ps, "SELECT nextval('data_changes')", NULL);
+    store_note_commit();
+}
+
+/*
  * Run 'st' with its bindings and keep the whole result: 0, ERR_CONFLICT or ERR_STORE. A
  * statement whose tables changed since it was prepared (a migration by another process) is
  * prepared again and retried once outside a transaction; inside one the failure has aborted
@@ -477,6 +495,7 @@ static int run(struct pg_stmt *st)
     case PGRES_TUPLES_OK:
     case PGRES_COMMAND_OK:
     case PGRES_EMPTY_QUERY:
+        store_note_reachable(true);
         break;
     default: {
         int rc = fail(ps, st->sql, res);
@@ -488,7 +507,7 @@ static int run(struct pg_stmt *st)
         if (ps->in_tx)
             ps->tx_wrote = true; /* told at its commit */
         else
-            store_note_commit(); /* a change committed on its own */
+            note_change(ps); /* a change committed on its own */
     }
     st->res = res;
     st->nrows = PQntuples(res);
@@ -718,7 +737,7 @@ static int d_commit(struct store *s)
     int rc = exec_simple(ps, "COMMIT", "COMMIT");
     ps->in_tx = false;
     if (!rc && ps->tx_wrote)
-        store_note_commit();
+        note_change(ps);
     ps->tx_wrote = false;
     return rc;
 }
@@ -866,17 +885,17 @@ out:
 }
 
 /*
- * A number that moves when anything may have changed: the cluster's write-ahead log insert position
- * (a commit's record is in it before the commit returns, flushed or not). Every commit that changed
- * data moves it (and some upkeep does too, which only costs a cache refill), so the caches of every
- * node see another node's change at their next look.
+ * A number that moves when the data changed: the last value of the sequence that every change
+ * takes after its commit (note_change()), so the caches of every node see another node's change
+ * at their next look. The rate limits kept in the database and the database's own upkeep do not
+ * move it (the write-ahead log's position, used before, moved with every admitted request).
  */
 static int pg_data_version(struct store *s, int64_t *out)
 {
     struct pg_store *ps = PS(s);
     int rc = reconnect(ps, "data version");
     if (!rc)
-        rc = query_int64(ps, "SELECT pg_current_wal_insert_lsn() - '0/0'", out);
+        rc = query_int64(ps, "SELECT last_value FROM data_changes", out);
     return rc;
 }
 

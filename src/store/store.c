@@ -144,6 +144,18 @@ int store_node_stop(struct store *s)
 }
 
 /* See store.h. */
+int store_rate_enter(struct store *s, const struct store_rate_ask *ask, struct store_rate *out)
+{
+    WRAP(nodes_rate_enter(s, ask, out));
+}
+
+/* See store.h. */
+int store_rate_leave(struct store *s, const char *tenant, int64_t epoch)
+{
+    WRAP(nodes_rate_leave(s, tenant, epoch));
+}
+
+/* See store.h. */
 int store_node_beat(struct store *s, int64_t now)
 {
     WRAP(nodes_beat(s, now));
@@ -183,12 +195,29 @@ void store_note_commit(void)
     atomic_fetch_add_explicit(&generation, 1, memory_order_acq_rel);
 }
 
+static atomic_bool unreachable;
+
+/* See store_int.h: a store only when it changes (this is on every statement's path). */
+void store_note_reachable(bool ok)
+{
+    if (atomic_load_explicit(&unreachable, memory_order_relaxed) == ok)
+        atomic_store_explicit(&unreachable, !ok, memory_order_relaxed);
+}
+
+/* See store.h. */
+bool store_unreachable(void)
+{
+    return atomic_load_explicit(&unreachable, memory_order_relaxed);
+}
+
 /*
  * The current generation, as seen through 's': it differs from an earlier value whenever this
  * process committed since, or another did more than WATCH_MS ago. When the backend cannot tell,
  * the answer is a new value (every cached entry misses).
  */
-static _Atomic int64_t shared_seen; /* the last shared data version read (PostgreSQL) */
+static _Atomic int64_t shared_seen;    /* the last shared data version read (PostgreSQL) */
+static _Atomic int64_t shared_aged_us; /* when the generation last moved by age (PostgreSQL) */
+#define SHARED_MAX_AGE_US 1000000
 
 uint64_t store_generation(struct store *s)
 {
@@ -205,7 +234,14 @@ uint64_t store_generation(struct store *s)
         } else if (s->ops->shared_version) {
             /* one number for the whole database: compared with what this process saw last,
              * whichever connection read it */
+            int64_t aged = atomic_load_explicit(&shared_aged_us, memory_order_relaxed);
             if (atomic_exchange(&shared_seen, v) != v)
+                store_note_commit();
+            /* and once a second whatever the version says: a node that died between its
+             * commit and moving the version leaves no entry stale for longer (the contract's
+             * bound for a revoked key is 1 s) */
+            else if (now - aged >= SHARED_MAX_AGE_US &&
+                     atomic_compare_exchange_strong(&shared_aged_us, &aged, now))
                 store_note_commit();
         } else if (v != s->seen_version) {
             s->seen_version = v;

@@ -158,6 +158,11 @@ struct store_chat_begin;
 int store_chat_begin_committed(struct store_committer *c, struct store *s,
                                const struct store_tenant *t, const struct store_chat_begin *in);
 
+/* True while the database does not answer: the last attempt to reach it (PostgreSQL) failed
+ * for want of a connection, and none has succeeded since. A request that failed then is told
+ * 503 service_unavailable rather than 500 (api_error_respond). */
+bool store_unreachable(void);
+
 /* A number that differs from an earlier one whenever the data may have changed since (a commit
  * of this process, or one seen through 's' from another); see store.c. */
 uint64_t store_generation(struct store *s);
@@ -197,6 +202,25 @@ int store_node_stop(struct store *s);
 /* This process's node id ("node_" and 24 random characters), made at first use; the work this
  * process holds is recorded under it. */
 const char *store_node_id(void);
+
+/* One request to admit under the rate limits every node shares (contract §4), kept in the
+ * database when no Redis is configured (src/ratelimit: the caller). */
+struct store_rate_ask {
+    const char *tenant; /* organization and key mode */
+    int64_t epoch;      /* this node's epoch: a new one after it lost the database */
+    int64_t per_minute, burst, concurrent;
+    int64_t now_ms;
+    int64_t lease_ms; /* a node silent this long no longer holds requests in flight */
+};
+struct store_rate {
+    int verdict; /* 0 admitted, 1 over the rate, 2 over the concurrency */
+    int64_t remaining, reset_s, retry_after;
+};
+/* Admit one request, or refuse it taking nothing: 0 and '*out', or ERR_STORE when the
+ * database cannot tell (unreachable, or SQLite, which keeps no shared limits). */
+int store_rate_enter(struct store *s, const struct store_rate_ask *ask, struct store_rate *out);
+/* End a request store_rate_enter() admitted under 'epoch'. */
+int store_rate_leave(struct store *s, const char *tenant, int64_t epoch);
 
 int store_pool_new(const char *url, unsigned n, struct store_pool **out, struct err *e);
 void store_pool_free(struct store_pool *p);

@@ -49,6 +49,8 @@ struct store_job *store_jobs_take(struct store_job **head, struct store_job ***t
 
 /* A backend calls this after each commit of this process (store.c, store_generation()). */
 void store_note_commit(void);
+/* The backend reached the database ('ok'), or found it out of reach (store_unreachable()). */
+void store_note_reachable(bool ok);
 
 /* ---- The operations written once, over the driver (orgs.c, ...); each backend's ops table
  * points at them. Their contracts are those of the store.h wrappers of the same name. ---- */
@@ -125,6 +127,10 @@ int idem_release(struct store *s, const struct store_tenant *t, const char *key)
 int nodes_start(struct store *s, int64_t now);
 int nodes_beat(struct store *s, int64_t now);
 int nodes_stop(struct store *s);
+/* The rate limits every node shares, kept in the database (PostgreSQL only; ERR_STORE on
+ * SQLite, whose one server keeps them in memory). */
+int nodes_rate_enter(struct store *s, const struct store_rate_ask *ask, struct store_rate *out);
+int nodes_rate_leave(struct store *s, const char *tenant, int64_t epoch);
 int nodes_recover(struct store *s, int64_t now, int64_t dead_before, struct store_recovery *out);
 
 /* ---- knowledge.c ---- */

@@ -33,6 +33,8 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 PG_URL = os.environ.get("WORKFORCE_HTTP_PG_URL", "")
 PG_NODES = int(os.environ.get("WORKFORCE_HTTP_NODES", "2") or "2")
+# With PostgreSQL, the nodes' shared rate limits in this Redis (else in the database).
+REDIS_URL = os.environ.get("WORKFORCE_HTTP_REDIS_URL", "")
 
 
 # Leases in the PostgreSQL runs: short, so that a test that kills every node sees the work of
@@ -218,6 +220,8 @@ class Server:
                                       os.path.join(self.tmpdir, "server.secret"))
             self.extra_env.setdefault("WORKFORCE_FILES_DIR", os.path.join(self.tmpdir, "files"))
             self.extra_env.setdefault("WORKFORCE_LEASE_SECONDS", PG_LEASE_SECONDS)
+            if REDIS_URL:
+                self.extra_env.setdefault("WORKFORCE_REDIS_URL", REDIS_URL)
         self.pin = None  # a node index: every request goes to it (per-node observations)
 
     # -- lifecycle --
@@ -551,10 +555,16 @@ class ServerTestCase(unittest.TestCase):
                 self.fail("%s: not within %.0fs\n%s" % (what, timeout, self.server.log_tail()))
             time.sleep(step)
 
+    def metrics(self):
+        """/metrics of every node, one after the other (counters are per node)."""
+        srv = self.server
+        return "\n".join(srv.get("/metrics", port=p).body.decode() for p in srv.ports or [srv.port])
+
     def finished(self, route, method):
         """How many requests of 'method route' the server has finished (any status, or the
-        client gone), from /metrics: a request's concurrency slot is released when it ends."""
-        m = self.server.get("/metrics").body.decode()
+        client gone), from /metrics of every node: a request's concurrency slot is released
+        when it ends."""
+        m = self.metrics()
         pat = re.compile(r'^workforce_http_requests_total\{route="%s",method="%s",status="[^"]*"\}'
                          r' (\d+)$' % (re.escape(route), method), re.M)
         return sum(int(v) for v in pat.findall(m))

@@ -9,6 +9,8 @@
 #                              postgres://workforce@127.0.0.1:PORT/workforce
 #   tests/pg/pg.sh stop DIR    stop the server of DIR by its postmaster's PID (TERM, INT after
 #                              5 s, KILL after 10 s); DIR itself is left for the caller to remove
+#   tests/pg/pg.sh restart DIR start the stopped server of DIR again, on the same port (the
+#                              fault tests: a database that goes away and comes back)
 #
 # Run as root, the server runs as the "postgres" user (PostgreSQL refuses root) and DIR is
 # given to that user. PG_BIN overrides the directory of the PostgreSQL programs.
@@ -17,7 +19,7 @@ set -eu
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
 
 usage() {
-    echo "usage: $0 start DIR | stop DIR" >&2
+    echo "usage: $0 start DIR | stop DIR | restart DIR" >&2
     exit 2
 }
 
@@ -77,11 +79,24 @@ start() {
             die "the server did not start (the end of $dir/log is above)"
         fi
     done
+    echo "$port" >"$dir/port"
     as_owner "$PG_BIN/createdb" -h 127.0.0.1 -p "$port" -U workforce workforce >&2 || {
         stop "$dir"
         die "createdb failed"
     }
     echo "postgres://workforce@127.0.0.1:$port/workforce"
+}
+
+restart() {
+    dir=$(cd "$1" && pwd)
+    [ -f "$dir/port" ] || die "$dir/port is absent: start a server with '$0 start DIR' first"
+    port=$(cat "$dir/port")
+    as_owner "$PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/log" -w -t 30 \
+        -o "-h 127.0.0.1 -p $port -k $dir -c fsync=off -c full_page_writes=off -c synchronous_commit=off" \
+        start >/dev/null 2>&1 || {
+        tail -n 20 "$dir/log" >&2 2>/dev/null || true
+        die "the server did not start again on port $port (the end of $dir/log is above)"
+    }
 }
 
 # Whether PID 'pid' is alive and a PostgreSQL server (not a process that reused the number).
@@ -124,5 +139,6 @@ stop() {
 case "$1" in
 start) start "$2" ;;
 stop) stop "$2" ;;
+restart) restart "$2" ;;
 *) usage ;;
 esac

@@ -2,14 +2,15 @@
 # SPDX-License-Identifier: MIT
 # A throwaway Redis for the tests, on 127.0.0.1 only, on a free port, without persistence.
 #
-#   tests/redis/redis.sh start DIR   start redis-server with its pid file and log in DIR, wait
-#                                    until it answers, and print its URL (the only line on
-#                                    stdout): redis://127.0.0.1:PORT/0
+#   tests/redis/redis.sh start DIR [PORT]
+#                                    start redis-server with its pid file and log in DIR (on
+#                                    PORT, or a free port), wait until it answers, and print its
+#                                    URL (the only line on stdout): redis://127.0.0.1:PORT/0
 #   tests/redis/redis.sh stop DIR    stop the server of DIR by its PID (TERM, KILL after 5 s)
 set -eu
 
 usage() {
-    echo "usage: $0 start DIR | stop DIR" >&2
+    echo "usage: $0 start DIR [PORT] | stop DIR" >&2
     exit 2
 }
 
@@ -48,7 +49,7 @@ start() {
     dir=$(cd "$1" && pwd)
     tries=0
     while :; do
-        port=$(free_port)
+        port=${2:-$(free_port)}
         redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
             --daemonize no --dir "$dir" --logfile "$dir/redis.log" >/dev/null 2>&1 &
         pid=$!
@@ -64,7 +65,7 @@ start() {
         done
         stop "$dir" 2>/dev/null || true
         tries=$((tries + 1))
-        if [ "$tries" -ge 3 ]; then
+        if [ "$tries" -ge 3 ] || [ -n "${2:-}" ]; then
             tail -n 20 "$dir/redis.log" >&2 2>/dev/null || true
             die "the server did not start (the end of $dir/redis.log is above)"
         fi
@@ -95,9 +96,9 @@ stop() {
     fi
 }
 
-[ $# -eq 2 ] || usage
+[ $# -ge 2 ] && [ $# -le 3 ] || usage
 case "$1" in
-start) start "$2" ;;
+start) start "$2" "${3:-}" ;;
 stop) stop "$2" ;;
 *) usage ;;
 esac

@@ -487,6 +487,93 @@ static void test_nodes(struct store *s, const struct store_org *org)
     }
 }
 
+/* The data version every node's caches compare (PostgreSQL's data_changes sequence). */
+static int64_t data_changes(struct store *s)
+{
+    struct db_stmt *st = db_prepare(s, "SELECT last_value FROM data_changes");
+    bool row = false;
+    int64_t v = -1;
+    if (st && db_step(st, &row) == 0 && row)
+        v = db_int64(st, 0);
+    if (st)
+        db_done(st);
+    return v;
+}
+
+/* One admission of 'tenant' at 'now' under 'epoch': the verdict (-1 when the call failed). */
+static int rate(struct store *s, const char *tenant, int64_t epoch, int64_t pm, int64_t burst,
+                int64_t conc, int64_t now, struct store_rate *out)
+{
+    struct store_rate_ask ask = {tenant, epoch, pm, burst, conc, now, 60000};
+    return store_rate_enter(s, &ask, out) ? -1 : out->verdict;
+}
+
+/*
+ * The rate limits every node shares, kept in PostgreSQL (rate_enter, rate_leave): the checks
+ * of the in-memory limiter, another node's requests counted while it beats, this node's earlier
+ * epochs not at all, and no move of the data version. SQLite keeps none (one server).
+ */
+static void test_shared_limits(struct store *s)
+{
+    subtest("shared limits")
+    {
+        const int64_t t0 = 1795219200000LL; /* a minute boundary */
+        struct store_rate r;
+        int64_t before = 0;
+
+        if (db_dialect(s) != DB_POSTGRES) {
+            is_int(rate(s, "tA", 0, 5, 3, 2, t0, &r), -1, "SQLite keeps no shared limits");
+            continue; /* the subtest's only round */
+        }
+        for (int i = 0; i < 3; i++) {
+            is_int(rate(s, "tA", 0, 5, 3, 100, t0, &r), 0, "within the burst");
+            is_int(r.remaining, 4 - i, "the window counts it");
+            is_int(store_rate_leave(s, "tA", 0), 0, "it leaves");
+        }
+        is_int(r.reset_s, t0 / 1000 + 60, "reset at the next minute");
+        is_int(rate(s, "tA", 0, 5, 3, 100, t0, &r), 1, "the bucket is empty");
+        ok(r.retry_after >= 1 && r.retry_after <= 12, "retry when a token is back");
+        is_int(r.remaining, 2, "a refusal takes nothing");
+        is_int(rate(s, "tA", 0, 5, 3, 100, t0 + 12000, &r), 0, "a token back after 12 s");
+        store_rate_leave(s, "tA", 0);
+        is_int(rate(s, "tA", 0, 5, 3, 100, t0 + 50000, &r), 0, "the 5th of the window");
+        store_rate_leave(s, "tA", 0);
+        is_int(rate(s, "tA", 0, 5, 3, 100, t0 + 59000, &r), 1, "the window is full");
+        is_int(r.retry_after, 1, "until the minute ends");
+        is_int(rate(s, "tA", 0, 5, 3, 100, t0 + 60000, &r), 0, "a new window");
+        store_rate_leave(s, "tA", 0);
+
+        is_int(rate(s, "tB", 0, 100, 100, 2, t0, &r), 0, "one in flight");
+        is_int(rate(s, "tB", 0, 100, 100, 2, t0, &r), 0, "two in flight");
+        is_int(rate(s, "tB", 0, 100, 100, 2, t0, &r), 2, "the third is over the concurrency");
+        is_int(r.retry_after, 1, "retry after 1 s");
+        is_int(rate(s, "tB", 1, 100, 100, 2, t0, &r), 0,
+               "under a new epoch the earlier one's count no longer holds");
+        store_rate_leave(s, "tB", 0); /* a request of the old epoch ends: nothing to give back */
+        {
+            const char *texts[] = {"node_other"};
+            const int64_t ints[] = {t0};
+            put(s, "INSERT INTO nodes (id, started_at, heartbeat_at) VALUES ($1, $2, $2)", texts, 1,
+                ints, 1);
+            put(s, "INSERT INTO rate_inflight VALUES ('tB', $1, 0, 1)", texts, 1, NULL, 0);
+        }
+        before = data_changes(s); /* (the two rows above were changes of the test's) */
+        is_int(rate(s, "tB", 1, 100, 100, 2, t0 + 1000, &r), 2,
+               "another node's request counts while it beats");
+        is_int(store_rate_leave(s, "tB", 1), 0, "this node's request ends");
+        is_int(rate(s, "tB", 1, 100, 100, 2, t0 + 1000, &r), 0, "room for one again");
+        is_int(rate(s, "tB", 1, 100, 100, 2, t0 + 1000, &r), 2, "and only one");
+        is_int(rate(s, "tB", 1, 100, 100, 2, t0 + 61000, &r), 0,
+               "a node silent for the lease holds nothing");
+        is_int(data_changes(s), before, "limits do not move the data version");
+        {
+            const char *texts[] = {"node_other"};
+            put(s, "DELETE FROM nodes WHERE id = $1", texts, 1, NULL, 0);
+        }
+        ok(data_changes(s) > before, "a change of data does");
+    }
+}
+
 static void test_knowledge(struct store *s, const struct store_org *org)
 {
     subtest("knowledge")
@@ -914,6 +1001,7 @@ static void test_postgres(void)
     test_stats(s, &org);
     test_chat(s, &org);
     test_nodes(s, &org);
+    test_shared_limits(s);
     test_knowledge(s, &org);
     store_close(s);
 }
@@ -938,6 +1026,7 @@ int main(void)
     test_stats(s, &org);
     test_chat(s, &org);
     test_nodes(s, &org);
+    test_shared_limits(s);
     test_knowledge(s, &org);
     store_close(s);
     test_faults(dbpath);
