@@ -12,12 +12,12 @@ WORKFORCE_LLM_RETRIES=0: one run or step attempt is at most one model request).
   nothing charged twice: the organization's balance fell by exactly what the completed runs
   and steps say they cost. Which node holds what (to kill one that holds work, and to know
   exactly which runs each kill cut) is read from the database (task_runs.node_id,
-  workflow_runs.lease_node, nodes.started_at). About 45 s.
+  workflow_runs.lease_node, nodes.started_at). About 35 s.
 - NodesRecurringTest: a recurring task (daily: the shortest rule there is) over 3 nodes gives
   exactly one run per occurrence. The first occurrence is a real clock minute (up to ~70 s
   away, all nodes' workers wake for it at once); the next day's two occurrences are brought
   forward by setting the task's next_run_at a few seconds ahead in the database (the server has
-  no test clock), where every node again wakes for the same instant. Up to ~90 s.
+  no test clock), where every node again wakes for the same instant. 20 to 90 s.
 
 PostgreSQL only (WORKFORCE_HTTP_PG_URL): several nodes cannot share a SQLite file.
 """
@@ -33,7 +33,7 @@ from chatlib import MOCK_API_KEY, MOCK_MODEL, ChatTestCase, openai_mock, uniq
 from harness import GENEROUS_LIMITS, Server, parse_ts, pg_only
 
 NODES = 3
-LEASE = 5          # seconds: a dead node's work is taken back 5..7 s after its death
+LEASE = 5          # seconds: a dead node's work is taken back 5..7 s after its last heartbeat
 TASKS = 200
 WORKFLOWS = 5
 RUNS_PER_WORKFLOW = 10
@@ -344,10 +344,10 @@ class NodesRecurringTest(NodesCase):
                          ("pending", 0, iso(slot)))
 
         def occurrence(k, timeout):
-            done = self.poll(lambda: (lambda x: x if x["run_count"] >= k and
-                                      x["status"] == "completed" else None)(
-                self.ok(s.get("/v1/tasks/" + tid, key=key))),
-                "occurrence %d of the recurring task" % k, timeout, 0.1)
+            def ran():
+                x = self.ok(s.get("/v1/tasks/" + tid, key=key))
+                return x if x["run_count"] >= k and x["status"] == "completed" else None
+            done = self.poll(ran, "occurrence %d of the recurring task" % k, timeout, 0.1)
             self.assertEqual(done["run_count"], k, "occurrence %d ran more than once: %s"
                              % (k, json.dumps(done)))
             self.assertEqual(done["next_run_at"], iso(slot + 86400), done)
