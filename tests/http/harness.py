@@ -14,7 +14,8 @@ chunked bodies), and a ServerTestCase base class (one server per test class).
 With WORKFORCE_HTTP_PG_URL set (a PostgreSQL the test scripts started: tests/pg/pg.sh), every
 Server is instead WORKFORCE_HTTP_NODES nodes (default 2) on a database of its own in that
 PostgreSQL, and its requests alternate between the nodes; a test of a SQLite-only feature is
-skipped there (sqlite_only).
+skipped there (sqlite_only), and a test of several nodes is skipped on SQLite (pg_only). One node
+can be killed (kill_node) and started again on its port (start_node).
 """
 
 import http.client
@@ -45,6 +46,11 @@ PG_LEASE_SECONDS = "6"
 def sqlite_only(why):
     """Skip a test (or class) on the PostgreSQL runs: 'why' it is SQLite's alone."""
     return unittest.skipIf(bool(PG_URL), "SQLite only: " + why)
+
+
+def pg_only(why):
+    """Skip a test (or class) on the SQLite runs: 'why' it needs PostgreSQL (several nodes)."""
+    return unittest.skipUnless(bool(PG_URL), "PostgreSQL only: " + why)
 
 
 def pg_database_url(name):
@@ -307,6 +313,36 @@ class Server:
             if p.poll() is None:
                 os.kill(p.pid, signal.SIGKILL)
                 p.wait(10)
+
+    def kill_node(self, i):
+        """SIGKILL node i by its PID and wait for it (the others go on)."""
+        p = self.procs[i]
+        if p.poll() is None:
+            os.kill(p.pid, signal.SIGKILL)
+            p.wait(10)
+
+    def start_node(self, i, timeout=15.0):
+        """Start node i again (after kill_node or a stop) on its own port, with the same
+        environment and database, and wait until it answers /healthz."""
+        if self.procs[i].poll() is None:
+            raise RuntimeError("node %d is still running" % i)
+        env = dict(self.extra_env)
+        if self.nodes > 1:
+            env.setdefault("WORKFORCE_PUBLIC_URL", "http://%s:%d" % (self.host, self.ports[0]))
+        port = self.ports[i]
+        with open(self.log_path, "ab") as log:
+            log.write(("\n==== start node %d port %d ====\n" % (i, port)).encode())
+            log.flush()
+            proc = subprocess.Popen(
+                [self.bin, "serve", "--listen", "%s:%d" % (self.host, port),
+                 "--database", self.db],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                env=clean_env(env), cwd=self.tmpdir)
+        self.procs[i] = proc
+        if i == 0:
+            self.proc = proc
+        self.wait_healthy(proc, port, timeout)
+        return proc
 
     def cleanup(self):
         self.kill()
