@@ -13,9 +13,9 @@
 #   - task runs/s with 1 and with 3 nodes on PostgreSQL (the mock upstream).
 # How the load reaches 2 nodes without a load balancer: one wrk, its threads pointed at the nodes
 # in turn (bench/nodes.lua, wrk's thread.addr), so one histogram covers every request.
-# Prints tables; exits non-zero only when something failed to run. About 2.5 minutes with the
-# defaults. Tunables (environment): BENCH_BINARY (build/workforce), BENCH_NODES_DURATION (10s),
-# BENCH_NODES_WARMUP (2s), BENCH_NODES_THREADS (2), BENCH_NODES_CONNECTIONS (64, list),
+# Prints tables; exits non-zero only when something failed to run. About 3 minutes with the
+# defaults. Tunables (environment): BENCH_BINARY (build/workforce), BENCH_NODES_DURATION (5s, one
+# wrk run), BENCH_NODES_ROUNDS (3 runs per figure, the median shown), BENCH_NODES_WARMUP (2s), BENCH_NODES_THREADS (2), BENCH_NODES_CONNECTIONS (64, list),
 # BENCH_NODES_CHAT_CONNECTIONS (16), BENCH_NODES_TASKS_N (1000, 0 skips the tasks part),
 # BENCH_NODES_KEEP=1 keeps the temporary directory (logs, wrk outputs; PostgreSQL and Redis are
 # stopped all the same), BENCH_NODES=0 skips this part.
@@ -84,13 +84,18 @@ else
     REDIS_WHY="redis-server not installed"
 fi
 
+# Their CPU time is the bench's own (nodes_bench.py counts the rest as other processes').
+OWN_PIDS=$(head -n 1 "$PG_DIR/data/postmaster.pid" 2>/dev/null)
+[ -n "$REDIS_DIR" ] && [ -f "$REDIS_DIR/redis.pid" ] && OWN_PIDS="$OWN_PIDS,$(cat "$REDIS_DIR/redis.pid")"
+
 mkdir -p "$TMP/run"
 TASKS_N=${BENCH_NODES_TASKS_N:-1000}
 TASKS=1
 [ "$TASKS_N" = 0 ] && { TASKS=0; TASKS_N=1; }
 python3 "$HERE/nodes_bench.py" --bin "$BIN" --tmp "$TMP/run" --pg "$PG_URL" \
-    --redis "$REDIS_URL" --redis-missing "$REDIS_WHY" \
-    --duration "${BENCH_NODES_DURATION:-10s}" --warmup "${BENCH_NODES_WARMUP:-2s}" \
+    --redis "$REDIS_URL" --redis-missing "$REDIS_WHY" --own-pids "$OWN_PIDS" \
+    --duration "${BENCH_NODES_DURATION:-5s}" --rounds "${BENCH_NODES_ROUNDS:-3}" \
+    --warmup "${BENCH_NODES_WARMUP:-2s}" \
     --threads "${BENCH_NODES_THREADS:-2}" --conns "${BENCH_NODES_CONNECTIONS:-64}" \
     --chat-conns "${BENCH_NODES_CHAT_CONNECTIONS:-16}" --tasks-n "$TASKS_N" --tasks "$TASKS" &
 PY_PID=$!

@@ -135,6 +135,7 @@ class Config:
             self.servers.append(srv)
             try:
                 srv.start()
+                OURS.add(srv.pid)
             except RuntimeError as e:
                 raise BenchError("%s: node %d did not start: %s" % (self.label, i + 1, e)) from e
         log("%s: %d node(s), ports %s, pids %s, database %s" % (
@@ -264,6 +265,39 @@ def metrics(port):
     return out
 
 
+OURS = set()  # PIDs of this bench's processes (their children are ours too)
+
+
+def proc_ticks():
+    """{pid: (comm, ppid, user+system clock ticks)} of every process."""
+    out = {}
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % p) as f:
+                st = f.read()
+        except OSError:
+            continue
+        comm = st[st.index("(") + 1:st.rindex(")")]
+        f = st[st.rindex(")") + 2:].split()
+        out[int(p)] = (comm, int(f[1]), int(f[11]) + int(f[12]))
+    return out
+
+
+def others(a, b, total):
+    """Share (%) of the machine's CPU time 'total' (ticks) that processes not of this bench took
+    between the snapshots 'a' and 'b', and the name of the busiest of them."""
+    ours = OURS | {os.getpid()}
+    by = {}
+    for pid, (comm, ppid, t) in b.items():
+        if pid in ours or ppid in ours or pid not in a:
+            continue
+        by[comm] = by.get(comm, 0) + t - a[pid][2]
+    top = max(by.items(), key=lambda x: x[1]) if by else ("", 0)
+    return (100.0 * sum(by.values()) / total if total else 0.0), (top[0] if top[1] > 0 else "")
+
+
 def cpu_times():
     """The machine's CPU time counters (/proc/stat 'cpu' line: user nice system idle iowait ...)."""
     with open("/proc/stat") as f:
@@ -275,12 +309,13 @@ def measured(cfg, route, fn):
     answers-cache hits and misses over all nodes, and how busy the machine's CPUs were (all
     processes, /proc/stat) -> fn's result with those added."""
     before = [metrics(s.port) for s in cfg.servers]
-    cpu0 = cpu_times()
+    p0, cpu0 = proc_ticks(), cpu_times()
     r = fn()
-    cpu1 = cpu_times()
+    p1, cpu1 = proc_ticks(), cpu_times()
     after = [metrics(s.port) for s in cfg.servers]
     total = sum(cpu1) - sum(cpu0)
     r["cpu"] = 100.0 * (1 - (cpu1[3] + cpu1[4] - cpu0[3] - cpu0[4]) / total) if total else 0.0
+    r["other"], r["other_top"] = others(p0, p1, total)
 
     def delta(i, pred):
         return sum(v - before[i].get(k, 0) for k, v in after[i].items() if pred(k))
@@ -338,6 +373,21 @@ def chat_once(port, key, emp):
                          % (port, r.status, data[:300]))
 
 
+def rounds(args, cfg, what, url, t, c, with_emp, method):
+    """args.rounds wrk runs of args.duration, each with fresh organizations -> one result: the
+    median req/s and the median p99 of the runs, their range, and the sums of the errors."""
+    runs = []
+    for i in range(args.rounds):
+        keys, emps = fresh(cfg, "%s%d" % (what[0], i), t, with_emp)
+        runs.append(wrk(args, "%s-%s-%d" % (cfg.label, what, i + 1), url, cfg.addrs, t, c,
+                        args.duration, keys, emps, method))
+    med = sorted(runs, key=lambda r: r["rps"])[len(runs) // 2]
+    return {"rps": med["rps"], "p99": sorted(r["p99"] for r in runs)[len(runs) // 2],
+            "rps_min": min(r["rps"] for r in runs), "rps_max": max(r["rps"] for r in runs),
+            "rps_all": [r["rps"] for r in runs], "p99_all": [r["p99"] for r in runs],
+            "bad": sum(r["bad"] for r in runs), "err": sum(r["err"] for r in runs)}
+
+
 def reads_and_chat(args, cfg):
     res = {"label": cfg.label, "nodes": cfg.n, "db": cfg.db_kind()}
     url = "http://127.0.0.1:%d%s" % (cfg.servers[0].port, LIST_PATH)
@@ -345,9 +395,8 @@ def reads_and_chat(args, cfg):
     res["list_tc"] = (t, c)
     keys, _ = fresh(cfg, "lw", t, False)
     wrk(args, cfg.label + "-list-warm", url, cfg.addrs, t, c, args.warmup, keys)
-    keys, _ = fresh(cfg, "l", t, False)
-    res["list"] = measured(cfg, "/v1/employees", lambda: wrk(
-        args, cfg.label + "-list", url, cfg.addrs, t, c, args.duration, keys))
+    res["list"] = measured(cfg, "/v1/employees", lambda: rounds(args, cfg, "list", url, t, c,
+                                                                 False, "GET"))
     if not cfg.alive():
         raise BenchError("%s: a node died under the list load" % cfg.label)
 
@@ -358,9 +407,8 @@ def reads_and_chat(args, cfg):
     for i, s in enumerate(cfg.servers):
         chat_once(s.port, keys[i % len(keys)], emps[i % len(emps)])
     wrk(args, cfg.label + "-chat-warm", curl, cfg.addrs, t, c, args.warmup, keys, emps, "POST")
-    keys, emps = fresh(cfg, "c", t, True)
-    res["chat"] = measured(cfg, "/v1/chat", lambda: wrk(
-        args, cfg.label + "-chat", curl, cfg.addrs, t, c, args.duration, keys, emps, "POST"))
+    res["chat"] = measured(cfg, "/v1/chat", lambda: rounds(args, cfg, "chat", curl, t, c, True,
+                                                           "POST"))
     if not cfg.alive():
         raise BenchError("%s: a node died under the chat load" % cfg.label)
     return res
@@ -432,16 +480,17 @@ def tasks_run(args, nodes):
                                                               for i in range(args.tasks_n)])
         if not tasks_bench.queue_busy(api):
             raise BenchError("%s: the tasks of offline employees did not stay pending" % label)
-        cpu0 = cpu_times()
+        p0, cpu0 = proc_ticks(), cpu_times()
         rel = tasks_bench.now_ms()
         for i, e in enumerate(emps):
             tasks_bench.set_status(apis[i % nodes], e, "idle")
         tasks_bench.wait_idle(api, srv0, max(60, args.tasks_n / 10), "%s: %d runs"
                               % (label, args.tasks_n))
         waited = (tasks_bench.now_ms() - rel) / 1000.0
-        cpu1 = cpu_times()
+        p1, cpu1 = proc_ticks(), cpu_times()
         tot = sum(cpu1) - sum(cpu0)
         cpu = 100.0 * (1 - (cpu1[3] + cpu1[4] - cpu0[3] - cpu0[4]) / tot) if tot else 0.0
+        other, other_top = others(p0, p1, tot)
         tasks = tasks_bench.fetch_tasks(api, ids)
         tasks_bench.check_completed(tasks, label)
         started = [tasks_bench.iso_ms(t["started_at"]) for t in tasks.values()]
@@ -464,6 +513,7 @@ def tasks_run(args, nodes):
             "rps": args.tasks_n / (span / 1000.0) if span > 0 else float("inf"),
             "wall_rps": args.tasks_n / waited, "first_ms": min(started) - rel,
             "create_rps": args.tasks_n / cwall, "per_node": per_node, "rcs": rcs, "cpu": cpu,
+            "other": other, "other_top": other_top,
             "problems": cfg.problems()}
 
 
@@ -503,15 +553,17 @@ def report(args, rows, up, tasks, total_s):
     print("machine: %s, %d cores (lscpu), shared by the nodes, PostgreSQL, Redis, wrk and the "
           "mock upstream" % (model, cores))
     print("wrk: list -t/-c %s, chat -t/-c %s per configuration (threads spread evenly over the "
-          "nodes), -d%s after a %s warm-up" % (
+          "nodes); each figure: %d runs of -d%s" % (
               "/".join("%d/%d" % r["list_tc"] for r in rows if "list" in r) or "-",
               "/".join("%d/%d" % r["chat_tc"] for r in rows if "chat" in r) or "-",
-              args.duration, args.warmup))
+              args.rounds, args.duration))
+    print("  (fresh organizations each), after a %s warm-up; req/s and p99: the medians of the "
+          "runs; every run's req/s below the table" % args.warmup)
     print()
-    hdr = "  %-28s %5s | %8s %8s %6s %4s %4s %6s | %7s %8s %6s %4s %6s | %7s %7s"
-    print(hdr % ("", "", "list", "", "", "", "", "", "chat", "", "", "", "", "", ""))
-    print(hdr % ("configuration", "nodes", "req/s", "p99 ms", "split%", "hit%", "cpu%", "slow",
-                 "req/s", "p99 ms", "split%", "cpu%", "slow", "non-2xx", "sockerr"))
+    hdr = "  %-28s %5s | %8s %8s %6s %4s %5s %6s | %7s %8s %6s %4s %5s %6s | %7s %7s"
+    print(hdr % ("", "", "list", "", "", "", "", "", "chat", "", "", "", "", "", "", ""))
+    print(hdr % ("configuration", "nodes", "req/s", "p99 ms", "split%", "cpu%", "othr%", "slow",
+                 "req/s", "p99 ms", "split%", "cpu%", "othr%", "slow", "non-2xx", "sockerr"))
     for r in rows:
         name = "(%s) %s" % (r["id"], r["title"])
         if "na" in r:
@@ -519,20 +571,31 @@ def report(args, rows, up, tasks, total_s):
             continue
         l_, c_ = r["list"], r["chat"]
         print(hdr % (name, r["nodes"], f0(l_["rps"]), "%.2f" % l_["p99"], l_["split"],
-                     f0(l_["answers_hit"]) if l_["answers_hit"] == l_["answers_hit"] else "-",
-                     f0(l_["cpu"]), "%d/%d" % (l_["slow"], l_["over1s"]), f0(c_["rps"]),
-                     "%.2f" % c_["p99"], c_["split"], f0(c_["cpu"]),
-                     "%d/%d" % (c_["slow"], c_["over1s"]),
+                     f0(l_["cpu"]), f0(l_["other"]), "%d/%d" % (l_["slow"], l_["over1s"]),
+                     f0(c_["rps"]), "%.2f" % c_["p99"], c_["split"], f0(c_["cpu"]),
+                     f0(c_["other"]), "%d/%d" % (c_["slow"], c_["over1s"]),
                      l_["bad"] + c_["bad"] + l_["node_non200"] + c_["node_non200"],
                      l_["err"] + c_["err"]))
-    print("  %-28s %5s | %8s %8s %6s %4s %4s %6s | %7s %8.2f" % (
+    print("  %-28s %5s | %8s %8s %6s %4s %5s %6s | %7s %8.2f" % (
         "mock upstream alone", "-", "", "", "", "", "", "", f0(up["rps"]), up["p99"]))
-    print("  split%: each node's share of the answers; hit%: answers-cache hits; slow: answers "
-          "over 100 ms / over 1 s as the nodes timed them")
-    print("  (all from the nodes' /metrics); cpu%: the machine's CPUs busy (all processes, "
-          "/proc/stat). p99 is wrk's, which corrects for")
+    print("  split%: each node's share of the answers; slow: answers over 100 ms / over 1 s as "
+          "the nodes timed them (both from the nodes' /metrics);")
+    print("  cpu%: the machine's CPUs busy (/proc/stat); othr%: the share of it taken by "
+          "processes that are not this bench's. p99 is wrk's, which corrects for")
     print("  coordinated omission: each answer slower than the mean interval adds samples, so a "
           "few stalls of 1 s make a p99 of ~1 s.")
+    print("  req/s of every run:")
+    for r in rows:
+        if "na" not in r:
+            print("    (%s) list %s; chat %s" % (r["id"], " ".join(f0(x) for x in r["list"]["rps_all"]),
+                                             " ".join(f0(x) for x in r["chat"]["rps_all"])))
+    busy = [(r["id"], w, r[w]["other"], r[w]["other_top"]) for r in rows if "na" not in r
+            for w in ("list", "chat") if r[w]["other"] >= 5]
+    if busy:
+        print("  warning: other processes took CPU during the runs (%s): the figures are noisy" %
+              ", ".join("(%s) %s %.0f%% %s" % b for b in busy))
+    hits = ["(%s) %s" % (r["id"], f0(r["list"]["answers_hit"])) for r in rows if "na" not in r]
+    print("  answers-cache hits during the list runs (%%): %s" % ", ".join(hits))
     by = {r["id"]: r for r in rows}
 
     def rr(x, y, what):
@@ -554,9 +617,10 @@ def report(args, rows, up, tasks, total_s):
     print()
     print("  goal: reads, 2 nodes PG >= 1.6 x 1 node PG: %.2f  %s" % (
         goal, "PASS" if goal >= 1.6 else "FAIL"))
-    print("  note: the %d cores are shared by every node, PostgreSQL, wrk and the upstream: a "
-          "second node brings no CPU, so (c)/(b) is bounded by what (b) leaves idle (cpu%%); "
-          "(b') is one node with the HTTP threads of two." % cores)
+    print("  note: %d cores run every node, PostgreSQL, wrk and the upstream: a second node "
+          "adds a process, not CPU, so (c)/(b) is bounded by these cores (what 2 processes get "
+          "out of them), not a measure of scaling by machines; (b') = 1 node, threads of 2."
+          % cores)
     for r in rows:
         if "na" in r:
             print("  (%s) did not start: %s" % (r["id"], r["why"][:300]))
@@ -570,13 +634,13 @@ def report(args, rows, up, tasks, total_s):
         print("  (employee i through node i mod nodes), live key, the mock upstream; runs/s = N / "
               "(last completed_at - first started_at)")
         print()
-        th = "  %-10s %10s %12s %14s %14s %6s %12s  %s"
+        th = "  %-10s %10s %12s %14s %14s %6s %6s %12s  %s"
         print(th % ("nodes", "runs/s", "span (ms)", "wall runs/s", "release->1st", "cpu%",
-                    "created/s", "runs per node"))
+                    "othr%", "created/s", "runs per node"))
         for t in tasks:
             print(th % ("%d x 4 wk" % t["nodes"], f0(t["rps"]), "%d" % t["span_ms"],
                         f0(t["wall_rps"]), "%d ms" % t["first_ms"], f0(t["cpu"]),
-                        f0(t["create_rps"]), "/".join(t["per_node"])))
+                        f0(t["other"]), f0(t["create_rps"]), "/".join(t["per_node"])))
         if len(tasks) == 2:
             print("  %-10s %10.2f" % ("3 / 1", ratio(tasks[1]["rps"], tasks[0]["rps"])))
     print()
@@ -600,8 +664,11 @@ def main():
     ap.add_argument("--pg", required=True, help="postgres:// URL of a server we may create "
                     "databases on (tests/pg/pg.sh)")
     ap.add_argument("--redis", default="", help="redis:// URL for configuration (d)")
+    ap.add_argument("--own-pids", default="", help="comma-separated PIDs of our PostgreSQL "
+                    "postmaster and Redis (their CPU is not counted as other processes')")
     ap.add_argument("--redis-missing", default="", help="why there is no Redis (for the row)")
-    ap.add_argument("--duration", default="10s")
+    ap.add_argument("--duration", default="5s", help="one wrk run")
+    ap.add_argument("--rounds", type=int, default=3, help="wrk runs per figure (median)")
     ap.add_argument("--warmup", default="2s")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--conns", type=int, default=64)
@@ -615,6 +682,7 @@ def main():
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
 
+    OURS.update(int(x) for x in args.own_pids.split(",") if x.strip().isdigit())
     t0 = time.perf_counter()
     # The mock upstream, a process of its own (not this interpreter's lock).
     up = subprocess.Popen([sys.executable, os.path.join(HERE, "llm_upstream.py")],
@@ -622,6 +690,7 @@ def main():
                                                                            "upstream.log"), "wb"),
                           text=True)
     RUNNING.append(up)
+    OURS.add(up.pid)
     try:
         line = up.stdout.readline().split()
         if len(line) != 2 or line[0] != "PORT":
