@@ -13,10 +13,10 @@
 #   - task runs/s with 1 and with 3 nodes on PostgreSQL (the mock upstream).
 # How the load reaches 2 nodes without a load balancer: one wrk, its threads pointed at the nodes
 # in turn (bench/nodes.lua, wrk's thread.addr), so one histogram covers every request.
-# Prints tables; exits non-zero only when something failed to run. About 3 minutes with the
+# Prints tables; exits non-zero only when something failed to run. About 2.5 minutes with the
 # defaults. Tunables (environment): BENCH_BINARY (build/workforce), BENCH_NODES_DURATION (5s, one
-# wrk run), BENCH_NODES_ROUNDS (3 runs per figure, the median shown), BENCH_NODES_WARMUP (2s), BENCH_NODES_THREADS (2), BENCH_NODES_CONNECTIONS (64, list),
-# BENCH_NODES_CHAT_CONNECTIONS (16), BENCH_NODES_TASKS_N (1000, 0 skips the tasks part),
+# wrk run), BENCH_NODES_ROUNDS (3 runs per figure, the median shown), BENCH_NODES_WARMUP (2s),
+# BENCH_NODES_THREADS (2), BENCH_NODES_CONNECTIONS (64, list), BENCH_NODES_CHAT_CONNECTIONS (16), BENCH_NODES_TASKS_N (1000, 0 skips the tasks part),
 # BENCH_NODES_KEEP=1 keeps the temporary directory (logs, wrk outputs; PostgreSQL and Redis are
 # stopped all the same), BENCH_NODES=0 skips this part.
 

@@ -9,7 +9,10 @@ Python 3 standard library only, plus wrk.
       (d) 2 nodes on PostgreSQL + Redis (WORKFORCE_REDIS_URL; a node that refuses to start with
           it makes the row "n/a", the rest of the bench goes on)
     - GET /v1/employees?limit=50 with wrk (bench/nodes.lua): a fresh organization and key per wrk
-      thread for the warm-up and again for the measurement (as bench/run.sh), generous rate limits;
+      thread for the warm-up and again for each measured run (as bench/run.sh), generous rate
+      limits; each figure is the median of --rounds runs (this machine's runs vary a lot), shown
+      with every run's req/s, each node's share of the answers and the answers the nodes timed
+      over 100 ms (their /metrics), and how busy the CPUs were, and how much of that was not ours;
     - blocking POST /v1/chat {employee_id, message} with wrk, live keys (with credits) and
       WORKFORCE_LLM=openai against the mock upstream (bench/llm_upstream.py, fast mode: a fixed
       streamed reply, no delay) run as a process of its own; a new conversation per request.
