@@ -363,4 +363,5 @@ bash bench/tasks.sh || exit 1
 bash bench/workflows.sh || exit 1
 python3 bench/memory.py || exit 1
 bash bench/soak.sh || exit 1
+bash bench/nodes.sh || exit 1
 exit 0
