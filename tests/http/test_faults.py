@@ -19,7 +19,7 @@ import tempfile
 import time
 import unittest
 
-from harness import PG_URL, ServerTestCase, Server, wait_for_safe_window
+from harness import PG_URL, REDIS_URL, ServerTestCase, Server, wait_for_safe_window
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -35,6 +35,8 @@ def script(name, *args):
 
 
 @unittest.skipUnless(PG_URL, "PostgreSQL run only: the faults of the services nodes share")
+@unittest.skipIf(bool(REDIS_URL), "run once, on the PostgreSQL run without Redis (it starts "
+                 "a PostgreSQL and a Redis of its own)")
 class SharedServicesFaultTest(ServerTestCase):
     # starter: 100 a minute, a bucket as large, 20 at once
     server_env = {"WORKFORCE_RATE_LIMITS": "starter:100/100/20"}

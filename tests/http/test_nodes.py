@@ -27,10 +27,12 @@ import re
 import subprocess
 import sys
 import time
+import unittest
 import urllib.parse
 
 from chatlib import MOCK_API_KEY, MOCK_MODEL, ChatTestCase, openai_mock, uniq
-from harness import GENEROUS_LIMITS, Server, parse_ts, pg_only
+
+from harness import GENEROUS_LIMITS, REDIS_URL, Server, parse_ts, pg_only
 
 NODES = 3
 LEASE = 5          # seconds: a dead node's work is taken back 5..7 s after its last heartbeat
@@ -48,6 +50,8 @@ def iso(ts):
 
 
 @pg_only("several nodes share one database only on PostgreSQL")
+@unittest.skipIf(bool(REDIS_URL), "run once, on the PostgreSQL run without Redis (the work "
+                 "taken over does not depend on where the limits are kept)")
 class NodesCase(ChatTestCase):
     """A fresh 3-node server per test, in front of one in-process mock language model."""
 

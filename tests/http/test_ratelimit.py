@@ -8,6 +8,7 @@ Each test uses its own organization (limits are per organization and key mode)."
 
 import json
 import re
+import sys
 import time
 import unittest
 
@@ -137,18 +138,37 @@ class RateLimitTest(ServerTestCase):
         }) + body[:10])
         return s, body[10:]
 
+    def concurrency_refusals(self):
+        """429 concurrency_limit_exceeded answered so far, on every node (/metrics)."""
+        found = re.findall(r'^workforce_rate_limited_total\{[^}]*code="concurrency_limit_exceeded"'
+                           r'[^}]*\} ([0-9.e+]+)$', self.metrics(), re.M)
+        return sum(float(v) for v in found)
+
+    def third_refused(self, key, base, what, timeout):
+        """Until a third request is refused for concurrency: a read refused (returned), or the
+        second held request itself ("held"). Which one is refused is a race, not a fault: the
+        server reads a held request's headers on its own thread (or node), and a read may be in
+        flight at that moment, so the held request is then the third. A refused held request
+        is answered only once its body is complete (it is small): /metrics tells it."""
+        def refused():
+            r = self.account(key)
+            if r.status == 429:
+                return r
+            return "held" if self.concurrency_refusals() > base else None
+        return self.poll(refused, what, timeout)
+
     def test_concurrency_limit(self):
         key = self.server.create_key("rl-conc", tier="agency")
         self.assertJson(self.account(key))
         emp0 = self.finished("/v1/employees", "POST")
+        base = self.concurrency_refusals()
         held = [self._slow_upload(key) for _ in range(2)]
+        r = None
         try:
             # both held uploads count once the server has read their headers
-            def refused():
-                r = self.account(key)
-                return r if r.status == 429 else None
-            r = self.poll(refused, "the third request refused", 15)
-            self.assert429(r, code="concurrency_limit_exceeded")
+            r = self.third_refused(key, base, "the third request refused", 15)
+            if r != "held":
+                self.assert429(r, code="concurrency_limit_exceeded")
         finally:
             results = []
             for s, rest in held:
@@ -157,16 +177,23 @@ class RateLimitTest(ServerTestCase):
                     results.append(read_response(s, timeout=15))
                 finally:
                     s.close()
-        for r in results:
-            self.assertJson(r, 200)
+            if r is None:
+                sys.stderr.write("\nthe held requests were answered: %r\n" % (results,))
+        if r == "held":
+            # one held request was the third: refused; the other went through
+            statuses = sorted(x.status for x in results)
+            self.assertEqual(statuses, [200, 429], results)
+            self.assert429([x for x in results if x.status == 429][0],
+                           code="concurrency_limit_exceeded")
+        else:
+            for x in results:
+                self.assertJson(x, 200)
         # The slots are free again once /metrics counts both requests finished (a client can
         # read its response a moment before the server has released the slot).
         self.wait_finished("/v1/employees", "POST", emp0 + 2)
         for _ in range(3):
             self.assertJson(self.account(key))
-        m = self.metrics()
-        self.assertRegex(m, r'workforce_rate_limited_total\{[^}]*code="concurrency_limit_exceeded"'
-                            r'[^}]*\} [1-9]')
+        self.assertGreater(self.concurrency_refusals(), base)
 
     def test_concurrency_released_on_abort(self):
         # Conditions, not pauses: a slot is free once /metrics counts its request finished.
@@ -183,15 +210,14 @@ class RateLimitTest(ServerTestCase):
             # 'one' is in flight from its headers on: until then the account read is alone.
             self.assertJson(self.account(key))  # at most 1 held + this one = 2 <= 2
             self.wait_finished("/v1/account", "GET", acc0 + 1)
+            base = self.concurrency_refusals()
             two, _ = self._slow_upload(key)
             try:
-                # Both held uploads count once the server has read their headers.
-                deadline = time.time() + 10.0
-                r = self.account(key)
-                while r.status != 429 and time.time() < deadline:
-                    time.sleep(0.05)
-                    r = self.account(key)
-                self.assert429(r, code="concurrency_limit_exceeded")
+                # Both held uploads count once the server has read their headers (and none of
+                # the six aborted ones does any more).
+                r = self.third_refused(key, base, "the third request refused", 10)
+                if r != "held":
+                    self.assert429(r, code="concurrency_limit_exceeded")
             finally:
                 two.close()
         finally:
