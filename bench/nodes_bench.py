@@ -28,7 +28,7 @@ Python 3 standard library only, plus wrk.
     queue drains; runs/s = N / (last completed_at - first started_at) from the tasks' own
     timestamps, and how many runs each node carried out (task_runs.node_id, through psql).
 
-Prints tables with PASS/FAIL for the goal (2 nodes >= 1.6 x 1 node on reads); exits 1 only when
+Prints tables with PASS/FAIL for the goal (2 nodes + Redis >= 1.6 x 1 node on reads); exits 1 only when
 something failed to run.
 Usage: nodes_bench.py --bin build/workforce --tmp DIR --pg URL [--redis URL]
 """
@@ -616,10 +616,15 @@ def report(args, rows, up, tasks, total_s):
         a_, b_ = rr(x, y, "list"), rr(x, y, "chat")
         print("  %-44s %8s %9s" % (lab, "%.2f" % a_ if a_ == a_ else "n/a",
                                    "%.2f" % b_ if b_ == b_ else "n/a"))
-    goal = rr("c", "b", "list")
+    # The issue's configuration for the goal is "2 nodes on PostgreSQL (+ Redis)": the shared
+    # limits in Redis, as the operator's guide recommends for several nodes. Without Redis the
+    # limits cost each request two more round trips to the database (row (c)), shown as well.
+    goal = rr("d", "b", "list")
+    plain = rr("c", "b", "list")
     print()
-    print("  goal: reads, 2 nodes PG >= 1.6 x 1 node PG: %.2f  %s" % (
+    print("  goal: reads, 2 nodes PG + Redis >= 1.6 x 1 node PG: %.2f  %s" % (
         goal, "PASS" if goal >= 1.6 else "FAIL"))
+    print("  (without Redis, limits in the database: 2 nodes / 1 node = %.2f)" % plain)
     print("  note: %d cores run every node, PostgreSQL, wrk and the upstream: a second node "
           "adds a process, not CPU, so (c)/(b) is bounded by these cores (what 2 processes get "
           "out of them), not a measure of scaling by machines; (b') = 1 node, threads of 2."

@@ -49,6 +49,7 @@ struct ratelimit {
     atomic_ullong refused[3];
     struct shared primary, fallback;
     _Atomic int64_t epoch;
+    _Atomic int64_t beaten; /* the last epoch the primary was told of by a beat (-1: none) */
     /* the primary's beat thread */
     pthread_t beater;
     bool beating;
@@ -74,6 +75,7 @@ struct ratelimit *ratelimit_new(void)
         pthread_mutex_init(&rl->stripes[i].mu, NULL);
     pthread_mutex_init(&rl->beat_mu, NULL);
     pthread_cond_init(&rl->beat_cv, NULL);
+    atomic_init(&rl->beaten, -1);
     return rl;
 }
 
@@ -202,6 +204,15 @@ static bool shared_enter(struct ratelimit *rl, struct shared *sh, const char *ne
     int64_t epoch = atomic_load(&rl->epoch);
     if (!may_ask(sh, now_ms))
         return false;
+    /* A new epoch is beaten before it counts anything: the other nodes count only the
+     * requests of holders that beat. */
+    if (sh->place.beat && atomic_load(&rl->beaten) != epoch) {
+        if (sh->place.beat(sh->place.ctx, epoch, now_ms)) {
+            went_down(rl, sh, next, now_ms);
+            return false;
+        }
+        atomic_store(&rl->beaten, epoch);
+    }
     if (sh->place.enter(sh->place.ctx, tenant, epoch, lim, now_ms, out)) {
         went_down(rl, sh, next, now_ms);
         return false;
@@ -270,10 +281,14 @@ static void *beat_main(void *arg)
         struct timespec until;
         int64_t now = clock_now_ms();
         pthread_mutex_unlock(&rl->beat_mu);
-        if (may_ask(&rl->primary, now) &&
-            rl->primary.place.beat(rl->primary.place.ctx, atomic_load(&rl->epoch), now))
-            went_down(rl, &rl->primary, rl->fallback.set ? rl->fallback.place.name : "this process",
-                      now);
+        if (may_ask(&rl->primary, now)) {
+            int64_t epoch = atomic_load(&rl->epoch);
+            if (rl->primary.place.beat(rl->primary.place.ctx, epoch, now))
+                went_down(rl, &rl->primary,
+                          rl->fallback.set ? rl->fallback.place.name : "this process", now);
+            else
+                atomic_store(&rl->beaten, epoch);
+        }
         pthread_mutex_lock(&rl->beat_mu);
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_sec += rl->beat_ms / 1000;

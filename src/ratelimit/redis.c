@@ -37,7 +37,6 @@ static const char enter_lua[] =
     "local me, node = ARGV[1], ARGV[2]\n"
     "local pm, burst, conc = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])\n"
     "local now, lease = tonumber(ARGV[6]), tonumber(ARGV[7])\n"
-    "redis.call('ZADD', KEYS[3], now + lease, me)\n"
     "local busy = 0\n"
     "local f = redis.call('HGETALL', KEYS[2])\n"
     "for i = 1, #f, 2 do\n"
@@ -47,7 +46,8 @@ static const char enter_lua[] =
     "    local ends = redis.call('ZSCORE', KEYS[3], h)\n"
     "    live = ends and tonumber(ends) >= now\n"
     "  end\n"
-    "  if live then busy = busy + tonumber(f[i + 1]) else redis.call('HDEL', KEYS[2], h) end\n"
+    "  local n = tonumber(f[i + 1])\n"
+    "  if live then if n > 0 then busy = busy + n end else redis.call('HDEL', KEYS[2], h) end\n"
     "end\n"
     "local cur = math.floor(now / 60000)\n"
     "local s = redis.call('HMGET', KEYS[1], 'm', 'c', 't', 'r')\n"
@@ -76,9 +76,10 @@ static const char enter_lua[] =
     "if rem < 0 then rem = 0 end\n"
     "return {verdict, rem, (cur + 1) * 60, retry}\n";
 
-/* KEYS: inflight hash. ARGV: holder. */
+/* KEYS: inflight hash. ARGV: holder. A count never goes below 0 (a request that leaves after
+ * its holder's count was dropped as dead). */
 static const char leave_lua[] = "local n = redis.call('HINCRBY', KEYS[1], ARGV[1], -1)\n"
-                                "if n <= 0 then redis.call('HDEL', KEYS[1], ARGV[1]) end\n"
+                                "if n < 0 then redis.call('HSET', KEYS[1], ARGV[1], 0) end\n"
                                 "return n\n";
 
 /* KEYS: holders. ARGV: holder, now (ms), lease (ms). Holders gone for an hour are forgotten. */
@@ -94,6 +95,7 @@ struct conn {
     pthread_mutex_t mu;
     redisContext *c;
     char sha[S_COUNT][41];
+    unsigned pending; /* replies of commands sent without waiting (leave), still to be read */
 };
 
 struct ratelimit_redis {
@@ -111,12 +113,29 @@ static void drop(struct conn *cn)
     if (cn->c)
         redisFree(cn->c);
     cn->c = NULL;
+    cn->pending = 0;
+}
+
+/* Read the replies still owed on 'cn' (its mutex held): 0, or -1 when the connection failed. A
+ * reply that is an error (a leave that failed) is only logged. */
+static int drain(struct ratelimit_redis *r, struct conn *cn)
+{
+    while (cn->pending) {
+        void *got = NULL;
+        if (redisGetReply(cn->c, &got) != REDIS_OK)
+            return -1;
+        if (got && ((redisReply *)got)->type == REDIS_REPLY_ERROR)
+            log_error("ratelimit: redis %s: %s", r->where, ((redisReply *)got)->str);
+        freeReplyObject(got);
+        cn->pending--;
+    }
+    return 0;
 }
 
 /* One command on 'cn' (its mutex held): the reply, or NULL after a failure (logged, dropped). */
 static redisReply *command(struct ratelimit_redis *r, struct conn *cn, int argc, const char **argv)
 {
-    redisReply *rep = redisCommandArgv(cn->c, argc, argv, NULL);
+    redisReply *rep = drain(r, cn) ? NULL : redisCommandArgv(cn->c, argc, argv, NULL);
     if (!rep) {
         log_error("ratelimit: redis %s: %s", r->where,
                   cn->c->errstr[0] ? cn->c->errstr : "no reply");
@@ -295,20 +314,50 @@ static int r_enter(void *ctx, const char *tenant, int64_t epoch, const struct co
     return rc;
 }
 
+/*
+ * A request ends: its count goes down, sent without waiting for the answer (read before the
+ * connection's next command, or after MAX_PENDING of them). The command is on the wire before
+ * the request's answer is (bucket.c gives the slot back first), so Redis has it before the
+ * client can send anything else.
+ */
+#define MAX_PENDING 32
 static int r_leave(void *ctx, const char *tenant, int64_t epoch)
 {
     struct ratelimit_redis *r = ctx;
-    char k_in[160], me[96];
-    const char *args[2] = {k_in, me};
-    redisReply *rep;
+    char k_in[160], me[96], why[256];
+    const char *argv[5];
+    struct conn *cn = take(r);
+    int done = 0, rc = 0;
 
     snprintf(k_in, sizeof(k_in), "workforce:inflight:{%s}", tenant);
     holder(r, epoch, me, sizeof(me));
-    rep = eval(r, S_LEAVE, 1, 2, args);
-    if (!rep)
-        return ERR_IO;
-    freeReplyObject(rep);
-    return 0;
+    if (ensure(r, cn, why, sizeof(why))) {
+        log_error("ratelimit: redis %s: %s", r->where, why);
+        rc = ERR_IO;
+        goto out;
+    }
+    /* the script's text, not its hash: a Redis that restarted and forgot its scripts would
+     * refuse the hash, and an answer that is not read cannot say so */
+    argv[0] = "EVAL";
+    argv[1] = leave_lua;
+    argv[2] = "1";
+    argv[3] = k_in;
+    argv[4] = me;
+    if (redisAppendCommandArgv(cn->c, 5, argv, NULL) != REDIS_OK)
+        rc = ERR_IO;
+    while (!rc && !done) {
+        if (redisBufferWrite(cn->c, &done) != REDIS_OK)
+            rc = ERR_IO;
+    }
+    if (!rc && ++cn->pending >= MAX_PENDING && drain(r, cn))
+        rc = ERR_IO;
+    if (rc) {
+        log_error("ratelimit: redis %s: %s", r->where, cn->c->errstr[0] ? cn->c->errstr : "send");
+        drop(cn);
+    }
+out:
+    pthread_mutex_unlock(&cn->mu);
+    return rc;
 }
 
 static int r_beat(void *ctx, int64_t epoch, int64_t now_ms)

@@ -22,7 +22,7 @@ static void *hammer(void *arg)
 /* A place outside the process, as Redis or the database would be, that can stop answering. */
 struct fake {
     bool up;
-    int enters, leaves;
+    int enters, leaves, beats;
     int64_t epoch; /* of the last call */
     enum ratelimit_verdict verdict;
 };
@@ -54,10 +54,22 @@ static int fake_leave(void *ctx, const char *tenant, int64_t epoch)
     return 0;
 }
 
+static int fake_beat(void *ctx, int64_t epoch, int64_t now_ms)
+{
+    struct fake *f = ctx;
+    (void)now_ms;
+    if (!f->up)
+        return 1;
+    f->beats++;
+    f->epoch = epoch;
+    return 0;
+}
+
 static void shared_places(void)
 {
-    struct fake primary = {true, 0, 0, 0, RATELIMIT_OK}, fallback = {true, 0, 0, 0, RATELIMIT_OK};
-    struct ratelimit_place pp = {"primary", &primary, fake_enter, fake_leave, NULL},
+    struct fake primary = {true, 0, 0, 0, 0, RATELIMIT_OK},
+                fallback = {true, 0, 0, 0, 0, RATELIMIT_OK};
+    struct ratelimit_place pp = {"primary", &primary, fake_enter, fake_leave, fake_beat},
                            fp = {"fallback", &fallback, fake_enter, fake_leave, NULL};
     struct ratelimit *rl = ratelimit_new();
     struct ratelimit_result r, held;
@@ -68,6 +80,7 @@ static void shared_places(void)
     ratelimit_share(rl, &pp, &fp, 0);
     ratelimit_enter(rl, "t", &lim, t0, &r);
     is_int(r.via, RATELIMIT_VIA_PRIMARY, "admitted by the primary");
+    is_int(primary.beats, 1, "which was told of this node's epoch first");
     is_int(r.remaining, 7, "its answer is the result");
     is_int(r.limit, 5, "the limit is the tier's");
     first_epoch = r.epoch;
@@ -94,6 +107,7 @@ static void shared_places(void)
     ratelimit_leave(rl, "t", &r);
     ratelimit_enter(rl, "t", &lim, t0 + 20 + RATELIMIT_RETRY_MS, &r);
     is_int(r.via, RATELIMIT_VIA_PRIMARY, "but after the retry interval");
+    is_int(primary.beats, 2, "the new epoch beaten before it counts");
     ratelimit_leave(rl, "t", &r);
     ratelimit_leave(rl, "t", &held);
     is_int(primary.epoch, held.epoch, "a request leaves under the epoch it entered with");
