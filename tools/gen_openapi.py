@@ -185,7 +185,9 @@ Operations marked `x-workforce-status: planned` are not implemented yet and answ
   Server-Sent Events (`text/event-stream`), `/metrics` (Prometheus text), the error pages
   (`text/html`) and the OAuth callback (a redirect or a short HTML page).
 - IDs are opaque strings: a type prefix (`org_` `key_` `emp_` `conv_` `msg_` `task_`
-  `trun_` `doc_` `chunk_` `wf_` `run_`) and at least 20 base62 characters.
+  `trun_` `doc_` `chunk_` `wf_` `run_`) and at least 20 base62 characters. (Ours happen to
+  begin with their creation time, so that the database adds them at the end of its indexes;
+  do not rely on that: compare and order by the timestamps.)
 - Timestamps are ISO 8601 UTC with millisecond precision and `Z`, e.g. `2026-11-21T09:30:00.123Z`.
 - Request bodies are JSON objects (`Content-Type: application/json`, charset optional); the
   knowledge upload is `multipart/form-data`. An empty body on POST/PATCH counts as `{}`.

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #define ID_RANDOM_LEN 24 /* base62 characters after the prefix */
+#define ID_TIME_LEN 8    /* of which the first: the creation time (ms), so ids sort by it */
 #define ID_MAX 48        /* buffer size that holds any id of ours */
 
 int id_base62(char *out, size_t n);                     /* n random base62 chars + NUL */

@@ -15,6 +15,7 @@ several nodes)."""
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 import unittest
@@ -104,6 +105,7 @@ class SharedServicesFaultTest(ServerTestCase):
                 "a warning on each node", 10)
         finally:
             script("redis/redis.sh", "start", self.redis_dir, self.redis_port)
+            back_at = time.time()
         self.assertEqual(seen[:2], [97, 96], "in Redis, one window for both nodes (after 2 reads)")
         after = seen[2:]
         self.assertEqual(after, sorted(after, reverse=True), after)
@@ -118,6 +120,8 @@ class SharedServicesFaultTest(ServerTestCase):
                 self.assertJson(r)
             return self.server.log_text().count("ratelimit: redis answers again") >= 2
         self.poll(back, "both nodes on Redis again", 20, step=0.3)
+        sys.stderr.write("\nfaults: both nodes kept their limits in Redis again %.1f s after it"
+                         " came back\n" % (time.time() - back_at))
 
     def test_2_database_lost_and_back(self):
         key = self.server.create_key("faults-db")
@@ -140,10 +144,14 @@ class SharedServicesFaultTest(ServerTestCase):
                 self.assertError(r, 503, "service_unavailable")
         finally:
             script("pg/pg.sh", "restart", self.pg_dir)
+            back_at = time.time()
 
         def answers():
             return all(r.status == 200 for r in self.each_node("/v1/employees", key))
         self.poll(answers, "both nodes answer again", 30, step=0.2)
+        sys.stderr.write("\nfaults: both nodes answered 200 again %.1f s after the database"
+                         " came back (%d answers during the outage, all 503)\n"
+                         % (time.time() - back_at, len(statuses) + 1))
         for r in self.each_node("/readyz"):
             self.assertJson(r)
         self.assertTrue(self.server.alive(), "no node died with the database")

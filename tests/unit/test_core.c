@@ -96,6 +96,21 @@ static void test_id(void)
         ok(!id_valid("emp_aaaaaaaaaaaaaaaaaaaaaaa-", "emp"), "non-base62 invalid");
         ok(id_new("a_very_long_prefix_that_does_not_fit", a, 20) != 0, "small buffer refused");
     }
+    subtest("ids sort by creation time")
+    {
+        char a[ID_MAX], b[ID_MAX], c[ID_MAX];
+        clock_set_fake_ms(1795219200000LL);
+        id_new("msg", a, sizeof(a));
+        id_new("msg", b, sizeof(b));
+        clock_set_fake_ms(1795219200001LL);
+        id_new("msg", c, sizeof(c));
+        clock_set_fake_ms(0);
+        ok(memcmp(a, b, 4 + ID_TIME_LEN) == 0, "the same millisecond, the same prefix");
+        ok(strcmp(a, b) != 0, "and a random rest");
+        ok(strcmp(a, c) < 0 && strcmp(b, c) < 0, "a later millisecond sorts later");
+        id_new("msg", c, sizeof(c));
+        ok(strcmp(b, c) < 0, "the real clock is later than that fake time");
+    }
     subtest("ids after fork")
     {
         /* The parent's block of random bytes must not be handed out again by a child. */
