@@ -29,4 +29,16 @@ bool str_starts(struct str a, const char *prefix);
 int str_to_i64(struct str s, int64_t *out);  /* "-12": 0 or ERR_INVALID (empty, junk, overflow) */
 int str_to_u64(struct str s, uint64_t *out); /* digits only */
 
+/* The value of the hex digit 'c' (either case), or -1. */
+static inline int str_hex_digit(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
 #endif

@@ -10,18 +10,9 @@
  */
 #include "redis.h"
 
-#include <string.h>
+#include "../core/str.h"
 
-static int hex(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
+#include <string.h>
 
 /* Copy s[0..n) into out (cap bytes with its NUL), decoding %XX; false when it does not fit,
  * an escape is malformed, or it decodes to a NUL. */
@@ -31,9 +22,9 @@ static bool unescape(const char *s, size_t n, char *out, size_t cap)
     for (size_t i = 0; i < n; i++) {
         char c = s[i];
         if (c == '%') {
-            if (n - i < 3 || hex(s[i + 1]) < 0 || hex(s[i + 2]) < 0)
+            if (n - i < 3 || str_hex_digit(s[i + 1]) < 0 || str_hex_digit(s[i + 2]) < 0)
                 return false;
-            c = (char)(hex(s[i + 1]) * 16 + hex(s[i + 2]));
+            c = (char)(str_hex_digit(s[i + 1]) * 16 + str_hex_digit(s[i + 2]));
             i += 2;
         }
         if (c == '\0' || k + 1 >= cap)
@@ -112,7 +103,7 @@ int ratelimit_redis_url_parse(const char *s, size_t len, struct ratelimit_redis_
         if (!close || close == p + 1)
             return -1;
         for (const char *q = p + 1; q < close; q++) {
-            if (!(hex(*q) >= 0 || *q == ':' || *q == '.'))
+            if (!(str_hex_digit(*q) >= 0 || *q == ':' || *q == '.'))
                 return -1;
         }
         n = (size_t)(close - p - 1);

@@ -9,20 +9,10 @@
  */
 #include "router.h"
 
+#include "../core/str.h"
 #include "../core/utf8.h"
 
 #include <string.h>
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
 
 /* Decode the 'n' bytes at 'p' into a NUL-terminated arena copy; NULL when an escape is bad. */
 static char *decode(struct arena *a, const char *p, size_t n, size_t *outlen, bool *nul)
@@ -35,9 +25,9 @@ static char *decode(struct arena *a, const char *p, size_t n, size_t *outlen, bo
             out[o++] = p[i];
             continue;
         }
-        if (i + 2 >= n || hexval(p[i + 1]) < 0 || hexval(p[i + 2]) < 0)
+        if (i + 2 >= n || str_hex_digit(p[i + 1]) < 0 || str_hex_digit(p[i + 2]) < 0)
             return NULL;
-        out[o] = (char)(hexval(p[i + 1]) * 16 + hexval(p[i + 2]));
+        out[o] = (char)(str_hex_digit(p[i + 1]) * 16 + str_hex_digit(p[i + 2]));
         if (!out[o])
             *nul = true;
         o++;

@@ -604,18 +604,6 @@ static const char *d_col_text(struct db_stmt *base, int col, size_t *len)
     return v;
 }
 
-/* The value of hex digit 'c', or -1. */
-static int hex_digit(unsigned char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* The bytes of the hex text 'v' of 'n' characters ("\x" already skipped) into 'out'; false
  * when it is not hex (the server's bytea_output is not "hex"). */
 static bool hex_decode(const char *v, size_t n, unsigned char *out)
@@ -623,7 +611,7 @@ static bool hex_decode(const char *v, size_t n, unsigned char *out)
     if (n % 2)
         return false;
     for (size_t i = 0; i < n; i += 2) {
-        int hi = hex_digit((unsigned char)v[i]), lo = hex_digit((unsigned char)v[i + 1]);
+        int hi = str_hex_digit((unsigned char)v[i]), lo = str_hex_digit((unsigned char)v[i + 1]);
         if (hi < 0 || lo < 0)
             return false;
         out[i / 2] = (unsigned char)(hi << 4 | lo);
