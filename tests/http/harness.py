@@ -240,6 +240,9 @@ class Server:
         n = self.nodes
         ports = [port or free_port()] + [free_port() for _ in range(n - 1)]
         self.starts += 1
+        # Nodes of an earlier start that a test left running (it stopped only the first, as
+        # one node would be stopped) are killed, not orphaned: they would outlive the run.
+        self.kill()
         self.procs, self.ports = [], []
         env = dict(self.extra_env)
         if n > 1:
