@@ -55,7 +55,8 @@ start() {
         pid=$!
         echo "$pid" >"$dir/redis.pid"
         i=0
-        while [ "$i" -lt 100 ] && is_redis "$pid"; do
+        # alive (not yet necessarily named redis-server: the shell that starts it execs it)
+        while [ "$i" -lt 100 ] && kill -0 "$pid" 2>/dev/null; do
             if answers "$port"; then
                 echo "redis://127.0.0.1:$port/0"
                 return 0
