@@ -248,21 +248,43 @@ class Server:
         if n > 1:
             # behind one address, as behind a load balancer: links name the same place
             env.setdefault("WORKFORCE_PUBLIC_URL", "http://%s:%d" % (self.host, ports[0]))
-        for p in ports:
-            self.port = p
-            log = open(self.log_path, "ab")
-            log.write(("\n==== start %d port %d ====\n" % (self.starts, p)).encode())
-            log.flush()
-            proc = subprocess.Popen(
-                [self.bin, "serve", "--listen", "%s:%d" % (self.host, p),
-                 "--database", self.db],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                env=clean_env(env), cwd=self.tmpdir)
-            log.close()
-            self.procs.append(proc)
+        for i, p in enumerate(ports):
+            for attempt in range(3):
+                self.port = p
+                log = open(self.log_path, "ab")
+                log.write(("\n==== start %d port %d ====\n" % (self.starts, p)).encode())
+                log.flush()
+                proc = subprocess.Popen(
+                    [self.bin, "serve", "--listen", "%s:%d" % (self.host, p),
+                     "--database", self.db],
+                    stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                    env=clean_env(env), cwd=self.tmpdir)
+                log.close()
+                self.procs.append(proc)
+                self.proc = proc
+                try:
+                    self.wait_healthy(proc, p, timeout)
+                except RuntimeError:
+                    # exited during start: retried below only when its port was taken
+                    if proc.poll() is None or ("cannot listen on %s:%d" % (self.host, p)) not in \
+                            self.log_text().rsplit("port %d ====" % p, 1)[-1]:
+                        raise
+                # A port picked free can be taken before the node binds it (by another
+                # listener of the test, or a connection's local port): then the health check
+                # may have reached that other listener. The node's own log line decides.
+                if self.listened(proc, p, timeout):
+                    break
+                self.procs.remove(proc)
+                if proc.poll() is None:
+                    proc.kill()
+                proc.wait(10)
+                if (i == 0 and port) or attempt == 2:
+                    raise RuntimeError("server could not listen on port %d:\n%s"
+                                       % (p, self.log_tail()))
+                p = free_port()
+                if i == 0 and n > 1 and "WORKFORCE_PUBLIC_URL" not in self.extra_env:
+                    env["WORKFORCE_PUBLIC_URL"] = "http://%s:%d" % (self.host, p)
             self.ports.append(p)
-            self.proc = proc
-            self.wait_healthy(proc, p, timeout)
         self.proc, self.port = self.procs[0], self.ports[0]
         return self
 
@@ -282,6 +304,23 @@ class Server:
         self.kill()
         raise RuntimeError("server did not answer /healthz within %.0fs:\n%s"
                            % (timeout, self.log_tail()))
+
+    def listened(self, proc, port, timeout):
+        """Whether 'proc' says it listens on 'port' (True) or could not (False), from the log."""
+        ok = "listening on http://%s:%d" % (self.host, port)
+        bad = "cannot listen on %s:%d" % (self.host, port)
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            # what this node wrote since its start line (a restart may reuse the port)
+            text = self.log_text().rsplit("port %d ====" % port, 1)[-1]
+            if bad in text:
+                return False
+            if ok in text:
+                return True
+            if proc.poll() is not None:
+                return False
+            time.sleep(0.02)
+        return False
 
     def alive(self):
         return bool(self.procs) and all(p.poll() is None for p in self.procs)
