@@ -47,7 +47,8 @@ if [ -n "$missing" ]; then
     [ -n "$ok" ] || { echo "deps: apt-get failed" >&2; exit 1; }
 fi
 
-# npm tools (OpenAPI lint, mock LLM, SSE client), exactly as locked.
+# npm tools (OpenAPI lint, mock LLM, SSE client, the OpenAI, MCP and Standard Webhooks clients,
+# the typed-client generator and tsc), exactly as locked.
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
     echo "deps: npm ci"
     npm ci --no-audit --no-fund --loglevel=error >/dev/null
