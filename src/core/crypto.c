@@ -12,6 +12,8 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -276,4 +278,138 @@ void crypto_base64(const unsigned char *in, size_t n, char *out)
 void crypto_base64url(const unsigned char *in, size_t n, char *out)
 {
     base64("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_", false, in, n, out);
+}
+
+/* ---- Standard Webhooks ---- */
+
+static const char whsec_prefix[] = "whsec_";
+#define WHSEC_PREFIX_LEN (sizeof(whsec_prefix) - 1)
+
+/* The value of the standard base64 digit 'c', or -1. */
+static int b64_digit(unsigned char c)
+{
+    if (c >= 'A' && c <= 'Z')
+        return c - 'A';
+    if (c >= 'a' && c <= 'z')
+        return c - 'a' + 26;
+    if (c >= '0' && c <= '9')
+        return c - '0' + 52;
+    if (c == '+')
+        return 62;
+    if (c == '/')
+        return 63;
+    return -1;
+}
+
+/*
+ * Decode the 'len' bytes of standard base64 at 's' into 'out' (room for 'cap' bytes), the count
+ * into '*out_len'. Padding may be left out, but when present it completes the last quantum; the
+ * bits a short quantum leaves over must be zero (one text per key). 0 or ERR_INVALID.
+ */
+static int b64_decode(const char *s, size_t len, unsigned char *out, size_t cap, size_t *out_len)
+{
+    size_t pad = 0, n = 0;
+    unsigned v = 0, bits = 0;
+
+    while (pad < 2 && pad < len && s[len - 1 - pad] == '=')
+        pad++;
+    if (pad && len % 4 != 0)
+        return ERR_INVALID;
+    len -= pad;
+    if (len % 4 == 1)
+        return ERR_INVALID;
+    for (size_t i = 0; i < len; i++) {
+        int d = b64_digit((unsigned char)s[i]);
+        if (d < 0)
+            return ERR_INVALID;
+        v = (v << 6 | (unsigned)d) & 0xffffff;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            if (n == cap)
+                return ERR_INVALID;
+            out[n++] = (unsigned char)(v >> bits);
+        }
+    }
+    if (v & ((1u << bits) - 1))
+        return ERR_INVALID; /* left-over bits set: not the canonical text of these bytes */
+    *out_len = n;
+    return 0;
+}
+
+/* See crypto.h. */
+int crypto_whsec_new(char out[CRYPTO_WHSEC_STR_LEN])
+{
+    unsigned char key[CRYPTO_WHSEC_KEY_LEN];
+    if (crypto_random(key, sizeof(key)))
+        return ERR_INTERNAL;
+    memcpy(out, whsec_prefix, WHSEC_PREFIX_LEN);
+    crypto_base64(key, sizeof(key), out + WHSEC_PREFIX_LEN);
+    OPENSSL_cleanse(key, sizeof(key));
+    return 0;
+}
+
+/* See crypto.h. */
+int crypto_whsec_decode(const char *s, size_t len, unsigned char out[CRYPTO_WHSEC_KEY_MAX],
+                        size_t *out_len)
+{
+    size_t n = 0;
+    if (len < WHSEC_PREFIX_LEN || memcmp(s, whsec_prefix, WHSEC_PREFIX_LEN) != 0)
+        return ERR_INVALID;
+    if (b64_decode(s + WHSEC_PREFIX_LEN, len - WHSEC_PREFIX_LEN, out, CRYPTO_WHSEC_KEY_MAX, &n))
+        return ERR_INVALID;
+    if (n < CRYPTO_WHSEC_KEY_MIN)
+        return ERR_INVALID;
+    *out_len = n;
+    return 0;
+}
+
+/* True when 'id' may stand before the first '.' of the signed content: printable ASCII, no
+ * space and no '.' (else "a.b" + "c" and "a" + "b.c" would sign alike). */
+static bool msg_id_ok(const char *id)
+{
+    if (!*id)
+        return false;
+    for (; *id; id++) {
+        if (*id <= ' ' || *id > '~' || *id == '.')
+            return false;
+    }
+    return true;
+}
+
+/* See crypto.h. The content is fed to the MAC in pieces, so the body is never copied. */
+int crypto_whsec_sign(const char *secret, size_t len, const char *msg_id, int64_t ts,
+                      const void *body, size_t body_len, char out[CRYPTO_WHSIG_LEN])
+{
+    unsigned char key[CRYPTO_WHSEC_KEY_MAX], mac[CRYPTO_SHA256_LEN];
+    char stamp[24];
+    size_t keylen = 0, maclen = 0;
+    int stamp_len, rc = ERR_INVALID;
+    EVP_MAC *m = NULL;
+    EVP_MAC_CTX *c = NULL;
+    OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, "SHA256", 0),
+                           OSSL_PARAM_construct_end()};
+
+    if (crypto_whsec_decode(secret, len, key, &keylen) || !msg_id_ok(msg_id))
+        goto out;
+    stamp_len = snprintf(stamp, sizeof(stamp), ".%" PRId64 ".", ts);
+    rc = ERR_INTERNAL;
+    m = EVP_MAC_fetch(NULL, "HMAC", NULL);
+    c = m ? EVP_MAC_CTX_new(m) : NULL;
+    if (!c || EVP_MAC_init(c, key, keylen, params) != 1)
+        goto out;
+    if (EVP_MAC_update(c, (const unsigned char *)msg_id, strlen(msg_id)) != 1 ||
+        EVP_MAC_update(c, (const unsigned char *)stamp, (size_t)stamp_len) != 1 ||
+        EVP_MAC_update(c, body, body_len) != 1)
+        goto out;
+    if (EVP_MAC_final(c, mac, &maclen, sizeof(mac)) != 1 || maclen != sizeof(mac))
+        goto out;
+    memcpy(out, "v1,", 3);
+    crypto_base64(mac, sizeof(mac), out + 3);
+    rc = 0;
+out:
+    EVP_MAC_CTX_free(c);
+    EVP_MAC_free(m);
+    OPENSSL_cleanse(key, sizeof(key));
+    return rc;
 }

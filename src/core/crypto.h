@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * crypto: the only user of OpenSSL. Random bytes, HMAC-SHA256, SHA-256, HKDF, AES-256-GCM
- * sealing (integration tokens at rest), constant-time comparison and hex encoding.
+ * sealing (integration tokens at rest), constant-time comparison, hex encoding, and the
+ * secrets and signatures of Standard Webhooks.
  */
 #ifndef WORKFORCE_CRYPTO_H
 #define WORKFORCE_CRYPTO_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define CRYPTO_SHA256_LEN 32
 
@@ -56,5 +58,25 @@ int crypto_seal(const unsigned char key[CRYPTO_SEAL_KEY_LEN], const void *aad, s
  * 'out'. ERR_INVALID when it is too short or was altered, or the key or 'aad' differ. */
 int crypto_open(const unsigned char key[CRYPTO_SEAL_KEY_LEN], const void *aad, size_t aad_len,
                 const unsigned char *in, size_t n, void *out);
+
+/* ---- Standard Webhooks (HMAC-SHA256 "v1" signatures, "whsec_" secrets) ---- */
+
+#define CRYPTO_WHSEC_KEY_LEN 24 /* bytes of a new secret */
+#define CRYPTO_WHSEC_KEY_MIN 24 /* the specification's range for a decoded secret */
+#define CRYPTO_WHSEC_KEY_MAX 64
+#define CRYPTO_WHSEC_STR_LEN 39 /* "whsec_" + 32 base64 characters + NUL */
+#define CRYPTO_WHSIG_LEN 48     /* "v1," + 44 base64 characters + NUL */
+
+/* A new secret "whsec_" + base64 of 24 random bytes into 'out'. 0 or ERR_INTERNAL. */
+int crypto_whsec_new(char out[CRYPTO_WHSEC_STR_LEN]);
+/* The key bytes of the 'len' bytes of secret 's' ("whsec_" + base64) into 'out', their number
+ * into '*out_len'. 0, or ERR_INVALID when malformed or not 24 to 64 bytes. Pure. */
+int crypto_whsec_decode(const char *s, size_t len, unsigned char out[CRYPTO_WHSEC_KEY_MAX],
+                        size_t *out_len);
+/* The signature "v1,<base64 HMAC-SHA256 of 'msg_id'.'ts'.'body'>" under 'secret' (its 'len'
+ * bytes, "whsec_..."), NUL-terminated into 'out'. 0, ERR_INVALID (secret malformed, 'msg_id'
+ * empty or holding a '.' or a byte outside printable ASCII) or ERR_INTERNAL. Thread-safe. */
+int crypto_whsec_sign(const char *secret, size_t len, const char *msg_id, int64_t ts,
+                      const void *body, size_t body_len, char out[CRYPTO_WHSIG_LEN]);
 
 #endif

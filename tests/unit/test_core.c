@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of core/: buf, str, clock, id, crypto, config, mem (arena and the fault hook). */
+/* Unit tests of core/: buf, str, clock, id, crypto (with Standard Webhooks signing), config, mem
+ * (arena and the fault hook). */
 #include "../../src/core/buf.h"
 #include "../../src/core/clock.h"
 #include "../../src/core/config.h"
@@ -264,6 +265,134 @@ static void test_crypto(void)
     }
 }
 
+/* The sign test of the Standard Webhooks libraries (libraries/python/tests/test_webhooks.py,
+ * test_sign_function, and the same values in the Go, JavaScript, Java, C# and PHP tests). */
+static const struct {
+    const char *secret, *msg_id, *body, *sig;
+    int64_t ts;
+} whsec_vector = {
+    "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+    "msg_p5jXN8AQM9LWM0D4loKWxJek",
+    "{\"test\": 2432232314}",
+    "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=",
+    1614265330,
+};
+
+/* Secrets the decoder refuses, and why. */
+static const struct {
+    const char *s, *why;
+} whsec_bad[] = {
+    {"", "empty"},
+    {"whsec_", "no key"},
+    {"MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "no prefix"},
+    {"WHSEC_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "prefix in capitals"},
+    {"whsk_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "another prefix"},
+    {"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaS!", "a byte outside the alphabet"},
+    {"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLa-w", "the URL alphabet"},
+    {"whsec_MfKQ9r8GKYqrTwjU PD8ILPZIo2LaLaSw", "a space"},
+    {"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwA", "one digit too many (4n+1)"},
+    {"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw=", "padding after a full quantum"},
+    {"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLa==", "padding of the wrong length"},
+    {"whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAB", "left-over bits set"},
+    {"whsec_c2hvcnQ=", "5 bytes: under the 24 the specification asks"},
+    {"whsec_" /* 88 digits */
+     "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+     "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+     "66 bytes: over 64"},
+};
+
+static void test_whsec(void)
+{
+    subtest("standard webhooks")
+    {
+        char sig[CRYPTO_WHSIG_LEN], sec[CRYPTO_WHSEC_STR_LEN], again[CRYPTO_WHSIG_LEN];
+        unsigned char key[CRYPTO_WHSEC_KEY_MAX], raw[CRYPTO_WHSEC_KEY_MAX];
+        size_t n = 0, bad = 0;
+        const char *v = whsec_vector.secret;
+
+        is_int(crypto_whsec_sign(v, strlen(v), whsec_vector.msg_id, whsec_vector.ts,
+                                 whsec_vector.body, strlen(whsec_vector.body), sig),
+               0, "signs the published vector");
+        is_str(sig, whsec_vector.sig, "the published signature");
+        is_int(crypto_whsec_decode(v, strlen(v), key, &n), 0, "decodes the vector's secret");
+        is_int(n, 24, "24 key bytes");
+        {
+            /* The same HMAC by hand: key = decoded bytes, message = id.ts.body. */
+            char msg[128], b64[45];
+            unsigned char mac[32];
+            int len = snprintf(msg, sizeof(msg), "%s.%lld.%s", whsec_vector.msg_id,
+                               (long long)whsec_vector.ts, whsec_vector.body);
+            crypto_hmac_sha256(key, n, msg, (size_t)len, mac);
+            crypto_base64(mac, 32, b64);
+            is_str(sig + 3, b64, "the signature is base64 HMAC-SHA256 of id.ts.body");
+        }
+        is_int(crypto_whsec_decode("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", 38, raw, &n), 0,
+               "length-bounded: the slice is read, not the NUL");
+        is_int(crypto_whsec_decode("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwXXXX", 38, raw, &n), 0,
+               "bytes after 'len' are not read");
+        for (size_t i = 0; i < sizeof(whsec_bad) / sizeof(whsec_bad[0]); i++) {
+            int rc = crypto_whsec_decode(whsec_bad[i].s, strlen(whsec_bad[i].s), raw, &n);
+            if (rc != ERR_INVALID) {
+                printf("# not refused: %s (%s)\n", whsec_bad[i].s, whsec_bad[i].why);
+                bad++;
+            }
+        }
+        is_int(bad, 0, "malformed secrets are refused");
+        {
+            /* Padding is optional: 25 bytes, padded and not. */
+            memset(raw, 0xab, 25);
+            char padded[64] = "whsec_";
+            crypto_base64(raw, 25, padded + 6);
+            ok(strchr(padded, '=') != NULL, "25 bytes need padding");
+            ok(crypto_whsec_decode(padded, strlen(padded), key, &n) == 0 && n == 25 &&
+                   memcmp(key, raw, 25) == 0,
+               "padded secret decodes");
+            *strchr(padded, '=') = '\0';
+            ok(crypto_whsec_decode(padded, strlen(padded), key, &n) == 0 && n == 25 &&
+                   memcmp(key, raw, 25) == 0,
+               "unpadded secret decodes alike");
+            memset(raw, 0xcd, 64);
+            crypto_base64(raw, 64, padded + 6);
+            ok(crypto_whsec_decode(padded, strlen(padded), key, &n) == 0 && n == 64 &&
+                   memcmp(key, raw, 64) == 0,
+               "64 bytes, the most");
+        }
+        is_int(crypto_whsec_new(sec), 0, "new secret");
+        is_int(strlen(sec), CRYPTO_WHSEC_STR_LEN - 1, "whsec_ + 32 characters");
+        ok(strncmp(sec, "whsec_", 6) == 0, "prefixed");
+        ok(crypto_whsec_decode(sec, strlen(sec), key, &n) == 0 && n == CRYPTO_WHSEC_KEY_LEN,
+           "a new secret decodes to 24 bytes");
+        crypto_base64(key, n, (char *)raw);
+        is_str((const char *)raw, sec + 6, "round trip: decoded bytes encode to the secret");
+        {
+            char other[CRYPTO_WHSEC_STR_LEN];
+            crypto_whsec_new(other);
+            ok(strcmp(sec, other) != 0, "two new secrets differ");
+        }
+        is_int(crypto_whsec_sign(sec, strlen(sec), "evt_1", 1700000000, "{}", 2, sig), 0,
+               "signs under a new secret");
+        crypto_whsec_sign(sec, strlen(sec), "evt_1", 1700000000, "{}", 2, again);
+        is_str(again, sig, "deterministic");
+        is_int(strlen(sig), CRYPTO_WHSIG_LEN - 1, "v1, + 44 characters");
+        crypto_whsec_sign(sec, strlen(sec), "evt_1", 1700000001, "{}", 2, again);
+        ok(strcmp(again, sig) != 0, "another timestamp, another signature");
+        crypto_whsec_sign(sec, strlen(sec), "evt_2", 1700000000, "{}", 2, again);
+        ok(strcmp(again, sig) != 0, "another id, another signature");
+        crypto_whsec_sign(sec, strlen(sec), "evt_1", 1700000000, "{ }", 3, again);
+        ok(strcmp(again, sig) != 0, "another body, another signature");
+        is_int(crypto_whsec_sign(sec, strlen(sec), "evt_1", 1700000000, NULL, 0, again), 0,
+               "an empty body signs");
+        is_int(crypto_whsec_sign("whsec_", 6, "evt_1", 1, "{}", 2, again), ERR_INVALID,
+               "a malformed secret is refused");
+        is_int(crypto_whsec_sign(sec, strlen(sec), "evt.1", 1, "{}", 2, again), ERR_INVALID,
+               "an id with a '.' is refused");
+        is_int(crypto_whsec_sign(sec, strlen(sec), "", 1, "{}", 2, again), ERR_INVALID,
+               "an empty id is refused");
+        is_int(crypto_whsec_sign(sec, strlen(sec), "evt\r\n1", 1, "{}", 2, again), ERR_INVALID,
+               "an id with CR LF is refused");
+    }
+}
+
 static void test_config(void)
 {
     subtest("config")
@@ -459,6 +588,7 @@ int main(void)
     test_clock();
     test_id();
     test_crypto();
+    test_whsec();
     test_config();
     test_arena();
     test_buf_oom();
