@@ -4,20 +4,29 @@
  * loop (curl_multi_wakeup); the loop thread owns the multi handle and every easy handle, adds
  * queued transfers whose start time has come, runs curl_multi_poll, and reports completions.
  * Nothing else touches curl objects, so no curl call needs a lock.
+ *
+ * Webhook delivery (httpc_hook_post(), at the end) is the exception to that loop: a blocking
+ * call on the caller's thread with an easy handle of its own, since the webhook worker's
+ * threads wait for each answer anyway. See the DESIGN note above it.
  */
 #include "httpc.h"
+
+#include "hook.h"
 
 #include "../core/clock.h"
 #include "../core/log.h"
 #include "../core/mem.h"
 
 #include <curl/curl.h>
+#include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 struct xfer {
     struct xfer *next;
@@ -325,4 +334,265 @@ int httpc_post_json(struct httpc *h, const struct httpc_post *p, httpc_data_fn o
     req.timeout_ms = p->timeout_ms;
     req.start_at_ms = p->attempt > 0 ? clock_now_ms() + 250 * ((int64_t)1 << p->attempt) : 0;
     return httpc_start(h, &req, on_data, on_done, ud);
+}
+
+/* ---- Webhook delivery ----
+ *
+ * DESIGN: httpc_hook_post() is one blocking POST on an easy handle made for the call and freed
+ * after it. Nothing is shared between calls (no share handle, no connection or DNS cache), so
+ * calls from several worker threads need no lock, and every delivery resolves the host anew:
+ * what an endpoint's name points to now is what is judged now. A connection per delivery costs
+ * a TCP (and TLS) handshake; at webhook rates that is cheap next to a reused connection whose
+ * peer nobody checks again.
+ *
+ * The address policy runs in CURLOPT_OPENSOCKETFUNCTION, which libcurl calls with each address
+ * it is about to connect to, after its own resolution, before any packet is sent. So the
+ * address judged is the address used, whatever DNS answered to an earlier check (rebinding),
+ * and every address of a multi-address answer is judged on its own. Nothing else may pick the
+ * peer: proxies are off whatever the environment says, only http and https are spoken,
+ * redirects are not followed (a 3xx is an answer like any other), and no Alt-Svc, HSTS or
+ * CONNECT_TO is set up.
+ */
+
+#define HOOK_READ_MAX (64 * 1024) /* answer bytes read before the rest is left unread */
+
+struct hook_call {
+    struct httpc_hook_res *out;
+    bool allow_private;
+    int allowed, refused;  /* addresses the policy let through / refused */
+    char refused_why[128]; /* the first refusal: "127.0.0.1 is a loopback address" */
+    size_t seen;           /* answer bytes read */
+};
+
+/* libcurl's socket(): refuses an address the policy refuses (CURL_SOCKET_BAD, which libcurl
+ * takes as a failed connection to that address). */
+static curl_socket_t hook_open_socket(void *ud, curlsocktype purpose, struct curl_sockaddr *a)
+{
+    struct hook_call *c = ud;
+    const struct sockaddr *sa = &a->addr;
+    enum httpc_addr_class k = httpc_addr_classify(sa, a->addrlen);
+
+    if (purpose != CURLSOCKTYPE_IPCXN || (!c->allow_private && k != HTTPC_ADDR_PUBLIC)) {
+        if (c->refused++ == 0) {
+            char ip[64];
+            httpc_addr_format(sa, a->addrlen, ip, sizeof(ip));
+            snprintf(c->refused_why, sizeof(c->refused_why), "%s is %s", ip,
+                     httpc_addr_class_desc(k));
+        }
+        return CURL_SOCKET_BAD;
+    }
+    c->allowed++;
+    return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+}
+
+/* Keep the first HTTPC_HOOK_BODY_KEEP bytes of the answer; stop reading after HOOK_READ_MAX. */
+static size_t hook_on_write(char *p, size_t size, size_t nmemb, void *ud)
+{
+    struct hook_call *c = ud;
+    struct httpc_hook_res *out = c->out;
+    size_t n = size * nmemb, room = HTTPC_HOOK_BODY_KEEP - out->body_len;
+    size_t take = n < room ? n : room;
+
+    memcpy(out->body + out->body_len, p, take);
+    out->body_len += take;
+    out->body[out->body_len] = '\0';
+    if (take < n)
+        out->body_cut = true;
+    c->seen += n;
+    if (c->seen > HOOK_READ_MAX)
+        return 0; /* enough: curl ends with CURLE_WRITE_ERROR, the status is already known */
+    return n;
+}
+
+/* Client-safe reasons for the curl results a delivery meets most; others use curl's own. */
+static const struct {
+    CURLcode cc;
+    const char *why;
+} hook_errors[] = {
+    {CURLE_COULDNT_RESOLVE_HOST, "could not resolve host"},
+    {CURLE_SSL_CONNECT_ERROR, "TLS handshake failed"},
+    {CURLE_PEER_FAILED_VERIFICATION, "TLS certificate not valid for the host"},
+    {CURLE_GOT_NOTHING, "connection closed without an answer"},
+    {CURLE_SEND_ERROR, "connection lost while sending"},
+    {CURLE_RECV_ERROR, "connection lost while receiving"},
+    {CURLE_WEIRD_SERVER_REPLY, "the answer is not HTTP"},
+    {CURLE_HTTP2, "HTTP/2 error"},
+    {CURLE_HTTP2_STREAM, "HTTP/2 stream error"},
+};
+
+/* Why a connection failed, from the socket error. */
+static const char *connect_why(long os_errno)
+{
+    switch (os_errno) {
+    case ECONNREFUSED:
+        return "connection refused";
+    case ENETUNREACH:
+        return "network unreachable";
+    case EHOSTUNREACH:
+        return "host unreachable";
+    default:
+        return "could not connect";
+    }
+}
+
+/* Fill 'out->error' for a transfer that ended with 'cc' and no HTTP answer. */
+static void hook_why(CURL *easy, CURLcode cc, const struct hook_call *c, long timeout_ms,
+                     struct httpc_hook_res *out)
+{
+    long os_errno = 0;
+    const char *why = curl_easy_strerror(cc);
+
+    if (cc == CURLE_OPERATION_TIMEDOUT) {
+        if (timeout_ms % 1000 == 0)
+            snprintf(out->error, sizeof(out->error), "timed out after %ld s", timeout_ms / 1000);
+        else
+            snprintf(out->error, sizeof(out->error), "timed out after %ld ms", timeout_ms);
+        return;
+    }
+    if (cc == CURLE_COULDNT_CONNECT && c->refused > 0 && c->allowed == 0) {
+        snprintf(out->error, sizeof(out->error), "address refused: %s", c->refused_why);
+        return;
+    }
+    if (cc == CURLE_COULDNT_CONNECT) {
+        curl_easy_getinfo(easy, CURLINFO_OS_ERRNO, &os_errno);
+        why = connect_why(os_errno);
+    }
+    for (size_t i = 0; i < sizeof(hook_errors) / sizeof(hook_errors[0]); i++) {
+        if (hook_errors[i].cc == cc)
+            why = hook_errors[i].why;
+    }
+    snprintf(out->error, sizeof(out->error), "%s", why);
+}
+
+/* True when 's' can be a header value: no CR, LF or other control byte. */
+static bool header_value_ok(const char *s)
+{
+    for (; *s; s++) {
+        if ((unsigned char)*s < ' ' && *s != '\t')
+            return false;
+    }
+    return true;
+}
+
+/* Append "'name': 'value'" (or the line 'name' when 'value' is NULL) to '*list'. */
+static int hook_header(struct curl_slist **list, const char *name, const char *value)
+{
+    char line[1024];
+    struct curl_slist *l;
+    int n;
+    if (!header_value_ok(name) || (value && !header_value_ok(value)))
+        return ERR_INVALID;
+    n = value ? snprintf(line, sizeof(line), "%s: %s", name, value)
+              : snprintf(line, sizeof(line), "%s", name);
+    if (n < 0 || (size_t)n >= sizeof(line))
+        return ERR_INVALID;
+    l = curl_slist_append(*list, line);
+    if (!l)
+        return ERR_NOMEM;
+    *list = l;
+    return 0;
+}
+
+/* The request headers of 'req' into '*list' (the caller frees it with curl_slist_free_all()). */
+static int hook_headers(const struct httpc_hook_req *req, struct curl_slist **list)
+{
+    char ts[24];
+    int rc;
+
+    if (!req->id || !*req->id || !req->signature || !*req->signature)
+        return ERR_INVALID;
+    snprintf(ts, sizeof(ts), "%" PRId64, req->timestamp);
+    rc = hook_header(list, "Content-Type", "application/json");
+    if (!rc)
+        rc = hook_header(list, "webhook-id", req->id);
+    if (!rc)
+        rc = hook_header(list, "webhook-timestamp", ts);
+    if (!rc)
+        rc = hook_header(list, "webhook-signature", req->signature);
+    if (!rc)
+        rc = hook_header(list, "Expect:", NULL); /* no 100-continue round trip */
+    for (size_t i = 0; !rc && i < req->nheaders; i++)
+        rc = strchr(req->headers[i], ':') ? hook_header(list, req->headers[i], NULL) : ERR_INVALID;
+    return rc;
+}
+
+/* Set up 'easy' for the delivery 'req' (see the DESIGN note). */
+static void hook_setup(CURL *easy, const struct httpc_hook_req *req, struct curl_slist *headers,
+                       struct hook_call *c)
+{
+    long timeout = req->timeout_ms > 0 ? req->timeout_ms : 10000;
+    curl_easy_setopt(easy, CURLOPT_URL, req->url);
+    curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(easy, CURLOPT_PROXY, "");    /* not http_proxy and friends either */
+    curl_easy_setopt(easy, CURLOPT_NOPROXY, "*"); /* and no proxy for any host */
+    curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, hook_open_socket);
+    curl_easy_setopt(easy, CURLOPT_OPENSOCKETDATA, c);
+    curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, timeout);
+    curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, timeout);
+    curl_easy_setopt(easy, CURLOPT_POST, 1L);
+    curl_easy_setopt(easy, CURLOPT_POSTFIELDS, req->body ? req->body : "");
+    curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE,
+                     (curl_off_t)(req->body ? req->body_len : 0));
+    curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(easy, CURLOPT_USERAGENT, HTTPC_HOOK_USER_AGENT);
+    curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, hook_on_write);
+    curl_easy_setopt(easy, CURLOPT_WRITEDATA, c);
+}
+
+/*
+ * Deliver 'req' once (see hook.h): resolve, connect to an address the policy allows, POST,
+ * read the answer. Returns 0 when an HTTP status came back ('out->status' > 0, even when the
+ * answer's body was then cut short), ERR_UPSTREAM when none did ('out->error' says why),
+ * ERR_INVALID when the URL or a header is malformed, ERR_NOMEM. 'out' is always filled; it
+ * owns nothing. Thread-safe.
+ */
+int httpc_hook_post(const struct httpc_hook_req *req, struct httpc_hook_res *out)
+{
+    struct hook_call c;
+    struct curl_slist *headers = NULL;
+    struct err e;
+    CURL *easy = NULL;
+    CURLcode cc;
+    long status = 0, timeout = req->timeout_ms > 0 ? req->timeout_ms : 10000;
+    int64_t t0 = clock_mono_us();
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    memset(&c, 0, sizeof(c));
+    c.out = out;
+    c.allow_private = req->allow_private;
+    pthread_once(&global_once, global_init);
+    rc = httpc_hook_url_parse(req->url, req->url ? strlen(req->url) : 0, NULL, "url", &e);
+    if (rc) {
+        snprintf(out->error, sizeof(out->error), "%s", e.msg);
+        goto out;
+    }
+    rc = hook_headers(req, &headers);
+    if (rc) {
+        snprintf(out->error, sizeof(out->error), "%s",
+                 rc == ERR_INVALID ? "invalid header" : "out of memory");
+        goto out;
+    }
+    rc = ERR_NOMEM;
+    easy = curl_easy_init();
+    if (!easy)
+        goto out;
+    hook_setup(easy, req, headers, &c);
+    cc = curl_easy_perform(easy);
+    curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+    if (status > 0) {
+        out->status = (int)status;
+        rc = 0;
+    } else {
+        hook_why(easy, cc, &c, timeout, out);
+        rc = ERR_UPSTREAM;
+    }
+out:
+    curl_easy_cleanup(easy);
+    curl_slist_free_all(headers);
+    out->elapsed_ms = (clock_mono_us() - t0) / 1000;
+    return rc;
 }

@@ -87,7 +87,7 @@ struct httpc_hook_req {
 
 struct httpc_hook_res {
     int status;         /* the HTTP status, 0 when no answer came */
-    char error[160];    /* "" when status > 0; else why, client-safe ("connection refused") */
+    char error[256];    /* "" when status > 0; else why, client-safe ("connection refused") */
     int64_t elapsed_ms; /* from the call to the end of the attempt */
     char body[HTTPC_HOOK_BODY_KEEP + 1]; /* the first bytes of the answer, NUL-terminated */
     size_t body_len;                     /* bytes in 'body' */
