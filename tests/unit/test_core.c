@@ -341,7 +341,7 @@ static void test_whsec(void)
         {
             /* Padding is optional: 25 bytes, padded and not. */
             memset(raw, 0xab, 25);
-            char padded[64] = "whsec_";
+            char padded[6 + 88 + 1] = "whsec_"; /* room for 64 bytes */
             crypto_base64(raw, 25, padded + 6);
             ok(strchr(padded, '=') != NULL, "25 bytes need padding");
             ok(crypto_whsec_decode(padded, strlen(padded), key, &n) == 0 && n == 25 &&
