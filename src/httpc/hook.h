@@ -76,12 +76,13 @@ struct httpc_hook_req {
     const char *url;  /* checked again with httpc_hook_url_parse() */
     const char *body; /* the event JSON, sent as is (not copied: the call blocks) */
     size_t body_len;
-    const char *id;             /* webhook-id (the event id) */
-    int64_t timestamp;          /* webhook-timestamp, Unix seconds */
-    const char *signature;      /* webhook-signature: crypto_whsec_sign()'s, or several by spaces */
+    const char *id;        /* webhook-id (the event id); required */
+    int64_t timestamp;     /* webhook-timestamp, Unix seconds */
+    const char *signature; /* webhook-signature (required): crypto_whsec_sign()'s, or several by
+                            * spaces while a secret rotates */
     const char *const *headers; /* more "Name: value" lines, or NULL */
     size_t nheaders;
-    long timeout_ms;    /* the whole attempt: resolve, connect, send, answer */
+    long timeout_ms;    /* the whole attempt: resolve, connect, send, answer; <= 0: 10000 */
     bool allow_private; /* WORKFORCE_WEBHOOKS_ALLOW_PRIVATE: skip the address policy */
 };
 
