@@ -24,6 +24,7 @@
 #include "knowledge/index.h"
 #include "knowledge/worker.h"
 #include "tasks/runner.h"
+#include "webhooks/webhooks.h"
 #include "workflows/run.h"
 #include "llm/llm.h"
 #include "metrics/metrics.h"
@@ -802,6 +803,7 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
 {
     struct router_env env;
     static struct integ_env integ; /* read by the workers until they stop */
+    struct webhooks_worker *hooks = NULL;
     struct store *s = NULL;
     struct http_server *srv = NULL;
     struct http_options ho;
@@ -856,7 +858,9 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
     }
     /* Handles: one per HTTP thread, one more for a reply finished on the same thread, and a
      * few for the engine's thread. */
-    if (store_pool_new(c->database, 2 * c->threads + 4 + c->task_workers + c->knowledge_workers,
+    if (store_pool_new(c->database,
+                       2 * c->threads + 4 + c->task_workers + c->knowledge_workers +
+                           c->webhooks_workers,
                        &env.pool, &e)) {
         fprintf(stderr, "workforce: %s: %s\n", e.param, e.msg);
         goto out;
@@ -922,12 +926,6 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
     env.agent.knowledge.kindex =
         kindex_new(env.agent.knowledge.embed ? embed_pool_model(env.agent.knowledge.embed) : NULL,
                    strcmp(c->vectors, "int8") == 0);
-    if (knowledge_worker_start(c->files_dir, env.pool, env.agent.knowledge.embed,
-                               env.agent.knowledge.kindex, c->knowledge_workers, &env.kworker)) {
-        fprintf(stderr, "workforce: cannot start the knowledge worker\n");
-        goto out;
-    }
-
     integ.cfg = c;
     integ.pool = env.pool;
     integ.httpc = env.httpc;
@@ -936,6 +934,23 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
         goto out;
     }
     env.agent.integ = &integ;
+    {
+        /* Outbound webhooks: the delivery threads, and the events the store records from now
+         * on (before any thread that changes what events report starts). */
+        struct webhooks_options wo = {c->webhooks_workers, c->webhooks_timeout_ms,
+                                      c->webhooks_allow_private};
+        if (webhooks_worker_start(env.pool, integ.key, &wo, &hooks)) {
+            fprintf(stderr, "workforce: cannot start the webhook workers\n");
+            goto out;
+        }
+        store_hooks_init(webhooks_render, webhooks_worker_wake, hooks);
+    }
+    if (knowledge_worker_start(c->files_dir, env.pool, env.agent.knowledge.embed,
+                               env.agent.knowledge.kindex, c->knowledge_workers, &env.kworker)) {
+        fprintf(stderr, "workforce: cannot start the knowledge worker\n");
+        goto out;
+    }
+
     if (task_runner_start(&env.agent, c->task_workers, wf_step_execute, &env.tasks)) {
         fprintf(stderr, "workforce: cannot start the task workers\n");
         goto out;
@@ -969,6 +984,8 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
     env.kworker = NULL;
     task_runner_stop(env.tasks);
     env.tasks = NULL;
+    webhooks_worker_stop(hooks);
+    hooks = NULL;
     embed_pool_free(env.agent.knowledge.embed);
     env.agent.knowledge.embed = NULL;
     /* The replies the committer holds are stored and answered while the HTTP server runs. */
@@ -985,6 +1002,7 @@ out:
     httpc_shutdown(env.httpc);
     knowledge_worker_stop(env.kworker);
     task_runner_stop(env.tasks);
+    webhooks_worker_stop(hooks);
     embed_pool_free(env.agent.knowledge.embed);
     store_committer_stop(env.committer);
     http_server_stop(srv, 0);

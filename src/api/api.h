@@ -19,6 +19,8 @@ extern const struct jb_binding api_chat_body, api_feedback_body, api_employees_c
     api_employees_update_body, api_knowledge_query_body, api_tasks_create_body,
     api_tasks_update_body, api_workflows_create_body, api_workflows_update_body,
     api_workflows_run_body, api_integrations_connect_body;
+extern const struct jb_binding api_events_redeliver_body, api_webhook_endpoints_create_body,
+    api_webhook_endpoints_update_body;
 extern const struct jb_binding api_no_body; /* {} or no body: the route takes no members */
 
 /* workflows.c: queue a run of 'wf' for the request's tenant, started by 'type' ('event': the
@@ -26,6 +28,18 @@ extern const struct jb_binding api_no_body; /* {} or no body: the route takes no
  * as queued (from r->arena). A live tenant needs credits left: 402 insufficient_credits. */
 int api_workflow_queue(struct router_req *r, const struct store_workflow *wf, const char *type,
                        const char *event, json_t *data, struct store_wf_run *queued, struct err *e);
+
+/* webhooks.c */
+int api_events_list(struct router_req *r, struct err *e);
+int api_events_get(struct router_req *r, struct err *e);
+int api_events_redeliver(struct router_req *r, struct err *e);
+int api_webhook_endpoints_create(struct router_req *r, struct err *e);
+int api_webhook_endpoints_list(struct router_req *r, struct err *e);
+int api_webhook_endpoints_get(struct router_req *r, struct err *e);
+int api_webhook_endpoints_update(struct router_req *r, struct err *e);
+int api_webhook_endpoints_delete(struct router_req *r, struct err *e);
+int api_webhook_endpoints_rotate(struct router_req *r, struct err *e);
+int api_webhook_endpoints_deliveries(struct router_req *r, struct err *e);
 
 /* integrations.c */
 int api_integrations_list(struct router_req *r, struct err *e);

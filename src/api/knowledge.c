@@ -24,6 +24,7 @@
 #include "../core/utf8.h"
 #include "../http/multipart.h"
 #include "../knowledge/extract.h"
+#include "../knowledge/document.h"
 #include "../knowledge/index.h"
 #include "../knowledge/worker.h"
 
@@ -368,50 +369,6 @@ int api_knowledge_upload_begin(struct router_req *r, struct err *e)
 
 /* ---- Records ---- */
 
-static void write_document(struct jw *w, const struct store_document *d)
-{
-    jw_obj(w);
-    jw_key(w, "id");
-    jw_str(w, d->id);
-    jw_key(w, "name");
-    jw_str(w, d->name);
-    jw_key(w, "filename");
-    jw_str(w, d->filename);
-    jw_key(w, "content_type");
-    jw_str(w, d->content_type);
-    jw_key(w, "size_bytes");
-    jw_int(w, d->size_bytes);
-    jw_key(w, "sha256");
-    jw_str(w, d->sha256);
-    jw_key(w, "tags");
-    jw_raw(w, d->tags, "[]");
-    jw_key(w, "employee_ids");
-    jw_raw(w, d->employee_ids, "[]");
-    jw_key(w, "status");
-    jw_str(w, d->status);
-    jw_key(w, "error");
-    jw_str(w, d->error);
-    jw_key(w, "chunk_count");
-    jw_int(w, d->chunk_count);
-    /* Chunks embedded / chunks while processing (null until the text is cut); 1 once done. */
-    jw_key(w, "progress");
-    if (strcmp(d->status, "processing") != 0)
-        jw_raw(w, "1", "1");
-    else if (d->progress_chunks <= 0)
-        jw_null(w);
-    else {
-        char v[32];
-        double f = (double)d->progress_embedded / (double)d->progress_chunks;
-        snprintf(v, sizeof(v), "%.4f", f > 1 ? 1.0 : f);
-        jw_raw(w, v, "0");
-    }
-    jw_key(w, "created_at");
-    jw_time(w, d->created_at);
-    jw_key(w, "updated_at");
-    jw_time(w, d->updated_at);
-    jw_obj_end(w);
-}
-
 static int respond_document(struct router_req *r, const char *id, struct err *e)
 {
     struct store_document d;
@@ -424,7 +381,7 @@ static int respond_document(struct router_req *r, const char *id, struct err *e)
         return err_set(e, rc, "internal_error", NULL, "document read failed");
     buf_init(&b, 1u << 20);
     jw_init(&w, &b);
-    write_document(&w, &d);
+    knowledge_document_write(&w, &d);
     return router_respond_jw(r, &w, &b, e);
 }
 
@@ -566,7 +523,7 @@ int api_knowledge_list(struct router_req *r, struct err *e)
     jw_key(&w, "documents");
     jw_arr(&w);
     for (size_t i = 0; i < page.n; i++)
-        write_document(&w, &page.items[i]);
+        knowledge_document_write(&w, &page.items[i]);
     jw_arr_end(&w);
     router_write_more(r, &w, page.has_more, page.has_more ? page.items[page.n - 1].created_at : 0,
                       page.has_more ? page.items[page.n - 1].id : NULL);

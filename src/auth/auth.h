@@ -27,6 +27,7 @@ enum auth_scope {
     AUTH_SCOPE_KNOWLEDGE = 1 << 5,
     AUTH_SCOPE_WORKFLOWS = 1 << 6,
     AUTH_SCOPE_INTEGRATIONS = 1 << 7,
+    AUTH_SCOPE_WEBHOOKS = 1 << 8,
 };
 
 /* Parse "Bearer <key>" into the key and its mode (0 live, 1 test); 0 or ERR_AUTH. */

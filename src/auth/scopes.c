@@ -18,6 +18,7 @@ static const struct {
     {"knowledge", AUTH_SCOPE_KNOWLEDGE},
     {"workflows", AUTH_SCOPE_WORKFLOWS},
     {"integrations", AUTH_SCOPE_INTEGRATIONS},
+    {"webhooks", AUTH_SCOPE_WEBHOOKS},
 };
 
 #define NSCOPES (sizeof(scopes) / sizeof(scopes[0]))
@@ -37,7 +38,7 @@ int auth_scopes_parse(const char *s, uint32_t *out, struct err *e)
         if (i == NSCOPES)
             return err_set(e, ERR_INVALID, "invalid_request", "scopes",
                            "unknown scope '%.*s' (known: employees:read, employees:write, chat, "
-                           "conversations, tasks, knowledge, workflows, integrations)",
+                           "conversations, tasks, knowledge, workflows, integrations, webhooks)",
                            (int)(n > 40 ? 40 : n), s);
         bits |= scopes[i].bit;
         s += n;

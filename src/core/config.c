@@ -49,6 +49,9 @@ static const char *const known_vars[] = {
     "WORKFORCE_LEASE_SECONDS",
     "WORKFORCE_KNOWLEDGE_WORKERS",
     "WORKFORCE_VECTORS",
+    "WORKFORCE_WEBHOOKS_ALLOW_PRIVATE",
+    "WORKFORCE_WEBHOOKS_TIMEOUT_MS",
+    "WORKFORCE_WEBHOOKS_WORKERS",
 };
 
 const char *const config_oauth_provider_names[CONFIG_OAUTH_PROVIDERS] = {
@@ -288,6 +291,8 @@ int config_load_env(struct config *c, char *const *envp, struct err *e)
     c->task_workers = 4;
     c->lease_seconds = 60;
     c->knowledge_workers = 2;
+    c->webhooks_timeout_ms = 10000;
+    c->webhooks_workers = 4;
     snprintf(c->vectors, sizeof(c->vectors), "float32");
 
     for (; envp && *envp; envp++) {
@@ -389,6 +394,18 @@ int config_load_env(struct config *c, char *const *envp, struct err *e)
             int64_t t = 0;
             rc = set_int(&t, v, 1, 64, "WORKFORCE_KNOWLEDGE_WORKERS", e);
             c->knowledge_workers = (unsigned)t;
+        } else if (IS("WORKFORCE_WEBHOOKS_ALLOW_PRIVATE")) {
+            if (!one_of(v, "0", "1"))
+                rc = err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_WEBHOOKS_ALLOW_PRIVATE",
+                             "must be 0 or 1");
+            c->webhooks_allow_private = strcmp(v, "1") == 0;
+        } else if (IS("WORKFORCE_WEBHOOKS_TIMEOUT_MS")) {
+            rc =
+                set_int(&c->webhooks_timeout_ms, v, 100, 10000, "WORKFORCE_WEBHOOKS_TIMEOUT_MS", e);
+        } else if (IS("WORKFORCE_WEBHOOKS_WORKERS")) {
+            int64_t t = 0;
+            rc = set_int(&t, v, 1, 64, "WORKFORCE_WEBHOOKS_WORKERS", e);
+            c->webhooks_workers = (unsigned)t;
         } else if (IS("WORKFORCE_LEASE_SECONDS")) {
             int64_t t = 0;
             rc = set_int(&t, v, 3, 3600, "WORKFORCE_LEASE_SECONDS", e);

@@ -19,6 +19,8 @@ static const char *const q_documents[] = {"tag", "employee_id", "limit", "before
 static const char *const q_tasks[] = {"employee_id", "status", "priority", "limit", "before", NULL};
 static const char *const q_runs[] = {"limit", "before", NULL};
 static const char *const q_list[] = {"limit", "before", NULL};
+static const char *const q_events[] = {"type", "limit", "before", NULL};
+static const char *const q_deliveries[] = {"event_id", "limit", "before", NULL};
 static const char *const q_callback[] = {"code", "state", "error", "error_description", NULL};
 
 #define CONV AUTH_SCOPE_CONVERSATIONS
@@ -26,6 +28,7 @@ static const char *const q_callback[] = {"code", "state", "error", "error_descri
 #define TASK AUTH_SCOPE_TASKS
 #define FLOW AUTH_SCOPE_WORKFLOWS
 #define INTG AUTH_SCOPE_INTEGRATIONS
+#define HOOK AUTH_SCOPE_WEBHOOKS
 
 const struct route router_routes[] = {
     {"GET", "/healthz", api_healthz, 0, ROUTE_PUBLIC, NULL, NULL, NULL},
@@ -92,6 +95,22 @@ const struct route router_routes[] = {
      NULL},
     {"POST", "/v1/integrations/{provider}/events/{token}", api_integrations_events, 0,
      ROUTE_PUBLIC | ROUTE_HOOK | ROUTE_EVENTS, NULL, NULL, NULL},
+    {"GET", "/v1/events", api_events_list, HOOK, 0, q_events, NULL, NULL},
+    {"GET", "/v1/events/{id}", api_events_get, HOOK, 0, NULL, NULL, NULL},
+    {"POST", "/v1/events/{id}/redeliver", api_events_redeliver, HOOK, 0, NULL,
+     &api_events_redeliver_body, NULL},
+    {"POST", "/v1/webhook_endpoints", api_webhook_endpoints_create, HOOK, 0, NULL,
+     &api_webhook_endpoints_create_body, NULL},
+    {"GET", "/v1/webhook_endpoints", api_webhook_endpoints_list, HOOK, 0, q_list, NULL, NULL},
+    {"GET", "/v1/webhook_endpoints/{id}", api_webhook_endpoints_get, HOOK, 0, NULL, NULL, NULL},
+    {"PATCH", "/v1/webhook_endpoints/{id}", api_webhook_endpoints_update, HOOK, 0, NULL,
+     &api_webhook_endpoints_update_body, NULL},
+    {"DELETE", "/v1/webhook_endpoints/{id}", api_webhook_endpoints_delete, HOOK, 0, NULL, NULL,
+     NULL},
+    {"POST", "/v1/webhook_endpoints/{id}/rotate_secret", api_webhook_endpoints_rotate, HOOK, 0,
+     NULL, &api_no_body, NULL},
+    {"GET", "/v1/webhook_endpoints/{id}/deliveries", api_webhook_endpoints_deliveries, HOOK, 0,
+     q_deliveries, NULL, NULL},
 };
 
 const size_t router_nroutes = sizeof(router_routes) / sizeof(router_routes[0]);

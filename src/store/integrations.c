@@ -11,6 +11,8 @@
  */
 #include "store_int.h"
 
+#include "../core/clock.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -59,10 +61,9 @@ int integrations_get(struct store *s, const struct store_tenant *t, const char *
     return rc ? rc : row ? 0 : ERR_NOT_FOUND;
 }
 
-/* See store_int.h. Every column but the key is written, so the update of a row already there
- * leaves what an insert in its place would. */
-int integrations_put(struct store *s, const struct store_tenant *t,
-                     const struct store_integration *in)
+/* The upsert of integrations_put(), inside the caller's transaction. */
+static int integration_write(struct store *s, const struct store_tenant *t,
+                             const struct store_integration *in)
 {
     struct db_stmt *st = db_prepare(
         s, "INSERT INTO integrations (org_id, mode, provider, status, secrets, error,"
@@ -86,12 +87,93 @@ int integrations_put(struct store *s, const struct store_tenant *t,
     return rc == ERR_CONFLICT ? ERR_STORE : rc;
 }
 
+/* The event of a row that goes from 'before' (NULL: none) to 'after' (NULL: deleted), if the
+ * change is one (contract §15): connected, in error, disconnected. */
+static int integration_event(struct store *s, const struct store_tenant *t, const char *before,
+                             const struct store_integration *after, const char *provider,
+                             int64_t now)
+{
+    struct store_integration gone = {0};
+    if (!after) {
+        if (!before)
+            return 0;
+        gone.provider = provider;
+        gone.status = "available";
+        return hook_record(s, t, "integration.disconnected", STORE_HOOK_INTEGRATION, &gone, now);
+    }
+    if (before && strcmp(before, after->status) == 0)
+        return 0; /* a refresh of the tokens, or the same error again */
+    if (strcmp(after->status, "connected") == 0)
+        return hook_record(s, t, "integration.connected", STORE_HOOK_INTEGRATION, after, now);
+    return hook_record(s, t, "integration.error", STORE_HOOK_INTEGRATION, after, now);
+}
+
+/* The status of the tenant's row for 'provider' into 'out' ("" when none); inside the caller's
+ * transaction, the row locked on PostgreSQL. */
+static int integration_status(struct store *s, const struct store_tenant *t, const char *provider,
+                              char *out, size_t n)
+{
+    struct db_stmt *st =
+        db_prepare(s, db_dialect(s) == DB_POSTGRES
+                          ? "SELECT status FROM integrations WHERE org_id = $1 AND mode = $2 AND"
+                            " provider = $3 FOR UPDATE"
+                          : "SELECT status FROM integrations WHERE org_id = $1 AND mode = $2 AND"
+                            " provider = $3");
+    bool row = false;
+    int rc;
+
+    *out = '\0';
+    if (!st)
+        return ERR_STORE;
+    db_bind_tenant(st, t);
+    db_bind_text(st, 3, provider);
+    rc = db_step(st, &row);
+    if (!rc && row)
+        db_copy(st, 0, out, n);
+    db_done(st);
+    return rc;
+}
+
+/* See store_int.h. Every column but the key is written, so the update of a row already there
+ * leaves what an insert in its place would; a change of status records its event. */
+int integrations_put(struct store *s, const struct store_tenant *t,
+                     const struct store_integration *in)
+{
+    char before[16];
+    int rc = db_begin(s, DB_TX_WRITE);
+    if (rc)
+        return rc;
+    rc = integration_status(s, t, in->provider, before, sizeof(before));
+    if (!rc)
+        rc = integration_write(s, t, in);
+    if (!rc)
+        rc = integration_event(s, t, *before ? before : NULL, in, in->provider, in->updated_at);
+    if (!rc)
+        rc = db_commit(s);
+    if (rc)
+        db_rollback(s);
+    return rc;
+}
+
 /* See store_int.h. */
 int integrations_delete(struct store *s, const struct store_tenant *t, const char *provider)
 {
     const char *texts[] = {t->org_id, db_mode_name(t->mode), provider};
-    return db_run(s, "DELETE FROM integrations WHERE org_id = $1 AND mode = $2 AND provider = $3",
-                  texts, 3, NULL, 0);
+    char before[16];
+    int rc = db_begin(s, DB_TX_WRITE);
+    if (rc)
+        return rc;
+    rc = integration_status(s, t, provider, before, sizeof(before));
+    if (!rc)
+        rc = db_run(s, "DELETE FROM integrations WHERE org_id = $1 AND mode = $2 AND provider = $3",
+                    texts, 3, NULL, 0);
+    if (!rc)
+        rc = integration_event(s, t, *before ? before : NULL, NULL, provider, clock_now_ms());
+    if (!rc)
+        rc = db_commit(s);
+    if (rc)
+        db_rollback(s);
+    return rc;
 }
 
 /* ---- OAuth states ---- */

@@ -297,6 +297,7 @@ int documents_finish(struct store *s, const char *id, const struct store_chunk *
                      const char *error)
 {
     const char *doc[] = {id};
+    bool ends = false;
     int rc = db_begin(s, DB_TX_WRITE);
     if (rc)
         return rc;
@@ -305,6 +306,20 @@ int documents_finish(struct store *s, const char *id, const struct store_chunk *
      * transaction already excludes every other writer. */
     if (db_dialect(s) == DB_POSTGRES)
         rc = db_run(s, "SELECT id FROM documents WHERE id = $1 FOR UPDATE", doc, 1, NULL, 0);
+    /* whether this finish ends the processing (a second finish of the document, another
+     * node's, replaces the chunks but announces nothing again) */
+    if (!rc) {
+        struct db_stmt *st = db_prepare(s, "SELECT status FROM documents WHERE id = $1");
+        bool row = false;
+        if (!st) {
+            rc = ERR_STORE;
+        } else {
+            db_bind_text(st, 1, id);
+            rc = db_step(st, &row);
+            ends = !rc && row && strcmp(db_text(st, 0), "processing") == 0;
+            db_done(st);
+        }
+    }
     if (!rc)
         rc = db_run(s, "DELETE FROM chunks WHERE document_id = $1", doc, 1, NULL, 0);
     for (size_t i = 0; !rc && !error && i < n; i++)
@@ -324,6 +339,8 @@ int documents_finish(struct store *s, const char *id, const struct store_chunk *
                              " mode, 1 FROM documents WHERE id = $1 ON CONFLICT (org_id, mode) DO"
                              " UPDATE SET knowledge = tenant_versions.knowledge + 1",
                              id, 0);
+    if (!rc && ends)
+        rc = hook_document(s, id, clock_now_ms());
     if (!rc)
         rc = db_commit(s);
     if (rc)

@@ -760,7 +760,12 @@ static int d_begin(struct store *s, enum db_tx kind)
 
 static int d_commit(struct store *s)
 {
-    return exec(s, "COMMIT");
+    int rc = exec(s, "COMMIT");
+    /* The WAL hook (on_wal_commit) already told; a database without a log (":memory:") has
+     * none, so the events recorded are announced here. */
+    if (!rc)
+        hook_note_commit();
+    return rc;
 }
 
 static int d_rollback(struct store *s)

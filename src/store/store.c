@@ -193,6 +193,7 @@ static _Atomic int64_t watched_at_us; /* when a handle last looked for other pro
 void store_note_commit(void)
 {
     atomic_fetch_add_explicit(&generation, 1, memory_order_acq_rel);
+    hook_note_commit();
 }
 
 static atomic_bool unreachable;
@@ -1162,4 +1163,92 @@ int store_chat_begin_committed(struct store_committer *c, struct store *s,
     b.t = t;
     b.in = in;
     return store_committer_run(c, &b.job);
+}
+
+/* ---- Events and outbound webhooks ---- */
+
+/* See store.h. */
+int store_hook_events_list(struct store *s, const struct store_tenant *t, const char *type,
+                           unsigned limit, int64_t before_created, const char *before_id,
+                           struct arena *a, struct store_hook_event_page *out)
+{
+    WRAP(hook_events_list(s, t, type, limit, before_created, before_id, a, out));
+}
+
+/* See store.h. */
+int store_hook_event_get(struct store *s, const struct store_tenant *t, const char *id,
+                         struct arena *a, struct store_hook_event *out)
+{
+    WRAP(hook_event_get(s, t, id, a, out));
+}
+
+/* See store.h. */
+int store_hook_endpoint_create(struct store *s, const struct store_tenant *t,
+                               const struct store_hook_endpoint *in, size_t max)
+{
+    WRAP(hook_endpoint_create(s, t, in, max));
+}
+
+/* See store.h. */
+int store_hook_endpoint_get(struct store *s, const struct store_tenant *t, const char *id,
+                            struct arena *a, struct store_hook_endpoint *out)
+{
+    WRAP(hook_endpoint_get(s, t, id, a, out));
+}
+
+/* See store.h. */
+int store_hook_endpoints_list(struct store *s, const struct store_tenant *t, unsigned limit,
+                              int64_t before_created, const char *before_id, struct arena *a,
+                              struct store_hook_endpoint_page *out)
+{
+    WRAP(hook_endpoints_list(s, t, limit, before_created, before_id, a, out));
+}
+
+/* See store.h. */
+int store_hook_endpoint_update(struct store *s, const struct store_tenant *t,
+                               const struct store_hook_endpoint *in)
+{
+    WRAP(hook_endpoint_update(s, t, in));
+}
+
+/* See store.h. */
+int store_hook_endpoint_delete(struct store *s, const struct store_tenant *t, const char *id)
+{
+    WRAP(hook_endpoint_delete(s, t, id));
+}
+
+/* See store.h. */
+int store_hook_deliveries_list(struct store *s, const struct store_tenant *t,
+                               const char *endpoint_id, const char *event_id, unsigned limit,
+                               int64_t before_created, const char *before_id, struct arena *a,
+                               struct store_hook_delivery_page *out)
+{
+    WRAP(hook_deliveries_list(s, t, endpoint_id, event_id, limit, before_created, before_id, a,
+                              out));
+}
+
+/* See store.h. */
+int store_hook_redeliver(struct store *s, const struct store_tenant *t, const char *event_id,
+                         const char *endpoint_id, int64_t now, size_t *n)
+{
+    WRAP(hook_redeliver(s, t, event_id, endpoint_id, now, n));
+}
+
+/* See store.h. */
+int store_hook_claim(struct store *s, int64_t now, int64_t lease_ms, struct arena *a,
+                     struct store_hook_claim *out, int64_t *wake_at)
+{
+    WRAP(hook_claim(s, now, lease_ms, a, out, wake_at));
+}
+
+/* See store.h. */
+int store_hook_attempted(struct store *s, const struct store_hook_attempt *in)
+{
+    WRAP(hook_attempted(s, in));
+}
+
+/* See store.h. */
+int store_hook_purge(struct store *s, int64_t before)
+{
+    WRAP(hook_purge(s, before));
 }

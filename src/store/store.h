@@ -828,6 +828,148 @@ int store_events_tenant(struct store *s, const char *token, struct store_tenant 
 int store_workflows_for_event(struct store *s, const struct store_tenant *t, const char *event,
                               struct arena *a, struct store_workflow **out, size_t *n);
 
+/* ---- Events and outbound webhooks (contract §15; events.c) ----
+ *
+ * An event is recorded in the transaction of the change it reports, with a delivery for each
+ * enabled endpoint of the tenant that takes its type (the durable outbox). */
+
+/* What an event's data.object is. */
+enum store_hook_kind {
+    STORE_HOOK_TASK,        /* const struct store_task * */
+    STORE_HOOK_RUN,         /* const struct store_wf_run * (with its steps) */
+    STORE_HOOK_DOCUMENT,    /* const struct store_document * */
+    STORE_HOOK_INTEGRATION, /* const struct store_integration * */
+};
+/* The JSON text of 'obj' (see enum store_hook_kind) in 'a'; NULL when it cannot be written. */
+typedef const char *(*store_hook_render_fn)(enum store_hook_kind kind, const void *obj,
+                                            struct arena *a);
+/*
+ * Once, before any thread uses a store: 'render' writes the objects of the events this process
+ * records (NULL: it records none), and 'recorded' (may be NULL) is called with 'ud' by a thread
+ * after its commit that recorded events or asked for a redelivery (the delivery worker's wake-up).
+ */
+void store_hooks_init(store_hook_render_fn render, void (*recorded)(void *ud), void *ud);
+
+struct store_hook_event {
+    const char *id;
+    const char *type;
+    int64_t created_at;
+    const char *data; /* JSON object text {"object": ...} */
+};
+struct store_hook_event_page {
+    struct store_hook_event *items;
+    size_t n;
+    bool has_more;
+};
+/* The tenant's events of 'type' (NULL: any), newest first, keyset-paged by 'before_created' and
+ * 'before_id' (NULL: first page). */
+int store_hook_events_list(struct store *s, const struct store_tenant *t, const char *type,
+                           unsigned limit, int64_t before_created, const char *before_id,
+                           struct arena *a, struct store_hook_event_page *out);
+int store_hook_event_get(struct store *s, const struct store_tenant *t, const char *id,
+                         struct arena *a, struct store_hook_event *out);
+
+struct store_hook_endpoint {
+    const char *id;
+    const char *url;
+    const char *events; /* JSON array text of types, or ["*"] */
+    bool enabled;
+    const char *description;     /* NULL: none */
+    const unsigned char *secret; /* sealed */
+    size_t secret_len;
+    const unsigned char *previous_secret; /* sealed; NULL: none */
+    size_t previous_len;
+    int64_t previous_until; /* the previous secret signs too until then (0: none) */
+    int64_t created_at, updated_at;
+};
+struct store_hook_endpoint_page {
+    struct store_hook_endpoint *items;
+    size_t n;
+    bool has_more;
+};
+/* Insert endpoint 'in' (id and times set); ERR_LIMIT when the tenant has 'max' already. */
+int store_hook_endpoint_create(struct store *s, const struct store_tenant *t,
+                               const struct store_hook_endpoint *in, size_t max);
+int store_hook_endpoint_get(struct store *s, const struct store_tenant *t, const char *id,
+                            struct arena *a, struct store_hook_endpoint *out);
+int store_hook_endpoints_list(struct store *s, const struct store_tenant *t, unsigned limit,
+                              int64_t before_created, const char *before_id, struct arena *a,
+                              struct store_hook_endpoint_page *out);
+/* Write every member of 'in' but id and created_at; ERR_NOT_FOUND when it is not the tenant's. */
+int store_hook_endpoint_update(struct store *s, const struct store_tenant *t,
+                               const struct store_hook_endpoint *in);
+/* Delete the endpoint with its deliveries; ERR_NOT_FOUND when it is not the tenant's. */
+int store_hook_endpoint_delete(struct store *s, const struct store_tenant *t, const char *id);
+
+struct store_hook_delivery {
+    const char *id;
+    const char *endpoint_id;
+    const char *event_id;
+    const char *status; /* pending | delivered | failed */
+    int64_t attempts;
+    int64_t last_status_code; /* 0: none */
+    const char *last_error;
+    int64_t next_attempt_at; /* 0: none (delivered or failed) */
+    int64_t created_at, updated_at;
+};
+struct store_hook_delivery_page {
+    struct store_hook_delivery *items;
+    size_t n;
+    bool has_more;
+};
+/* The tenant's deliveries to 'endpoint_id' and of 'event_id' (each NULL: any), newest first. */
+int store_hook_deliveries_list(struct store *s, const struct store_tenant *t,
+                               const char *endpoint_id, const char *event_id, unsigned limit,
+                               int64_t before_created, const char *before_id, struct arena *a,
+                               struct store_hook_delivery_page *out);
+/*
+ * Deliver event 'event_id' again, at 'now': to 'endpoint_id' if it is enabled, else (NULL) to
+ * every enabled endpoint that takes its type; '*n' deliveries due. A delivery in flight is
+ * attempted again when its attempt ends. ERR_NOT_FOUND: no such event of the tenant.
+ */
+int store_hook_redeliver(struct store *s, const struct store_tenant *t, const char *event_id,
+                         const char *endpoint_id, int64_t now, size_t *n);
+
+/* A delivery taken from the outbox by store_hook_claim(). */
+struct store_hook_claim {
+    char delivery_id[ID_MAX];
+    char lease[24];
+    struct store_tenant tenant;
+    char endpoint_id[ID_MAX];
+    char event_id[ID_MAX];
+    int64_t attempt; /* the number of this attempt, from 1 */
+    const char *url;
+    const unsigned char *secret; /* sealed */
+    size_t secret_len;
+    const unsigned char *previous_secret; /* sealed, NULL: none */
+    size_t previous_len;
+    int64_t previous_until;
+    struct store_hook_event event;
+};
+/*
+ * Take the delivery due first at 'now' (of an enabled endpoint) for 'lease_ms': '*out', its
+ * strings from 'a'. ERR_NOT_FOUND when none is due; '*wake_at' then says when the next one will
+ * be (0: none pending).
+ */
+int store_hook_claim(struct store *s, int64_t now, int64_t lease_ms, struct arena *a,
+                     struct store_hook_claim *out, int64_t *wake_at);
+/* The end of an attempt of a claimed delivery. */
+struct store_hook_attempt {
+    const char *delivery_id;
+    const char *lease;
+    int64_t at;
+    int64_t status_code; /* 0: no HTTP answer */
+    const char *error;   /* NULL when delivered */
+    int64_t duration_ms;
+    bool delivered;
+    int64_t next_attempt_at; /* when not delivered: the next attempt, 0: failed for good */
+};
+/* Record attempt 'in' and the delivery's new state; ERR_NOT_FOUND when the lease is no longer
+ * the caller's (taken over, or the endpoint deleted): nothing is written. */
+int store_hook_attempted(struct store *s, const struct store_hook_attempt *in);
+/* Forget the events created before 'before', with their deliveries and attempts. */
+int store_hook_purge(struct store *s, int64_t before);
+
 /* Tests: make the 'n'th store call from now fail with ERR_STORE (0 = off). */
 void store_fail_after(long n);
 

@@ -242,6 +242,50 @@ int deliveries_note(struct store *s, const struct store_tenant *t, const char *p
 int workflows_for_event(struct store *s, const struct store_tenant *t, const char *event,
                         struct arena *a, struct store_workflow **out, size_t *n);
 
+/* ---- events.c ---- */
+/* Record event 'type' reporting 'obj' (rendered now) of tenant 't', and its deliveries; inside
+ * the caller's write transaction. */
+int hook_record(struct store *s, const struct store_tenant *t, const char *type,
+                enum store_hook_kind kind, const void *obj, int64_t now);
+/* The events of a change, inside its write transaction (no-ops in a process that records none):
+ * task 'task_id' ended ('ok': task.completed, else task.failed); run 'run_id' ended, if it has
+ * (workflow_run.completed or .failed); document 'id' is ready or failed. */
+int hook_task(struct store *s, const struct store_tenant *t, const char *task_id, bool ok,
+              int64_t now);
+int hook_run_ended(struct store *s, const struct store_tenant *t, const char *run_id, int64_t now);
+int hook_document(struct store *s, const char *id, int64_t now);
+/* After each commit of this process (store_note_commit()): wakes the delivery worker when this
+ * thread recorded events. */
+void hook_note_commit(void);
+int hook_events_list(struct store *s, const struct store_tenant *t, const char *type,
+                     unsigned limit, int64_t before_created, const char *before_id, struct arena *a,
+                     struct store_hook_event_page *out);
+int hook_event_get(struct store *s, const struct store_tenant *t, const char *id, struct arena *a,
+                   struct store_hook_event *out);
+int hook_endpoint_create(struct store *s, const struct store_tenant *t,
+                         const struct store_hook_endpoint *in, size_t max);
+int hook_endpoint_get(struct store *s, const struct store_tenant *t, const char *id,
+                      struct arena *a, struct store_hook_endpoint *out);
+int hook_endpoints_list(struct store *s, const struct store_tenant *t, unsigned limit,
+                        int64_t before_created, const char *before_id, struct arena *a,
+                        struct store_hook_endpoint_page *out);
+int hook_endpoint_update(struct store *s, const struct store_tenant *t,
+                         const struct store_hook_endpoint *in);
+int hook_endpoint_delete(struct store *s, const struct store_tenant *t, const char *id);
+int hook_deliveries_list(struct store *s, const struct store_tenant *t, const char *endpoint_id,
+                         const char *event_id, unsigned limit, int64_t before_created,
+                         const char *before_id, struct arena *a,
+                         struct store_hook_delivery_page *out);
+int hook_redeliver(struct store *s, const struct store_tenant *t, const char *event_id,
+                   const char *endpoint_id, int64_t now, size_t *n);
+int hook_claim(struct store *s, int64_t now, int64_t lease_ms, struct arena *a,
+               struct store_hook_claim *out, int64_t *wake_at);
+int hook_attempted(struct store *s, const struct store_hook_attempt *in);
+int hook_purge(struct store *s, int64_t before);
+/* workflows.c: run 'run_id' of the tenant with its steps, inside the caller's transaction. */
+int wf_run_read(struct store *s, const struct store_tenant *t, const char *run_id, struct arena *a,
+                struct store_wf_run *out);
+
 int store_sqlite_open(const char *path, struct store **out, struct err *e);
 /* A connection to the PostgreSQL database of 'url' (postgres://...); '*out' is the caller's
  * (store_close()). Until its operations are written, only close, ping and the driver work. */

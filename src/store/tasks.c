@@ -304,6 +304,8 @@ static int finish_written(struct store *s, const struct store_task_finish *in, i
         rc = employees_event_add(s, in->tenant, &ev);
     if (!rc)
         rc = employees_busy(s, in->tenant, in->employee_id, -1);
+    if (!rc)
+        rc = hook_task(s, in->tenant, in->task_id, in->ok, in->now);
     return rc;
 }
 

@@ -230,6 +230,28 @@ static int run_get(struct store *s, const struct store_tenant *t, const char *wo
 }
 
 /* See store_int.h. */
+int wf_run_read(struct store *s, const struct store_tenant *t, const char *run_id, struct arena *a,
+                struct store_wf_run *out)
+{
+    char workflow_id[ID_MAX] = "";
+    const char *texts[] = {run_id};
+    struct db_stmt *st = db_prepare(s, "SELECT workflow_id FROM workflow_runs WHERE id = $1");
+    bool row = false;
+    int rc;
+
+    if (!st)
+        return ERR_STORE;
+    db_bind_text(st, 1, texts[0]);
+    rc = db_step(st, &row);
+    if (!rc && row)
+        db_copy(st, 0, workflow_id, sizeof(workflow_id));
+    db_done(st);
+    if (!rc && !row)
+        rc = ERR_NOT_FOUND;
+    return rc ? rc : run_get(s, t, workflow_id, run_id, a, out);
+}
+
+/* See store_int.h. */
 int workflow_runs_create(struct store *s, const struct store_tenant *t,
                          const struct store_wf_run *r, struct arena *a, struct store_wf_run *out)
 {
@@ -501,6 +523,9 @@ int workflow_steps_finish(struct store *s, const struct store_step_finish *in, i
         rc = db_run(s, "UPDATE workflow_runs SET lease = NULL WHERE id = $1", texts, 1, NULL, 0);
     } else {
         rc = run_advance(s, in, taken);
+        /* the run's end, when this step ended it */
+        if (!rc && outcome != STORE_STEP_RETRY)
+            rc = hook_run_ended(s, &c->tenant, c->run_id, in->now);
     }
     if (!rc && outcome == STORE_STEP_COMPLETED) {
         struct store_event ev = {

@@ -670,3 +670,67 @@ out:
     buf_cleanup(&input);
     arena_cleanup(&a);
 }
+
+/* ---- The run record ---- */
+
+/* See run.h. */
+void wf_run_write(struct jw *w, const struct store_wf_run *run)
+{
+    jw_obj(w);
+    jw_key(w, "id");
+    jw_str(w, run->id);
+    jw_key(w, "workflow_id");
+    jw_str(w, run->workflow_id);
+    jw_key(w, "status");
+    jw_str(w, run->status);
+    jw_key(w, "trigger");
+    jw_obj(w);
+    jw_key(w, "type");
+    jw_str(w, run->trigger_type);
+    jw_key(w, "event");
+    jw_str(w, run->trigger_event);
+    jw_key(w, "data");
+    jw_raw(w, run->trigger_data, "{}");
+    jw_obj_end(w);
+    jw_key(w, "steps");
+    jw_arr(w);
+    for (size_t i = 0; i < run->nsteps; i++) {
+        const struct store_run_step *x = &run->steps[i];
+        jw_obj(w);
+        jw_key(w, "index");
+        jw_int(w, (int64_t)i);
+        jw_key(w, "employee_id");
+        jw_str(w, x->employee_id);
+        jw_key(w, "action");
+        jw_str(w, x->action);
+        jw_key(w, "status");
+        jw_str(w, x->status);
+        jw_key(w, "input");
+        jw_str(w, x->input);
+        jw_key(w, "output");
+        jw_raw(w, x->output, "null");
+        jw_key(w, "error");
+        jw_str(w, x->error);
+        jw_key(w, "attempts");
+        jw_int(w, x->attempts);
+        jw_key(w, "credits_used");
+        jw_int(w, x->credits_used);
+        jw_key(w, "started_at");
+        jw_time(w, x->started_at);
+        jw_key(w, "completed_at");
+        jw_time(w, x->completed_at);
+        jw_obj_end(w);
+    }
+    jw_arr_end(w);
+    jw_key(w, "credits_used");
+    jw_int(w, run->credits_used);
+    jw_key(w, "error");
+    jw_str(w, run->error);
+    jw_key(w, "created_at");
+    jw_time(w, run->created_at);
+    jw_key(w, "started_at");
+    jw_time(w, run->started_at);
+    jw_key(w, "completed_at");
+    jw_time(w, run->completed_at);
+    jw_obj_end(w);
+}

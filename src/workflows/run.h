@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 struct agent_env;
+struct jw;
 struct store_step_claim;
 struct store_wf_run;
 struct task_runner;
@@ -35,5 +36,8 @@ void wf_step_execute(struct task_runner *r, const struct agent_env *env,
 /* The data templates of step 'upto' of 'run' read: {trigger: <trigger data>, steps: [{output}
  * of the steps before it], workflow: {id}, run: {id}}. A new object. */
 json_t *wf_run_data(const struct store_wf_run *run, size_t upto);
+
+/* The run record as the API shows it (contract §12), with its steps. */
+void wf_run_write(struct jw *w, const struct store_wf_run *run);
 
 #endif

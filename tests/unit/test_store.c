@@ -659,6 +659,178 @@ static void test_knowledge(struct store *s, const struct store_org *org)
     }
 }
 
+/* ---- Events and the outbox ---- */
+
+static int hook_wakes;
+static bool hook_refuse; /* the renderer fails: the change it reports must not commit */
+
+static const char *fake_render(enum store_hook_kind kind, const void *obj, struct arena *a)
+{
+    const struct store_document *d = obj;
+    if (hook_refuse)
+        return NULL;
+    return kind == STORE_HOOK_DOCUMENT
+               ? arena_printf(a, "{\"id\":\"%s\",\"status\":\"%s\"}", d->id, d->status)
+               : "{}";
+}
+
+static void fake_wake(void *ud)
+{
+    (void)ud;
+    hook_wakes++;
+}
+
+static void test_hooks(struct store *s, const struct store_org *org)
+{
+    subtest("events and outbound webhooks")
+    {
+        struct store_tenant t = {.mode = STORE_LIVE};
+        struct store_document d;
+        struct store_hook_endpoint all, failed_only, off, got;
+        struct store_hook_event_page evs;
+        struct store_hook_delivery_page dl;
+        struct store_hook_claim c;
+        struct store_hook_attempt at;
+        struct store_chunk ch = {"webhooks text", 1, NULL, 0, "m"};
+        int64_t now = clock_now_ms(), wake = 0;
+        size_t n = 0;
+        struct arena a;
+        char lease[sizeof(c.lease)];
+
+        snprintf(t.org_id, sizeof(t.org_id), "%s", org->id);
+        arena_init(&a);
+        store_hooks_init(fake_render, fake_wake, NULL);
+        memset(&all, 0, sizeof(all));
+        all.id = "we_aaaaaaaaaaaaaaaaaaaaaaa1";
+        all.url = "https://example.com/all";
+        all.events = "[\"*\"]";
+        all.enabled = true;
+        all.secret = (const unsigned char *)"sealed";
+        all.secret_len = 6;
+        all.created_at = all.updated_at = 1000;
+        failed_only = all;
+        failed_only.id = "we_aaaaaaaaaaaaaaaaaaaaaaa2";
+        failed_only.events = "[\"document.failed\"]";
+        failed_only.created_at = 1001;
+        off = all;
+        off.id = "we_aaaaaaaaaaaaaaaaaaaaaaa3";
+        off.enabled = false;
+        off.created_at = 1002;
+        is_int(store_hook_endpoint_create(s, &t, &all, 3), 0, "endpoint: every type");
+        is_int(store_hook_endpoint_create(s, &t, &failed_only, 3), 0, "endpoint: one type");
+        is_int(store_hook_endpoint_create(s, &t, &off, 3), 0, "endpoint: disabled");
+        is_int(store_hook_endpoint_create(s, &t, &off, 3), ERR_LIMIT, "a fourth is over the max");
+        ok(store_hook_endpoint_get(s, &t, all.id, &a, &got) == 0 && got.secret_len == 6 &&
+               memcmp(got.secret, "sealed", 6) == 0 && got.enabled,
+           "read back with its sealed secret");
+
+        memset(&d, 0, sizeof(d));
+        d.id = "doc_hhhhhhhhhhhhhhhhhhhhhhh1";
+        d.name = d.filename = "h.txt";
+        d.content_type = "text/plain";
+        d.sha256 = "00";
+        d.tags = d.employee_ids = "[]";
+        d.created_at = now;
+        is_int(store_document_create(s, &t, &d), 0, "a document");
+        hook_refuse = true;
+        ok(store_document_finish(s, d.id, &ch, 1, NULL) != 0,
+           "an event that cannot be written fails its change");
+        hook_refuse = false;
+        store_document_get(s, &t, d.id, &a, &d);
+        is_str(d.status, "processing", "... and the change is not made");
+        hook_wakes = 0;
+        is_int(store_document_finish(s, d.id, &ch, 1, NULL), 0, "the document is ready");
+        is_int(hook_wakes, 1, "the worker is woken once, after the commit");
+        is_int(store_hook_events_list(s, &t, NULL, 10, 0, NULL, &a, &evs), 0, "events");
+        ok(evs.n == 1 && strcmp(evs.items[0].type, "document.ready") == 0 &&
+               strstr(evs.items[0].data, "\"status\":\"ready\"") != NULL &&
+               strncmp(evs.items[0].data, "{\"object\":", 10) == 0,
+           "one document.ready with the object as it is after the change");
+        is_int(store_document_finish(s, d.id, &ch, 1, NULL), 0, "a second finish");
+        store_hook_events_list(s, &t, NULL, 10, 0, NULL, &a, &evs);
+        is_int(evs.n, 1, "announces nothing again");
+        store_hook_events_list(s, &t, "document.failed", 10, 0, NULL, &a, &evs);
+        is_int(evs.n, 0, "type filter");
+        store_hook_events_list(s, &t, NULL, 10, 0, NULL, &a, &evs);
+        store_hook_deliveries_list(s, &t, NULL, NULL, 10, 0, NULL, &a, &dl);
+        ok(dl.n == 1 && strcmp(dl.items[0].endpoint_id, all.id) == 0 &&
+               strcmp(dl.items[0].status, "pending") == 0 && dl.items[0].attempts == 0,
+           "one delivery: to the enabled endpoint that takes the type");
+
+        is_int(store_hook_claim(s, now + 10, 60000, &a, &c, &wake), 0, "claim it");
+        ok(strcmp(c.event_id, evs.items[0].id) == 0 && c.attempt == 1 &&
+               strcmp(c.url, all.url) == 0 && c.secret_len == 6 &&
+               strcmp(c.tenant.org_id, org->id) == 0,
+           "with its event, endpoint and tenant");
+        snprintf(lease, sizeof(lease), "%s", c.lease);
+        is_int(store_hook_claim(s, now + 20, 60000, &a, &c, &wake), ERR_NOT_FOUND,
+               "not twice while leased");
+        ok(wake == now + 10 + 60000, "due again when the lease ends");
+        memset(&at, 0, sizeof(at));
+        at.delivery_id = dl.items[0].id;
+        at.lease = "not-the-lease";
+        at.at = now + 30;
+        at.status_code = 500;
+        at.error = "the endpoint answered 500";
+        at.next_attempt_at = now + 5030;
+        is_int(store_hook_attempted(s, &at), ERR_NOT_FOUND, "another lease writes nothing");
+        at.lease = lease;
+        is_int(store_hook_attempted(s, &at), 0, "attempt 1 failed");
+        store_hook_deliveries_list(s, &t, all.id, NULL, 10, 0, NULL, &a, &dl);
+        ok(dl.n == 1 && strcmp(dl.items[0].status, "pending") == 0 && dl.items[0].attempts == 1 &&
+               dl.items[0].last_status_code == 500 && dl.items[0].next_attempt_at == now + 5030,
+           "pending, retried at its time");
+        ok(store_hook_claim(s, now + 40, 60000, &a, &c, &wake) == ERR_NOT_FOUND &&
+               wake == now + 5030,
+           "not before");
+        is_int(store_hook_claim(s, now + 5030, 60000, &a, &c, &wake), 0, "claimed at its time");
+        is_int(c.attempt, 2, "attempt 2");
+        is_int(store_hook_redeliver(s, &t, evs.items[0].id, NULL, now + 5040, &n), 0,
+               "a redelivery asked while in flight");
+        memset(&at, 0, sizeof(at));
+        at.delivery_id = c.delivery_id;
+        at.lease = c.lease;
+        at.at = now + 5050;
+        at.status_code = 200;
+        at.delivered = true;
+        is_int(store_hook_attempted(s, &at), 0, "attempt 2 delivered");
+        store_hook_deliveries_list(s, &t, NULL, evs.items[0].id, 10, 0, NULL, &a, &dl);
+        ok(dl.n == 1 && strcmp(dl.items[0].status, "pending") == 0 && dl.items[0].attempts == 2,
+           "the redelivery asked meanwhile keeps it due");
+        is_int(store_hook_claim(s, now + 5060, 60000, &a, &c, &wake), 0, "claimed again");
+        memset(&at, 0, sizeof(at));
+        at.delivery_id = c.delivery_id;
+        at.lease = c.lease;
+        at.at = now + 5070;
+        at.status_code = 404;
+        at.error = "the endpoint answered 404";
+        is_int(store_hook_attempted(s, &at), 0, "no attempt left");
+        store_hook_deliveries_list(s, &t, NULL, NULL, 10, 0, NULL, &a, &dl);
+        ok(dl.n == 1 && strcmp(dl.items[0].status, "failed") == 0 && dl.items[0].attempts == 3 &&
+               dl.items[0].next_attempt_at == 0,
+           "failed for good");
+        is_int(store_hook_redeliver(s, &t, "evt_nonenonenonenonenonenon", NULL, now, &n),
+               ERR_NOT_FOUND, "redeliver an unknown event");
+        is_int(store_hook_redeliver(s, &t, evs.items[0].id, NULL, now + 6000, &n), 0, "redeliver");
+        is_int((long)n, 1, "to the one endpoint that takes it");
+        store_hook_deliveries_list(s, &t, NULL, NULL, 10, 0, NULL, &a, &dl);
+        ok(dl.n == 1 && strcmp(dl.items[0].status, "pending") == 0, "pending again, one row");
+        is_int(store_hook_endpoint_delete(s, &t, all.id), 0, "delete the endpoint");
+        store_hook_deliveries_list(s, &t, NULL, NULL, 10, 0, NULL, &a, &dl);
+        is_int(dl.n, 0, "its deliveries go with it");
+        ok(store_hook_claim(s, now + 7000, 60000, &a, &c, &wake) == ERR_NOT_FOUND && wake == 0,
+           "nothing left to deliver");
+        is_int(store_hook_purge(s, now + 100000), 0, "purge");
+        store_hook_events_list(s, &t, NULL, 10, 0, NULL, &a, &evs);
+        is_int(evs.n, 0, "old events are gone");
+        store_hook_endpoint_delete(s, &t, failed_only.id);
+        store_hook_endpoint_delete(s, &t, off.id);
+        store_document_delete(s, &t, d.id);
+        store_hooks_init(NULL, NULL, NULL);
+        arena_cleanup(&a);
+    }
+}
+
 static void test_faults(const char *path)
 {
     subtest("fault injection")
@@ -1003,6 +1175,7 @@ static void test_postgres(void)
     test_nodes(s, &org);
     test_shared_limits(s);
     test_knowledge(s, &org);
+    test_hooks(s, &org);
     store_close(s);
 }
 
@@ -1028,6 +1201,7 @@ int main(void)
     test_nodes(s, &org);
     test_shared_limits(s);
     test_knowledge(s, &org);
+    test_hooks(s, &org);
     store_close(s);
     test_faults(dbpath);
     test_durable(dbpath);

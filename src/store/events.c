@@ -1,0 +1,776 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * events.c: events and outbound webhooks (contract §15), written once over the driver
+ * (driver.h): the events a change records, the endpoints, and the outbox of deliveries.
+ *
+ * DESIGN: an event is written by hook_record() inside the transaction of the change it reports
+ * (tasks_finish, a workflow step's end, documents_finish, an integration's row), together with
+ * one delivery per enabled endpoint of the tenant that takes its type: the event and its
+ * deliveries commit or vanish with the change. The event's object is rendered there, from the
+ * rows as the transaction sees them, by the function the process gave store_hooks_init() (the
+ * API's own writers): the store knows rows, not the API's JSON. After the commit, the thread
+ * that recorded events calls the process's 'recorded' function (the delivery worker's wake-up;
+ * see store_note_commit()).
+ *
+ * The outbox is the deliveries table. A worker takes a due delivery under a lease (a random
+ * token and an end time) in a write transaction; PostgreSQL skips rows another node is taking
+ * (FOR UPDATE SKIP LOCKED). The end of an attempt is written only while the lease is still the
+ * taker's, so an attempt that outlived its lease (a node stopped mid-way) cannot overwrite the
+ * attempt of the node that took the delivery over.
+ */
+#include "store_int.h"
+
+#include "../core/clock.h"
+#include "../core/log.h"
+
+#include <jansson.h>
+#include <stdatomic.h>
+#include <string.h>
+
+static store_hook_render_fn render_fn;
+static void (*recorded_fn)(void *ud);
+static void *recorded_ud;
+static _Thread_local bool unannounced; /* this thread recorded events since its last commit */
+
+/* See store.h. */
+void store_hooks_init(store_hook_render_fn render, void (*recorded)(void *ud), void *ud)
+{
+    render_fn = render;
+    recorded_fn = recorded;
+    recorded_ud = ud;
+}
+
+/* See store_int.h: called by store_note_commit() on the committing thread. */
+void hook_note_commit(void)
+{
+    if (!unannounced)
+        return;
+    unannounced = false;
+    if (recorded_fn)
+        recorded_fn(recorded_ud);
+}
+
+/* Whether the JSON array text 'events' (["*"] or types) takes 'type'. */
+static bool takes(const char *events, const char *type)
+{
+    json_t *a = json_loads(events ? events : "[]", 0, NULL);
+    size_t i;
+    json_t *v;
+    bool yes = false;
+
+    json_array_foreach(a, i, v)
+    {
+        const char *t = json_string_value(v);
+        if (t && (strcmp(t, "*") == 0 || strcmp(t, type) == 0)) {
+            yes = true;
+            break;
+        }
+    }
+    json_decref(a);
+    return yes;
+}
+
+/* The deliveries of event 'event_id' of type 'type' to every enabled endpoint of 't' that
+ * takes it, due at 'now'; inside the caller's transaction. */
+static int hook_fan_out(struct store *s, const struct store_tenant *t, const char *event_id,
+                        const char *type, int64_t now)
+{
+    struct db_stmt *st = db_prepare(s, "SELECT id, events FROM webhook_endpoints WHERE org_id = $1"
+                                       " AND mode = $2 AND enabled = 1");
+    char(*ids)[ID_MAX] = NULL;
+    size_t n = 0, cap = 0;
+    bool row = false;
+    int rc;
+
+    if (!st)
+        return ERR_STORE;
+    db_bind_tenant(st, t);
+    while (!(rc = db_step(st, &row)) && row) {
+        if (!takes(db_text(st, 1), type))
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 8;
+            ids = xrealloc(ids, cap * sizeof(*ids));
+        }
+        db_copy(st, 0, ids[n++], ID_MAX);
+    }
+    db_done(st);
+    for (size_t i = 0; !rc && i < n; i++) {
+        char id[ID_MAX];
+        const char *texts[] = {id, t->org_id, db_mode_name(t->mode), ids[i], event_id};
+        const int64_t ints[] = {now};
+        rc = id_new("wdl", id, sizeof(id));
+        if (!rc)
+            rc = db_run(s,
+                        "INSERT INTO webhook_deliveries (id, org_id, mode, endpoint_id, event_id,"
+                        " status, attempts, next_attempt_at, created_at, updated_at) VALUES ($1,"
+                        " $2, $3, $4, $5, 'pending', 0, $6, $6, $6)",
+                        texts, 5, ints, 1);
+    }
+    free(ids);
+    return rc;
+}
+
+/* See store_int.h. */
+int hook_record(struct store *s, const struct store_tenant *t, const char *type,
+                enum store_hook_kind kind, const void *obj, int64_t now)
+{
+    struct arena a;
+    const char *object;
+    char id[ID_MAX];
+    int rc;
+
+    if (!render_fn)
+        return 0; /* a process that records no events (the CLI's tools, unit tests) */
+    arena_init(&a);
+    object = render_fn(kind, obj, &a);
+    rc = object ? id_new("evt", id, sizeof(id)) : ERR_INTERNAL;
+    if (!rc) {
+        const char *data = arena_printf(&a, "{\"object\":%s}", object);
+        const char *texts[] = {id, t->org_id, db_mode_name(t->mode), type, data};
+        const int64_t ints[] = {now};
+        rc = db_run(s,
+                    "INSERT INTO events (id, org_id, mode, type, created_at, data) VALUES ($1, $2,"
+                    " $3, $4, $6, $5)",
+                    texts, 5, ints, 1);
+    }
+    if (!rc)
+        rc = hook_fan_out(s, t, id, type, now);
+    if (!rc)
+        unannounced = true;
+    arena_cleanup(&a);
+    return rc;
+}
+
+/* See store_int.h. */
+int hook_task(struct store *s, const struct store_tenant *t, const char *task_id, bool ok,
+              int64_t now)
+{
+    struct store_task k;
+    struct arena a;
+    int rc;
+
+    if (!render_fn)
+        return 0;
+    arena_init(&a);
+    rc = tasks_get(s, t, task_id, &a, &k);
+    if (!rc)
+        rc = hook_record(s, t, ok ? "task.completed" : "task.failed", STORE_HOOK_TASK, &k, now);
+    arena_cleanup(&a);
+    return rc;
+}
+
+/* See store_int.h. */
+int hook_run_ended(struct store *s, const struct store_tenant *t, const char *run_id, int64_t now)
+{
+    struct store_wf_run run;
+    struct arena a;
+    int rc;
+
+    if (!render_fn)
+        return 0;
+    arena_init(&a);
+    rc = wf_run_read(s, t, run_id, &a, &run);
+    if (!rc && (strcmp(run.status, "completed") == 0 || strcmp(run.status, "failed") == 0))
+        rc = hook_record(s, t,
+                         run.status[0] == 'c' ? "workflow_run.completed" : "workflow_run.failed",
+                         STORE_HOOK_RUN, &run, now);
+    arena_cleanup(&a);
+    return rc;
+}
+
+/* See store_int.h. */
+int hook_document(struct store *s, const char *id, int64_t now)
+{
+    struct store_tenant t;
+    struct store_document d;
+    struct arena a;
+    struct db_stmt *st;
+    bool row = false;
+    int rc;
+
+    if (!render_fn)
+        return 0;
+    st = db_prepare(s, "SELECT org_id, mode FROM documents WHERE id = $1");
+    if (!st)
+        return ERR_STORE;
+    db_bind_text(st, 1, id);
+    rc = db_step(st, &row);
+    if (!rc && row) {
+        db_copy(st, 0, t.org_id, sizeof(t.org_id));
+        t.mode = db_mode(db_text(st, 1));
+    }
+    db_done(st);
+    if (rc || !row)
+        return rc;
+    arena_init(&a);
+    rc = documents_get(s, &t, id, &a, &d);
+    if (!rc)
+        rc = hook_record(s, &t,
+                         strcmp(d.status, "ready") == 0 ? "document.ready" : "document.failed",
+                         STORE_HOOK_DOCUMENT, &d, now);
+    arena_cleanup(&a);
+    return rc;
+}
+
+/* ---- Events ---- */
+
+#define EVENT_COLS "id, type, created_at, data"
+
+static void read_event(struct db_stmt *st, struct arena *a, void *pout)
+{
+    struct store_hook_event *ev = pout;
+    ev->id = db_arena_text(a, st, 0);
+    ev->type = db_arena_text(a, st, 1);
+    ev->created_at = db_int64(st, 2);
+    ev->data = db_arena_text(a, st, 3);
+}
+
+/*
+ * The rows of the prepared statement 'st' (asked for one more than 'limit') read by 'read' into
+ * items of 'size' bytes from 'a': '*items', '*n' and whether there are more. Ends 'st'.
+ */
+static int page_rows(struct db_stmt *st, unsigned limit, db_read_fn read, size_t size,
+                     struct arena *a, void **items, size_t *n, bool *has_more)
+{
+    char *base = arena_alloc(a, ((size_t)limit + 1) * size);
+    bool row = false;
+    int rc;
+
+    *n = 0;
+    *has_more = false;
+    while (!(rc = db_step(st, &row)) && row) {
+        if (*n == limit) {
+            *has_more = true;
+            break;
+        }
+        read(st, a, base + (*n)++ * size);
+    }
+    db_done(st);
+    *items = base;
+    return rc;
+}
+
+/* See store_int.h. */
+int hook_events_list(struct store *s, const struct store_tenant *t, const char *type,
+                     unsigned limit, int64_t before_created, const char *before_id, struct arena *a,
+                     struct store_hook_event_page *out)
+{
+    struct db_stmt *st =
+        db_prepare(s, "SELECT " EVENT_COLS " FROM events WHERE org_id = $1 AND mode = $2 AND"
+                      " (CAST($3 AS TEXT) IS NULL OR type = $3) AND (CAST($5 AS TEXT) IS NULL OR"
+                      " (created_at, id) < ($4, $5)) ORDER BY created_at DESC, id DESC LIMIT $6");
+    void *items = NULL;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (!st)
+        return ERR_STORE;
+    db_bind_tenant(st, t);
+    db_bind_text(st, 3, type);
+    db_bind_int64(st, 4, before_created);
+    db_bind_text(st, 5, before_id);
+    db_bind_int64(st, 6, (int64_t)limit + 1);
+    rc = page_rows(st, limit, read_event, sizeof(*out->items), a, &items, &out->n, &out->has_more);
+    out->items = items;
+    return rc;
+}
+
+/* See store_int.h. */
+int hook_event_get(struct store *s, const struct store_tenant *t, const char *id, struct arena *a,
+                   struct store_hook_event *out)
+{
+    const char *texts[] = {id};
+    return db_one(s,
+                  "SELECT " EVENT_COLS " FROM events WHERE org_id = $1 AND mode = $2 AND id = $3",
+                  t, texts, 1, read_event, a, out);
+}
+
+/* ---- Endpoints ---- */
+
+#define ENDPOINT_COLS                                                                              \
+    "id, url, events, enabled, description, secret, previous_secret,"                              \
+    " coalesce(previous_until, 0), created_at, updated_at"
+
+static void read_endpoint(struct db_stmt *st, struct arena *a, void *pout)
+{
+    struct store_hook_endpoint *ep = pout;
+    const void *p;
+    size_t len = 0;
+
+    memset(ep, 0, sizeof(*ep));
+    ep->id = db_arena_text(a, st, 0);
+    ep->url = db_arena_text(a, st, 1);
+    ep->events = db_arena_text(a, st, 2);
+    ep->enabled = db_int64(st, 3) != 0;
+    ep->description = db_arena_text(a, st, 4);
+    p = db_blob(st, 5, &len);
+    if (p && len) {
+        unsigned char *c = arena_alloc(a, len);
+        memcpy(c, p, len);
+        ep->secret = c;
+        ep->secret_len = len;
+    }
+    len = 0;
+    p = db_blob(st, 6, &len);
+    if (p && len) {
+        unsigned char *c = arena_alloc(a, len);
+        memcpy(c, p, len);
+        ep->previous_secret = c;
+        ep->previous_len = len;
+    }
+    ep->previous_until = db_int64(st, 7);
+    ep->created_at = db_int64(st, 8);
+    ep->updated_at = db_int64(st, 9);
+}
+
+/* See store_int.h. */
+int hook_endpoint_create(struct store *s, const struct store_tenant *t,
+                         const struct store_hook_endpoint *in, size_t max)
+{
+    struct db_stmt *st;
+    int64_t count = 0;
+    bool row = false;
+    int rc = db_begin(s, DB_TX_WRITE);
+
+    if (rc)
+        return rc;
+    st = db_prepare(s, "SELECT count(*) FROM webhook_endpoints WHERE org_id = $1 AND mode = $2");
+    if (st)
+        db_bind_tenant(st, t);
+    rc = st ? db_step(st, &row) : ERR_STORE;
+    if (st) {
+        count = row ? db_int64(st, 0) : 0;
+        db_done(st);
+    }
+    if (!rc && (size_t)count >= max)
+        rc = ERR_LIMIT;
+    if (!rc) {
+        st = db_prepare(s, "INSERT INTO webhook_endpoints (id, org_id, mode, url, events, enabled,"
+                           " description, secret, created_at, updated_at) VALUES ($3, $1, $2, $4,"
+                           " $5, $6, $7, $8, $9, $9)");
+        if (!st)
+            rc = ERR_STORE;
+    }
+    if (!rc) {
+        db_bind_tenant(st, t);
+        db_bind_text(st, 3, in->id);
+        db_bind_text(st, 4, in->url);
+        db_bind_text(st, 5, in->events);
+        db_bind_int64(st, 6, in->enabled ? 1 : 0);
+        db_bind_text(st, 7, in->description);
+        db_bind_blob(st, 8, in->secret, in->secret_len);
+        db_bind_int64(st, 9, in->created_at);
+        rc = db_exec(st);
+    }
+    if (!rc)
+        rc = db_commit(s);
+    if (rc)
+        db_rollback(s);
+    return rc;
+}
+
+/* See store_int.h. */
+int hook_endpoint_get(struct store *s, const struct store_tenant *t, const char *id,
+                      struct arena *a, struct store_hook_endpoint *out)
+{
+    const char *texts[] = {id};
+    return db_one(s,
+                  "SELECT " ENDPOINT_COLS " FROM webhook_endpoints WHERE org_id = $1 AND"
+                  " mode = $2 AND id = $3",
+                  t, texts, 1, read_endpoint, a, out);
+}
+
+/* See store_int.h. */
+int hook_endpoints_list(struct store *s, const struct store_tenant *t, unsigned limit,
+                        int64_t before_created, const char *before_id, struct arena *a,
+                        struct store_hook_endpoint_page *out)
+{
+    struct db_stmt *st =
+        db_prepare(s, "SELECT " ENDPOINT_COLS " FROM webhook_endpoints WHERE org_id = $1 AND"
+                      " mode = $2 AND (CAST($4 AS TEXT) IS NULL OR (created_at, id) < ($3, $4))"
+                      " ORDER BY created_at DESC, id DESC LIMIT $5");
+    void *items = NULL;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (!st)
+        return ERR_STORE;
+    db_bind_tenant(st, t);
+    db_bind_int64(st, 3, before_created);
+    db_bind_text(st, 4, before_id);
+    db_bind_int64(st, 5, (int64_t)limit + 1);
+    rc = page_rows(st, limit, read_endpoint, sizeof(*out->items), a, &items, &out->n,
+                   &out->has_more);
+    out->items = items;
+    return rc;
+}
+
+/* See store_int.h. */
+int hook_endpoint_update(struct store *s, const struct store_tenant *t,
+                         const struct store_hook_endpoint *in)
+{
+    struct db_stmt *st = db_prepare(
+        s, "UPDATE webhook_endpoints SET url = $4, events = $5, enabled = $6, description = $7,"
+           " secret = $8, previous_secret = $9, previous_until = nullif(CAST($10 AS BIGINT), 0),"
+           " updated_at = $11 WHERE org_id = $1 AND mode = $2 AND id = $3");
+    if (!st)
+        return ERR_STORE;
+    db_bind_tenant(st, t);
+    db_bind_text(st, 3, in->id);
+    db_bind_text(st, 4, in->url);
+    db_bind_text(st, 5, in->events);
+    db_bind_int64(st, 6, in->enabled ? 1 : 0);
+    db_bind_text(st, 7, in->description);
+    db_bind_blob(st, 8, in->secret, in->secret_len);
+    db_bind_blob(st, 9, in->previous_secret, in->previous_len);
+    db_bind_int64(st, 10, in->previous_until);
+    db_bind_int64(st, 11, in->updated_at);
+    return db_exec_one(st);
+}
+
+/* See store_int.h. Its deliveries and their attempts go with it. */
+int hook_endpoint_delete(struct store *s, const struct store_tenant *t, const char *id)
+{
+    const char *texts[] = {t->org_id, db_mode_name(t->mode), id};
+    struct db_stmt *st;
+    int rc = db_begin(s, DB_TX_WRITE);
+
+    if (rc)
+        return rc;
+    rc = db_run(s,
+                "DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM"
+                " webhook_deliveries WHERE org_id = $1 AND mode = $2 AND endpoint_id = $3)",
+                texts, 3, NULL, 0);
+    if (!rc)
+        rc = db_run(s,
+                    "DELETE FROM webhook_deliveries WHERE org_id = $1 AND mode = $2 AND"
+                    " endpoint_id = $3",
+                    texts, 3, NULL, 0);
+    if (!rc) {
+        st = db_prepare(s, "DELETE FROM webhook_endpoints WHERE org_id = $1 AND mode = $2 AND"
+                           " id = $3");
+        if (!st) {
+            rc = ERR_STORE;
+        } else {
+            db_bind_tenant(st, t);
+            db_bind_text(st, 3, id);
+            rc = db_exec_one(st);
+        }
+    }
+    if (!rc)
+        rc = db_commit(s);
+    if (rc)
+        db_rollback(s);
+    return rc;
+}
+
+/* ---- Deliveries ---- */
+
+#define DELIVERY_COLS                                                                              \
+    "id, endpoint_id, event_id, status, attempts, coalesce(last_status_code, 0), last_error,"      \
+    " coalesce(next_attempt_at, 0), created_at, updated_at"
+
+static void read_delivery(struct db_stmt *st, struct arena *a, void *pout)
+{
+    struct store_hook_delivery *d = pout;
+    d->id = db_arena_text(a, st, 0);
+    d->endpoint_id = db_arena_text(a, st, 1);
+    d->event_id = db_arena_text(a, st, 2);
+    d->status = db_arena_text(a, st, 3);
+    d->attempts = db_int64(st, 4);
+    d->last_status_code = db_int64(st, 5);
+    d->last_error = db_arena_text(a, st, 6);
+    d->next_attempt_at = db_int64(st, 7);
+    d->created_at = db_int64(st, 8);
+    d->updated_at = db_int64(st, 9);
+}
+
+/* See store_int.h. */
+int hook_deliveries_list(struct store *s, const struct store_tenant *t, const char *endpoint_id,
+                         const char *event_id, unsigned limit, int64_t before_created,
+                         const char *before_id, struct arena *a,
+                         struct store_hook_delivery_page *out)
+{
+    struct db_stmt *st = db_prepare(
+        s, "SELECT " DELIVERY_COLS " FROM webhook_deliveries WHERE org_id = $1 AND mode = $2 AND"
+           " (CAST($3 AS TEXT) IS NULL OR endpoint_id = $3) AND (CAST($4 AS TEXT) IS NULL OR"
+           " event_id = $4) AND (CAST($6 AS TEXT) IS NULL OR (created_at, id) < ($5, $6))"
+           " ORDER BY created_at DESC, id DESC LIMIT $7");
+    void *items = NULL;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (!st)
+        return ERR_STORE;
+    db_bind_tenant(st, t);
+    db_bind_text(st, 3, endpoint_id);
+    db_bind_text(st, 4, event_id);
+    db_bind_int64(st, 5, before_created);
+    db_bind_text(st, 6, before_id);
+    db_bind_int64(st, 7, (int64_t)limit + 1);
+    rc = page_rows(st, limit, read_delivery, sizeof(*out->items), a, &items, &out->n,
+                   &out->has_more);
+    out->items = items;
+    return rc;
+}
+
+/* See store_int.h. */
+int hook_redeliver(struct store *s, const struct store_tenant *t, const char *event_id,
+                   const char *endpoint_id, int64_t now, size_t *n)
+{
+    struct store_hook_event ev;
+    struct arena a;
+    struct db_stmt *st;
+    char(*ids)[ID_MAX] = NULL;
+    size_t count = 0, cap = 0;
+    bool row = false;
+    int rc;
+
+    *n = 0;
+    arena_init(&a);
+    rc = db_begin(s, DB_TX_WRITE);
+    if (rc)
+        goto out;
+    rc = hook_event_get(s, t, event_id, &a, &ev);
+    if (rc)
+        goto rollback;
+    /* The enabled endpoints that take the type (or the one asked for): each gets its delivery
+     * of the event due now, a new one where there was none. */
+    st = db_prepare(s, "SELECT id, events FROM webhook_endpoints WHERE org_id = $1 AND mode = $2"
+                       " AND enabled = 1 AND (CAST($3 AS TEXT) IS NULL OR id = $3)");
+    if (!st) {
+        rc = ERR_STORE;
+        goto rollback;
+    }
+    db_bind_tenant(st, t);
+    db_bind_text(st, 3, endpoint_id);
+    while (!(rc = db_step(st, &row)) && row) {
+        if (!endpoint_id && !takes(db_text(st, 1), ev.type))
+            continue;
+        if (count == cap) {
+            cap = cap ? cap * 2 : 8;
+            ids = xrealloc(ids, cap * sizeof(*ids));
+        }
+        db_copy(st, 0, ids[count++], ID_MAX);
+    }
+    db_done(st);
+    for (size_t i = 0; !rc && i < count; i++) {
+        char id[ID_MAX];
+        const char *texts[] = {id, t->org_id, db_mode_name(t->mode), ids[i], event_id};
+        const int64_t ints[] = {now};
+        rc = id_new("wdl", id, sizeof(id));
+        /* A delivery in flight keeps its lease: the taker's end of the attempt leaves it
+         * pending and due, so it is attempted again right after (never twice at once). */
+        if (!rc)
+            rc = db_run(s,
+                        "INSERT INTO webhook_deliveries (id, org_id, mode, endpoint_id, event_id,"
+                        " status, attempts, next_attempt_at, created_at, updated_at) VALUES ($1,"
+                        " $2, $3, $4, $5, 'pending', 0, $6, $6, $6) ON CONFLICT (endpoint_id,"
+                        " event_id) DO UPDATE SET status = 'pending', next_attempt_at = $6,"
+                        " redeliver = 1, updated_at = $6",
+                        texts, 5, ints, 1);
+    }
+    if (rc)
+        goto rollback;
+    rc = db_commit(s);
+    if (rc)
+        goto rollback;
+    *n = count;
+    unannounced = true;
+    hook_note_commit();
+    goto out;
+rollback:
+    db_rollback(s);
+out:
+    free(ids);
+    arena_cleanup(&a);
+    return rc;
+}
+
+/* ---- The outbox ---- */
+
+/* The due delivery statement, each database its own way: SQLite's write transaction already
+ * excludes every other taker; PostgreSQL locks the row and passes over one being taken. */
+#define DUE_WHERE                                                                                  \
+    " FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id JOIN events v ON" \
+    " v.id = d.event_id WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND (d.lease_until" \
+    " IS NULL OR d.lease_until <= $1) AND e.enabled = 1 ORDER BY d.next_attempt_at LIMIT 1"
+#define DUE_COLS                                                                                   \
+    "d.id, d.org_id, d.mode, d.endpoint_id, d.event_id, d.attempts, e.url, e.secret,"              \
+    " e.previous_secret, coalesce(e.previous_until, 0), v.type, v.created_at, v.data"
+
+/* See store_int.h. */
+int hook_claim(struct store *s, int64_t now, int64_t lease_ms, struct arena *a,
+               struct store_hook_claim *out, int64_t *wake_at)
+{
+    struct db_stmt *st;
+    bool row = false;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    *wake_at = 0;
+    rc = db_begin(s, DB_TX_WRITE);
+    if (rc)
+        return rc;
+    st = db_prepare(s, db_dialect(s) == DB_POSTGRES ? "SELECT " DUE_COLS DUE_WHERE
+                                                      " FOR UPDATE OF d SKIP LOCKED"
+                                                    : "SELECT " DUE_COLS DUE_WHERE);
+    if (!st) {
+        rc = ERR_STORE;
+        goto out;
+    }
+    db_bind_int64(st, 1, now);
+    rc = db_step(st, &row);
+    if (!rc && row) {
+        const void *p;
+        size_t len = 0;
+        db_copy(st, 0, out->delivery_id, sizeof(out->delivery_id));
+        db_copy(st, 1, out->tenant.org_id, sizeof(out->tenant.org_id));
+        out->tenant.mode = db_mode(db_text(st, 2));
+        db_copy(st, 3, out->endpoint_id, sizeof(out->endpoint_id));
+        db_copy(st, 4, out->event_id, sizeof(out->event_id));
+        out->attempt = db_int64(st, 5) + 1;
+        out->url = db_arena_text(a, st, 6);
+        p = db_blob(st, 7, &len);
+        out->secret = p ? memcpy(arena_alloc(a, len + 1), p, len) : NULL;
+        out->secret_len = p ? len : 0;
+        len = 0;
+        p = db_blob(st, 8, &len);
+        out->previous_secret = p && len ? memcpy(arena_alloc(a, len), p, len) : NULL;
+        out->previous_len = p ? len : 0;
+        out->previous_until = db_int64(st, 9);
+        out->event.id = out->event_id;
+        out->event.type = db_arena_text(a, st, 10);
+        out->event.created_at = db_int64(st, 11);
+        out->event.data = db_arena_text(a, st, 12);
+    }
+    db_done(st);
+    if (!rc && row) {
+        const char *texts[] = {out->delivery_id, out->lease};
+        const int64_t ints[] = {now + lease_ms, now};
+        rc = id_base62(out->lease, 16);
+        if (!rc)
+            rc = db_run(s,
+                        "UPDATE webhook_deliveries SET lease = $2, lease_until = $3, attempts ="
+                        " attempts + 1, redeliver = 0, updated_at = $4 WHERE id = $1",
+                        texts, 2, ints, 2);
+    } else if (!rc) {
+        rc = ERR_NOT_FOUND;
+        /* when the next one is due (a lease that ends counts: its taker may be gone) */
+        st = db_prepare(s, "SELECT min(CASE WHEN d.lease_until > d.next_attempt_at THEN"
+                           " d.lease_until ELSE d.next_attempt_at END) FROM webhook_deliveries d"
+                           " JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE d.status ="
+                           " 'pending' AND e.enabled = 1");
+        if (st && !db_step(st, &row) && row)
+            *wake_at = db_int64(st, 0);
+        if (st)
+            db_done(st);
+    }
+out:
+    if (!rc || rc == ERR_NOT_FOUND) {
+        int c = db_commit(s);
+        if (c) {
+            rc = c;
+            db_rollback(s);
+        }
+    } else {
+        db_rollback(s);
+    }
+    return rc;
+}
+
+/* See store_int.h. */
+int hook_attempted(struct store *s, const struct store_hook_attempt *in)
+{
+    const char *lease[] = {in->delivery_id, in->lease};
+    int64_t live = 0, attempts = 0, again = 0;
+    struct db_stmt *st;
+    bool row = false;
+    int rc = db_begin(s, DB_TX_WRITE);
+
+    if (rc)
+        return rc;
+    st = db_prepare(s, db_dialect(s) == DB_POSTGRES
+                           ? "SELECT attempts, redeliver FROM webhook_deliveries WHERE id = $1"
+                             " AND lease = $2 FOR UPDATE"
+                           : "SELECT attempts, redeliver FROM webhook_deliveries WHERE id = $1"
+                             " AND lease = $2");
+    if (!st) {
+        rc = ERR_STORE;
+        goto out;
+    }
+    db_bind_text(st, 1, lease[0]);
+    db_bind_text(st, 2, lease[1]);
+    rc = db_step(st, &row);
+    if (!rc && row) {
+        live = 1;
+        attempts = db_int64(st, 0);
+        again = db_int64(st, 1);
+    }
+    db_done(st);
+    if (!rc && !live) {
+        rc = ERR_NOT_FOUND; /* taken over, or gone with its endpoint: the outcome is dropped */
+        goto out;
+    }
+    if (!rc) {
+        const char *texts[] = {in->delivery_id, in->error};
+        const int64_t ints[] = {attempts, in->at, in->status_code, in->duration_ms};
+        rc = db_run(s,
+                    "INSERT INTO webhook_attempts (delivery_id, n, at, status_code, error,"
+                    " duration_ms) VALUES ($1, $3, $4, nullif(CAST($5 AS BIGINT), 0), $2, $6)"
+                    " ON CONFLICT (delivery_id, n) DO NOTHING",
+                    texts, 2, ints, 4);
+    }
+    if (!rc) {
+        /* A redelivery asked for while this attempt ran: due again now, whatever the outcome. */
+        bool pending = again || (!in->delivered && in->next_attempt_at > 0);
+        const char *texts[] = {in->delivery_id,
+                               pending         ? "pending"
+                               : in->delivered ? "delivered"
+                                               : "failed",
+                               in->delivered ? NULL : in->error};
+        const int64_t ints[] = {in->status_code,
+                                again     ? in->at
+                                : pending ? in->next_attempt_at
+                                          : 0,
+                                in->at};
+        rc = db_run(s,
+                    "UPDATE webhook_deliveries SET status = $2, last_error = $3,"
+                    " last_status_code = nullif(CAST($4 AS BIGINT), 0), next_attempt_at ="
+                    " nullif(CAST($5 AS BIGINT), 0), lease = NULL, lease_until = NULL,"
+                    " updated_at = $6 WHERE id = $1",
+                    texts, 3, ints, 3);
+    }
+out:
+    if (!rc)
+        rc = db_commit(s);
+    if (rc)
+        db_rollback(s);
+    return rc;
+}
+
+/* See store_int.h. */
+int hook_purge(struct store *s, int64_t before)
+{
+    const int64_t ints[] = {before};
+    int rc = db_begin(s, DB_TX_WRITE);
+    if (rc)
+        return rc;
+    rc = db_run(s,
+                "DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT d.id FROM"
+                " webhook_deliveries d JOIN events v ON v.id = d.event_id WHERE v.created_at < $1)",
+                NULL, 0, ints, 1);
+    if (!rc)
+        rc = db_run(s,
+                    "DELETE FROM webhook_deliveries WHERE event_id IN (SELECT id FROM events WHERE"
+                    " created_at < $1)",
+                    NULL, 0, ints, 1);
+    if (!rc)
+        rc = db_run(s, "DELETE FROM events WHERE created_at < $1", NULL, 0, ints, 1);
+    if (!rc)
+        rc = db_commit(s);
+    if (rc)
+        db_rollback(s);
+    return rc;
+}

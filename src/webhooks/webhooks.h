@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * webhooks: events and their outbound delivery (contract §15). event.c writes an event and the
+ * objects events report; worker.c delivers the outbox to the endpoints, signed by the Standard
+ * Webhooks scheme, off the request path.
+ */
+#ifndef WORKFORCE_WEBHOOKS_H
+#define WORKFORCE_WEBHOOKS_H
+
+#include "../json/json.h"
+#include "../store/store.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The event types, in the contract's order; NULL-terminated. */
+extern const char *const webhooks_event_types[];
+/* Whether 'type' ('len' bytes) is one of them. */
+bool webhooks_type_known(const char *type, size_t len);
+
+/* The JSON text of an event's object (a store_hook_render_fn: give it to store_hooks_init()). */
+const char *webhooks_render(enum store_hook_kind kind, const void *obj, struct arena *a);
+/* The event {id, type, created_at, data: {object}} as the API shows and delivers it. */
+void webhooks_event_write(struct jw *w, const struct store_hook_event *ev);
+
+/* ---- Delivery (worker.c) ---- */
+
+struct webhooks_worker;
+
+struct webhooks_options {
+    unsigned threads;   /* deliveries attempted at once (WORKFORCE_WEBHOOKS_WORKERS) */
+    int64_t timeout_ms; /* one attempt, at most (WORKFORCE_WEBHOOKS_TIMEOUT_MS) */
+    bool allow_private; /* WORKFORCE_WEBHOOKS_ALLOW_PRIVATE */
+};
+
+/* Start the delivery threads over 'pool' (kept by the caller until the stop), opening secrets
+ * with 'key' (integ_key()). '*out' is the caller's: webhooks_worker_stop(). 0 or ERR_INTERNAL. */
+int webhooks_worker_start(struct store_pool *pool, const unsigned char key[32],
+                          const struct webhooks_options *o, struct webhooks_worker **out);
+/* Wake the threads: events were recorded ('ud': the worker; NULL is a no-op). Give it to
+ * store_hooks_init(). */
+void webhooks_worker_wake(void *ud);
+/* Stop and free: an attempt under way ends first (at most the timeout). NULL is a no-op. */
+void webhooks_worker_stop(struct webhooks_worker *w);
+/* When attempt 'attempt' (from 1) that failed at 'now' is tried again; 0: no attempt left. */
+int64_t webhooks_retry_at(int64_t attempt, int64_t now);
+
+#endif
