@@ -2399,9 +2399,12 @@ def build_paths():
            params=[prov],
            description="Revokes the tokens at the provider where it can, forgets them and "
                        "answers the integration with status `available` (also when it was not "
-                       "connected). Unlike other deletes it answers the integration, not "
-                       "`{id, deleted}`.",
-           ok=ok_json("Integration", "The integration, now available."),
+                       "connected), or `pending` while a connect started in the last 10 "
+                       "minutes is still open (a disconnect does not cancel it: its callback "
+                       "can still connect). Unlike other deletes it answers the integration, "
+                       "not `{id, deleted}`.",
+           ok=ok_json("Integration", "The integration, no longer connected: `available`, or "
+                                     "`pending` while a connect is open."),
            codes=["provider_not_found"])
 
     sp.add("post", "/v1/integrations/{provider}/events/{token}", "receiveIntegrationEvent",
