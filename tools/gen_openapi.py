@@ -159,6 +159,24 @@ def integer(description=None, **kw):
     return s
 
 
+def request_default(schema, value):
+    """A request-body property whose server-side default is `value`, stated in its description
+    rather than as a `default` keyword.
+
+    Typed clients: openapi-typescript (7.x, `defaultNonNullable` on by default) makes every
+    property with a `default` required in the generated type, request bodies included, so a
+    client would have to send what the server fills in itself. Request schemas therefore state
+    their defaults in words; `default` stays on query parameters and response schemas, where
+    that reading is right (tests/openapi/check_client.py enforces this)."""
+    out = dict(schema)
+    out.pop("default", None)
+    desc = out.get("description", "")
+    if "default" not in desc.lower():
+        text = "Default `%s`." % json.dumps(value)
+        out["description"] = (desc + " " + text).strip()
+    return out
+
+
 def id_schema(prefix, what):
     return {
         "type": "string",
@@ -469,6 +487,35 @@ Documents belong to the organization and key mode, like everything else.
 ## Errors
 Body `{"error": {"code", "message", "param"?, "doc_url"}}`, where `doc_url` is
 `{public_url}/docs/errors/<code>` and `GET /docs/errors/{code}` serves that page.
+
+## Typed clients
+This document is written so that generators give a client a strict TypeScript program can
+use as generated, with their default options (checked by the test suite with
+`openapi-typescript` 7 and `openapi-fetch` on every operation, under `tsc --strict`; see
+`docs/clients.md`):
+- Request bodies state their defaults in the description ("Default `false`."), not as a
+  `default` keyword: `openapi-typescript` makes a property with a `default` required, so a
+  client would have to send what the server fills in. Query parameters and responses keep
+  `default` where it is one.
+- Every 2xx answer declares one media type. `POST /v1/chat` declares its JSON `Message`
+  only, as OpenAI's document does for its streamable operation; its `stream: true` still
+  answers `text/event-stream`, but the operation to stream with is `POST /v1/chat/stream`,
+  whose only answer is the event stream (read it as a stream, e.g. openapi-fetch's
+  `parseAs: "stream"`; `x-workforce-events` gives each event's data schema).
+- Response fields that are always present are `required`; a field that may be absent (an
+  error's `param`, a workflow's `webhook_url`, a result's `page`) is not, and `null` is
+  declared wherever a value may be null (`type: [..., "null"]`, or `anyOf` with `null`).
+- Shapes that vary are `oneOf` told apart by a constant: a conversation message by `role`
+  (only assistant messages have `sources`), the run answer by `dry_run` (`WorkflowDryRun`
+  has it, `WorkflowRun` has not), an inbound event's answer by `challenge`.
+- The upload's `file` part has no `type` (binary content, OpenAPI 3.1): generated types
+  accept a `Blob`. The body is `multipart/form-data`, which a client builds as `FormData`
+  (openapi-fetch: a `bodySerializer`).
+- Answers that are not JSON (`/metrics`, `/docs/errors/{code}`, the OAuth callback's page)
+  declare `text/*` and are read as text (openapi-fetch: `parseAs: "text"`). Every error
+  answer of every operation is the JSON `Error` object.
+- Objects the server closes have `additionalProperties: false` (no index signature in
+  generated types); free-form objects (`context`, trigger data, workflow input) are open.
 """
 
 CHECKS = ("Checks, in order: route, API key, rate limits, scope, body size, content type, "
@@ -614,14 +661,18 @@ def build_schemas():
         "role": string(minLength=1, maxLength=100),
         "category": S("EmployeeCategory"),
         "capabilities": {"type": "array", "items": S("Capability"), "maxItems": 32,
-                         "uniqueItems": True, "default": []},
-        "description": string(maxLength=2000, default=""),
+                         "uniqueItems": True},
+        "description": string(maxLength=2000),
         "instructions": string("The persona the employee answers with.", maxLength=20000),
         "model": {"type": ["string", "null"], "minLength": 1, "maxLength": 200,
                   "description": "Language model name for this employee; null for the default."},
-        "status": {"type": "string", "enum": ["idle", "offline"], "default": "idle",
+        "status": {"type": "string", "enum": ["idle", "offline"],
                    "description": "`active` is derived and cannot be set (400 `param: \"status\"`)."},
     }
+    update_props = dict(create_props)  # absent means unchanged: no defaults
+    create_props = dict(create_props)
+    for name, value in (("capabilities", []), ("description", ""), ("status", "idle")):
+        create_props[name] = request_default(create_props[name], value)
     s["EmployeeCreate"] = obj(create_props, required=["name", "role", "category"],
                               description="Unknown fields: 400 with `param` the field name. "
                                           "`tier` is not writable through the API (400 "
@@ -632,8 +683,6 @@ def build_schemas():
                               examples=[{"name": "Ava", "role": "Operations Coordinator",
                                          "category": "operations",
                                          "capabilities": ["scheduling"]}])
-    update_props = {k: {kk: vv for kk, vv in v.items() if kk != "default"}
-                    for k, v in create_props.items()}  # absent means unchanged
     s["EmployeeUpdate"] = obj(update_props,
                               description="Any subset of the creation fields. `status` `offline` "
                                           "disables the employee, `idle` brings it back. "
@@ -688,10 +737,14 @@ def build_schemas():
                                   "a new conversation starts, titled with the first message cut "
                                   "to 80 characters.", minLength=1, maxLength=100,
                                   examples=[ID["conv"]]),
-        "stream": {"type": "boolean", "default": False,
-                   "description": "`true`: answer `text/event-stream` like "
-                                  "`POST /v1/chat/stream`. Ignored by `POST /v1/chat/stream`, "
-                                  "which always streams (but it must still be a boolean)."},
+        "stream": request_default({
+            "type": "boolean",
+            "description": "`true`: `POST /v1/chat` answers `text/event-stream` instead, "
+                           "exactly as `POST /v1/chat/stream` (this document declares only "
+                           "the JSON answer of `POST /v1/chat`, so that a typed client gets "
+                           "a `Message`; to stream, call `POST /v1/chat/stream`). Ignored by "
+                           "`POST /v1/chat/stream`, which always streams (but it must still "
+                           "be a boolean)."}, False),
         "context": {"type": "object", "additionalProperties": True,
                     "description": "Free-form JSON object of additional context given to the "
                                    "employee (any members; not `null`)."},
@@ -747,24 +800,35 @@ def build_schemas():
                    "content": "Three tasks are open.", "role": "assistant", "credits_used": 1,
                    "created_at": TS, "sources": [], "usage": {"input_tokens": 120,
                                                               "output_tokens": 4}}])
-    cm = obj({
-        "id": S("MessageId"),
-        "role": {"type": "string", "enum": ["user", "assistant"]},
-        "content": string(),
-        "credits_used": integer("What this reply was charged; 0 for user messages and test "
-                                "keys.", minimum=0),
-        "created_at": S("Timestamp"),
-        "sources": {"type": "array", "items": S("Source"),
-                    "description": "Present on assistant messages only (absent on user "
-                                   "messages). " + sources_desc},
-    }, required=["id", "role", "content", "credits_used", "created_at"],
-        description="A stored message of a conversation. A user message whose reply failed "
-                    "stays stored without an assistant message after it.")
-    cm["if"] = {"properties": {"role": {"const": "assistant"}}}
-    cm["then"] = {"required": ["sources"], "properties": {"sources": {"type": "array"}}}
-    cm["else"] = {"not": {"required": ["sources"], "properties": {"sources": {}}},
-                  "description": "A user message has no `sources`."}
-    s["ConversationMessage"] = cm
+    # One schema per role (a `oneOf` told apart by the `role` constant) rather than
+    # `if`/`then`/`else`, which typed-client generators ignore: with this a client narrows on
+    # `message.role === "assistant"` and then has `sources` without a check.
+    def conversation_message(role, extra, description):
+        props = {
+            "id": S("MessageId"),
+            "role": {"type": "string", "const": role},
+            "content": string(),
+            "credits_used": integer("What this reply was charged; 0 for user messages and "
+                                    "test keys.", minimum=0),
+            "created_at": S("Timestamp"),
+        }
+        props.update(extra)
+        return obj(props, required=list(props), description=description)
+    s["ConversationUserMessage"] = conversation_message(
+        "user", {}, "A stored message of the user (no `sources`). A user message whose reply "
+                    "failed stays stored without an assistant message after it.")
+    s["ConversationAssistantMessage"] = conversation_message(
+        "assistant", {"sources": {"type": "array", "items": S("Source"),
+                                  "description": sources_desc}},
+        "A stored reply of the employee.")
+    s["ConversationMessage"] = {
+        "description": "A stored message of a conversation: a user message or an assistant "
+                       "message (with `sources`), told apart by `role`.",
+        "oneOf": [S("ConversationUserMessage"), S("ConversationAssistantMessage")],
+        "discriminator": {"propertyName": "role", "mapping": {
+            "user": "#/components/schemas/ConversationUserMessage",
+            "assistant": "#/components/schemas/ConversationAssistantMessage"}},
+    }
     conv_props = {
         "id": S("ConversationId"),
         "employee_id": S("EmployeeId"),
@@ -850,7 +914,7 @@ def build_schemas():
         "description": nullable(string("Up to 10,000 characters; null or absent: \"\".",
                                        maxLength=10000)),
         "due_at": due_in,
-        "priority": {"$ref": "#/components/schemas/TaskPriority", "default": "medium"},
+        "priority": request_default(S("TaskPriority"), "medium"),
         "recurring": {"allOf": [S("Recurring")],
                       "description": "Absent for a one-time task; `null` is refused here "
                                      "(400 `param: \"recurring\"`; it is how a PATCH stops "
@@ -938,7 +1002,9 @@ def build_schemas():
         "additionalProperties": False,
         "required": ["file"],
         "properties": {
-            "file": {"type": "string", "contentMediaType": "application/octet-stream",
+            # Binary content has no `type` in OpenAPI 3.1 (`type: string` means text), so
+            # typed clients take any value here (a Blob or File), not a string.
+            "file": {"contentMediaType": "application/octet-stream",
                      "description": "The file: one part named `file` with a `filename` in its "
                                     "`Content-Disposition`, 1..52,428,800 bytes. PDF, DOCX, "
                                     "TXT, Markdown, HTML, CSV or JSON, detected by content, "
@@ -1032,8 +1098,8 @@ def build_schemas():
     s["KnowledgeQueryRequest"] = obj({
         "query": string("What to search for: 1..2,000 characters, not only whitespace "
                         "(else 400 `param: \"query\"`).", minLength=1, maxLength=2000),
-        "limit": integer("How many results at most: 1..50, default 5.", minimum=1, maximum=50,
-                         default=5),
+        "limit": request_default(integer("How many results at most: 1..50.", minimum=1,
+                                         maximum=50), 5),
         "filters": obj({
             "tags": {"type": "array", "items": string(),
                      "description": "Only documents having any of these tags (exact match); "
@@ -1191,7 +1257,10 @@ def build_schemas():
         "name": string(),
         "description": nullable(string()),
         "trigger": S("WorkflowTrigger"),
-        "steps": {"type": "array", "items": S("WorkflowStep")},
+        "steps": {"type": "array", "items": {
+            "allOf": [S("WorkflowStep")], "required": ["condition", "options"],
+            "description": "A step as it was given, with `condition` (null when none) and "
+                           "`options` (`{}` when none) always present."}},
         "webhook_url": string("Present while the trigger is `webhook`: "
                               "`{public_url}/v1/hooks/<token>`, the token 40 random base62 "
                               "characters that alone authenticate. "
@@ -1212,10 +1281,13 @@ def build_schemas():
     s["WorkflowRunRequest"] = obj({
         "input": {"type": "object", "additionalProperties": True,
                   "description": "Trigger data, read by `{{trigger.<path>}}`; default `{}`."},
-        "dry_run": {"type": "boolean", "default": False,
-                    "description": "Render every step's input and condition against `input` "
-                                   "and answer a `WorkflowDryRun`: nothing is stored, no "
-                                   "engine is called, nothing is charged."},
+        "dry_run": request_default({
+            "type": "boolean",
+            "description": "Render every step's input and condition against `input` and "
+                           "answer a `WorkflowDryRun`: nothing is stored, no engine is called, "
+                           "nothing is charged. The answer's type is a union of `WorkflowRun` "
+                           "and `WorkflowDryRun`: tell them apart by `\"dry_run\" in answer`."},
+            False),
     }, examples=[{"input": {"text": "My invoice is wrong"}}])
     s["WorkflowRunStep"] = obj({
         "index": integer(minimum=0, maximum=19),
@@ -1858,15 +1930,19 @@ def build_paths():
     sp.add("post", "/v1/chat", "createChatMessage", "Chat with an employee", "Chat",
            built=True, scope="chat",
            description="Sends a message and answers the employee's reply, a Message with "
-                       "`sources` and `usage`. With `stream: true` the answer is "
-                       "`text/event-stream`, exactly as `POST /v1/chat/stream`.\n\n"
-                       + chat_common,
+                       "`sources` and `usage`.\n\n"
+                       "With `stream: true` the answer is `text/event-stream` instead, exactly "
+                       "as `POST /v1/chat/stream` (status 200, the headers and events described "
+                       "there). Only the JSON answer is declared here, as OpenAI's document "
+                       "does for its streamable operation: a typed client generated from this "
+                       "document then gets a `Message`, not `Message | string`. To stream, "
+                       "call `POST /v1/chat/stream`, whose answer is declared as the event "
+                       "stream.\n\n" + chat_common,
            body=json_content("ChatRequest"), body_required=True,
-           ok={"description": "The reply (JSON), or with `stream: true` an event stream. "
-                              + SSE_DESCRIPTION,
-               "content": {"application/json": {"schema": S("Message")},
-                           "text/event-stream": sse_media()}},
-           extra=SSE_HEADERS, codes=chat_codes, notes=chat_notes, bad_param="message")
+           ok={"description": "The reply. (With `stream: true`: an event stream, as "
+                              "`POST /v1/chat/stream` answers.)",
+               "content": {"application/json": {"schema": S("Message")}}},
+           codes=chat_codes, notes=chat_notes, bad_param="message")
     sp.add("post", "/v1/chat/stream", "streamChatMessage", "Chat with an employee, streamed",
            "Chat", built=True, scope="chat",
            description="The same body as `POST /v1/chat`; the answer is always an event stream "
@@ -2323,9 +2399,12 @@ def build_paths():
            params=[prov],
            description="Revokes the tokens at the provider where it can, forgets them and "
                        "answers the integration with status `available` (also when it was not "
-                       "connected). Unlike other deletes it answers the integration, not "
-                       "`{id, deleted}`.",
-           ok=ok_json("Integration", "The integration, now available."),
+                       "connected), or `pending` while a connect started in the last 10 "
+                       "minutes is still open (a disconnect does not cancel it: its callback "
+                       "can still connect). Unlike other deletes it answers the integration, "
+                       "not `{id, deleted}`.",
+           ok=ok_json("Integration", "The integration, no longer connected: `available`, or "
+                                     "`pending` while a connect is open."),
            codes=["provider_not_found"])
 
     sp.add("post", "/v1/integrations/{provider}/events/{token}", "receiveIntegrationEvent",
@@ -2389,7 +2468,19 @@ def build_paths():
            built=True, auth=False,
            description="The OpenAPI 3.1 document of the whole API (this document).",
            ok={"description": "The document.",
-               "content": {"application/json": {"schema": {"type": "object"}}}})
+               "content": {"application/json": {"schema": {
+                   # An object without properties types as Record<string, never> in
+                   # openapi-typescript: name the members a client reads, and leave it open.
+                   "type": "object", "additionalProperties": True,
+                   "required": ["openapi", "info", "paths", "components"],
+                   "properties": {
+                       "openapi": string("The OpenAPI version, `3.1.0`."),
+                       "info": {"type": "object", "additionalProperties": True,
+                                "required": ["title", "version"],
+                                "properties": {"title": string(), "version": string()}},
+                       "paths": {"type": "object", "additionalProperties": True},
+                       "components": {"type": "object", "additionalProperties": True},
+                   }}}}})
     sp.add("get", "/docs/errors/{code}", "getErrorDoc", "Error code documentation",
            "Operations", built=True, auth=False,
            params=[path_param("code", "An error code of the contract.", S("ErrorCode"))],

@@ -4,6 +4,8 @@
 #   2. redocly lint (recommended ruleset, redocly.yaml) reports no errors
 #   3. the document describes the binary's route table, request bindings and error table
 #      (tests/openapi/check_routes.py over `build/workforce routes`)
+#   4. the document has none of the shapes that typed-client generators turn into types a
+#      strict program cannot use (tests/openapi/check_client.py)
 # Needs python3 and the pinned npm tools (`npm ci` once; works offline afterwards).
 # Prints TAP lines and a summary; exits 0 when all passed, else 1.
 set -u
@@ -37,7 +39,7 @@ check() {
     fi
 }
 
-echo "1..3"
+echo "1..4"
 check "openapi.json is up to date" python3 tools/gen_openapi.py --check
 if [ -x node_modules/.bin/redocly ]; then
     check "redocly lint" npx --no-install redocly lint --format=stylish docs/openapi.json
@@ -49,6 +51,7 @@ else
 fi
 
 check "the document agrees with the route table" python3 tests/openapi/check_routes.py
+check "the document generates a usable typed client" python3 tests/openapi/check_client.py
 
 echo "openapi: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
