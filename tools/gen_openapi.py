@@ -49,6 +49,8 @@ ERRORS = [
     ("document_not_found", 404, "No such knowledge document in this organization and key mode."),
     ("workflow_not_found", 404, "No such workflow in this organization and key mode."),
     ("run_not_found", 404, "No such run of this workflow."),
+    ("event_not_found", 404, "No such event in this organization and key mode (events are kept 30 days)."),
+    ("webhook_endpoint_not_found", 404, "No such webhook endpoint in this organization and key mode."),
     ("provider_not_found", 404, "The provider is not one of slack, google_calendar, outlook, github, hubspot."),
     ("method_not_allowed", 405, "The path exists but not with this method; the `Allow` header lists the methods it has."),
     ("employee_offline", 409, "The employee is offline."),
@@ -80,7 +82,10 @@ STATUS_TEXT = {
 }
 
 SCOPES = ["employees:read", "employees:write", "chat", "conversations", "tasks",
-          "knowledge", "workflows", "integrations"]
+          "knowledge", "workflows", "integrations", "webhooks"]
+EVENT_TYPES = ["task.completed", "task.failed", "workflow_run.completed", "workflow_run.failed",
+               "document.ready", "document.failed", "integration.connected",
+               "integration.disconnected", "integration.error"]
 CATEGORIES = ["operations", "sales", "engineering", "marketing", "support", "finance", "hr"]
 PROVIDERS = ["slack", "google_calendar", "outlook", "github", "hubspot"]
 ACTIONS = ["respond", "summarize", "classify", "extract", "draft_email", "search_knowledge",
@@ -106,6 +111,9 @@ ID = {
     "chunk": "chunk_3Df6Gh9Jk2Lz5Xc8Vb1Nm4Q",
     "wf": "wf_1Qa4Ws7Ed2Rf5Tg8Yh3Uj6Ik9",
     "run": "run_7Ol2Pm5Kn8Ij1Hb4Gv6Fc9Dx",
+    "evt": "evt_0Vc6iQJq29dS7UzdhEpjLHWf",
+    "we": "we_0Vc6iQKb4Wn8Rt2Yx5Za7Lp1",
+    "wdl": "wdl_0Vc6iQLm3Hs9Df6Gk1Jq4Wz8",
 }
 
 
@@ -1440,6 +1448,118 @@ def build_schemas():
                        "description": "10 minutes after creation."},
     }, required=["provider", "status", "authorization_url", "state", "expires_at"])
 
+    # --- events and outbound webhooks ---------------------------------------
+    s["EventId"] = id_schema("evt_", "Event")
+    s["WebhookEndpointId"] = id_schema("we_", "Webhook endpoint")
+    s["WebhookDeliveryId"] = id_schema("wdl_", "Webhook delivery")
+    s["EventType"] = {"type": "string", "enum": EVENT_TYPES,
+                      "description": "What happened: a task's run ended (`task.completed`, "
+                                     "`task.failed`), a workflow run ended, a document became "
+                                     "ready or failed, an integration was connected, "
+                                     "disconnected or went into error."}
+    s["IntegrationEventObject"] = obj({
+        "provider": S("Provider"),
+        "name": string("Display name."),
+        "category": string("Kind of service."),
+        "status": {"type": "string", "enum": ["available", "connected", "error"],
+                   "description": "`available` in `integration.disconnected`."},
+        "error": {"type": ["string", "null"]},
+        "connected_at": nullable(S("Timestamp")),
+    }, required=["provider", "name", "category", "status", "error", "connected_at"],
+        description="The integration in an `integration.*` event: its state, never its "
+                    "account's tokens.")
+    s["Event"] = obj({
+        "id": S("EventId"),
+        "type": S("EventType"),
+        "created_at": S("Timestamp"),
+        "data": obj({"object": {
+            "description": "The object as it was when the change committed: a `Task` "
+                           "(`task.*`), a `WorkflowRun` (`workflow_run.*`), a `Document` "
+                           "(`document.*`) or an `IntegrationEventObject` (`integration.*`).",
+            "oneOf": [S("Task"), S("WorkflowRun"), S("Document"), S("IntegrationEventObject")]}},
+            required=["object"]),
+    }, required=["id", "type", "created_at", "data"],
+        description="Recorded in the same transaction as the change it reports: nothing is "
+                    "announced that did not happen, and nothing happens unannounced. Kept 30 "
+                    "days. The body of a webhook delivery is this object.")
+    s["EventList"] = obj({
+        "events": {"type": "array", "items": S("Event")},
+        "has_more": {"type": "boolean"},
+        "next_cursor": nullable(S("Cursor")),
+    }, required=["events", "has_more", "next_cursor"], description="Newest first.")
+    endpoint_props = {
+        "id": S("WebhookEndpointId"),
+        "url": string("Where deliveries are POSTed: an absolute http(s) URL.", format="uri"),
+        "events": {"type": "array", "items": {"type": "string", "enum": EVENT_TYPES + ["*"]},
+                   "description": "The event types delivered, or `[\"*\"]` for all."},
+        "enabled": {"type": "boolean",
+                    "description": "A disabled endpoint gets no new deliveries; the pending "
+                                   "ones wait until it is enabled again."},
+        "description": {"type": ["string", "null"], "maxLength": 500},
+        "created_at": S("Timestamp"),
+        "updated_at": S("Timestamp"),
+    }
+    endpoint_req = ["id", "url", "events", "enabled", "description", "created_at", "updated_at"]
+    s["WebhookEndpoint"] = obj(endpoint_props, required=endpoint_req)
+    s["WebhookEndpointWithSecret"] = obj(dict(endpoint_props, secret=string(
+        "The signing secret, `whsec_` + base64 of 24 random bytes: shown here only (at "
+        "creation and by `rotate_secret`).", pattern="^whsec_[A-Za-z0-9+/]{32}$")),
+        required=endpoint_req + ["secret"])
+    s["WebhookEndpointList"] = obj({
+        "webhook_endpoints": {"type": "array", "items": S("WebhookEndpoint")},
+        "has_more": {"type": "boolean"},
+        "next_cursor": nullable(S("Cursor")),
+    }, required=["webhook_endpoints", "has_more", "next_cursor"], description="Newest first.")
+    url_prop = string("An absolute http:// or https:// URL with a host, without user "
+                      "information or a fragment, at most 2,048 characters. Whether its "
+                      "address may be reached is judged at each delivery (see the "
+                      "Webhooks tag).", format="uri", minLength=1, maxLength=2048)
+    events_prop = {"type": "array", "minItems": 1, "maxItems": 16, "uniqueItems": True,
+                   "items": {"type": "string", "enum": EVENT_TYPES + ["*"]},
+                   "description": "Event types, or `\"*\"` for all of them."}
+    s["WebhookEndpointCreate"] = obj({
+        "url": url_prop,
+        "events": events_prop,
+        "enabled": request_default({"type": "boolean"}, True),
+        "description": {"type": ["string", "null"], "maxLength": 500},
+    }, required=["url", "events"],
+        examples=[{"url": "https://example.com/hooks/workforce",
+                   "events": ["task.completed", "task.failed"]}])
+    s["WebhookEndpointUpdate"] = obj({
+        "url": url_prop,
+        "events": events_prop,
+        "enabled": {"type": "boolean"},
+        "description": {"type": ["string", "null"], "maxLength": 500},
+    })
+    s["WebhookDelivery"] = obj({
+        "id": S("WebhookDeliveryId"),
+        "endpoint_id": S("WebhookEndpointId"),
+        "event_id": S("EventId"),
+        "status": {"type": "string", "enum": ["pending", "delivered", "failed"],
+                   "description": "`delivered`: a 2xx came within the timeout; `failed`: the "
+                                  "seventh attempt got none."},
+        "attempts": integer(minimum=0),
+        "last_status_code": {"type": ["integer", "null"],
+                             "description": "The last attempt's HTTP status; null when no "
+                                            "answer came (refused address, timeout, ...)."},
+        "last_error": {"type": ["string", "null"],
+                       "description": "Why the last attempt did not deliver."},
+        "next_attempt_at": nullable(S("Timestamp")),
+        "created_at": S("Timestamp"),
+        "updated_at": S("Timestamp"),
+    }, required=["id", "endpoint_id", "event_id", "status", "attempts", "last_status_code",
+                 "last_error", "next_attempt_at", "created_at", "updated_at"])
+    s["WebhookDeliveryList"] = obj({
+        "deliveries": {"type": "array", "items": S("WebhookDelivery")},
+        "has_more": {"type": "boolean"},
+        "next_cursor": nullable(S("Cursor")),
+    }, required=["deliveries", "has_more", "next_cursor"], description="Newest first.")
+    s["RedeliverRequest"] = obj({
+        "endpoint_id": nullable(dict(id_schema("we_", "Webhook endpoint"), minLength=1,
+                                     maxLength=47)),
+    }, description="`endpoint_id`: only to this (enabled) endpoint; absent or null: to every "
+                   "enabled endpoint that takes the event's type.")
+
     # --- operations ----------------------------------------------------------
     s["Health"] = obj({"status": {"type": "string", "const": "ok"}}, required=["status"])
     s["Ready"] = obj({"status": {"type": "string", "const": "ready"}}, required=["status"])
@@ -2441,6 +2561,73 @@ def build_paths():
                                                 "provider (`param: \"provider\"`).",
                   "invalid_request": "The body is not a JSON object."})
 
+    # --- events and outbound webhooks ----------------------------------------------------
+    evt_id = path_param("id", "Event id (`evt_...`).")
+    we_id = path_param("id", "Webhook endpoint id (`we_...`).")
+    sp.add("get", "/v1/events", "listEvents", "List events", "Webhooks", built=True,
+           scope="webhooks",
+           description="Newest first; kept 30 days. `type` keeps one event type.",
+           params=[query_param("type", "One event type.", S("EventType")),
+                   ref("parameters", "ListLimit"), ref("parameters", "Before")],
+           ok=ok_json("EventList", "A page of events."), bad_param="type")
+    sp.add("get", "/v1/events/{id}", "getEvent", "Get an event", "Webhooks", built=True,
+           scope="webhooks", params=[evt_id],
+           ok=ok_json("Event", "The event."), codes=["event_not_found"])
+    sp.add("post", "/v1/events/{id}/redeliver", "redeliverEvent", "Deliver an event again",
+           "Webhooks", built=True, scope="webhooks", params=[evt_id],
+           description="The event's delivery to each enabled endpoint that takes its type (or "
+                       "only to `endpoint_id`) becomes due now, whatever its state: a new one "
+                       "where there was none. One in flight is attempted again when its "
+                       "attempt ends (never two at once). After the seventh attempt a "
+                       "redelivery gets one attempt. Answers the event's deliveries.",
+           body=json_content("RedeliverRequest"),
+           ok=ok_json("WebhookDeliveryList", "The event's deliveries."),
+           codes=["event_not_found", "webhook_endpoint_not_found"], bad_param="endpoint_id",
+           notes={"webhook_endpoint_not_found": "`endpoint_id` names no endpoint of this key "
+                                                "(`param: \"endpoint_id\"`)."})
+    sp.add("post", "/v1/webhook_endpoints", "createWebhookEndpoint", "Create a webhook endpoint",
+           "Webhooks", built=True, scope="webhooks",
+           description="At most 16 per organization and key mode. The answer carries the "
+                       "signing `secret`, shown only here and by `rotate_secret`.",
+           body=json_content("WebhookEndpointCreate"), body_required=True,
+           ok=ok_json("WebhookEndpointWithSecret", "The endpoint with its secret."),
+           bad_param="url")
+    sp.add("get", "/v1/webhook_endpoints", "listWebhookEndpoints", "List webhook endpoints",
+           "Webhooks", built=True, scope="webhooks", description="Newest first.",
+           params=[ref("parameters", "ListLimit"), ref("parameters", "Before")],
+           ok=ok_json("WebhookEndpointList", "A page of endpoints."), bad_param="limit")
+    sp.add("get", "/v1/webhook_endpoints/{id}", "getWebhookEndpoint", "Get a webhook endpoint",
+           "Webhooks", built=True, scope="webhooks", params=[we_id],
+           ok=ok_json("WebhookEndpoint", "The endpoint (without its secret)."),
+           codes=["webhook_endpoint_not_found"])
+    sp.add("patch", "/v1/webhook_endpoints/{id}", "updateWebhookEndpoint",
+           "Update a webhook endpoint", "Webhooks", built=True, scope="webhooks",
+           params=[we_id], description="Any of `url`, `events`, `enabled`, `description`.",
+           body=json_content("WebhookEndpointUpdate"),
+           ok=ok_json("WebhookEndpoint", "The updated endpoint."),
+           codes=["webhook_endpoint_not_found"], bad_param="url")
+    sp.add("delete", "/v1/webhook_endpoints/{id}", "deleteWebhookEndpoint",
+           "Delete a webhook endpoint", "Webhooks", built=True, scope="webhooks",
+           params=[we_id], description="With its deliveries: nothing more is sent to it.",
+           ok=ok_json("Deleted", "Deleted."), codes=["webhook_endpoint_not_found"])
+    sp.add("post", "/v1/webhook_endpoints/{id}/rotate_secret", "rotateWebhookEndpointSecret",
+           "Rotate a webhook endpoint's secret", "Webhooks", built=True, scope="webhooks",
+           params=[we_id],
+           description="A new signing secret, answered once. For 24 hours the previous one "
+                       "signs too: `webhook-signature` then carries both signatures, separated "
+                       "by a space, so a receiver can switch without losing a delivery. Takes "
+                       "no parameters (an empty body or `{}`).",
+           body=json_content("Empty"),
+           ok=ok_json("WebhookEndpointWithSecret", "The endpoint with its new secret."),
+           codes=["webhook_endpoint_not_found"], bad_param="id")
+    sp.add("get", "/v1/webhook_endpoints/{id}/deliveries", "listWebhookDeliveries",
+           "List an endpoint's deliveries", "Webhooks", built=True, scope="webhooks",
+           description="Newest first; `event_id` keeps one event's.",
+           params=[we_id, query_param("event_id", "One event's deliveries.", S("EventId")),
+                   ref("parameters", "ListLimit"), ref("parameters", "Before")],
+           ok=ok_json("WebhookDeliveryList", "A page of deliveries."),
+           codes=["webhook_endpoint_not_found"], bad_param="limit")
+
     # --- operations ----------------------------------------------------------------------
     sp.add("get", "/healthz", "getHealth", "Liveness", "Operations", built=True, auth=False,
            description="The process answers.",
@@ -2501,6 +2688,17 @@ TAGS = [
     ("Knowledge", "Documents employees read, and search over them."),
     ("Workflows", "Chains of employee steps, their runs and webhook triggers."),
     ("Integrations", "OAuth connections to third-party services."),
+    ("Webhooks", "Events of what happened, and their delivery to your endpoints. A delivery "
+                 "is a POST of the event JSON, signed by the Standard Webhooks scheme: headers "
+                 "`webhook-id` (the event id), `webhook-timestamp` (Unix seconds) and "
+                 "`webhook-signature` (`v1,` + base64 HMAC-SHA256 of `id.timestamp.body` keyed "
+                 "with the secret's decoded bytes). A 2xx within 10 s delivers it; otherwise it "
+                 "is tried again after about 5 s, 5 min, 30 min, 2 h, 5 h and 10 h, then "
+                 "`failed`. The outbox is in the database: a restart loses nothing, and no two "
+                 "nodes attempt a delivery at once. The host is resolved at each attempt; "
+                 "loopback, private, link-local, multicast and other reserved addresses are "
+                 "refused unless the operator sets `WORKFORCE_WEBHOOKS_ALLOW_PRIVATE=1`. "
+                 "Redirects are not followed; proxies are not used."),
     ("Operations", "Health, readiness, metrics and documentation; no API key."),
 ]
 

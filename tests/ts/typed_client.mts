@@ -123,6 +123,9 @@ let workflowId: string | undefined;
 let webhookToken: string | undefined;
 let runId: string | undefined;
 let slackEventsPath: string | undefined;
+let endpointId: string | undefined;
+let endpointSecret: string | undefined;
+let eventId: string | undefined;
 
 const DOC_TEXT = "# Travel policy\n\nTrain tickets over 300 euros need the approval of a manager.\n";
 
@@ -565,6 +568,91 @@ const steps: { [K in OperationId]: () => Promise<void> } = {
     },
 
     // Deletes last
+    // Events and webhook endpoints
+    createWebhookEndpoint: async () => {
+        // `enabled` and `description` have server defaults: only url and events are sent
+        const ep = ok(await client.POST("/v1/webhook_endpoints", {
+            body: { url: "https://hooks.example.com/workforce", events: ["task.completed"] } }),
+            "createWebhookEndpoint");
+        eq(ep.enabled, true, "default enabled");
+        assert(ep.secret.startsWith("whsec_"), "the secret is shown at creation");
+        endpointId = ep.id;
+        endpointSecret = ep.secret;
+        fails(await client.POST("/v1/webhook_endpoints", {
+            body: { url: "ftp://example.com/x", events: ["*"] } }),
+            "createWebhookEndpoint with an ftp URL", 400, "invalid_request", "url");
+    },
+    listWebhookEndpoints: async () => {
+        const page = ok(await client.GET("/v1/webhook_endpoints", { params: { query: { limit: 5 } } }),
+                        "listWebhookEndpoints");
+        assert(page.webhook_endpoints.some((e) => e.id === endpointId), "the endpoint is listed");
+        eq(page.has_more, false, "one page");
+    },
+    getWebhookEndpoint: async () => {
+        const id = need(endpointId, "endpoint");
+        const ep = ok(await client.GET("/v1/webhook_endpoints/{id}", { params: { path: { id } } }),
+                      "getWebhookEndpoint");
+        eq(ep.url, "https://hooks.example.com/workforce", "url");
+        assert(!("secret" in ep), "no secret when read");
+    },
+    updateWebhookEndpoint: async () => {
+        const id = need(endpointId, "endpoint");
+        const ep = ok(await client.PATCH("/v1/webhook_endpoints/{id}", {
+            params: { path: { id } }, body: { enabled: false, description: "typed" } }),
+            "updateWebhookEndpoint");
+        eq(ep.enabled, false, "disabled");
+        eq(ep.description, "typed", "description");
+    },
+    rotateWebhookEndpointSecret: async () => {
+        const id = need(endpointId, "endpoint");
+        const ep = ok(await client.POST("/v1/webhook_endpoints/{id}/rotate_secret", {
+            params: { path: { id } }, body: {} }), "rotateWebhookEndpointSecret");
+        assert(ep.secret !== endpointSecret, "a new secret");
+    },
+    listEvents: async () => {
+        // the document became ready and the task ended in earlier steps: their events exist
+        const ev = await until(async () => {
+            const page = ok(await client.GET("/v1/events", { params: { query: { limit: 100 } } }),
+                            "listEvents");
+            return page.events.find((e) => e.type === "document.ready");
+        }, "a document.ready event");
+        const obj = ev.data.object;
+        // the object is a union (Task | WorkflowRun | Document | integration): narrow it
+        assert("sha256" in obj, "a document.ready event carries a Document");
+        eq(obj.id, need(documentId, "document"), "the uploaded document");
+        eq(obj.status, "ready", "as it was when it became ready");
+        eventId = ev.id;
+        fails(await client.GET("/v1/events", { params: { query: { type: "task.done" as never } } }),
+              "listEvents with an unknown type", 400, "invalid_request", "type");
+    },
+    getEvent: async () => {
+        const id = need(eventId, "event");
+        const ev = ok(await client.GET("/v1/events/{id}", { params: { path: { id } } }), "getEvent");
+        eq(ev.type, "document.ready", "type");
+        fails(await client.GET("/v1/events/{id}", { params: { path: { id: "evt_" + "Z".repeat(24) } } }),
+              "getEvent unknown", 404, "event_not_found", "id");
+    },
+    redeliverEvent: async () => {
+        const id = need(eventId, "event");
+        const res = ok(await client.POST("/v1/events/{id}/redeliver", {
+            params: { path: { id } }, body: {} }), "redeliverEvent");
+        // the only endpoint is disabled and takes task.completed only: nothing to deliver
+        eq(res.deliveries.length, 0, "no enabled endpoint takes document.ready");
+    },
+    listWebhookDeliveries: async () => {
+        const id = need(endpointId, "endpoint");
+        const page = ok(await client.GET("/v1/webhook_endpoints/{id}/deliveries", {
+            params: { path: { id }, query: { limit: 10 } } }), "listWebhookDeliveries");
+        assert(Array.isArray(page.deliveries), "deliveries");
+        for (const d of page.deliveries) eq(d.endpoint_id, id, "delivery endpoint");
+    },
+    deleteWebhookEndpoint: async () => {
+        const id = need(endpointId, "endpoint");
+        eq(ok(await client.DELETE("/v1/webhook_endpoints/{id}", { params: { path: { id } } }),
+              "deleteWebhookEndpoint").deleted, true, "deleted");
+        fails(await client.GET("/v1/webhook_endpoints/{id}", { params: { path: { id } } }),
+              "getWebhookEndpoint after delete", 404, "webhook_endpoint_not_found", "id");
+    },
     deleteWorkflow: async () => {
         const id = need(workflowId, "workflow");
         eq(ok(await client.DELETE("/v1/workflows/{id}", { params: { path: { id } } }),
