@@ -97,6 +97,24 @@ struct api_chat_turn {
 /* Start a chat turn (see chat.c): 0 with the answer pending, or an error with nothing stored. */
 int api_chat_turn(struct router_req *r, const struct api_chat_turn *t, struct err *e);
 
+/* openai.c: the OpenAI-compatible door (contract §16) */
+int api_openai_models(struct router_req *r, struct err *e);
+int api_openai_model(struct router_req *r, struct err *e);
+int api_openai_completions(struct router_req *r, struct err *e);
+extern const struct jb_binding api_openai_completion_body;
+
+/* A chat turn's input read from OpenAI's `messages` (see api_openai_messages()). */
+struct api_openai_input {
+    const char *message;         /* the last user message */
+    struct llm_message *history; /* the user and assistant messages before it, oldest first */
+    size_t nhistory;
+    const char *system; /* system and developer messages joined by blank lines, or NULL */
+};
+/* Map OpenAI's 'messages' into '*out' (pure; strings borrowed from 'messages' or in 'a'):
+ * ERR_INVALID with 'e' naming the member at fault. */
+int api_openai_messages(json_t *messages, struct arena *a, struct api_openai_input *out,
+                        struct err *e);
+
 /* conversations.c */
 int api_conversations_list(struct router_req *r, struct err *e);
 int api_conversations_get(struct router_req *r, struct err *e);
