@@ -214,7 +214,7 @@ int api_openai_messages(json_t *messages, struct arena *a, struct api_openai_inp
                 buf_appends(&sys, "\n\n");
             buf_appends(&sys, texts[i]);
         } else if (!system && i < last) {
-            out->history[out->nhistory].role = roles[i];
+            out->history[out->nhistory].role = strcmp(roles[i], "user") == 0 ? "user" : "assistant";
             out->history[out->nhistory++].content = texts[i];
         }
     }
