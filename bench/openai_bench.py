@@ -11,7 +11,8 @@ connection per client thread) sends the same message, a new conversation each ti
 blocking and streamed (stream: true, read to the end), sequentially and from 8 concurrent
 threads, in 10 rounds of alternating order so that drift (other load on the machine) hits
 both alike. Prints p50/p99 and req/s of each and the ratio openai/chat of the p50 latency and
-of the throughput, with the goal "within 5%" (p50 ratio <= 1.05 and req/s ratio >= 0.95 in every mode) as PASS/FAIL.
+of the throughput, with the goal "within 5%" (p50 ratio <= 1.05 and req/s ratio >= 0.95 in
+every mode) as PASS/FAIL.
 Exits 1 only when something failed to run.
 Usage: openai_bench.py --bin build/workforce --tmp DIR [-n 1000].
 """
