@@ -357,6 +357,7 @@ stop_pid "$WF_PID" workforce; WF_PID=""
 stop_pid "$NGX_PID" nginx; NGX_PID=""
 rm -rf "$TMP"; TMP=""
 bash bench/chat.sh || exit 1
+bash bench/openai.sh || exit 1
 bash bench/embed.sh || exit 1
 bash bench/knowledge.sh || exit 1
 bash bench/tasks.sh || exit 1

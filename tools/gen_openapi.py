@@ -1563,6 +1563,148 @@ def build_schemas():
     # --- operations ----------------------------------------------------------
     s["Health"] = obj({"status": {"type": "string", "const": "ok"}}, required=["status"])
     s["Ready"] = obj({"status": {"type": "string", "const": "ready"}}, required=["status"])
+
+    # --- the OpenAI-compatible door ------------------------------------------------
+    s["OpenAIError"] = obj({
+        "error": obj({
+            "message": string("Human-readable text; never contains a key or server internals."),
+            "type": {"type": "string",
+                     "enum": ["invalid_request_error", "authentication_error",
+                              "permission_error", "rate_limit_error", "insufficient_quota",
+                              "api_error"],
+                     "description": "OpenAI's error type of the status: 401 "
+                                    "`authentication_error`, 402 `insufficient_quota`, 403 "
+                                    "`permission_error`, 429 `rate_limit_error`, 500 and above "
+                                    "`api_error`, any other (404 too) "
+                                    "`invalid_request_error`."},
+            "param": nullable(string("The offending field path (`model`, `messages[2].role`), "
+                                     "or null.")),
+            "code": S("ErrorCode"),
+        }, required=["message", "type", "param", "code"]),
+    }, required=["error"], description="The body of every error of `/v1/openai/*` (also 401, "
+                                        "404, 405, 413, 415 and 429 found before the "
+                                        "operation): OpenAI's shape with this API's statuses "
+                                        "and codes.")
+    s["OpenAIModel"] = obj({
+        "id": S("EmployeeId"),
+        "object": {"type": "string", "const": "model"},
+        "created": integer("When the employee was created, in Unix seconds.", minimum=0),
+        "owned_by": S("OrganizationId"),
+    }, required=["id", "object", "created", "owned_by"],
+        description="An employee the key may chat with, as an OpenAI model.")
+    s["OpenAIModelList"] = obj({
+        "object": {"type": "string", "const": "list"},
+        "data": {"type": "array", "items": S("OpenAIModel")},
+    }, required=["object", "data"])
+    text_part = obj({"type": {"type": "string", "const": "text"}, "text": string()},
+                    required=["type", "text"])
+    s["OpenAIMessage"] = obj({
+        "role": {"type": "string", "enum": ["system", "developer", "user", "assistant"],
+                 "description": "`tool` and `function` are refused (400, `param` "
+                                "`messages[i].role`)."},
+        "content": {"anyOf": [string(), {"type": "array", "items": text_part}],
+                    "description": "A string, or text parts (joined by newlines); other part "
+                                   "types are refused (`messages[i].content[j].type`)."},
+        "name": string("Accepted and ignored."),
+        "refusal": {"description": "Accepted and ignored (an assistant message sent back as "
+                                   "it came)."},
+        "annotations": {"description": "Accepted and ignored."},
+        "tool_calls": {"type": "null", "description": "Refused unless null."},
+        "function_call": {"type": "null", "description": "Refused unless null."},
+        "audio": {"type": "null", "description": "Refused unless null."},
+        "tool_call_id": {"type": "null", "description": "Refused unless null."},
+    }, required=["role", "content"], description="One message of OpenAI's `messages`.")
+
+    def ignored(schema, what="Accepted (checked against OpenAI's bounds) and ignored."):
+        out = dict(schema, anyOf=schema["anyOf"] + [{"type": "null"}]) if "anyOf" in schema \
+            else nullable(schema)
+        out["description"] = what
+        return out
+
+    refused = "Refused (400, `param` naming it) unless null or absent: employees do not call " \
+              "tools or functions."
+    s["OpenAIChatCompletionRequest"] = obj({
+        "model": string("The employee's id (`emp_...`, 1..100 characters). Unknown, or of "
+                        "another organization or key mode: 404 `employee_not_found` "
+                        "(`param: \"model\"`).", minLength=1, maxLength=100,
+                        examples=[ID["emp"]]),
+        "messages": {"type": "array", "minItems": 1, "items": S("OpenAIMessage"),
+                     "description": "The last `user` message is the message (1..32,000 "
+                                    "characters); the `user` and `assistant` messages before "
+                                    "it are the history (the newest that fit "
+                                    "`WORKFORCE_LLM_HISTORY_TOKENS` words); `system` and "
+                                    "`developer` messages, wherever they are, become the "
+                                    "context `{\"system\": ...}`. No user message: 400 "
+                                    "`param: \"messages\"`; an assistant message after the "
+                                    "last user message: 400 `messages[i].role`."},
+        "stream": nullable({"type": "boolean", "default": False,
+                            "description": "`true`: answer `text/event-stream` of "
+                                           "`chat.completion.chunk` events ending in "
+                                           "`data: [DONE]`."}),
+        "stream_options": nullable(obj({"include_usage": {"type": "boolean"}},
+                                       description="`include_usage: true`: a last chunk with "
+                                                   "empty `choices` and the `usage`; the "
+                                                   "other chunks carry `usage: null`.")),
+        "user": nullable(string("Accepted and ignored.", maxLength=256)),
+        "n": nullable(integer("Only 1 (400 `param: \"n\"` otherwise).", minimum=1,
+                              maximum=128)),
+        "temperature": ignored({"type": "number", "minimum": 0, "maximum": 2}),
+        "top_p": ignored({"type": "number", "minimum": 0, "maximum": 1}),
+        "presence_penalty": ignored({"type": "number", "minimum": -2, "maximum": 2}),
+        "frequency_penalty": ignored({"type": "number", "minimum": -2, "maximum": 2}),
+        "max_tokens": ignored(integer(minimum=1, maximum=2147483647)),
+        "max_completion_tokens": ignored(integer(minimum=1, maximum=2147483647)),
+        "seed": ignored(integer(minimum=-9223372036854775808, maximum=9223372036854775807)),
+        "stop": ignored({"anyOf": [string(), {"type": "array", "maxItems": 4,
+                                               "items": string()}]}),
+        "metadata": ignored({"type": "object"}),
+        "logit_bias": ignored({"type": "object"}),
+        "response_format": nullable(obj({"type": {"type": "string", "const": "text"}},
+                                        required=["type"],
+                                        description="Only `{\"type\": \"text\"}`; anything "
+                                                    "else is refused.")),
+        "store": ignored({"type": "boolean"}),
+        "logprobs": nullable({"type": "boolean", "description": "Only `false`."}),
+        "parallel_tool_calls": ignored({"type": "boolean"}, "Accepted and ignored."),
+        "tools": nullable({"type": "array", "description": refused}),
+        "tool_choice": {"anyOf": [string(), {"type": "object"}, {"type": "null"}],
+                        "description": refused},
+        "functions": nullable({"type": "array", "description": refused}),
+        "function_call": {"anyOf": [string(), {"type": "object"}, {"type": "null"}],
+                          "description": refused},
+    }, required=["model", "messages"],
+        description="OpenAI's chat completion request. An unknown member gives 400 with "
+                    "`param` naming it.",
+        examples=[{"model": ID["emp"], "messages": [
+            {"role": "system", "content": "Answer in one sentence."},
+            {"role": "user", "content": "Summarize this week's open tasks."}]}])
+    oa_usage = obj({
+        "prompt_tokens": integer(minimum=0),
+        "completion_tokens": integer(minimum=0),
+        "total_tokens": integer(minimum=0),
+    }, required=["prompt_tokens", "completion_tokens", "total_tokens"],
+        description="The reply's `usage` (`input_tokens`, `output_tokens`) in OpenAI's names.")
+    s["OpenAIUsage"] = oa_usage
+    s["OpenAIChatCompletion"] = obj({
+        "id": string("`chatcmpl-` followed by the stored reply's message id.",
+                     examples=["chatcmpl-" + ID["msg"]]),
+        "object": {"type": "string", "const": "chat.completion"},
+        "created": integer("When the reply was started, in Unix seconds.", minimum=0),
+        "model": S("EmployeeId"),
+        "choices": {"type": "array", "minItems": 1, "maxItems": 1, "items": obj({
+            "index": {"type": "integer", "const": 0},
+            "message": obj({
+                "role": {"type": "string", "const": "assistant"},
+                "content": string("The employee's reply."),
+                "refusal": {"type": "null"},
+            }, required=["role", "content", "refusal"]),
+            "logprobs": {"type": "null"},
+            "finish_reason": {"type": "string", "const": "stop"},
+        }, required=["index", "message", "logprobs", "finish_reason"])},
+        "usage": S("OpenAIUsage"),
+    }, required=["id", "object", "created", "model", "choices", "usage"],
+        description="OpenAI's chat.completion object of a blocking reply.")
+
     return s
 
 
@@ -1711,8 +1853,36 @@ def build_responses():
     return out
 
 
-def error_response(status, codes, authed, notes, bad_param, shared=True):
+# OpenAI's error `type` of each status on the OpenAI-compatible door (api/errors.c).
+OPENAI_TYPES = {401: "authentication_error", 402: "insufficient_quota", 403: "permission_error",
+                429: "rate_limit_error"}
+
+
+def openai_type(status):
+    return OPENAI_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
+
+
+def openai_error_example(code, param=None):
+    msg = ERROR_MEANING[code].split(";")[0].rstrip(".") + "."
+    return {"summary": code, "value": {"error": {
+        "message": msg, "type": openai_type(ERROR_STATUS[code]), "param": param, "code": code}}}
+
+
+def error_response(status, codes, authed, notes, bad_param, shared=True, openai=False):
     key = (status, tuple(codes), authed)
+    if openai:
+        parts = ["`%s`: %s" % (c, notes.get(c) or ERROR_MEANING[c]) for c in codes]
+        return {
+            "description": "%s (OpenAI's shape, `type` `%s`). %s"
+                           % (STATUS_TEXT[status], openai_type(status), " ".join(parts)),
+            "headers": header_refs(authed, status),
+            "content": {"application/json": {
+                "schema": S("OpenAIError"),
+                "examples": {c: openai_error_example(
+                    c, bad_param if c == "invalid_request" else
+                    ("model" if c in ("employee_not_found", "employee_offline") else None))
+                    for c in codes}}},
+        }
     if shared and key in SHARED_RESPONSES and not any(c in notes for c in codes):
         return ref("responses", SHARED_RESPONSES[key])
     parts = []
@@ -1744,7 +1914,8 @@ class Spec:
 
     def add(self, method, path, op_id, summary, tag, *, built=False, auth=True, scope=None,
             description="", params=(), body=None, body_required=False, ok=None, codes=(),
-            notes=None, bad_param=None, query_strict=True, json_body=None, extra=None):
+            notes=None, bad_param=None, query_strict=True, json_body=None, extra=None,
+            openai=False):
         """Add one operation.
 
         codes: error codes particular to this operation (the generic ones are added here:
@@ -1821,7 +1992,7 @@ class Spec:
             by_status.setdefault(ERROR_STATUS[code], []).append(code)
         for status in sorted(by_status):
             responses[str(status)] = error_response(status, by_status[status], auth, notes,
-                                                    bad_param)
+                                                    bad_param, openai=openai)
         o["responses"] = responses
         self.paths.setdefault(path, {})[method] = o
         return o
@@ -2072,6 +2243,77 @@ def build_paths():
            ok={"description": SSE_DESCRIPTION,
                "content": {"text/event-stream": sse_media()}},
            extra=SSE_HEADERS, codes=chat_codes, notes=chat_notes, bad_param="message")
+
+
+    # --- the OpenAI-compatible door ---------------------------------------------------
+    oa_scope = ("The `chat` scope, for the listing too: the door is for chatting, and a key "
+                "that may only read employees lists them at `GET /v1/employees`. ")
+    oa_errors = ("Errors, including those found before the operation (401, 403, 404, 405, 413, "
+                 "415, 429), have OpenAI's shape `{\"error\": {\"message\", \"type\", "
+                 "\"param\", \"code\"}}` with this API's statuses and codes.")
+    sp.add("get", "/v1/openai/models", "listOpenAIModels", "List employees as OpenAI models",
+           "OpenAI", built=True, scope="chat",
+           description="The employees the key may chat with (those the organization's tier "
+                       "allows; offline ones too, a chat with them gives 409), ordered by "
+                       "name, as OpenAI model objects: `id` is the employee id, `owned_by` the "
+                       "organization. " + oa_scope + oa_errors,
+           ok=ok_json("OpenAIModelList", "The models."), openai=True)
+    sp.add("get", "/v1/openai/models/{id}", "getOpenAIModel", "Get an employee as an OpenAI model",
+           "OpenAI", built=True, scope="chat",
+           params=[path_param("id", "Employee id (`emp_...`).")],
+           description="One employee as a model object. Unknown: 404 `employee_not_found` "
+                       "(`param: \"model\"`); a `manager` employee for a `starter` "
+                       "organization: 403 `permission_denied`. " + oa_scope + oa_errors,
+           ok=ok_json("OpenAIModel", "The model."), codes=["employee_not_found"],
+           openai=True)
+    sp.add("post", "/v1/openai/chat/completions", "createOpenAIChatCompletion",
+           "Chat with an employee through OpenAI's chat completions", "OpenAI", built=True,
+           scope="chat",
+           description="OpenAI's chat completion request answered by an employee: `model` is "
+                       "the employee id, the last user message the message, the earlier user "
+                       "and assistant messages the history, system and developer messages the "
+                       "context. It is a chat (`POST /v1/chat` without `conversation_id`): "
+                       "the same checks, limits, knowledge, charging and recording; a new "
+                       "conversation per request holding the user message and the reply, its "
+                       "id in the header `X-Workforce-Conversation-Id`. A refused request "
+                       "stores and charges nothing.\n\n"
+                       "With `stream: true` the answer is `text/event-stream` instead (as "
+                       "OpenAI's own document, only the JSON answer is declared): `data:` "
+                       "events of `chat.completion.chunk` objects, the first with "
+                       "`delta: {role: \"assistant\", content: \"\"}`, then one per piece of "
+                       "text `delta: {content}`, then one with `delta: {}` and "
+                       "`finish_reason: \"stop\"`; with `stream_options.include_usage` a last "
+                       "chunk with `choices: []` and `usage` (the others carry "
+                       "`usage: null`); then `data: [DONE]`. An error after the first event "
+                       "is one `data:` event holding the error object, and no `[DONE]`. "
+                       "Headers `Cache-Control: no-cache` and `X-Accel-Buffering: no`.\n\n"
+                       "Sampling members are accepted and ignored; tools, functions, `n` "
+                       "above 1, `logprobs: true` and a `response_format` other than text are "
+                       "refused (400 naming the member). " + oa_errors,
+           body=json_content("OpenAIChatCompletionRequest"), body_required=True,
+           ok={"description": "The reply as a chat.completion (JSON); with `stream: true` "
+                              "an event stream (see the description).",
+               "content": json_content("OpenAIChatCompletion")},
+           extra={"X-Workforce-Conversation-Id": {
+               "description": "The conversation this request started.",
+               "schema": S("ConversationId")}},
+           codes=["insufficient_credits", "employee_not_found", "employee_offline",
+                  "upstream_error"],
+           notes={"invalid_request": "The body is invalid (`param` names the member: `model`, "
+                                     "`messages`, `messages[i].role`, `messages[i].content`, "
+                                     "`n`, `tools`, ...), or malformed JSON (no `param`).",
+                  "permission_denied": "The key lacks the `chat` scope, or the employee is "
+                                       "`manager` tier and the organization `starter` "
+                                       "(`param: \"model\"`).",
+                  "employee_not_found": "No such employee in this organization and key mode "
+                                        "(`param: \"model\"`).",
+                  "employee_offline": "The employee is offline (`param: \"model\"`).",
+                  "insufficient_credits": "A live key and a balance below 1; nothing was "
+                                          "stored (`type` `insufficient_quota`).",
+                  "upstream_error": "The language-model provider failed before the answer "
+                                    "began; the user message stays stored, nothing is "
+                                    "charged."},
+           bad_param="messages", openai=True)
 
     # --- conversations ----------------------------------------------------------------
     conv_id = path_param("id", "Conversation id (`conv_...`). An id of another organization "
@@ -2684,6 +2926,8 @@ TAGS = [
     ("Employees", "The organization's AI employees and their statistics."),
     ("Chat", "Chatting with an employee, complete or streamed (Server-Sent Events)."),
     ("Conversations", "Stored chat histories and message feedback."),
+    ("OpenAI", "The OpenAI-compatible door: an official OpenAI client pointed at "
+               "`{public_url}/v1/openai` chats with the employees (see docs/openai.md)."),
     ("Tasks", "One-time and recurring tasks done by employees, and their runs."),
     ("Knowledge", "Documents employees read, and search over them."),
     ("Workflows", "Chains of employee steps, their runs and webhook triggers."),

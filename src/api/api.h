@@ -13,6 +13,9 @@ void api_error_respond(struct router_req *r, const struct err *e);
 unsigned api_error_status(const char *code); /* 500 for unknown codes */
 /* The i-th code of the error table and its status in '*status'; NULL past the end. */
 const char *api_error_code(size_t i, unsigned *status);
+/* Append OpenAI's shape of 'e' ({"error":{message,type,param,code}}) to 'out' (stream events
+ * of the OpenAI door; api_error_respond() shapes the door's responses itself). */
+void api_error_openai_write(const struct err *e, struct buf *out);
 
 /* The JSON bodies the handlers bind (the route table names them; see routes.c). */
 extern const struct jb_binding api_chat_body, api_feedback_body, api_employees_create_body,
@@ -62,6 +65,69 @@ int api_employee_find(struct router_req *r, const char *id, const char *param,
 /* chat.c */
 int api_chat(struct router_req *r, struct err *e);
 int api_chat_stream(struct router_req *r, struct err *e);
+
+#define API_CHAT_MESSAGE_MAX 32000 /* characters of a user message */
+
+/* What a format sees of a reply. Strings are borrowed from the turn; 'content', 'credits',
+ * 'usage' and 'sources' are set once the reply is stored (answer, completed). */
+struct api_chat_view {
+    const char *reply_id;
+    const char *conversation_id;
+    const char *employee_id;
+    int64_t created_at; /* milliseconds */
+    const char *content;
+    int64_t credits;
+    struct llm_usage usage;
+    const char *sources; /* JSON array text, or NULL: none */
+    unsigned seq;        /* stream: the format's own event counter */
+    bool sent_delta;     /* stream: delta() was called */
+    unsigned opts;       /* the format's options, from the turn */
+};
+
+/* How a reply is written on the wire. Each function appends to 'out' (a capped buffer). */
+struct api_chat_format {
+    void (*answer)(const struct api_chat_view *v, struct buf *out); /* blocking: the body */
+    void (*opened)(struct api_chat_view *v, struct buf *out);       /* stream: first events */
+    void (*delta)(struct api_chat_view *v, const char *text, size_t len, struct buf *out);
+    void (*completed)(struct api_chat_view *v, struct buf *out); /* stream: the reply stored */
+    void (*failed)(struct api_chat_view *v, const struct err *e, struct buf *out); /* stream */
+};
+
+/* One chat turn, as POST /v1/chat takes it; strings live as long as the request's arena. */
+struct api_chat_turn {
+    const char *employee_id;
+    const char *employee_param; /* the member errors about the employee name (employee_id) */
+    const char *message;
+    const char *conversation_id;       /* NULL: a new conversation */
+    const struct llm_message *history; /* new conversation: earlier turns, oldest first */
+    size_t nhistory;
+    const char *context; /* JSON text of an object, or NULL */
+    bool stream;
+    const struct api_chat_format *format; /* NULL: the Message of POST /v1/chat */
+    unsigned opts;                        /* for the format */
+    const char *conversation_header;      /* a response header naming the conversation, or NULL */
+};
+
+/* Start a chat turn (see chat.c): 0 with the answer pending, or an error with nothing stored. */
+int api_chat_turn(struct router_req *r, const struct api_chat_turn *t, struct err *e);
+
+/* openai.c: the OpenAI-compatible door (contract §16) */
+int api_openai_models(struct router_req *r, struct err *e);
+int api_openai_model(struct router_req *r, struct err *e);
+int api_openai_completions(struct router_req *r, struct err *e);
+extern const struct jb_binding api_openai_completion_body;
+
+/* A chat turn's input read from OpenAI's `messages` (see api_openai_messages()). */
+struct api_openai_input {
+    const char *message;         /* the last user message */
+    struct llm_message *history; /* the user and assistant messages before it, oldest first */
+    size_t nhistory;
+    const char *system; /* system and developer messages joined by blank lines, or NULL */
+};
+/* Map OpenAI's 'messages' into '*out' (pure; strings borrowed from 'messages' or in 'a'):
+ * ERR_INVALID with 'e' naming the member at fault. */
+int api_openai_messages(json_t *messages, struct arena *a, struct api_openai_input *out,
+                        struct err *e);
 
 /* conversations.c */
 int api_conversations_list(struct router_req *r, struct err *e);

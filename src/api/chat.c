@@ -11,6 +11,10 @@
  * and records the Idempotency-Key response in one transaction shared with the other replies
  * that end at the same time (group commit: one fsync for all of them); only then is the client
  * answered. A client that leaves a stream does not stop any of it.
+ *
+ * The turn itself (api_chat_turn) knows nothing of the wire: a struct api_chat_format writes
+ * the answer, and for a stream the opening, delta, closing and error events. POST /v1/chat
+ * uses the format below; the OpenAI-compatible door (openai.c) brings its own.
  */
 #include "api.h"
 
@@ -40,8 +44,8 @@ enum { F_EMPLOYEE, F_MESSAGE, F_CONVERSATION, F_STREAM, F_CONTEXT, F_N };
 static const struct jb_field chat_fields[F_N] = {
     {"employee_id", JB_STRING, offsetof(struct chat_body, employee_id), JB_REQUIRED, 1, 100, NULL,
      NULL, NULL},
-    {"message", JB_STRING, offsetof(struct chat_body, message), JB_REQUIRED, 1, 32000, NULL, NULL,
-     NULL},
+    {"message", JB_STRING, offsetof(struct chat_body, message), JB_REQUIRED, 1,
+     API_CHAT_MESSAGE_MAX, NULL, NULL, NULL},
     {"conversation_id", JB_STRING, offsetof(struct chat_body, conversation_id), 0, 1, 100, NULL,
      NULL, NULL},
     {"stream", JB_BOOL, offsetof(struct chat_body, stream), 0, 0, 0, NULL, NULL, NULL},
@@ -56,6 +60,8 @@ struct chat_job {
     struct router_req *req;     /* blocking: valid until http_req_resume() */
     struct http_req *http;      /* blocking */
     struct http_stream *stream; /* streaming */
+    const struct api_chat_format *fmt;
+    struct api_chat_view v; /* what the format sees; its strings point into the job */
     char reply_id[ID_MAX];
     char conv_id[ID_MAX];
     char emp_id[ID_MAX];
@@ -67,8 +73,6 @@ struct chat_job {
     int64_t t0_us;
     struct buf content;
     struct buf transcript; /* the event stream as sent, for Idempotency-Key replay */
-    unsigned seq;
-    bool sent_delta;
     /* Once the engine is done: the committer's job, and what it needs and makes. */
     struct store_job job;
     struct store_chat_finish fin;
@@ -83,74 +87,135 @@ struct chat_job {
     struct arena arena;
 };
 
-/* ---- Output ---- */
+/* ---- The format of POST /v1/chat ---- */
 
-static void write_message(struct jw *w, const struct chat_job *j, const char *content,
-                          int64_t credits, const struct llm_usage *u)
-{
-    jw_obj(w);
-    jw_key(w, "id");
-    jw_str(w, j->reply_id);
-    jw_key(w, "conversation_id");
-    jw_str(w, j->conv_id);
-    jw_key(w, "employee_id");
-    jw_str(w, j->emp_id);
-    jw_key(w, "content");
-    jw_str(w, content);
-    jw_key(w, "role");
-    jw_str(w, "assistant");
-    jw_key(w, "credits_used");
-    jw_int(w, credits);
-    jw_key(w, "created_at");
-    jw_time(w, j->created_at);
-    jw_key(w, "sources");
-    jw_raw(w, j->sources, "[]");
-    jw_key(w, "usage");
-    jw_obj(w);
-    jw_key(w, "input_tokens");
-    jw_int(w, u ? u->input_tokens : 0);
-    jw_key(w, "output_tokens");
-    jw_int(w, u ? u->output_tokens : 0);
-    jw_obj_end(w);
-    jw_obj_end(w);
-}
-
-/* Append one SSE event whose data is the JSON in 'data' to 'out' and to the transcript. */
-static void format_event(struct chat_job *j, const char *name, const char *data, size_t len,
-                         struct buf *out)
-{
-    size_t from = buf_len(out);
-    buf_appendf(out, "id: %u\nevent: %s\ndata: ", ++j->seq, name);
-    buf_append(out, data, len);
-    buf_appends(out, "\n\n");
-    buf_append(&j->transcript, buf_ptr(out) + from, buf_len(out) - from);
-}
-
-/* Send one SSE event whose data is the JSON in 'data'. A client that left is ignored. */
-static void send_event(struct chat_job *j, const char *name, const char *data, size_t len)
-{
-    struct buf ev;
-    buf_init(&ev, (4u << 20) + 256);
-    format_event(j, name, data, len, &ev);
-    http_stream_write(j->stream, buf_ptr(&ev), buf_len(&ev));
-    buf_cleanup(&ev);
-}
-
-/* The data of a message.delta event carrying 'text' into 'd'. */
-static void delta_json(const struct chat_job *j, const char *text, size_t len, struct buf *d)
+/* The Message object of the reply. */
+static void message_answer(const struct api_chat_view *v, struct buf *out)
 {
     struct jw w;
-    char *piece = xstrndup(text, len);
-    jw_init(&w, d);
+    jw_init(&w, out);
     jw_obj(&w);
     jw_key(&w, "id");
-    jw_str(&w, j->reply_id);
+    jw_str(&w, v->reply_id);
+    jw_key(&w, "conversation_id");
+    jw_str(&w, v->conversation_id);
+    jw_key(&w, "employee_id");
+    jw_str(&w, v->employee_id);
+    jw_key(&w, "content");
+    jw_str(&w, v->content);
+    jw_key(&w, "role");
+    jw_str(&w, "assistant");
+    jw_key(&w, "credits_used");
+    jw_int(&w, v->credits);
+    jw_key(&w, "created_at");
+    jw_time(&w, v->created_at);
+    jw_key(&w, "sources");
+    jw_raw(&w, v->sources, "[]");
+    jw_key(&w, "usage");
+    jw_obj(&w);
+    jw_key(&w, "input_tokens");
+    jw_int(&w, v->usage.input_tokens);
+    jw_key(&w, "output_tokens");
+    jw_int(&w, v->usage.output_tokens);
+    jw_obj_end(&w);
+    jw_obj_end(&w);
+    if (jw_finish(&w))
+        buf_reset(out);
+}
+
+/* Append one SSE event, numbered, whose data is the JSON in 'data', to 'out'. */
+static void message_event(struct api_chat_view *v, const char *name, const char *data, size_t len,
+                          struct buf *out)
+{
+    buf_appendf(out, "id: %u\nevent: %s\ndata: ", ++v->seq, name);
+    buf_append(out, data, len);
+    buf_appends(out, "\n\n");
+}
+
+static void message_opened(struct api_chat_view *v, struct buf *out)
+{
+    struct buf d;
+    struct jw w;
+    buf_init(&d, 4096);
+    jw_init(&w, &d);
+    jw_obj(&w);
+    jw_key(&w, "id");
+    jw_str(&w, v->reply_id);
+    jw_key(&w, "conversation_id");
+    jw_str(&w, v->conversation_id);
+    jw_key(&w, "employee_id");
+    jw_str(&w, v->employee_id);
+    jw_key(&w, "role");
+    jw_str(&w, "assistant");
+    jw_key(&w, "created_at");
+    jw_time(&w, v->created_at);
+    jw_obj_end(&w);
+    message_event(v, "message.created", buf_ptr(&d), buf_len(&d), out);
+    buf_cleanup(&d);
+}
+
+static void message_delta(struct api_chat_view *v, const char *text, size_t len, struct buf *out)
+{
+    struct buf d;
+    struct jw w;
+    char *piece = xstrndup(text, len);
+    buf_init(&d, (4u << 20) + 128);
+    jw_init(&w, &d);
+    jw_obj(&w);
+    jw_key(&w, "id");
+    jw_str(&w, v->reply_id);
     jw_key(&w, "delta");
     jw_str(&w, piece);
     jw_obj_end(&w);
-    if (jw_finish(&w))
-        buf_reset(d);
+    if (!jw_finish(&w))
+        message_event(v, "message.delta", buf_ptr(&d), buf_len(&d), out);
+    buf_cleanup(&d);
     free(piece);
+}
+
+/* One delta at least, even for an empty reply, then message.completed. */
+static void message_completed(struct api_chat_view *v, struct buf *out)
+{
+    struct buf m;
+    if (!v->sent_delta)
+        message_delta(v, "", 0, out);
+    buf_init(&m, 8u << 20);
+    message_answer(v, &m);
+    message_event(v, "message.completed", buf_ptr(&m), buf_len(&m), out);
+    buf_cleanup(&m);
+}
+
+static void message_failed(struct api_chat_view *v, const struct err *e, struct buf *out)
+{
+    struct buf d;
+    struct jw w;
+    buf_init(&d, 4096);
+    jw_init(&w, &d);
+    jw_obj(&w);
+    jw_key(&w, "error");
+    jw_obj(&w);
+    jw_key(&w, "code");
+    jw_str(&w, e->code ? e->code : "upstream_error");
+    jw_key(&w, "message");
+    jw_str(&w, e->msg);
+    jw_obj_end(&w);
+    jw_obj_end(&w);
+    message_event(v, "error", buf_ptr(&d), buf_len(&d), out);
+    buf_cleanup(&d);
+}
+
+static const struct api_chat_format message_format = {
+    message_answer, message_opened, message_delta, message_completed, message_failed,
+};
+
+/* ---- Output ---- */
+
+/* Add what the format wrote in 'ev' (one or more events) to the transcript and send it. A
+ * client that left is ignored. */
+static void send_events(struct chat_job *j, const struct buf *ev)
+{
+    buf_append(&j->transcript, buf_ptr(ev), buf_len(ev));
+    http_stream_write(j->stream, buf_ptr(ev), buf_len(ev));
 }
 
 /* ---- The job ---- */
@@ -184,13 +249,12 @@ static void on_delta(void *ud, const char *text, size_t len)
     if (buf_append(&j->content, text, len))
         return; /* past 4 MiB the reply is cut; the deltas sent so far stay equal to it */
     if (j->stream) {
-        struct buf d;
-        j->sent_delta = true;
-        buf_init(&d, (4u << 20) + 128);
-        delta_json(j, text, len, &d);
-        if (buf_len(&d))
-            send_event(j, "message.delta", buf_ptr(&d), buf_len(&d));
-        buf_cleanup(&d);
+        struct buf ev;
+        buf_init(&ev, (4u << 20) + 4096);
+        j->fmt->delta(&j->v, text, len, &ev);
+        j->v.sent_delta = true;
+        send_events(j, &ev);
+        buf_cleanup(&ev);
     }
 }
 
@@ -199,21 +263,11 @@ static void fail_job(struct chat_job *j, struct store *s, const struct err *e)
     if (store_chat_abort(s, &j->tenant, j->emp_id, j->reserved))
         log_error("chat: cannot end the failed reply %s cleanly", j->reply_id);
     if (j->stream) {
-        struct buf d;
-        struct jw w;
-        buf_init(&d, 4096);
-        jw_init(&w, &d);
-        jw_obj(&w);
-        jw_key(&w, "error");
-        jw_obj(&w);
-        jw_key(&w, "code");
-        jw_str(&w, e->code ? e->code : "upstream_error");
-        jw_key(&w, "message");
-        jw_str(&w, e->msg);
-        jw_obj_end(&w);
-        jw_obj_end(&w);
-        send_event(j, "error", buf_ptr(&d), buf_len(&d));
-        buf_cleanup(&d);
+        struct buf ev;
+        buf_init(&ev, 8192);
+        j->fmt->failed(&j->v, e, &ev);
+        send_events(j, &ev);
+        buf_cleanup(&ev);
         record_idem(j, s, 502, NULL, NULL, 0);
         http_stream_close(j->stream);
     } else {
@@ -226,25 +280,21 @@ static void fail_job(struct chat_job *j, struct store *s, const struct err *e)
 
 #define JOB_OF(p) ((struct chat_job *)(void *)((char *)(p)-offsetof(struct chat_job, job)))
 
-/* The answer once the reply is stored: its JSON, and for a stream the last events (one delta
- * at least, even for an empty reply, then message.completed), added to the transcript. */
+/* The answer once the reply is stored, in the format: the body of a blocking reply, or the
+ * last events of a stream (added to the transcript). */
 static void prepare_answer(struct chat_job *j)
 {
-    struct jw w;
-    buf_reset(&j->answer);
-    jw_init(&w, &j->answer);
-    write_message(&w, j, buf_ptr(&j->content), j->charged, &j->usage);
-    jw_finish(&w);
+    j->v.content = buf_ptr(&j->content);
+    j->v.credits = j->charged;
+    j->v.usage = j->usage;
+    j->v.sources = j->sources;
     if (j->stream) {
         buf_reset(&j->tail);
-        if (!j->sent_delta) {
-            struct buf d;
-            buf_init(&d, 4096);
-            delta_json(j, "", 0, &d);
-            format_event(j, "message.delta", buf_ptr(&d), buf_len(&d), &j->tail);
-            buf_cleanup(&d);
-        }
-        format_event(j, "message.completed", buf_ptr(&j->answer), buf_len(&j->answer), &j->tail);
+        j->fmt->completed(&j->v, &j->tail);
+        buf_append(&j->transcript, buf_ptr(&j->tail), buf_len(&j->tail));
+    } else {
+        buf_reset(&j->answer);
+        j->fmt->answer(&j->v, &j->answer);
     }
 }
 
@@ -368,129 +418,174 @@ static void knowledge_done(void *ud, int rc, struct store *s, const struct store
     llm_call(j->engine, &lreq, &sink); /* 'j' may be gone when this returns */
 }
 
-/* ---- The handler ---- */
+/* ---- The turn ---- */
+
+/* The index of the first of the 'n' messages (oldest first) from which on the newest ones fit
+ * a budget of 'budget' words. */
+static size_t fit_history(const struct llm_message *m, size_t n, int64_t budget)
+{
+    size_t first = n;
+    int64_t words = 0;
+    while (first > 0) {
+        int64_t w = llm_count_words(m[first - 1].content);
+        if (words + w > budget)
+            break;
+        words += w;
+        first--;
+    }
+    return first;
+}
 
 /* The last messages of the conversation that fit the history budget, oldest first. */
-static void load_history(struct router_req *r, const char *conv_id, struct llm_message **out,
+static void load_history(struct router_req *r, const char *conv_id, const struct llm_message **out,
                          size_t *n)
 {
     struct store_message *msgs = NULL;
+    struct llm_message *all;
     size_t nm = 0, first;
-    int64_t words = 0;
 
     *out = NULL;
     *n = 0;
     if (store_message_list(r->store, &r->tenant, conv_id, HISTORY_MESSAGES, r->arena, &msgs, &nm))
         return;
-    first = nm;
-    while (first > 0) {
-        int64_t w = llm_count_words(msgs[first - 1].content);
-        if (words + w > r->env->cfg->llm_history_tokens)
-            break;
-        words += w;
-        first--;
+    all = arena_alloc(r->arena, (nm + 1) * sizeof(*all));
+    for (size_t i = 0; i < nm; i++) {
+        all[i].role = msgs[i].role;
+        all[i].content = msgs[i].content;
     }
-    *out = arena_alloc(r->arena, (nm - first + 1) * sizeof(**out));
-    for (size_t i = first; i < nm; i++) {
-        (*out)[*n].role = msgs[i].role;
-        (*out)[(*n)++].content = msgs[i].content;
-    }
+    first = fit_history(all, nm, r->env->cfg->llm_history_tokens);
+    *out = all + first;
+    *n = nm - first;
 }
 
-static int chat(struct router_req *r, struct err *e, bool always_stream)
+/* The conversation 't' continues (checked to be with 'emp'), or a new one titled with the
+ * message into '*conv' (strings in the request's arena); 'begin' notes a new one. */
+static int find_conversation(struct router_req *r, const struct api_chat_turn *t,
+                             const struct store_employee *emp, int64_t now,
+                             struct store_conversation *conv, struct store_chat_begin *begin,
+                             struct err *e)
 {
-    struct chat_body b;
-    struct jb_result res;
-    struct store_employee emp;
-    struct store_conversation conv;
-    struct store_chat_begin begin;
-    struct chat_job *j;
-    char user_id[ID_MAX];
-    bool stream;
-    int64_t now = clock_now_ms();
+    char *id;
+    size_t cut = 0, chars = 0;
     int rc;
 
-    memset(&b, 0, sizeof(b));
-    rc = jb_bind(r->body, chat_fields, F_N, &b, r->arena, &res, e);
-    if (rc)
-        return rc;
-    stream = always_stream || b.stream;
-    rc = store_employee_get(r->store, &r->tenant, b.employee_id, r->arena, &emp);
-    if (rc == ERR_NOT_FOUND)
-        return err_set(e, rc, "employee_not_found", "employee_id", "No employee %.60s.",
-                       b.employee_id);
-    if (rc)
-        return err_set(e, rc, "internal_error", NULL, "employee read failed");
-    rc = agent_tier_check(r->org.tier, &emp, "employee_id", "chat with", e);
-    if (rc)
-        return rc;
-    if (emp.status == STORE_EMP_OFFLINE)
-        return err_set(e, ERR_CONFLICT, "employee_offline", "employee_id",
-                       "%s is offline. Set the employee back to idle first.", emp.name);
-    memset(&begin, 0, sizeof(begin));
-    if (b.conversation_id) {
-        rc = store_conversation_get(r->store, &r->tenant, b.conversation_id, r->arena, &conv);
+    if (t->conversation_id) {
+        rc = store_conversation_get(r->store, &r->tenant, t->conversation_id, r->arena, conv);
         if (rc == ERR_NOT_FOUND)
             return err_set(e, rc, "conversation_not_found", "conversation_id",
-                           "No conversation %.60s.", b.conversation_id);
+                           "No conversation %.60s.", t->conversation_id);
         if (rc)
             return err_set(e, rc, "internal_error", NULL, "conversation read failed");
-        if (strcmp(conv.employee_id, emp.id) != 0)
+        if (strcmp(conv->employee_id, emp->id) != 0)
             return err_set(e, ERR_INVALID, "invalid_request", "conversation_id",
                            "Invalid conversation_id: the conversation is with another employee.");
-    } else {
-        char *id = arena_alloc(r->arena, ID_MAX);
-        size_t cut = 0, chars = 0;
-        if (id_new("conv", id, ID_MAX))
-            return err_set(e, ERR_INTERNAL, "internal_error", NULL, "no id");
-        /* Title: the first message cut to 80 characters (not bytes). */
-        while (b.message[cut] && chars < 80) {
-            cut++;
-            while (((unsigned char)b.message[cut] & 0xC0) == 0x80)
-                cut++;
-            chars++;
-        }
-        memset(&conv, 0, sizeof(conv));
-        conv.id = id;
-        conv.employee_id = emp.id;
-        conv.title = arena_strndup(r->arena, b.message, cut);
-        conv.created_at = now;
-        begin.new_conversation = true;
-        begin.conversation = conv;
+        return 0;
     }
-    if (id_new("msg", user_id, sizeof(user_id)))
+    id = arena_alloc(r->arena, ID_MAX);
+    if (id_new("conv", id, ID_MAX))
         return err_set(e, ERR_INTERNAL, "internal_error", NULL, "no id");
+    /* Title: the first message cut to 80 characters (not bytes). */
+    while (t->message[cut] && chars < 80) {
+        cut++;
+        while (((unsigned char)t->message[cut] & 0xC0) == 0x80)
+            cut++;
+        chars++;
+    }
+    memset(conv, 0, sizeof(*conv));
+    conv->id = id;
+    conv->employee_id = emp->id;
+    conv->title = arena_strndup(r->arena, t->message, cut);
+    conv->created_at = now;
+    begin->new_conversation = true;
+    begin->conversation = *conv;
+    return 0;
+}
 
-    j = xcalloc(1, sizeof(*j));
+/* A new job for the reply to 'conv' with 'emp', its view pointing into it; NULL without ids. */
+static struct chat_job *job_new(struct router_req *r, const struct api_chat_turn *t,
+                                const struct store_conversation *conv,
+                                const struct store_employee *emp)
+{
+    struct chat_job *j = xcalloc(1, sizeof(*j));
     j->env = r->env;
     j->tenant = r->tenant;
     j->live = r->tenant.mode == STORE_LIVE;
     j->reserved = j->live;
     j->t0_us = r->t0_us;
-    snprintf(j->conv_id, sizeof(j->conv_id), "%s", conv.id);
-    snprintf(j->emp_id, sizeof(j->emp_id), "%s", emp.id);
+    j->fmt = t->format ? t->format : &message_format;
+    snprintf(j->conv_id, sizeof(j->conv_id), "%s", conv->id);
+    snprintf(j->emp_id, sizeof(j->emp_id), "%s", emp->id);
     arena_init(&j->arena);
     buf_init(&j->content, 4u << 20);
     buf_init(&j->transcript, 16u << 20);
     buf_init(&j->answer, 8u << 20);
     buf_init(&j->tail, 16u << 20);
+    j->v.reply_id = j->reply_id;
+    j->v.conversation_id = j->conv_id;
+    j->v.employee_id = j->emp_id;
+    j->v.content = "";
+    j->v.opts = t->opts;
     if (id_new("msg", j->reply_id, sizeof(j->reply_id))) {
         job_free(j);
-        return err_set(e, ERR_INTERNAL, "internal_error", NULL, "no id");
+        return NULL;
     }
+    return j;
+}
+
+/*
+ * One chat turn (contract §8): the employee 't' names is checked (404, 403 tier, 409 offline:
+ * errors name t->employee_param), the conversation found or started, the user message stored
+ * with one credit reserved for a live key (402 insufficient_credits), and the reply started:
+ * deferred, or streamed when t->stream. The answer is written by t->format (NULL: the Message
+ * of POST /v1/chat). Returns 0 with the response pending, or an error with nothing stored.
+ * Every string of 't' must live as long as the request's arena.
+ */
+int api_chat_turn(struct router_req *r, const struct api_chat_turn *t, struct err *e)
+{
+    const char *param = t->employee_param ? t->employee_param : "employee_id";
+    struct store_employee emp;
+    struct store_conversation conv;
+    struct store_chat_begin begin;
+    struct chat_job *j;
+    char user_id[ID_MAX];
+    int64_t now = clock_now_ms();
+    int rc;
+
+    rc = store_employee_get(r->store, &r->tenant, t->employee_id, r->arena, &emp);
+    if (rc == ERR_NOT_FOUND)
+        return err_set(e, rc, "employee_not_found", param, "No employee %.60s.", t->employee_id);
+    if (rc)
+        return err_set(e, rc, "internal_error", NULL, "employee read failed");
+    rc = agent_tier_check(r->org.tier, &emp, param, "chat with", e);
+    if (rc)
+        return rc;
+    if (emp.status == STORE_EMP_OFFLINE)
+        return err_set(e, ERR_CONFLICT, "employee_offline", param,
+                       "%s is offline. Set the employee back to idle first.", emp.name);
+    memset(&begin, 0, sizeof(begin));
+    rc = find_conversation(r, t, &emp, now, &conv, &begin, e);
+    if (rc)
+        return rc;
+    if (id_new("msg", user_id, sizeof(user_id)))
+        return err_set(e, ERR_INTERNAL, "internal_error", NULL, "no id");
+    j = job_new(r, t, &conv, &emp);
+    if (!j)
+        return err_set(e, ERR_INTERNAL, "internal_error", NULL, "no id");
 
     /* History is read before the new message is stored, so it holds only earlier turns. */
-    if (b.conversation_id) {
-        struct llm_message *hist = NULL;
-        load_history(r, conv.id, &hist, &j->lreq.nhistory);
-        j->lreq.history = hist;
+    if (t->conversation_id) {
+        load_history(r, conv.id, &j->lreq.history, &j->lreq.nhistory);
+    } else if (t->nhistory) {
+        size_t first = fit_history(t->history, t->nhistory, r->env->cfg->llm_history_tokens);
+        j->lreq.history = t->history + first;
+        j->lreq.nhistory = t->nhistory - first;
     }
 
     begin.user.id = user_id;
     begin.user.conversation_id = conv.id;
     begin.user.employee_id = emp.id;
     begin.user.role = "user";
-    begin.user.content = b.message;
+    begin.user.content = t->message;
     begin.user.response_ms = -1;
     begin.user.created_at = now;
     begin.reserve_credit = j->reserved;
@@ -507,44 +602,34 @@ static int chat(struct router_req *r, struct err *e, bool always_stream)
         return err_set(e, rc, "internal_error", NULL, "chat begin failed");
     }
     j->created_at = clock_now_ms();
+    j->v.created_at = j->created_at;
     if (r->idem_key)
         j->idem_key = xstrdup(r->idem_key);
 
-    if (b.context)
-        j->context = json_dumps(b.context, JSON_COMPACT);
+    if (t->context)
+        j->context = xstrdup(t->context);
     j->lreq.model = emp.model;
     j->lreq.employee_name = emp.name;
     j->lreq.employee_role = emp.role;
     j->lreq.persona = emp.instructions;
     j->lreq.capabilities = emp.capabilities;
     j->lreq.context = j->context;
-    j->lreq.message = b.message;
+    j->lreq.message = t->message;
     j->engine = agent_engine(&r->env->agent, r->tenant.mode);
 
+    if (t->conversation_header)
+        http_resp_header(r->http, t->conversation_header, conv.id);
     r->async = true;
-    if (stream) {
-        struct buf d;
-        struct jw w;
+    if (t->stream) {
+        struct buf ev;
         http_resp_header(r->http, "Cache-Control", "no-cache");
         http_resp_header(r->http, "X-Accel-Buffering", "no");
         j->stream = http_stream_open(r->http, 200, "text/event-stream");
         r->status = 200;
-        buf_init(&d, 4096);
-        jw_init(&w, &d);
-        jw_obj(&w);
-        jw_key(&w, "id");
-        jw_str(&w, j->reply_id);
-        jw_key(&w, "conversation_id");
-        jw_str(&w, j->conv_id);
-        jw_key(&w, "employee_id");
-        jw_str(&w, j->emp_id);
-        jw_key(&w, "role");
-        jw_str(&w, "assistant");
-        jw_key(&w, "created_at");
-        jw_time(&w, j->created_at);
-        jw_obj_end(&w);
-        send_event(j, "message.created", buf_ptr(&d), buf_len(&d));
-        buf_cleanup(&d);
+        buf_init(&ev, 8192);
+        j->fmt->opened(&j->v, &ev);
+        send_events(j, &ev);
+        buf_cleanup(&ev);
     } else {
         j->req = r;
         j->http = r->http;
@@ -552,9 +637,35 @@ static int chat(struct router_req *r, struct err *e, bool always_stream)
     }
     /* The knowledge this employee may read that matches the message; the engine starts when
      * the search is done (here, or on the embedding pool's thread). 'j' may then be gone. */
-    agent_knowledge_start(&r->env->agent, &r->tenant, emp.id, b.message, r->store, knowledge_done,
+    agent_knowledge_start(&r->env->agent, &r->tenant, emp.id, t->message, r->store, knowledge_done,
                           j);
     return 0;
+}
+
+/* ---- POST /v1/chat ---- */
+
+static int chat(struct router_req *r, struct err *e, bool always_stream)
+{
+    struct chat_body b;
+    struct jb_result res;
+    struct api_chat_turn t;
+    int rc;
+
+    memset(&b, 0, sizeof(b));
+    rc = jb_bind(r->body, chat_fields, F_N, &b, r->arena, &res, e);
+    if (rc)
+        return rc;
+    memset(&t, 0, sizeof(t));
+    t.employee_id = b.employee_id;
+    t.message = b.message;
+    t.conversation_id = b.conversation_id;
+    t.stream = always_stream || b.stream;
+    if (b.context) {
+        char *s = json_dumps(b.context, JSON_COMPACT);
+        t.context = s ? arena_strdup(r->arena, s) : NULL;
+        free(s);
+    }
+    return api_chat_turn(r, &t, e);
 }
 
 /* POST /v1/chat */

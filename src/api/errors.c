@@ -3,6 +3,10 @@
  * errors.c: contract §2. The table maps each error code to its status and to the text of its
  * documentation page (GET /docs/errors/<code>). A struct err whose code is not in the table is
  * a bug: it is logged and answered as internal_error, with no internals in the message.
+ *
+ * Routes of the OpenAI-compatible door (ROUTE_OPENAI, contract §16) get the same statuses and
+ * codes in OpenAI's shape, {"error":{"message","type","param","code"}}, with OpenAI's type
+ * names: the one branch is in api_error_respond().
  */
 #include "api.h"
 
@@ -79,6 +83,18 @@ static const struct {
 
 #define NCODES (sizeof(codes) / sizeof(codes[0]))
 
+/* OpenAI's error type of each of our statuses; any other status below 500 is a request error
+ * (404 too, as OpenAI answers an unknown model), and 500 and above are api_error. */
+static const struct {
+    unsigned status;
+    const char *type;
+} openai_types[] = {
+    {401, "authentication_error"},
+    {402, "insufficient_quota"},
+    {403, "permission_error"},
+    {429, "rate_limit_error"},
+};
+
 static int find(const char *code)
 {
     for (size_t i = 0; i < NCODES; i++) {
@@ -104,15 +120,67 @@ const char *api_error_code(size_t i, unsigned *status)
     return codes[i].code;
 }
 
+static const char *openai_type(unsigned status)
+{
+    for (size_t i = 0; i < sizeof(openai_types) / sizeof(openai_types[0]); i++) {
+        if (openai_types[i].status == status)
+            return openai_types[i].type;
+    }
+    return status >= 500 ? "api_error" : "invalid_request_error";
+}
+
+/* {"error":{"message","type","param","code"}}: OpenAI's shape of error 'code' (known). */
+static json_t *openai_body(const char *code, const char *msg, const char *param)
+{
+    json_t *body = jo_object(), *err = jo_object();
+    jo_str(err, "message", msg);
+    jo_str(err, "type", openai_type(api_error_status(code)));
+    jo_str(err, "param", param && param[0] ? param : NULL);
+    jo_str(err, "code", code);
+    jo_set(body, "error", err);
+    return body;
+}
+
+/* Whether 'r' is answered in OpenAI's error shape: its route is the OpenAI door's, or it
+ * matched no route and its path is under the door's prefix. */
+static bool openai_shaped(const struct router_req *r)
+{
+    const char *path;
+    size_t n = sizeof(ROUTER_OPENAI_PREFIX) - 1;
+    if (r->route >= 0)
+        return (router_routes[r->route].flags & ROUTE_OPENAI) != 0;
+    path = http_req_path(r->http);
+    return path && strncmp(path, ROUTER_OPENAI_PREFIX, n) == 0 &&
+           (path[n] == '\0' || path[n] == '/');
+}
+
+/*
+ * Append to 'out' the OpenAI-shaped JSON of 'e' (an error event of a stream of the OpenAI
+ * door): an unknown code is internal_error, and internal_error carries no internals.
+ */
+void api_error_openai_write(const struct err *e, struct buf *out)
+{
+    bool known = find(e->code) >= 0;
+    bool internal = !known || strcmp(e->code, "internal_error") == 0;
+    json_t *body = openai_body(known ? e->code : "internal_error",
+                               internal ? "Internal error." : e->msg, internal ? NULL : e->param);
+    size_t len;
+    char *s = jo_dump(body, &len);
+    json_decref(body);
+    buf_append(out, s, len);
+    free(s);
+}
+
 /*
  * Set the error response of 'r' from 'e': status by code, body
- * {"error":{"code","message","param"?,"doc_url"}}. Unknown codes become internal_error.
+ * {"error":{"code","message","param"?,"doc_url"}}, or OpenAI's shape on the OpenAI door's
+ * routes. Unknown codes become internal_error.
  */
 void api_error_respond(struct router_req *r, const struct err *e)
 {
     const char *code = e->code;
     const char *msg = e->msg;
-    json_t *body = jo_object(), *err = jo_object();
+    json_t *body, *err;
     char url[700];
     char *s;
     size_t len;
@@ -131,6 +199,16 @@ void api_error_respond(struct router_req *r, const struct err *e)
         log_error("request %s: internal error (%s): %s", r->request_id, err_name(e->kind), e->msg);
         msg = "Internal error.";
     }
+    r->status = api_error_status(code);
+    if (openai_shaped(r)) {
+        body = openai_body(code, msg, strcmp(code, "internal_error") != 0 ? e->param : NULL);
+        s = jo_dump(body, &len);
+        json_decref(body);
+        http_resp_set(r->http, r->status, "application/json", s, len);
+        return;
+    }
+    body = jo_object();
+    err = jo_object();
     jo_str(err, "code", code);
     jo_str(err, "message", msg);
     if (e->param[0] && strcmp(code, "internal_error") != 0)
@@ -140,7 +218,6 @@ void api_error_respond(struct router_req *r, const struct err *e)
     jo_set(body, "error", err);
     s = jo_dump(body, &len);
     json_decref(body);
-    r->status = api_error_status(code);
     http_resp_set(r->http, r->status, "application/json", s, len);
 }
 

@@ -52,7 +52,13 @@ enum router_flag {
     /* With ROUTE_HOOK: the {token} (second parameter) is an organization's inbound events
      * token, not a workflow's. */
     ROUTE_EVENTS = 1 << 4,
+    /* The OpenAI-compatible door (contract §16): every error, including those found before
+     * the handler, is answered in OpenAI's shape (api/errors.c). A path under
+     * ROUTER_OPENAI_PREFIX that matches no route (404, 405) is answered so too. */
+    ROUTE_OPENAI = 1 << 5,
 };
+
+#define ROUTER_OPENAI_PREFIX "/v1/openai"
 
 struct route {
     const char *method;
