@@ -1637,10 +1637,10 @@ def build_schemas():
                                     "context `{\"system\": ...}`. No user message: 400 "
                                     "`param: \"messages\"`; an assistant message after the "
                                     "last user message: 400 `messages[i].role`."},
-        "stream": nullable({"type": "boolean", "default": False,
-                            "description": "`true`: answer `text/event-stream` of "
-                                           "`chat.completion.chunk` events ending in "
-                                           "`data: [DONE]`."}),
+        "stream": nullable(request_default({"type": "boolean",
+                                            "description": "`true`: answer `text/event-stream` "
+                                                           "of `chat.completion.chunk` events "
+                                                           "ending in `data: [DONE]`."}, False)),
         "stream_options": nullable(obj({"include_usage": {"type": "boolean"}},
                                        description="`include_usage: true`: a last chunk with "
                                                    "empty `choices` and the `usage`; the "
@@ -1667,10 +1667,12 @@ def build_schemas():
         "logprobs": nullable({"type": "boolean", "description": "Only `false`."}),
         "parallel_tool_calls": ignored({"type": "boolean"}, "Accepted and ignored."),
         "tools": nullable({"type": "array", "description": refused}),
-        "tool_choice": {"anyOf": [string(), {"type": "object"}, {"type": "null"}],
+        "tool_choice": {"anyOf": [string(), {"type": "object", "additionalProperties": True},
+                                  {"type": "null"}],
                         "description": refused},
         "functions": nullable({"type": "array", "description": refused}),
-        "function_call": {"anyOf": [string(), {"type": "object"}, {"type": "null"}],
+        "function_call": {"anyOf": [string(), {"type": "object", "additionalProperties": True},
+                                    {"type": "null"}],
                           "description": refused},
     }, required=["model", "messages"],
         description="OpenAI's chat completion request. An unknown member gives 400 with "

@@ -568,6 +568,36 @@ const steps: { [K in OperationId]: () => Promise<void> } = {
     },
 
     // Deletes last
+    // The OpenAI-compatible door (errors in OpenAI's shape: OpenAIError)
+    listOpenAIModels: async () => {
+        const list = ok(await client.GET("/v1/openai/models"), "listOpenAIModels");
+        eq(list.object, "list", "object");
+        assert(list.data.some((m) => m.id === employeeId), "the created employee is a model");
+    },
+    getOpenAIModel: async () => {
+        const id = need(employeeId, "employee");
+        eq(ok(await client.GET("/v1/openai/models/{id}", { params: { path: { id } } }),
+              "getOpenAIModel").id, id, "model id");
+        const res = await client.GET("/v1/openai/models/{id}",
+                                     { params: { path: { id: "emp_" + "Z".repeat(24) } } });
+        eq(res.response.status, 404, "unknown model: status");
+        eq(res.error?.error.code, "employee_not_found", "unknown model: code");
+        eq(res.error?.error.type, "invalid_request_error", "unknown model: type");
+    },
+    createOpenAIChatCompletion: async () => {
+        const model = need(employeeId, "employee");
+        // only the required members: stream has a server default
+        const c = ok(await client.POST("/v1/openai/chat/completions", {
+            body: { model, messages: [{ role: "user", content: "Say hello." }] } }),
+            "createOpenAIChatCompletion");
+        eq(c.object, "chat.completion", "object");
+        assert((c.choices[0]?.message.content ?? "").length > 0, "a reply");
+        assert(c.usage.total_tokens > 0, "usage");
+        const bad = await client.POST("/v1/openai/chat/completions", {
+            body: { model, messages: [{ role: "user", content: "Hi" }], n: 2 } });
+        eq(bad.response.status, 400, "n = 2: status");
+        eq(bad.error?.error.param, "n", "n = 2: param");
+    },
     // Events and webhook endpoints
     createWebhookEndpoint: async () => {
         // `enabled` and `description` have server defaults: only url and events are sent
