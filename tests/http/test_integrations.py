@@ -325,6 +325,36 @@ class IntegrationsTest(ServerTestCase):
         r = self.callback(url + "&scope=chat%3Awrite&authuser=0")
         self.assertEqual(r.status, 302, r)
 
+    # ---- events (contract §15) ----
+
+    def integration_events(self, key):
+        body = self.assertJson(self.server.get("/v1/events?limit=100", key=key))
+        return [(e["type"], e["data"]["object"]["provider"], e["data"]["object"]["status"],
+                 e["data"]["object"]["error"]) for e in reversed(body["events"])
+                if e["type"].startswith("integration.")]
+
+    def test_events_of_connections(self):
+        key = self.key()
+        self.authz.set_deny(True)
+        try:
+            c = self.connect(key, redirect_uri=BACK)
+            self.callback(self.authorize(c))
+        finally:
+            self.authz.set_deny(False)
+        self.connected(key)
+        self.connected(key)  # connected again over a connection: no new event
+        self.assertJson(self.server.request("DELETE", "/v1/integrations/slack", key=key))
+        self.assertJson(self.server.request("DELETE", "/v1/integrations/slack", key=key))
+        self.assertEqual(self.integration_events(key), [
+            ("integration.error", "slack", "error", "access_denied"),
+            ("integration.connected", "slack", "connected", None),
+            ("integration.disconnected", "slack", "available", None),
+        ])
+        body = self.assertJson(self.server.get("/v1/events?type=integration.connected", key=key))
+        obj = body["events"][0]["data"]["object"]
+        self.assertEqual(set(obj), {"provider", "name", "category", "status", "error",
+                                    "connected_at"}, "no tokens, no account in an event")
+
     # ---- refusals and failures ----
 
     def test_user_refuses(self):

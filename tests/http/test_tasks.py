@@ -1280,6 +1280,11 @@ class TaskEngineTest(TaskHelpers, MockChatTestCase):
         self.assertEqual(self.balance(key), b0, "a failed run was charged")
         self.runner_passed()
         self.assertEqual(self.get_task(key, t["id"])["run_count"], 1)
+        # its event (contract §15): task.failed with the task as it failed, once
+        evs = [e for e in self.assertJson(self.server.get("/v1/events?limit=100", key=key))
+               ["events"] if e["data"]["object"].get("id") == t["id"]]
+        self.assertEqual([e["type"] for e in evs], ["task.failed"])
+        self.assertEqual(evs[0]["data"]["object"]["error"], failed["error"])
 
     def test_stats_count_finished_runs(self):
         key, _ = self.fresh()

@@ -1018,6 +1018,11 @@ class WorkflowRunBuiltinTest(RunHelpers, ChatTestCase):
         self.assertEqual((s1["status"], s1["output"], s1["credits_used"]), ("failed", None, 0))
         self.assertIn("insufficient_credits", s1["error"])
         self.assertTrue(run["error"].startswith("steps[1]: "), run["error"])
+        # its event (contract §15): workflow_run.failed with the run as it ended, once
+        evs = [e for e in self.assertJson(self.server.get("/v1/events?limit=100", key=key))
+               ["events"] if e["data"]["object"].get("id") == run["id"]]
+        self.assertEqual([e["type"] for e in evs], ["workflow_run.failed"])
+        self.assertEqual(evs[0]["data"]["object"]["error"], run["error"])
         self.assertEqual(s2["status"], "cancelled")
         self.assertEqual(run["credits_used"], 1)
         self.assertEqual(self.balance(key), 0)
