@@ -409,6 +409,24 @@ class DeliveryTest(HooksCase):
                                           {"endpoint_id": NO_ENDPOINT}, key=key), 404,
                          "webhook_endpoint_not_found", "endpoint_id")
 
+    def test_slow_receiver_does_not_slow_the_api(self):
+        key = self.org()
+        ep = self.endpoint(key)
+        # every delivery thread (4) is held by a receiver that answers after the 1 s timeout
+        self.recv.script = [(200, 2)] * 6  # the first attempt of each of the 6 deliveries
+        tasks = [self.task_done(key) for _ in range(6)]
+        self.poll(lambda: len(self.recv.received()) >= 4, "deliveries under way", timeout=30)
+        worst = 0.0
+        for _ in range(20):
+            t0 = time.monotonic()
+            self.assertJson(self.server.get("/v1/events?limit=5", key=key))
+            worst = max(worst, time.monotonic() - t0)
+        self.assertLess(worst, 0.5, "an API call waited for the webhook receiver")
+        for t in tasks:
+            ev = self.event_of(key, "task.completed", t["id"])
+            self.delivery(key, ep["id"], ev["id"], lambda d: d["status"] == "delivered",
+                          "delivered in the end", timeout=60)
+
 
 class RestartTest(HooksCase):
     single_node = True
