@@ -292,6 +292,30 @@ static int seal(struct router_req *r, const char *id, const char *secret, const 
 }
 
 /* {id, url, events, enabled, description, created_at, updated_at[, secret]} */
+static void write_endpoint(struct jw *w, const struct store_hook_endpoint *ep, const char *secret)
+{
+    jw_obj(w);
+    jw_key(w, "id");
+    jw_str(w, ep->id);
+    jw_key(w, "url");
+    jw_str(w, ep->url);
+    jw_key(w, "events");
+    jw_raw(w, ep->events, "[]");
+    jw_key(w, "enabled");
+    jw_bool(w, ep->enabled);
+    jw_key(w, "description");
+    jw_str(w, ep->description);
+    if (secret) {
+        jw_key(w, "secret");
+        jw_str(w, secret);
+    }
+    jw_key(w, "created_at");
+    jw_time(w, ep->created_at);
+    jw_key(w, "updated_at");
+    jw_time(w, ep->updated_at);
+    jw_obj_end(w);
+}
+
 static int respond_endpoint(struct router_req *r, const struct store_hook_endpoint *ep,
                             const char *secret, struct err *e)
 {
@@ -299,26 +323,7 @@ static int respond_endpoint(struct router_req *r, const struct store_hook_endpoi
     struct jw w;
     buf_init(&b, RESP_CAP);
     jw_init(&w, &b);
-    jw_obj(&w);
-    jw_key(&w, "id");
-    jw_str(&w, ep->id);
-    jw_key(&w, "url");
-    jw_str(&w, ep->url);
-    jw_key(&w, "events");
-    jw_raw(&w, ep->events, "[]");
-    jw_key(&w, "enabled");
-    jw_bool(&w, ep->enabled);
-    jw_key(&w, "description");
-    jw_str(&w, ep->description);
-    if (secret) {
-        jw_key(&w, "secret");
-        jw_str(&w, secret);
-    }
-    jw_key(&w, "created_at");
-    jw_time(&w, ep->created_at);
-    jw_key(&w, "updated_at");
-    jw_time(&w, ep->updated_at);
-    jw_obj_end(&w);
+    write_endpoint(&w, ep, secret);
     return router_respond_jw(r, &w, &b, e);
 }
 
@@ -397,25 +402,8 @@ int api_webhook_endpoints_list(struct router_req *r, struct err *e)
     jw_obj(&w);
     jw_key(&w, "webhook_endpoints");
     jw_arr(&w);
-    for (size_t i = 0; i < page.n; i++) {
-        const struct store_hook_endpoint *ep = &page.items[i];
-        jw_obj(&w);
-        jw_key(&w, "id");
-        jw_str(&w, ep->id);
-        jw_key(&w, "url");
-        jw_str(&w, ep->url);
-        jw_key(&w, "events");
-        jw_raw(&w, ep->events, "[]");
-        jw_key(&w, "enabled");
-        jw_bool(&w, ep->enabled);
-        jw_key(&w, "description");
-        jw_str(&w, ep->description);
-        jw_key(&w, "created_at");
-        jw_time(&w, ep->created_at);
-        jw_key(&w, "updated_at");
-        jw_time(&w, ep->updated_at);
-        jw_obj_end(&w);
-    }
+    for (size_t i = 0; i < page.n; i++)
+        write_endpoint(&w, &page.items[i], NULL);
     jw_arr_end(&w);
     router_write_more(r, &w, page.has_more, page.n ? page.items[page.n - 1].created_at : 0,
                       page.n ? page.items[page.n - 1].id : NULL);

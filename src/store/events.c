@@ -70,32 +70,40 @@ static bool takes(const char *events, const char *type)
     return yes;
 }
 
-/* The deliveries of event 'event_id' of type 'type' to every enabled endpoint of 't' that
- * takes it, due at 'now'; inside the caller's transaction. */
+/*
+ * The deliveries of event 'event_id' of type 'type', due at 'now': to 'only' if it is an enabled
+ * endpoint of 't', or (NULL) to every enabled endpoint of 't' that takes the type; '*n' of them.
+ * A delivery already there is due again (a redelivery): one in flight keeps its lease, and the
+ * taker's end of the attempt leaves it pending and due, so it is attempted again right after,
+ * never twice at once. Inside the caller's transaction.
+ */
 static int hook_fan_out(struct store *s, const struct store_tenant *t, const char *event_id,
-                        const char *type, int64_t now)
+                        const char *type, const char *only, int64_t now, size_t *n)
 {
     struct db_stmt *st = db_prepare(s, "SELECT id, events FROM webhook_endpoints WHERE org_id = $1"
-                                       " AND mode = $2 AND enabled = 1");
+                                       " AND mode = $2 AND enabled = 1 AND (CAST($3 AS TEXT) IS"
+                                       " NULL OR id = $3)");
     char(*ids)[ID_MAX] = NULL;
-    size_t n = 0, cap = 0;
+    size_t cap = 0;
     bool row = false;
     int rc;
 
+    *n = 0;
     if (!st)
         return ERR_STORE;
     db_bind_tenant(st, t);
+    db_bind_text(st, 3, only);
     while (!(rc = db_step(st, &row)) && row) {
-        if (!takes(db_text(st, 1), type))
+        if (!only && !takes(db_text(st, 1), type))
             continue;
-        if (n == cap) {
+        if (*n == cap) {
             cap = cap ? cap * 2 : 8;
             ids = xrealloc(ids, cap * sizeof(*ids));
         }
-        db_copy(st, 0, ids[n++], ID_MAX);
+        db_copy(st, 0, ids[(*n)++], ID_MAX);
     }
     db_done(st);
-    for (size_t i = 0; !rc && i < n; i++) {
+    for (size_t i = 0; !rc && i < *n; i++) {
         char id[ID_MAX];
         const char *texts[] = {id, t->org_id, db_mode_name(t->mode), ids[i], event_id};
         const int64_t ints[] = {now};
@@ -104,7 +112,9 @@ static int hook_fan_out(struct store *s, const struct store_tenant *t, const cha
             rc = db_run(s,
                         "INSERT INTO webhook_deliveries (id, org_id, mode, endpoint_id, event_id,"
                         " status, attempts, next_attempt_at, created_at, updated_at) VALUES ($1,"
-                        " $2, $3, $4, $5, 'pending', 0, $6, $6, $6)",
+                        " $2, $3, $4, $5, 'pending', 0, $6, $6, $6) ON CONFLICT (endpoint_id,"
+                        " event_id) DO UPDATE SET status = 'pending', next_attempt_at = $6,"
+                        " redeliver = 1, updated_at = $6",
                         texts, 5, ints, 1);
     }
     free(ids);
@@ -118,6 +128,7 @@ int hook_record(struct store *s, const struct store_tenant *t, const char *type,
     struct arena a;
     const char *object;
     char id[ID_MAX];
+    size_t n = 0;
     int rc;
 
     if (!render_fn)
@@ -135,7 +146,7 @@ int hook_record(struct store *s, const struct store_tenant *t, const char *type,
                     texts, 5, ints, 1);
     }
     if (!rc)
-        rc = hook_fan_out(s, t, id, type, now);
+        rc = hook_fan_out(s, t, id, type, NULL, now, &n);
     if (!rc)
         unannounced = true;
     arena_cleanup(&a);
@@ -521,69 +532,26 @@ int hook_redeliver(struct store *s, const struct store_tenant *t, const char *ev
 {
     struct store_hook_event ev;
     struct arena a;
-    struct db_stmt *st;
-    char(*ids)[ID_MAX] = NULL;
-    size_t count = 0, cap = 0;
-    bool row = false;
     int rc;
 
     *n = 0;
     arena_init(&a);
     rc = db_begin(s, DB_TX_WRITE);
-    if (rc)
-        goto out;
-    rc = hook_event_get(s, t, event_id, &a, &ev);
-    if (rc)
-        goto rollback;
-    /* The enabled endpoints that take the type (or the one asked for): each gets its delivery
-     * of the event due now, a new one where there was none. */
-    st = db_prepare(s, "SELECT id, events FROM webhook_endpoints WHERE org_id = $1 AND mode = $2"
-                       " AND enabled = 1 AND (CAST($3 AS TEXT) IS NULL OR id = $3)");
-    if (!st) {
-        rc = ERR_STORE;
-        goto rollback;
-    }
-    db_bind_tenant(st, t);
-    db_bind_text(st, 3, endpoint_id);
-    while (!(rc = db_step(st, &row)) && row) {
-        if (!endpoint_id && !takes(db_text(st, 1), ev.type))
-            continue;
-        if (count == cap) {
-            cap = cap ? cap * 2 : 8;
-            ids = xrealloc(ids, cap * sizeof(*ids));
-        }
-        db_copy(st, 0, ids[count++], ID_MAX);
-    }
-    db_done(st);
-    for (size_t i = 0; !rc && i < count; i++) {
-        char id[ID_MAX];
-        const char *texts[] = {id, t->org_id, db_mode_name(t->mode), ids[i], event_id};
-        const int64_t ints[] = {now};
-        rc = id_new("wdl", id, sizeof(id));
-        /* A delivery in flight keeps its lease: the taker's end of the attempt leaves it
-         * pending and due, so it is attempted again right after (never twice at once). */
+    if (!rc) {
+        rc = hook_event_get(s, t, event_id, &a, &ev);
         if (!rc)
-            rc = db_run(s,
-                        "INSERT INTO webhook_deliveries (id, org_id, mode, endpoint_id, event_id,"
-                        " status, attempts, next_attempt_at, created_at, updated_at) VALUES ($1,"
-                        " $2, $3, $4, $5, 'pending', 0, $6, $6, $6) ON CONFLICT (endpoint_id,"
-                        " event_id) DO UPDATE SET status = 'pending', next_attempt_at = $6,"
-                        " redeliver = 1, updated_at = $6",
-                        texts, 5, ints, 1);
+            rc = hook_fan_out(s, t, ev.id, ev.type, endpoint_id, now, n);
+        if (!rc)
+            rc = db_commit(s);
+        if (rc) {
+            db_rollback(s);
+            *n = 0;
+        }
     }
-    if (rc)
-        goto rollback;
-    rc = db_commit(s);
-    if (rc)
-        goto rollback;
-    *n = count;
-    unannounced = true;
-    hook_note_commit();
-    goto out;
-rollback:
-    db_rollback(s);
-out:
-    free(ids);
+    if (!rc) {
+        unannounced = true;
+        hook_note_commit();
+    }
     arena_cleanup(&a);
     return rc;
 }
