@@ -561,8 +561,7 @@ int api_mcp_parse(const char *buf, size_t len, struct api_mcp_msg *out, struct e
         out->kind = API_MCP_RESPONSE;
         return 0;
     }
-    if (!json_is_string(method) || json_string_length(method) == 0 ||
-        strlen(json_string_value(method)) != json_string_length(method))
+    if (!json_is_string(method) || json_string_length(method) == 0)
         return invalid(out, API_MCP_INVALID_REQUEST, e,
                        "Invalid Request: \"method\" must be a non-empty string.");
     params = json_object_get(v, "params");
