@@ -462,7 +462,7 @@ int api_mcp_args_bind(const struct api_mcp_tool *t, json_t *args, struct arena *
     {
         if (!find_arg(t, key))
             return err_set(e, ERR_INVALID, "invalid_request", key,
-                           "Unknown argument %.80s: tool %s does not take it.", key, t->name);
+                           "Unknown argument \"%.80s\": tool %s does not take it.", key, t->name);
     }
     if (strcmp(t->method, "POST") == 0)
         out->body = json_object();
