@@ -1564,6 +1564,44 @@ def build_schemas():
     s["Health"] = obj({"status": {"type": "string", "const": "ok"}}, required=["status"])
     s["Ready"] = obj({"status": {"type": "string", "const": "ready"}}, required=["status"])
 
+    # --- the MCP server ----------------------------------------------------------------
+    mcp_id = {"type": ["string", "integer"],
+              "description": "The JSON-RPC id: a string or an integer (MCP allows no null)."}
+    s["McpMessage"] = obj({
+        "jsonrpc": {"type": "string", "const": "2.0"},
+        "id": mcp_id,
+        "method": string("`initialize`, `ping`, `tools/list`, `tools/call`, or a "
+                         "notification (`notifications/initialized`, ...).", minLength=1),
+        "params": {"type": "object", "additionalProperties": True,
+                   "description": "The method's parameters. `initialize`: `{protocolVersion, "
+                                  "capabilities, clientInfo}`; `tools/call`: `{name, "
+                                  "arguments}`."},
+        "result": {"type": "object", "additionalProperties": True,
+                   "description": "A response of the client (accepted with 202)."},
+        "error": {"type": "object", "additionalProperties": True,
+                  "description": "An error response of the client (accepted with 202)."},
+    }, required=["jsonrpc"], description="One JSON-RPC 2.0 message: a request (`id` and "
+                                          "`method`), a notification (`method`, no `id`) or a "
+                                          "response (`id` and `result` or `error`). A batch "
+                                          "(an array) is refused.",
+        examples=[{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                   "params": {"name": "get_task", "arguments": {"task_id": ID["task"]}}}])
+    s["McpResponse"] = obj({
+        "jsonrpc": {"type": "string", "const": "2.0"},
+        "id": {"type": ["string", "integer", "null"],
+               "description": "The request's id; null when the message had no usable id."},
+        "result": {"type": "object", "additionalProperties": True,
+                   "description": "The method's result. `tools/call`: `{content: [{type: "
+                                  "\"text\", text}], structuredContent?, isError}`."},
+        "error": obj({
+            "code": integer("-32700 parse error, -32600 invalid request, -32601 method not "
+                            "found, -32602 invalid params (unknown tool, malformed "
+                            "`tools/call`), -32603 internal error."),
+            "message": string(),
+        }, required=["code", "message"]),
+    }, required=["jsonrpc", "id"], description="One JSON-RPC 2.0 response: `result` or "
+                                                "`error`.")
+
     # --- the OpenAI-compatible door ------------------------------------------------
     s["OpenAIError"] = obj({
         "error": obj({
@@ -2317,6 +2355,55 @@ def build_paths():
                                     "charged."},
            bad_param="messages", openai=True)
 
+    # --- the MCP server -------------------------------------------------------------------
+    mcp = sp.add(
+        "post", "/v1/mcp", "mcp", "Model Context Protocol server", "MCP", built=True,
+        description="A Model Context Protocol server over the Streamable HTTP transport "
+                    "(protocol versions 2025-11-25, 2025-06-18 and 2025-03-26): one JSON-RPC "
+                    "2.0 message per POST, answered with one `application/json` body, never a "
+                    "stream, and no session (`Mcp-Session-Id` is never set). `GET` and "
+                    "`DELETE` answer 405 with `Allow: POST`, so a client opens no event "
+                    "stream. See docs/mcp.md.\n\n"
+                    "Methods: `initialize` answers the client's `protocolVersion` when it is "
+                    "one of ours, else the newest, with `capabilities: {tools: {}}` and "
+                    "`serverInfo`; `ping`; `tools/list` lists the tools the key's scopes "
+                    "allow; `tools/call` runs one. A header `MCP-Protocol-Version` naming "
+                    "another version: 400. Notifications and responses: 202 without a body.\n\n"
+                    "Tools, each the REST operation it mirrors with that operation's scope, "
+                    "checks, limits, charging and answer: `list_employees` (`GET "
+                    "/v1/employees`, `employees:read`), `ask_employee` (`POST /v1/chat`, "
+                    "`chat`), `search_knowledge` (`POST /v1/knowledge/query`, `knowledge`), "
+                    "`create_task` (`POST /v1/tasks`), `get_task` (`GET /v1/tasks/{id}`), "
+                    "`list_tasks` (`GET /v1/tasks`, all three `tasks`), `run_workflow` (`POST "
+                    "/v1/workflows/{id}/run`) and `get_workflow_run` (`GET "
+                    "/v1/workflows/{id}/runs/{run_id}`, both `workflows`). A result carries "
+                    "the operation's JSON answer as `structuredContent` and as the text of its "
+                    "one content item. A failure of the operation (404, 402, 403 scope, 429 "
+                    "limits, 409, arguments failing the tool's schema: 400 naming the "
+                    "argument) is a result with `isError: true` whose text is this API's error "
+                    "body `{\"error\": {code, message, param?, doc_url}}`.",
+        body=json_content("McpMessage"), body_required=True,
+        ok={"description": "The JSON-RPC response (a result, a tool result, or an error "
+                           "-32601 / -32602 of a well-formed request).",
+            "content": json_content("McpResponse")},
+        notes={"invalid_request": "An `Idempotency-Key` or query parameter at fault (this "
+                                  "API's `Error`). A message that is not JSON (-32700) or "
+                                  "not a JSON-RPC 2.0 message, a batch, or an unsupported "
+                                  "`MCP-Protocol-Version` header (-32600) is answered 400 "
+                                  "with a JSON-RPC error response (`McpResponse`) instead.",
+               "rate_limit_exceeded": "Over the limits: a `tools/call` is answered 200 with a "
+                                      "tool error carrying this code (and `Retry-After`); "
+                                      "any other message gets this 429.",
+               "concurrency_limit_exceeded": "As `rate_limit_exceeded`.",
+               "permission_denied": "Never for the endpoint itself (any valid key); a tool "
+                                    "outside the key's scopes is a tool error with this "
+                                    "code."})
+    bad = mcp["responses"]["400"]
+    bad["content"]["application/json"]["schema"] = {"oneOf": [S("Error"), S("McpResponse")]}
+    mcp["responses"]["202"] = {
+        "description": "A notification or a response was accepted; no body.",
+        "headers": header_refs(True, 202)}
+
     # --- conversations ----------------------------------------------------------------
     conv_id = path_param("id", "Conversation id (`conv_...`). An id of another organization "
                                "or key mode is reported as not found.")
@@ -2930,6 +3017,9 @@ TAGS = [
     ("Conversations", "Stored chat histories and message feedback."),
     ("OpenAI", "The OpenAI-compatible door: an official OpenAI client pointed at "
                "`{public_url}/v1/openai` chats with the employees (see docs/openai.md)."),
+    ("MCP", "The Model Context Protocol server: an MCP client (a desktop assistant, an "
+            "agent) reaches the employees, knowledge, tasks and workflows as tools "
+            "(see docs/mcp.md)."),
     ("Tasks", "One-time and recurring tasks done by employees, and their runs."),
     ("Knowledge", "Documents employees read, and search over them."),
     ("Workflows", "Chains of employee steps, their runs and webhook triggers."),

@@ -129,6 +129,51 @@ struct api_openai_input {
 int api_openai_messages(json_t *messages, struct arena *a, struct api_openai_input *out,
                         struct err *e);
 
+/* mcp.c: the MCP server (contract §16) */
+int api_mcp(struct router_req *r, struct err *e);
+
+#define API_MCP_PARSE_ERROR (-32700)
+#define API_MCP_INVALID_REQUEST (-32600)
+#define API_MCP_METHOD_NOT_FOUND (-32601)
+#define API_MCP_INVALID_PARAMS (-32602)
+
+extern const char *const api_mcp_versions[]; /* the protocol versions we speak, newest first */
+/* 'v' as one of api_mcp_versions, or NULL when we do not speak it. */
+const char *api_mcp_version_find(const char *v);
+
+enum api_mcp_kind { API_MCP_REQUEST, API_MCP_NOTIFICATION, API_MCP_RESPONSE, API_MCP_BATCH };
+
+/* One POST body of the MCP transport, as api_mcp_parse() read it. */
+struct api_mcp_msg {
+    enum api_mcp_kind kind;
+    json_t *root;       /* the parsed document: the caller releases it (json_decref) */
+    const json_t *id;   /* request, response: a string or an integer (borrowed); else NULL */
+    const char *method; /* request, notification (borrowed) */
+    json_t *params;     /* request, notification: an object or NULL (borrowed) */
+    int code;           /* on failure: API_MCP_PARSE_ERROR or API_MCP_INVALID_REQUEST */
+};
+/* Parse and check a JSON-RPC 2.0 message (pure): 0, or ERR_INVALID with out->code and e->msg. */
+int api_mcp_parse(const char *buf, size_t len, struct api_mcp_msg *out, struct err *e);
+
+struct api_mcp_tool;                                            /* a row of the tool table */
+const struct api_mcp_tool *api_mcp_tool_find(const char *name); /* NULL: no such tool */
+const struct api_mcp_tool *api_mcp_tool_at(size_t i);           /* NULL past the end */
+const char *api_mcp_tool_name(const struct api_mcp_tool *t);
+const struct route *api_mcp_tool_route(const struct api_mcp_tool *t); /* the REST route */
+
+/* A tool call's arguments as the REST call it mirrors. */
+struct api_mcp_rest {
+    json_t *body; /* POST routes: a new object the caller owns; else NULL */
+    const char *params[ROUTER_MAX_PARAMS];
+    const char *qname[ROUTER_MAX_QUERY];
+    const char *qvalue[ROUTER_MAX_QUERY];
+    size_t nquery;
+};
+/* Bind tool arguments 'args' (an object or NULL) into '*out' (pure; strings in 'a'):
+ * ERR_INVALID naming the unknown, missing or mistyped argument. */
+int api_mcp_args_bind(const struct api_mcp_tool *t, json_t *args, struct arena *a,
+                      struct api_mcp_rest *out, struct err *e);
+
 /* conversations.c */
 int api_conversations_list(struct router_req *r, struct err *e);
 int api_conversations_get(struct router_req *r, struct err *e);

@@ -14,7 +14,9 @@
  *
  * The turn itself (api_chat_turn) knows nothing of the wire: a struct api_chat_format writes
  * the answer, and for a stream the opening, delta, closing and error events. POST /v1/chat
- * uses the format below; the OpenAI-compatible door (openai.c) brings its own.
+ * uses the format below; the OpenAI-compatible door (openai.c) brings its own. A blocking
+ * turn run inside another route's request (r->answer_wrap: the MCP server's ask_employee)
+ * ends through router_async_finish(), which shapes, records and sends that route's answer.
  */
 #include "api.h"
 
@@ -270,6 +272,9 @@ static void fail_job(struct chat_job *j, struct store *s, const struct err *e)
         buf_cleanup(&ev);
         record_idem(j, s, 502, NULL, NULL, 0);
         http_stream_close(j->stream);
+    } else if (j->req->answer_wrap) {
+        /* run inside another route's request (an MCP tool call): it shapes the answer */
+        router_async_finish(j->req, e->kind ? (int)e->kind : ERR_UPSTREAM, e);
     } else {
         struct router_req *r = j->req;
         api_error_respond(r, e);
@@ -338,7 +343,10 @@ static void finish_done(struct store_job *job, int rc)
         char *body = buf_take(&j->answer, &len);
         j->req->status = 200;
         http_resp_set(j->http, 200, "application/json", body, len);
-        http_req_resume(j->http);
+        if (j->req->answer_wrap)
+            router_async_finish(j->req, 0, NULL); /* shaped, recorded and resumed there */
+        else
+            http_req_resume(j->http);
     }
     job_free(j);
 }
@@ -603,7 +611,9 @@ int api_chat_turn(struct router_req *r, const struct api_chat_turn *t, struct er
     }
     j->created_at = clock_now_ms();
     j->v.created_at = j->created_at;
-    if (r->idem_key)
+    /* Inside another route's request the Idempotency-Key records that route's answer, once it
+     * is shaped (router_async_finish), not this turn's. */
+    if (r->idem_key && !r->answer_wrap)
         j->idem_key = xstrdup(r->idem_key);
 
     if (t->context)

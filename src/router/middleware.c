@@ -351,6 +351,8 @@ static int read_body(struct router_req *r, struct err *e)
         !(r->route >= 0 && (router_routes[r->route].flags & ROUTE_HOOK)))
         return err_set(e, ERR_INVALID, "unsupported_media_type", NULL,
                        "Send the request body as application/json.");
+    if (r->route >= 0 && (router_routes[r->route].flags & ROUTE_RAW_BODY))
+        return 0; /* the handler parses it */
     return jb_parse(body, len, &r->body, e);
 }
 
@@ -453,12 +455,14 @@ static void render(struct router_req *r)
 /* The answer of a deferred handler is ready; see router.h. */
 void router_async_finish(struct router_req *r, int rc, const struct err *e)
 {
-    if (rc) {
-        struct err fallback;
-        if (!e || !e->code) {
-            err_set(&fallback, (enum err_code)rc, "internal_error", NULL, "Internal error.");
-            e = &fallback;
-        }
+    struct err fallback;
+    if (rc && (!e || !e->code)) {
+        err_set(&fallback, (enum err_code)rc, "internal_error", NULL, "Internal error.");
+        e = &fallback;
+    }
+    if (r->answer_wrap) {
+        r->answer_wrap(r, rc, rc ? e : NULL); /* sets the response in its own shape */
+    } else if (rc) {
         if (r->resp) {
             json_decref(r->resp);
             r->resp = NULL;
@@ -569,6 +573,13 @@ static enum http_begin on_begin(struct http_req *h, void *ud)
             /* Limits before scope: every request of a valid key counts and gets the headers. */
             if (!rc)
                 rc = admit(r, &r->early);
+            if (rc && r->authed && (rt->flags & ROUTE_LIMIT_SOFT) && r->early.kind == ERR_LIMIT) {
+                /* the handler answers the refusal itself */
+                r->limited = true;
+                r->limit_err = r->early;
+                err_clear(&r->early);
+                rc = 0;
+            }
             if (!rc && !auth_scope_allows(r->scopes, rt->scope))
                 rc = err_set(&r->early, ERR_FORBIDDEN, "permission_denied", NULL,
                              "This API key lacks the scope %s.", auth_scope_name(rt->scope));

@@ -56,6 +56,13 @@ enum router_flag {
      * the handler, is answered in OpenAI's shape (api/errors.c). A path under
      * ROUTER_OPENAI_PREFIX that matches no route (404, 405) is answered so too. */
     ROUTE_OPENAI = 1 << 5,
+    /* The body is checked for size and content type but not parsed: the handler reads it
+     * (http_req_body) and answers malformed JSON itself (the MCP server's JSON-RPC errors). */
+    ROUTE_RAW_BODY = 1 << 6,
+    /* A refusal by the rate limits is not answered 429 before the handler: the handler runs
+     * with r->limited set and r->limit_err saying why, and answers it in its own terms (an
+     * MCP tool call's error result). The request is not counted then, as a 429 is not. */
+    ROUTE_LIMIT_SOFT = 1 << 7,
 };
 
 #define ROUTER_OPENAI_PREFIX "/v1/openai"
@@ -136,6 +143,17 @@ struct router_req {
     void (*body_end)(struct router_req *r); /* uploads: called when the body is read */
     void (*cleanup)(struct router_req *r);  /* runs when the request is done */
     const char *idem_key;                   /* the claimed Idempotency-Key, or NULL */
+    bool limited;                           /* ROUTE_LIMIT_SOFT: the limits refused it */
+    struct err limit_err;                   /* ROUTE_LIMIT_SOFT: why (Retry-After is set) */
+    /*
+     * Set by a handler that runs another route's handler inside its own request (the MCP
+     * server's tool calls): called with that handler's outcome ('rc' 0 with r->resp or a raw
+     * response set, or the error 'e') to put the final response in place of it. The handler
+     * calls it itself for an answer ready on return; router_async_finish() calls it for a
+     * deferred one, before the response is recorded under the Idempotency-Key.
+     */
+    void (*answer_wrap)(struct router_req *r, int rc, const struct err *e);
+    void *wrap_state; /* for answer_wrap */
     char request_id[160];
 };
 

@@ -55,6 +55,7 @@ const struct route router_routes[] = {
      NULL},
     {"POST", "/v1/openai/chat/completions", api_openai_completions, AUTH_SCOPE_CHAT, ROUTE_OPENAI,
      NULL, &api_openai_completion_body, NULL},
+    {"POST", "/v1/mcp", api_mcp, 0, ROUTE_RAW_BODY | ROUTE_LIMIT_SOFT, NULL, NULL, NULL},
     {"GET", "/v1/conversations", api_conversations_list, CONV, 0, q_conversations, NULL, NULL},
     {"GET", "/v1/conversations/{id}", api_conversations_get, CONV, 0, NULL, NULL, NULL},
     {"GET", "/v1/conversations/{id}/messages", api_conversations_messages, CONV, 0, q_messages,

@@ -598,6 +598,24 @@ const steps: { [K in OperationId]: () => Promise<void> } = {
         eq(bad.response.status, 400, "n = 2: status");
         eq(bad.error?.error.param, "n", "n = 2: param");
     },
+    // The MCP server: JSON-RPC messages through the typed body and answers
+    mcp: async () => {
+        const init = ok(await client.POST("/v1/mcp", {
+            body: { jsonrpc: "2.0", id: 1, method: "initialize",
+                    params: { protocolVersion: "2025-11-25", capabilities: {},
+                              clientInfo: { name: "typed", version: "1" } } } }), "mcp");
+        eq(init.id, 1, "initialize: id");
+        eq(init.result?.["protocolVersion"], "2025-11-25", "initialize: version");
+        const list = ok(await client.POST("/v1/mcp", {
+            body: { jsonrpc: "2.0", id: "l", method: "tools/list" } }), "mcp tools/list");
+        assert(Array.isArray(list.result?.["tools"]), "tools/list: tools");
+        const unknown = ok(await client.POST("/v1/mcp", {
+            body: { jsonrpc: "2.0", id: 2, method: "resources/list" } }), "mcp unknown method");
+        eq(unknown.error?.code, -32601, "unknown method: -32601");
+        const note = await client.POST("/v1/mcp", {
+            body: { jsonrpc: "2.0", method: "notifications/initialized" } });
+        eq(note.response.status, 202, "a notification: 202");
+    },
     // Events and webhook endpoints
     createWebhookEndpoint: async () => {
         // `enabled` and `description` have server defaults: only url and events are sent
