@@ -7,7 +7,7 @@
 # after the build). Goal: the door within 5% of chat (p50 latency and requests per second),
 # blocking and streamed, sequential and concurrent; PASS/FAIL per mode. Python 3 standard
 # library only; every process is stopped by its own PID. Exits non-zero only when something
-# failed to run. Tunables (environment): BENCH_BINARY (build/workforce), BENCH_OPENAI_N (1000),
+# failed to run. Tunables (environment): BENCH_BINARY (build/workforce), BENCH_OPENAI_N (4000),
 # BENCH_OPENAI=0 skips this part.
 
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi

@@ -107,7 +107,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default="build/workforce")
     ap.add_argument("--tmp", required=True)
-    ap.add_argument("-n", type=int, default=int(os.environ.get("BENCH_OPENAI_N", "1000")))
+    ap.add_argument("-n", type=int, default=int(os.environ.get("BENCH_OPENAI_N", "4000")))
     ap.add_argument("--concurrency", type=int, default=8)
     ap.add_argument("--warmup", type=int, default=100)
     args = ap.parse_args()
