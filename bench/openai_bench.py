@@ -14,7 +14,7 @@ both alike. Prints p50/p99 and req/s of each and the ratio openai/chat of the p5
 of the throughput, with the goal "within 5%" (p50 ratio <= 1.05 and req/s ratio >= 0.95 in
 every mode) as PASS/FAIL.
 Exits 1 only when something failed to run.
-Usage: openai_bench.py --bin build/workforce --tmp DIR [-n 1000].
+Usage: openai_bench.py --bin build/workforce --tmp DIR [-n 4000].
 """
 
 import argparse
