@@ -3007,6 +3007,44 @@ def build_paths():
            ok={"description": "The page.", "content": {"text/html": {"schema": {"type": "string"}}}},
            codes=["route_not_found"],
            notes={"route_not_found": "Unknown error code."})
+
+    # --- the console and the reference pages (contract §17) --------------------------------
+    page_headers = ("Every page carries `Content-Security-Policy: default-src 'self'; ...` (no "
+                    "other host, no inline script or style), `X-Content-Type-Options: nosniff`, "
+                    "`Referrer-Policy: no-referrer` and `X-Frame-Options: DENY`.")
+    html_page = {"text/html": {"schema": {"type": "string"}}}
+    for path, op_id, summary in (("/", "getRoot", "Redirect to the console"),
+                                 ("/console", "getConsoleRedirect", "Redirect to the console")):
+        sp.add("get", path, op_id, summary, "Console", built=True, auth=False,
+               description="302 to `/console/`. " + page_headers,
+               ok={"status": "302", "description": "To the console.",
+                   "headers": {"Location": {"description": "`/console/`.",
+                                            "schema": {"type": "string"}}},
+                   "content": {"text/plain": {"schema": {"type": "string"}}}})
+    sp.add("get", "/console/", "getConsole", "The web console", "Console", built=True,
+           auth=False,
+           description="The console's page: a client of this API that runs in the browser, "
+                       "signed in with an API key kept in the tab's session storage (see "
+                       "docs/console.md). Its files are embedded in the binary. " + page_headers,
+           ok={"description": "The page.", "content": html_page})
+    sp.add("get", "/console/{file}", "getConsoleFile", "A file of the console", "Console",
+           built=True, auth=False,
+           params=[path_param("file", "A file name, such as `app.js`.")],
+           description="A script, style sheet or image of the console, gzip-compressed for a "
+                       "client that accepts it, with an `ETag`: a request with a matching "
+                       "`If-None-Match` gets 304 with no body. `Cache-Control: no-cache`, so a "
+                       "new build is seen at once. " + page_headers,
+           ok={"description": "The file.",
+               "content": {"text/javascript": {"schema": {"type": "string"}},
+                           "text/css": {"schema": {"type": "string"}},
+                           "image/svg+xml": {"schema": {"type": "string"}}}},
+           codes=["route_not_found"],
+           notes={"route_not_found": "No such file."})
+    sp.add("get", "/docs", "getDocs", "The API reference", "Console", built=True, auth=False,
+           description="This document, rendered as a page in the browser from "
+                       "`/v1/openapi.json`, with no request to any other host. "
+                       "Operations have anchors: `/docs#<operationId>`. " + page_headers,
+           ok={"description": "The page.", "content": html_page})
     return sp
 
 
@@ -3036,6 +3074,8 @@ TAGS = [
                  "refused unless the operator sets `WORKFORCE_WEBHOOKS_ALLOW_PRIVATE=1`. "
                  "Redirects are not followed; proxies are not used."),
     ("Operations", "Health, readiness, metrics and documentation; no API key."),
+    ("Console", "The web console and the rendered API reference, served by the binary; no API "
+                "key (the console asks for one and keeps it in the browser)."),
 ]
 
 
@@ -3094,7 +3134,9 @@ def check_doc(doc):
             if not any(code.startswith("4") for code in o["responses"]):
                 raise SystemExit("gen_openapi: %s has no 4XX response" % where)
             if not path.startswith("/v1/") and path not in ("/healthz", "/readyz", "/metrics",
-                                                            "/docs/errors/{code}"):
+                                                            "/docs/errors/{code}", "/", "/docs",
+                                                            "/console", "/console/",
+                                                            "/console/{file}"):
                 raise SystemExit("gen_openapi: unexpected path %s" % path)
     assert "svc_live_sk_" in text
 

@@ -220,6 +220,14 @@ int api_metrics(struct router_req *r, struct err *e);
 int api_openapi(struct router_req *r, struct err *e);
 int api_docs_error(struct router_req *r, struct err *e);
 
+/* console.c */
+/* The security headers of every page (Content-Security-Policy, nosniff, no referrer). */
+void api_page_headers(struct router_req *r);
+int api_console_redirect(struct router_req *r, struct err *e);
+int api_console_index(struct router_req *r, struct err *e);
+int api_console_file(struct router_req *r, struct err *e);
+int api_docs(struct router_req *r, struct err *e);
+
 /* catalog.c: the employees every new organization starts with. */
 extern const struct store_employee api_catalog[];
 extern const size_t api_catalog_count;

@@ -242,6 +242,7 @@ int api_docs_error(struct router_req *r, struct err *e)
     {
         size_t len;
         char *s = buf_take(&b, &len);
+        api_page_headers(r);
         router_respond_raw(r, 200, "text/html; charset=utf-8", s, len);
     }
     return 0;

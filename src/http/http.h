@@ -74,6 +74,9 @@ void *http_req_user(const struct http_req *r);
 /* Set status and body; 'body' (may be NULL when len is 0) is taken: it will be free()d. */
 void http_resp_set(struct http_req *r, unsigned status, const char *content_type, char *body,
                    size_t len);
+/* Set status and a body that is neither copied nor freed: it must outlive the server. */
+void http_resp_static(struct http_req *r, unsigned status, const char *content_type,
+                      const char *body, size_t len);
 void http_resp_header(struct http_req *r, const char *name, const char *value); /* copied */
 unsigned http_resp_status(const struct http_req *r);
 /* The response body set so far (borrowed; NULL when none) and its content type. */

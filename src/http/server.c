@@ -118,6 +118,7 @@ struct http_req {
     const char *ctype;
     char *resp_body;
     size_t resp_len;
+    const char *resp_static; /* instead of resp_body: a body that outlives the server */
     const char *hname[MAX_HEADERS];
     const char *hvalue[MAX_HEADERS];
     unsigned nheaders;
@@ -254,6 +255,16 @@ void http_resp_set(struct http_req *r, unsigned status, const char *content_type
     r->ctype = content_type;
     r->resp_body = body;
     r->resp_len = len;
+    r->resp_static = NULL;
+}
+
+/* Set the response of 'r' to 'body', which is not copied and must outlive the server. */
+void http_resp_static(struct http_req *r, unsigned status, const char *content_type,
+                      const char *body, size_t len)
+{
+    http_resp_set(r, status, content_type, NULL, 0);
+    r->resp_static = body;
+    r->resp_len = len;
 }
 
 /* Add a response header; 'name' and 'value' are copied. Past 16 headers it is dropped. */
@@ -280,7 +291,7 @@ const char *http_resp_peek(const struct http_req *r, size_t *len, const char **c
     *len = r->resp_len;
     if (ctype)
         *ctype = r->ctype;
-    return r->resp_body;
+    return r->resp_static ? r->resp_static : r->resp_body;
 }
 
 static enum MHD_Result send_response(struct http_req *r)
@@ -294,7 +305,15 @@ static enum MHD_Result send_response(struct http_req *r)
             r, 500, "application/json",
             strdup("{\"error\":{\"code\":\"internal_error\",\"message\":\"no response\"}}"), 58);
     }
-    resp = MHD_create_response_from_buffer(r->resp_len, r->resp_body, MHD_RESPMEM_MUST_FREE);
+    if (r->resp_static) {
+        /* PERSISTENT: MHD only reads it (0.9.75 has no const variant) */
+        union {
+            const char *c;
+            void *v;
+        } body = {.c = r->resp_static};
+        resp = MHD_create_response_from_buffer(r->resp_len, body.v, MHD_RESPMEM_PERSISTENT);
+    } else
+        resp = MHD_create_response_from_buffer(r->resp_len, r->resp_body, MHD_RESPMEM_MUST_FREE);
     if (!resp)
         return MHD_NO;
     r->resp_body = NULL; /* MHD owns it now */

@@ -22,7 +22,8 @@ class RoutingTest(ServerTestCase):
 
     def test_route_not_found(self):
         cases = [
-            ("GET", "/"),
+            ("GET", "/consoles"),
+            ("GET", "/console/a/b"),
             ("GET", "/v1"),
             ("GET", "/v1/nope"),
             ("GET", "/v2/employees"),

@@ -175,6 +175,36 @@ const steps: { [K in OperationId]: () => Promise<void> } = {
         assert(page.includes("employee_not_found"), "error page names its code");
     },
 
+    // Console (pages; no key)
+    getRoot: async () => {
+        const res = await anonymous.GET("/", { parseAs: "text", redirect: "manual" });
+        eq(res.response.status, 302, "getRoot: status");
+        eq(res.response.headers.get("location"), "/console/", "getRoot: Location");
+    },
+    getConsoleRedirect: async () => {
+        const res = await anonymous.GET("/console", { parseAs: "text", redirect: "manual" });
+        eq(res.response.status, 302, "getConsoleRedirect: status");
+        eq(res.response.headers.get("location"), "/console/", "getConsoleRedirect: Location");
+    },
+    getConsole: async () => {
+        const res = await anonymous.GET("/console/", { parseAs: "text" });
+        const page = ok(res, "getConsole");
+        assert(page.includes("/console/app.js"), "the console page loads its script");
+        assert((res.response.headers.get("content-security-policy") ?? "")
+            .includes("default-src 'self'"), "getConsole: CSP");
+    },
+    getConsoleFile: async () => {
+        const page = ok(await anonymous.GET("/console/{file}", {
+            params: { path: { file: "app.js" } }, parseAs: "text" }), "getConsoleFile");
+        assert(page.includes("render("), "app.js is the console's script");
+        fails(await anonymous.GET("/console/{file}", { params: { path: { file: "nope.js" } } }),
+              "getConsoleFile of an unknown file", 404, "route_not_found");
+    },
+    getDocs: async () => {
+        const page = ok(await anonymous.GET("/docs", { parseAs: "text" }), "getDocs");
+        assert(page.includes("/console/docs.js"), "the reference page loads its script");
+    },
+
     // Account
     getAccount: async () => {
         const a = ok(await client.GET("/v1/account"), "getAccount");

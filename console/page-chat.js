@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: MIT
+// page-chat.js: chatting with an employee. #/chat starts a conversation (with ?employee=<id>
+// preselected), #/chat/<conversation_id> continues one. Replies are streamed
+// (POST /v1/chat/stream) and rendered as their deltas arrive; each reply shows the knowledge it
+// drew on, linked to the documents, and takes 1-5 stars of feedback. The conversations list
+// pages with its cursor and filters by employee.
+//
+// Decisions: user text is shown as text and replies through the inert Markdown renderer, so
+// neither can run anything. A long conversation is one list of plain elements with
+// `content-visibility: auto` (page-chat.css): the browser lays out only what is on screen, so a
+// 1,000-message history scrolls smoothly without a virtual list. A stream cut midway keeps what
+// arrived, marked as incomplete, next to the error.
+
+import { html, useState, useEffect, useRef } from './preact.js';
+import { api, stream } from './api.js';
+import { usePaged, useLoad, ErrorBox, Loading, Empty, More, Time, ms, Markdown, Confirm,
+         PageTitle, useAction } from './ui.js';
+
+if (!document.querySelector('link[href="/console/page-chat.css"]')) {
+  const l = document.createElement('link');
+  l.rel = 'stylesheet';
+  l.href = '/console/page-chat.css';
+  document.head.appendChild(l);
+}
+
+// Every employee (the picker), read page by page.
+async function allEmployees(signal) {
+  const out = [];
+  let after = null;
+  do {
+    const page = await api('GET', '/v1/employees', { query: { limit: 100, after }, signal });
+    out.push(...page.employees);
+    after = page.has_more ? page.next_cursor : null;
+  } while (after);
+  return out;
+}
+
+function Conversations({ current, employees, refresh }) {
+  const [employee, setEmployee] = useState('');
+  const list = usePaged('/v1/conversations', 'conversations',
+                        { employee_id: employee, limit: 20 }, 'before', [refresh]);
+  const names = new Map((employees || []).map((e) => [e.id, e.name]));
+  return html`<aside class="convs" aria-labelledby="convs-h">
+    <div class="row"><h2 id="convs-h">Conversations</h2>
+      <a class="button" href="#/chat">New</a></div>
+    <label for="conv-emp" class="small">Employee</label>
+    <select id="conv-emp" value=${employee} onChange=${(e) => setEmployee(e.target.value)}>
+      <option value="">All employees</option>
+      ${(employees || []).map((e) => html`<option key=${e.id} value=${e.id}>${e.name}</option>`)}
+    </select>
+    ${list.loading && !list.items.length ? html`<${Loading} />` : null}
+    ${!list.loading && !list.error && !list.items.length
+      ? html`<${Empty}>No conversation yet.</${Empty}>` : null}
+    <ul class="plain conv-list">
+      ${list.items.map((c) => html`<li key=${c.id}>
+        <a href=${'#/chat/' + c.id} aria-current=${c.id === current ? 'page' : undefined}>
+          <span class="conv-title">${c.title}</span>
+          <span class="small">${names.get(c.employee_id) || c.employee_id} · ${
+            c.message_count} messages · <${Time} iso=${c.updated_at} /></span></a></li>`)}
+    </ul>
+    <${More} list=${list} />
+  </aside>`;
+}
+
+function Stars({ conv, msg }) {
+  const [rating, setRating] = useState(msg.rating || 0);
+  const act = useAction();
+  const rate = (n) => act.run(async () => {
+    await api('POST', `/v1/conversations/${conv}/messages/${msg.id}/feedback`,
+              { body: { rating: n } });
+    setRating(n);
+  });
+  return html`<div class="stars" role="group" aria-label="Rate this reply">
+    ${[1, 2, 3, 4, 5].map((n) => html`<button key=${n} type="button" class="star"
+      aria-pressed=${rating >= n ? 'true' : 'false'} disabled=${act.busy}
+      aria-label=${`${n} star${n > 1 ? 's' : ''}`} onClick=${() => rate(n)}>${
+        rating >= n ? '★' : '☆'}</button>`)}
+    ${rating ? html`<span class="small">Rated ${rating} of 5</span>` : null}
+    <${ErrorBox} error=${act.error} />
+  </div>`;
+}
+
+function Sources({ sources }) {
+  if (!sources || !sources.length) return null;
+  return html`<details class="sources"><summary>Sources (${sources.length})</summary><ul>
+    ${sources.map((s) => html`<li key=${s.chunk_id}>
+      <a href=${'#/knowledge/' + s.document_id}>${s.document_name}</a>
+      <span class="small"> score ${Number(s.score).toFixed(3)}</span></li>`)}
+  </ul></details>`;
+}
+
+function Message({ m, conv, employee }) {
+  const mine = m.role === 'user';
+  return html`<li class=${'msg ' + (mine ? 'msg-user' : 'msg-assistant')}>
+    <div class="msg-head small">${mine ? 'You' : employee || 'Assistant'} · <${Time}
+      iso=${m.created_at} />${m.credits_used ? ` · ${m.credits_used} credits` : ''}${
+      m.response_ms > 0 ? ` · ${ms(m.response_ms)}` : ''}</div>
+    ${mine ? html`<div class="msg-text">${m.content}</div>`
+           : html`<${Markdown} text=${m.content} />`}
+    ${m.partial ? html`<p class="small" role="status">${m.done ? '' : 'Writing…'}</p>` : null}
+    ${m.cut ? html`<p class="field-error">This reply is incomplete: the stream was cut.</p>`
+            : null}
+    ${!mine ? html`<${Sources} sources=${m.sources} />` : null}
+    ${!mine && conv && !m.partial && m.id ? html`<${Stars} conv=${conv} msg=${m} />` : null}
+  </li>`;
+}
+
+export default function ChatPage({ parts, query }) {
+  const convId = parts[0] || null;
+  const emps = useLoad(allEmployees, []);
+  const conv = useLoad((signal) => (convId
+    ? api('GET', `/v1/conversations/${convId}`, { signal }) : Promise.resolve(null)), [convId]);
+  const [employee, setEmployee] = useState(query.employee || '');
+  const [text, setText] = useState('');
+  const [live, setLive] = useState([]); // messages of this visit not yet read back
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const [refresh, setRefresh] = useState(0);
+  const [announce, setAnnounce] = useState('');
+  const del = useAction();
+  const endRef = useRef(null);
+  const ctl = useRef(null);
+
+  useEffect(() => { setLive([]); setError(null); }, [convId]);
+  useEffect(() => () => ctl.current && ctl.current.abort(), []);
+  useEffect(() => {
+    if (endRef.current) endRef.current.scrollIntoView({ block: 'end' });
+  }, [conv.data, live]);
+
+  const c = conv.data;
+  const empId = c ? c.employee_id : employee;
+  const empName = (emps.data || []).find((e) => e.id === empId);
+
+  const send = async (ev) => {
+    ev.preventDefault();
+    const message = text.trim();
+    if (!message || busy) return;
+    if (!empId) {
+      setError({ code: 'invalid_request', param: 'employee_id',
+                 message: 'Choose an employee to chat with first.' });
+      return;
+    }
+    setBusy(true);
+    setError(null);
+    setText('');
+    const user = { id: null, role: 'user', content: message, created_at: new Date().toISOString() };
+    let reply = { role: 'assistant', content: '', partial: true, created_at: null };
+    setLive((l) => [...l, user, reply]);
+    const update = (f) => {
+      reply = { ...reply, ...f(reply) };
+      setLive((l) => [...l.slice(0, -1), reply]);
+    };
+    ctl.current = new AbortController();
+    let newConv = null;
+    try {
+      await stream('/v1/chat/stream', {
+        employee_id: empId, message, ...(convId ? { conversation_id: convId } : {}),
+      }, (name, data) => {
+        if (name === 'message.created') {
+          newConv = data.conversation_id;
+          update(() => ({ id: data.id, created_at: data.created_at }));
+        } else if (name === 'message.delta') {
+          update((r) => ({ content: r.content + data.delta }));
+        } else if (name === 'message.completed') {
+          update(() => ({ ...data, partial: false }));
+          setAnnounce('Reply complete.');
+        } else if (name === 'error') {
+          update(() => ({ partial: false, cut: true }));
+          setError(data.error || { code: 'error', message: 'The reply failed.' });
+        }
+      }, ctl.current.signal);
+    } catch (e) {
+      update(() => ({ partial: false, cut: e.code === 'network_error' }));
+      if (e.code !== 'aborted') setError(e);
+      if (!newConv) setText(message); // nothing was stored: the text is not lost
+    }
+    setBusy(false);
+    setRefresh((n) => n + 1);
+    if (!convId && newConv) location.hash = '#/chat/' + newConv;
+  };
+
+  const remove = () => del.run(async () => {
+    await api('DELETE', `/v1/conversations/${convId}`);
+    setRefresh((n) => n + 1);
+    location.hash = '#/chat';
+  });
+
+  const shown = [...(c ? c.messages : []), ...live.filter((m) => !c ||
+    !c.messages.some((x) => x.id && x.id === m.id))];
+  return html`
+    <${PageTitle} actions=${convId ? html`<${Confirm} label="Delete conversation"
+      ask="Delete this conversation and all its messages?" onConfirm=${remove} />` : null}>${
+      c ? c.title : 'Chat'}</${PageTitle}>
+    <div class="chat">
+      <${Conversations} current=${convId} employees=${emps.data} refresh=${refresh} />
+      <section class="thread" aria-label="Conversation">
+        <${ErrorBox} error=${emps.error || conv.error || del.error} />
+        ${convId && !c && !conv.error ? html`<${Loading} what="the conversation" />` : null}
+        ${!convId ? html`<div class="field"><label for="chat-emp">Employee</label>
+          <select id="chat-emp" value=${employee} onChange=${(e) => setEmployee(e.target.value)}>
+            <option value="">Choose an employee…</option>
+            ${(emps.data || []).map((e) => html`<option key=${e.id} value=${e.id}
+              disabled=${e.status === 'offline'}>${e.name}, ${e.role}${
+                e.status === 'offline' ? ' (offline)' : ''}</option>`)}
+          </select></div>` : html`<p class="small">With ${empName ? empName.name : empId}.</p>`}
+        ${shown.length ? html`<ol class="plain msgs" aria-label="Messages">
+          ${shown.map((m, i) => html`<${Message} key=${m.id || 'live' + i} m=${m}
+            conv=${convId} employee=${empName && empName.name} />`)}</ol>`
+          : convId ? null : html`<${Empty}>Ask anything to start a conversation.</${Empty}>`}
+        <div ref=${endRef}></div>
+        <p class="sr-only" aria-live="polite">${announce}</p>
+        <${ErrorBox} error=${error} />
+        <form class="composer" onSubmit=${send}>
+          <label for="chat-text">Message</label>
+          <textarea id="chat-text" value=${text} maxlength="32000" rows="3"
+            onInput=${(e) => setText(e.target.value)}
+            onKeyDown=${(e) => { if (e.key === 'Enter' && !e.shiftKey) send(e); }}
+            placeholder="Write a message. Enter sends, Shift+Enter starts a new line."></textarea>
+          <div class="row"><button type="submit" disabled=${busy || !text.trim()}>${
+            busy ? 'Replying…' : 'Send'}</button>
+            ${busy ? html`<button type="button" class="secondary"
+              onClick=${() => ctl.current.abort()}>Stop reading</button>` : null}</div>
+        </form>
+      </section>
+    </div>`;
+}
