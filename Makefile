@@ -59,7 +59,7 @@ $(OUT)/obj/%.o: src/%.c
 
 $(OUT)/obj/gen/%.o: $(OUT)/gen/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_BASE) $(OPT) -Wno-overlength-strings -c -o $@ $<
+	$(CC) $(CFLAGS_BASE) $(OPT) -Isrc -Wno-overlength-strings -c -o $@ $<
 
 $(OUT)/gen/migrations.c: $(sort $(wildcard src/store/sql/*.sql)) tools/embed.py
 	@mkdir -p $(dir $@)

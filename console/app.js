@@ -86,20 +86,24 @@ function RateLimit({ rate }) {
     ${' ' + reset}</span>`;
 }
 
-// The page module for 'name', loaded once.
+// The page module for 'name', loaded once. While another page's module is still the one held
+// (the address has just changed), nothing is rendered: the old page must not see the new
+// address's parts.
 const loaded = {};
 function usePage(name) {
-  const [mod, setMod] = useState(loaded[name] || null);
-  const [error, setError] = useState(null);
+  const [state, setState] = useState({ name, mod: loaded[name] || null, error: null });
   useEffect(() => {
     if (loaded[name]) {
-      setMod(loaded[name]);
+      setState({ name, mod: loaded[name], error: null });
       return;
     }
-    setMod(null);
-    import(`./page-${name}.js`).then((m) => { loaded[name] = m; setMod(m); }, setError);
+    setState({ name, mod: null, error: null });
+    import(`./page-${name}.js`).then((m) => {
+      loaded[name] = m;
+      setState({ name, mod: m, error: null });
+    }, (error) => setState({ name, mod: null, error }));
   }, [name]);
-  return { mod, error };
+  return state.name === name ? state : { name, mod: loaded[name] || null, error: null };
 }
 
 function Shell() {
@@ -116,16 +120,17 @@ function Shell() {
   return html`
     <a class="skip" href="#main" onClick=${(e) => { e.preventDefault();
       document.getElementById('main').focus(); }}>Skip to content</a>
-    ${mode === 'test' ? html`<div class="test-banner" role="note">
+    <header>
+    ${mode === 'test' ? html`<div class="test-banner">
       Test mode: you are looking at test data. Nothing here is charged.</div>` : null}
-    <header class="top">
+    <div class="top">
       <a class="brand" href="#/employees">Workforce</a>
       <span class=${'mode mode-' + mode}>${mode === 'live' ? 'Live' : 'Test'} key</span>
       ${a ? html`<span class="org">${a.name} · ${a.tier} · ${a.credits_remaining} credits</span>`
           : null}
       <${RateLimit} rate=${s.rate} />
       <button type="button" class="link" onClick=${signOut}>Sign out</button>
-    </header>
+    </div></header>
     <div class="layout">
       <nav aria-label="Sections">
         <ul>${PAGES.map(([p, label]) => html`<li key=${p}><a href=${'#/' + p}

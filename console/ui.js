@@ -159,7 +159,9 @@ export function ms(n) {
 
 // The JSON of 'v', indented, as text.
 export function Json({ value }) {
-  return html`<pre class="json">${value === undefined ? '' : JSON.stringify(value, null, 2)}</pre>`;
+  // A box that scrolls is focusable, so that a keyboard can scroll it too.
+  return html`<pre class="json" tabindex="0">${
+    value === undefined ? '' : JSON.stringify(value, null, 2)}</pre>`;
 }
 
 // ---- Markdown, inert ----
@@ -211,7 +213,8 @@ export function Markdown({ text }) {
       i++;
       blocks.push(html`<pre key=${blocks.length}><code>${body.join('\n')}</code></pre>`);
     } else if (/^#{1,6} /.test(line)) {
-      const level = Math.min(line.match(/^#+/)[0].length + 2, 6);
+      // Inside a page's h2 sections: # and ## are h3, ### h4, and so on.
+      const level = Math.min(Math.max(line.match(/^#+/)[0].length + 1, 3), 6);
       const T = 'h' + level;
       blocks.push(html`<${T} key=${blocks.length}>${inline(line.replace(/^#+ /, ''), i)}</${T}>`);
       i++;

@@ -13,7 +13,11 @@ cat <<MSG
 
     $key
 
-  Try it:
+  Open the console and sign in with that key:
+
+    http://$listen/console/
+
+  Or try the API (its reference: http://$listen/docs):
 
     curl -H "Authorization: Bearer $key" http://$listen/v1/employees
 
