@@ -153,6 +153,11 @@ function App() {
   return s.key ? html`<${Shell} />` : html`<${SignIn} />`;
 }
 
+// The end of an integration's OAuth round trip: the server's callback sends the browser to
+// /console/?provider=..&status=..[&error=..]; the integrations page shows that outcome.
+if (!location.hash && /[?&]provider=/.test(location.search) && /[?&]status=/.test(location.search))
+  history.replaceState(null, '', location.pathname + '#/integrations?' + location.search.slice(1));
+
 const root = document.getElementById('app');
 root.textContent = ''; // the boot message
 render(html`<${App} />`, root);

@@ -3016,19 +3016,22 @@ def build_paths():
     for path, op_id, summary in (("/", "getRoot", "Redirect to the console"),
                                  ("/console", "getConsoleRedirect", "Redirect to the console")):
         sp.add("get", path, op_id, summary, "Console", built=True, auth=False,
+               query_strict=False,
                description="302 to `/console/`. " + page_headers,
                ok={"status": "302", "description": "To the console.",
                    "headers": {"Location": {"description": "`/console/`.",
                                             "schema": {"type": "string"}}},
                    "content": {"text/plain": {"schema": {"type": "string"}}}})
     sp.add("get", "/console/", "getConsole", "The web console", "Console", built=True,
-           auth=False,
+           auth=False, query_strict=False,
            description="The console's page: a client of this API that runs in the browser, "
+                       "which reads its own query (an integration's OAuth round trip ends here "
+                       "with `?provider=&status=&error=`; other query parameters are ignored), "
                        "signed in with an API key kept in the tab's session storage (see "
                        "docs/console.md). Its files are embedded in the binary. " + page_headers,
            ok={"description": "The page.", "content": html_page})
     sp.add("get", "/console/{file}", "getConsoleFile", "A file of the console", "Console",
-           built=True, auth=False,
+           built=True, auth=False, query_strict=False,
            params=[path_param("file", "A file name, such as `app.js`.")],
            description="A script, style sheet or image of the console, gzip-compressed for a "
                        "client that accepts it, with an `ETag`: a request with a matching "
@@ -3041,6 +3044,7 @@ def build_paths():
            codes=["route_not_found"],
            notes={"route_not_found": "No such file."})
     sp.add("get", "/docs", "getDocs", "The API reference", "Console", built=True, auth=False,
+           query_strict=False,
            description="This document, rendered as a page in the browser from "
                        "`/v1/openapi.json`, with no request to any other host. "
                        "Operations have anchors: `/docs#<operationId>`. " + page_headers,

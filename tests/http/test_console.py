@@ -87,6 +87,14 @@ class ConsoleTest(ServerTestCase):
         self.assertEqual(other.body, r.body)
         self.assertNotEqual(self.server.get("/console/ui.js").header("ETag"), etag)
 
+    def test_a_query_is_the_pages_own(self):
+        # the end of an OAuth round trip lands on /console/ with the callback's outcome
+        r = self.server.get("/console/?provider=github&status=connected")
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(self.server.get("/console/app.js?v=2").status, 200)
+        self.assertEqual(self.server.get("/docs?x=1").status, 200)
+        self.assertEqual(self.server.get("/?a=b").status, 302)
+
     def test_unknown_file_and_no_escape(self):
         for path in ("/console/nope.js", "/console/..", "/console/%2e%2e%2fdocs%2fopenapi.json",
                      "/console/vendor/preact.js"):
