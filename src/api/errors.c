@@ -232,7 +232,8 @@ int api_docs_error(struct router_req *r, struct err *e)
     buf_init(&b, 16384);
     if (buf_appendf(&b,
                     "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                    "<title>%s</title></head>\n<body><h1>%s</h1>\n<p>HTTP status %u.</p>\n"
+                    "<title>%s</title><link rel=\"icon\" href=\"/console/icon.svg\">"
+                    "</head>\n<body><h1>%s</h1>\n<p>HTTP status %u.</p>\n"
                     "<p>%s</p>\n<p>Error bodies have the form <code>{\"error\": {\"code\", "
                     "\"message\", \"param\", \"doc_url\"}}</code>.</p>\n</body></html>\n",
                     codes[i].code, codes[i].code, codes[i].status, codes[i].doc)) {
