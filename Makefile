@@ -30,12 +30,14 @@ endif
 
 SRC := $(shell find src -name '*.c' | sort)
 LIB_SRC := $(filter-out src/main.c,$(SRC))
-GEN := $(OUT)/gen/migrations.c $(OUT)/gen/migrations_pg.c $(OUT)/gen/openapi.c $(OUT)/gen/console.c
+GEN := $(OUT)/gen/migrations.c $(OUT)/gen/migrations_pg.c $(OUT)/gen/console.c
 OBJ := $(patsubst src/%.c,$(OUT)/obj/%.o,$(LIB_SRC)) $(OUT)/obj/gen/migrations.o \
-       $(OUT)/obj/gen/migrations_pg.o $(OUT)/obj/gen/openapi.o $(OUT)/obj/gen/console.o
+       $(OUT)/obj/gen/migrations_pg.o $(OUT)/obj/gen/console.o
 # The web console: its own files, and the npm libraries it imports, copied in under a fixed name.
 CONSOLE_FILES := $(sort $(wildcard console/*.html console/*.js console/*.css console/*.svg))
 CONSOLE_LIBS := node_modules/htm/preact/standalone.module.js=preact.js
+# ... and the OpenAPI document, so that /v1/openapi.json is sent compressed too (console.c).
+CONSOLE_LIBS += docs/openapi.json=openapi.json
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRC))
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
@@ -70,13 +72,9 @@ $(OUT)/gen/migrations_pg.c: $(sort $(wildcard src/store/sql_pg/*.sql)) tools/emb
 	python3 tools/embed.py --array store_pg_migrations $(sort $(wildcard src/store/sql_pg/*.sql)) > $@.tmp && mv $@.tmp $@
 
 $(OUT)/gen/console.c: $(CONSOLE_FILES) $(foreach l,$(CONSOLE_LIBS),$(firstword $(subst =, ,$(l)))) \
-                      tools/embed_console.py tools/embed.py src/api/console_assets.h
+                      tools/embed_console.py tools/embed.py src/api/console_assets.h Makefile
 	@mkdir -p $(dir $@)
 	python3 tools/embed_console.py $@ $(CONSOLE_FILES) $(CONSOLE_LIBS)
-
-$(OUT)/gen/openapi.c: docs/openapi.json tools/embed.py
-	@mkdir -p $(dir $@)
-	python3 tools/embed.py --blob api_openapi_json docs/openapi.json > $@.tmp && mv $@.tmp $@
 
 # ---- Tests ----
 $(OUT)/tests/%: tests/unit/%.c tests/unit/t.h $(OUT)/libworkforce.a

@@ -363,6 +363,7 @@ bash bench/knowledge.sh || exit 1
 bash bench/tasks.sh || exit 1
 bash bench/workflows.sh || exit 1
 bash bench/webhooks.sh || exit 1
+bash bench/console.sh || exit 1
 python3 bench/memory.py || exit 1
 bash bench/soak.sh || exit 1
 bash bench/nodes.sh || exit 1

@@ -113,6 +113,8 @@ function Shell() {
   const [accountError, setAccountError] = useState(null);
   useEffect(() => {
     if (!s.account) loadAccount().catch(setAccountError);
+    // After sign-in the form is gone: the keyboard starts again at the content.
+    if (document.activeElement === document.body) document.getElementById('main').focus();
   }, []);
   const a = s.account;
   const mode = a ? a.key.mode : keyMode(s.key);

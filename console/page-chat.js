@@ -23,6 +23,9 @@ if (!document.querySelector('link[href="/console/page-chat.css"]')) {
   document.head.appendChild(l);
 }
 
+// What a cut first reply leaves for the conversation's own address (see ChatPage).
+let carried = null;
+
 // Every employee (the picker), read page by page.
 async function allEmployees(signal) {
   const out = [];
@@ -43,7 +46,7 @@ function Conversations({ current, employees, refresh }) {
   return html`<aside class="convs" aria-labelledby="convs-h">
     <div class="row"><h2 id="convs-h">Conversations</h2>
       <a class="button" href="#/chat">New</a></div>
-    <label for="conv-emp" class="small">Employee</label>
+    <label for="conv-emp" class="small">Filter by employee</label>
     <select id="conv-emp" value=${employee} onChange=${(e) => setEmployee(e.target.value)}>
       <option value="">All employees</option>
       ${(employees || []).map((e) => html`<option key=${e.id} value=${e.id}>${e.name}</option>`)}
@@ -121,7 +124,15 @@ export default function ChatPage({ parts, query }) {
   const endRef = useRef(null);
   const ctl = useRef(null);
 
-  useEffect(() => { setLive([]); setError(null); }, [convId]);
+  // A new conversation's address is taken as soon as its first reply ends. If that reply was
+  // cut, what arrived and the error are carried over (the server has stored the user message,
+  // and the reply that failed is not stored), so the page does not lose them.
+  useEffect(() => {
+    const c = carried;
+    carried = null;
+    setLive(c && c.conv === convId ? c.live : []);
+    setError(c && c.conv === convId ? c.error : null);
+  }, [convId]);
   useEffect(() => () => ctl.current && ctl.current.abort(), []);
   useEffect(() => {
     if (endRef.current) endRef.current.scrollIntoView({ block: 'end' });
@@ -152,6 +163,7 @@ export default function ChatPage({ parts, query }) {
     };
     ctl.current = new AbortController();
     let newConv = null;
+    let failed = null;
     try {
       await stream('/v1/chat/stream', {
         employee_id: empId, message, ...(convId ? { conversation_id: convId } : {}),
@@ -166,17 +178,25 @@ export default function ChatPage({ parts, query }) {
           setAnnounce('Reply complete.');
         } else if (name === 'error') {
           update(() => ({ partial: false, cut: true }));
-          setError(data.error || { code: 'error', message: 'The reply failed.' });
+          failed = data.error || { code: 'error', message: 'The reply failed.' };
+          setError(failed);
         }
       }, ctl.current.signal);
     } catch (e) {
       update(() => ({ partial: false, cut: e.code === 'network_error' }));
-      if (e.code !== 'aborted') setError(e);
+      if (e.code !== 'aborted') {
+        failed = e;
+        setError(e);
+      }
       if (!newConv) setText(message); // nothing was stored: the text is not lost
     }
     setBusy(false);
     setRefresh((n) => n + 1);
-    if (!convId && newConv) location.hash = '#/chat/' + newConv;
+    if (!convId && newConv) {
+      if (failed)
+        carried = { conv: newConv, live: [{ ...user, carried: true }, reply], error: failed };
+      location.hash = '#/chat/' + newConv;
+    }
   };
 
   const remove = () => del.run(async () => {
@@ -185,8 +205,11 @@ export default function ChatPage({ parts, query }) {
     location.hash = '#/chat';
   });
 
-  const shown = [...(c ? c.messages : []), ...live.filter((m) => !c ||
-    !c.messages.some((x) => x.id && x.id === m.id))];
+  // The stored messages, then this visit's that are not among them (a carried user message is
+  // stored: it shows once the conversation is read).
+  const stored = c ? c.messages : [];
+  const shown = [...stored, ...live.filter((m) => !stored.some((x) => (m.id && x.id === m.id) ||
+    (m.carried && x.role === m.role && x.content === m.content)))];
   return html`
     <${PageTitle} actions=${convId ? html`<${Confirm} label="Delete conversation"
       ask="Delete this conversation and all its messages?" onConfirm=${remove} />` : null}>${

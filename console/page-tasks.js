@@ -413,7 +413,7 @@ function Runs({ runs }) {
       <td class="run-out">
         ${r.error ? html`<div class="task-error-line">${r.error}</div>` : null}
         ${r.result ? html`<details><summary>Result (${
-          r.result.length.toLocaleString()} characters)</summary><${Markdown}
+          r.result.length.toLocaleString() + ' characters'})</summary><${Markdown}
           text=${r.result} /></details>` : null}
         ${!r.error && !r.result ? html`<span class="muted">—</span>` : null}
       </td>

@@ -311,7 +311,7 @@ const claimed = (error, params) => params.some((p) => paramError(error, p));
 function EmployeeOptions({ employees, value }) {
   const list = employees || [];
   return html`
-    ${value ? null : html`<option value="">Choose an employee</option>`}
+    <option value="">Choose an employee</option>
     ${list.map((e) => html`<option key=${e.id} value=${e.id}>${e.name} (${e.role})</option>`)}
     ${value && !list.some((e) => e.id === value)
       ? html`<option value=${value}>${value}</option>` : null}`;

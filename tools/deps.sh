@@ -2,12 +2,14 @@
 # SPDX-License-Identifier: MIT
 # Install what the build and the tests need and the machine lacks: Debian packages through
 # apt-get (as root), and the pinned npm tools of package-lock.json. Nothing else is downloaded.
+# Debian's chromium is the browser of the console's tests and bench (puppeteer-core drives it;
+# no browser is downloaded).
 set -eu
 cd "$(dirname "$0")/.."
 
 PKGS="gcc make pkg-config python3 libmicrohttpd-dev libjansson-dev libsqlite3-dev libssl-dev libcurl4-openssl-dev \
 clang libclang-rt-14-dev clang-format libunistring-dev poppler-utils libzip-dev libxml2-dev libseccomp-dev groff pandoc qpdf \
-libpq-dev postgresql-15 libhiredis-dev redis-server"
+libpq-dev postgresql-15 libhiredis-dev redis-server chromium"
 
 missing=""
 for p in $PKGS; do
@@ -48,7 +50,8 @@ if [ -n "$missing" ]; then
 fi
 
 # npm tools (OpenAPI lint, mock LLM, SSE client, the OpenAI, MCP and Standard Webhooks clients,
-# the typed-client generator and tsc), exactly as locked.
+# the typed-client generator and tsc, puppeteer-core and axe-core) and the console's library
+# (htm, embedded in the binary), exactly as locked.
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
     echo "deps: npm ci"
     npm ci --no-audit --no-fund --loglevel=error >/dev/null

@@ -7,6 +7,8 @@
 #   http (python)      the black-box suite against build/workforce and the ASan+UBSan binary,
 #                      and against two nodes of build/workforce on a PostgreSQL of its own,
 #                      with the shared limits in it and then in a Redis of its own
+#   browser (node)     the web console in Debian's Chromium (puppeteer-core) against
+#                      build/workforce: flows, inert user content, a11y (axe-core), headers
 #   openapi            generated document up to date + redocly lint
 #   check              clang-format + banned functions
 set -u
@@ -113,6 +115,12 @@ if [ -n "${WORKFORCE_TEST_PG_URL:-}" ]; then
         failed=$((failed + 1))
     fi
 fi
+
+# The console in a browser (tests/browser/console.mjs): servers of build/workforce of its own,
+# screenshots in build/test-artifacts/console/. `timeout` bounds a hung browser (the suite then
+# stops its servers and prints a failing result line; no line at all counts as a failure).
+timeout -k 15 600 node tests/browser/console.mjs >"$LOGS/browser.log" 2>&1
+add_line browser "$LOGS/browser.log"
 
 bash tests/openapi/run.sh >"$LOGS/openapi.log" 2>&1
 add_line openapi "$LOGS/openapi.log"

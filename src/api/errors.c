@@ -233,9 +233,9 @@ int api_docs_error(struct router_req *r, struct err *e)
     if (buf_appendf(&b,
                     "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                     "<title>%s</title><link rel=\"icon\" href=\"/console/icon.svg\">"
-                    "</head>\n<body><h1>%s</h1>\n<p>HTTP status %u.</p>\n"
+                    "</head>\n<body><main><h1>%s</h1>\n<p>HTTP status %u.</p>\n"
                     "<p>%s</p>\n<p>Error bodies have the form <code>{\"error\": {\"code\", "
-                    "\"message\", \"param\", \"doc_url\"}}</code>.</p>\n</body></html>\n",
+                    "\"message\", \"param\", \"doc_url\"}}</code>.</p>\n</main></body></html>\n",
                     codes[i].code, codes[i].code, codes[i].status, codes[i].doc)) {
         buf_cleanup(&b);
         return err_set(e, ERR_INTERNAL, "internal_error", NULL, "page too large");

@@ -74,6 +74,17 @@ class ConsoleTest(ServerTestCase):
         self.assertIsNone(refused.header("Content-Encoding"))
         self.assertEqual(refused.body, plain.body)
 
+    def test_openapi_document_compressed(self):
+        plain = self.server.get("/v1/openapi.json")
+        self.assertEqual(plain.status, 200)
+        self.assertTrue(plain.header("Content-Type").startswith("application/json"))
+        z = self.server.get("/v1/openapi.json", headers={"Accept-Encoding": "gzip"})
+        self.assertEqual(z.header("Content-Encoding"), "gzip")
+        self.assertEqual(gzip.decompress(z.body), plain.body)
+        self.assertLess(len(z.body) * 5, len(plain.body))
+        again = self.server.get("/v1/openapi.json", headers={"If-None-Match": z.header("ETag")})
+        self.assertEqual(again.status, 304)
+
     def test_etag_revalidation(self):
         r = self.server.get("/console/app.js")
         etag = r.header("ETag")

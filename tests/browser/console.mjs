@@ -1,0 +1,879 @@
+// SPDX-License-Identifier: MIT
+// console.mjs: the web console in a real browser (Debian's Chromium, headless, driven by
+// puppeteer-core; nothing downloads a browser). Run by tools/test.sh as
+//   node tests/browser/console.mjs
+// against build/workforce (or $WORKFORCE_BIN). One TAP-like line per test, then
+// "browser: N passed, N failed". Screenshots of every page go to build/test-artifacts/console/.
+//
+// What runs: a mock of an OpenAI-compatible model (tests/mock/openai_mock.py: its [[slow:MS]]
+// marker makes a reply stream slowly enough to watch it grow), a server in front of it with a
+// fresh database (live keys use the mock; test keys keep the built-in engine, as a user's test
+// keys do), and a second server of the same kind that the stream-cut test kills mid-reply.
+//
+// Tests find things as a user does: by role and accessible name (puppeteer's ::-p-aria), label
+// and visible text; never by the pages' CSS classes. Each test has a fresh incognito context
+// (so a fresh session storage: it signs in itself) and fails on a console error or a request to
+// another host unless it expects them (the error tests' failed requests). Every audited page
+// gets an a11y test of its own at the end (axe-core: no serious or critical violation).
+
+import puppeteer from 'puppeteer-core';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import {
+  CHROMIUM, UI, WORK, allowOrigin, assert, audit, auditResults, byRole, fieldError, halt,
+  killAllSync, labelled, mkdirs, newPage, note, notBlank, startMock, startServer, stopAll,
+  summary, tabTo, test, until, waitAlert, waitText,
+} from './harness.mjs';
+
+const SUITE_DEADLINE_MS = 8 * 60_000;
+const t0 = Date.now();
+
+// ---- Setup and teardown ----
+
+let browser = null;
+let exiting = false;
+async function teardown() {
+  if (browser) {
+    const proc = browser.process();
+    await Promise.race([browser.close().catch(() => {}),
+                        new Promise((r) => setTimeout(r, 10_000))]);
+    if (proc && proc.exitCode === null) {
+      try { process.kill(proc.pid, 'SIGKILL'); } catch { /* gone */ }
+    }
+    browser = null;
+  }
+  if (provider) provider.close();
+  provider = null;
+  await stopAll();
+}
+function onSignal(sig) {
+  if (exiting) return;
+  exiting = true;
+  halt(`the suite was stopped by ${sig}`);
+  teardown().finally(() => process.exit(1));
+}
+process.on('SIGTERM', () => onSignal('SIGTERM'));
+process.on('SIGINT', () => onSignal('SIGINT'));
+process.on('exit', () => {
+  killAllSync();
+  const p = browser && browser.process();
+  if (p && p.exitCode === null) try { process.kill(p.pid, 'SIGKILL'); } catch { /* gone */ }
+});
+const watchdog = setTimeout(() => {
+  if (exiting) return;
+  exiting = true;
+  halt(`the suite passed its deadline of ${SUITE_DEADLINE_MS / 1000} s`);
+  teardown().finally(() => process.exit(1));
+}, SUITE_DEADLINE_MS);
+watchdog.unref();
+
+// The errors a test provokes on purpose: Chromium logs each failed request as a console error.
+const FAILED_STATUS = (...codes) => new RegExp(`status of (${codes.join('|')})\\b`);
+const NET_ERR = /net::ERR_|Failed to fetch|network error/i;
+
+// ---- Shared steps ----
+
+let S = null; // the main server
+let CUT = null; // the server killed mid-stream
+let provider = null; // the OAuth provider of the connect round trip
+let K = {}; // keys
+let EMP = []; // the employees of the main server's test org
+let LIVE_EMP = []; // and of its live org (live mode has data of its own)
+
+async function open(ctx, server, hash = '') {
+  const page = await newPage(ctx);
+  await page.goto(`${server.url}/console/${hash}`, { waitUntil: 'load' });
+  return page;
+}
+
+// Sign in by typing the key into "API key" and pressing Enter; wait for the shell.
+async function signIn(page, key) {
+  const input = await page.locator(byRole('textbox', 'API key')).waitHandle();
+  await input.type(key);
+  await page.keyboard.press('Enter');
+  await page.locator(byRole('navigation', 'Sections')).wait();
+}
+
+async function openSignedIn(ctx, server, key, hash = '') {
+  const page = await open(ctx, server);
+  await signIn(page, key);
+  // the first page first, as a user sees it
+  await page.waitForFunction(() => document.querySelectorAll('main h1').length === 1,
+                             { timeout: UI, polling: 100 });
+  if (hash) await goHash(page, hash);
+  return page;
+}
+
+// Follow a link of the console by its address (what the nav links do).
+async function goHash(page, hash) {
+  await page.evaluate((h) => { location.hash = h; }, hash);
+  await page.waitForFunction((h) => location.hash === h, { timeout: UI }, hash);
+}
+
+// The page's h1 holds 'text'.
+async function heading(page, text, timeout = UI) {
+  return waitText(page, text, { selector: 'h1', timeout });
+}
+
+// The chat composer and the last reply.
+const THREAD = 'section[aria-label="Conversation"]';
+const MESSAGES = 'ol[aria-label="Messages"]';
+
+async function lastReplyDone(page, timeout = WORK) {
+  // the reply is complete when no "Writing…" status is left and its stars are offered
+  await page.waitForFunction((sel) => {
+    const items = [...document.querySelectorAll(sel + ' > li')];
+    const last = items[items.length - 1];
+    if (!last) return false;
+    const writing = [...last.querySelectorAll('[role="status"]')]
+      .some((s) => /Writing/.test(s.textContent));
+    return !writing && !!last.querySelector('[role="group"][aria-label="Rate this reply"]');
+  }, { timeout, polling: 100 }, MESSAGES);
+}
+
+// ---- The tests ----
+
+async function headerTests() {
+  await test('headers: /console/ and /docs carry the CSP, nosniff and no-referrer; / redirects',
+             async () => {
+    for (const p of ['/console/', '/docs']) {
+      const r = await fetch(S.url + p);
+      assert(r.status === 200, `${p}: status ${r.status}`);
+      const csp = r.headers.get('content-security-policy') || '';
+      assert(csp.includes("default-src 'self'"), `${p}: CSP is "${csp}"`);
+      assert(r.headers.get('x-content-type-options') === 'nosniff', `${p}: nosniff`);
+      assert(r.headers.get('referrer-policy') === 'no-referrer', `${p}: referrer policy`);
+    }
+    const r = await fetch(S.url + '/', { redirect: 'manual' });
+    assert([301, 302, 303, 307, 308].includes(r.status), `GET / answered ${r.status}`);
+    const to = new URL(r.headers.get('location') || '', S.url);
+    assert(to.origin === S.url && to.pathname === '/console/', `GET / redirects to ${to}`);
+  });
+}
+
+async function signInTests() {
+  await test('sign-in: with the keyboard alone (Tab, type, Enter); the test-mode banner shows',
+             async (ctx) => {
+    const page = await open(ctx, S);
+    await heading(page, 'Workforce console');
+    await audit(page, 'signin');
+    const input = await page.locator(byRole('textbox', 'API key')).waitHandle();
+    // from the top of the page, as a user arriving with the keyboard
+    await page.evaluate(() => document.activeElement && document.activeElement.blur());
+    await tabTo(page, input, 20);
+    await page.keyboard.type(K.test);
+    await page.keyboard.press('Enter');
+    await page.locator(byRole('navigation', 'Sections')).wait();
+    await waitText(page, 'Test mode', { selector: 'header' });
+    await waitText(page, /Test key/i); // (shown in capitals by its style)
+    await heading(page, 'Employees');
+    await audit(page, 'employees');
+  }, { browser });
+
+  await test('sign-in: a wrong key shows role=alert with its code, not a blank page',
+             async (ctx) => {
+    const page = await open(ctx, S);
+    const wrong = 'svc_test_sk_' + 'x'.repeat(40);
+    const expect = (await S.api(wrong, 'GET', '/v1/account')).json.error.code;
+    await signInFails(page, wrong, expect);
+    await audit(page, 'signin-error');
+  }, { browser, allow: [FAILED_STATUS(401)] });
+
+  await test('sign-in: a revoked key shows role=alert with its code, not a blank page',
+             async (ctx) => {
+    const key = S.createKey('acme', { mode: 'test' });
+    S.cli('keys', 'revoke', S.keyId('acme', key));
+    const expect = (await S.api(key, 'GET', '/v1/account')).json.error.code;
+    const page = await open(ctx, S);
+    await signInFails(page, key, expect);
+  }, { browser, allow: [FAILED_STATUS(401)] });
+
+  await test('sign-in: a live key shows live mode, no test banner', async (ctx) => {
+    const page = await openSignedIn(ctx, S, K.live);
+    await waitText(page, /Live key/i);
+    const banner = await page.evaluate(() => /Test mode/.test(document.body.innerText));
+    assert(!banner, 'a live key shows the test-mode banner');
+    await goHash(page, '#/account');
+    await heading(page, 'Account');
+    await waitText(page, /Live: real data/, { selector: 'main' });
+    await audit(page, 'account');
+  }, { browser });
+}
+
+async function signInFails(page, key, code) {
+  const input = await page.locator(byRole('textbox', 'API key')).waitHandle();
+  await input.type(key);
+  await page.keyboard.press('Enter');
+  const text = await waitAlert(page, code);
+  assert(text.trim().length > code.length, `the alert says only "${text}"`);
+  await heading(page, 'Workforce console'); // still the sign-in page, with its form
+  await page.locator(byRole('textbox', 'API key')).wait();
+  await notBlank(page);
+}
+
+async function shellTests() {
+  await test('shell: the navigation reaches every page; each renders its h1', async (ctx) => {
+    const page = await openSignedIn(ctx, S, K.test);
+    const pages = [['Employees', 'Employees'], ['Chat', 'Chat'], ['Knowledge', null],
+                   ['Tasks', null], ['Workflows', null], ['Integrations', null],
+                   ['Webhooks & events', null], ['Account', 'Account']];
+    for (const [link, h1] of pages) {
+      await page.locator(byRole('link', link, 'nav[aria-label="Sections"]')).click();
+      await page.waitForFunction((l) => {
+        const a = [...document.querySelectorAll('nav a[aria-current="page"]')];
+        return a.some((x) => x.textContent.trim() === l);
+      }, { timeout: UI }, link);
+      // every page has exactly one h1 once it has loaded
+      await page.waitForFunction(() => document.querySelectorAll('main h1').length === 1 &&
+        !document.querySelector('main [role="status"]'), { timeout: UI });
+      if (h1) await heading(page, h1);
+      await notBlank(page);
+    }
+  }, { browser });
+
+  await test('shell: a page chosen while the first one still loads is the page shown',
+             async (ctx) => {
+    // page-employees.js (the first page after sign-in) is held back until Chat has loaded
+    const page = await newPage(ctx);
+    await page.setRequestInterception(true);
+    let held = null;
+    page.on('request', (req) => {
+      if (req.isInterceptResolutionHandled()) return;
+      if (new URL(req.url()).pathname === '/console/page-employees.js') held = req;
+      else req.continue();
+    });
+    await page.goto(`${S.url}/console/`, { waitUntil: 'load' });
+    await signIn(page, K.test);
+    await until('page-employees.js to be asked for', () => held, UI);
+    await goHash(page, '#/chat');
+    await heading(page, 'Chat');
+    await held.continue();
+    // the held module is evaluated (an import of it resolves after the shell's own), then the
+    // shell renders what it decided: two animation frames later the page must still be Chat
+    await page.evaluate(async () => {
+      await import('/console/page-employees.js');
+      await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    });
+    const h1 = await page.$eval('main h1', (h) => h.textContent.trim());
+    assert(h1 === 'Chat', `the address is #/chat but the page shown is "${h1}"`);
+  }, { browser });
+
+  await test('employees: an employee\'s page shows its profile and statistics', async (ctx) => {
+    const e = EMP[0];
+    const page = await openSignedIn(ctx, S, K.test);
+    await page.locator(byRole('link', e.name)).click();
+    await heading(page, e.name);
+    await page.locator(byRole('heading', 'Profile')).wait();
+    await page.locator(byRole('heading', 'Statistics')).wait();
+    await waitText(page, /Messages: \d+ in the period/, { selector: 'main' });
+    await audit(page, 'employee');
+  }, { browser });
+}
+
+async function chatTests() {
+  const emp = LIVE_EMP.find((e) => e.name === 'Noah') || LIVE_EMP[0];
+  let convId = null;
+
+  await test('chat: choose an employee and send with the keyboard alone; the reply streams in',
+             async (ctx) => {
+    const page = await openSignedIn(ctx, S, K.live, '#/chat');
+    await heading(page, 'Chat');
+    const picker = await page.locator(byRole('combobox', 'Employee', THREAD)).waitHandle();
+    await page.waitForFunction((s) => s.options.length > 1, { timeout: UI }, picker);
+    await audit(page, 'chat');
+    await page.evaluate(() => document.activeElement && document.activeElement.blur());
+    await tabTo(page, picker);
+    await page.keyboard.type(emp.name); // a closed select picks the option typed
+    await page.waitForFunction((s, id) => s.value === id, { timeout: UI }, picker, emp.id);
+    const box = await page.locator(byRole('textbox', 'Message', THREAD)).waitHandle();
+    await tabTo(page, box, 10);
+    // Record the reply as it renders: its text, and whether it was still being written.
+    await page.evaluate((sel) => {
+      window.__seen = [];
+      new MutationObserver(() => {
+        const items = [...document.querySelectorAll(sel + ' > li')];
+        const last = items[items.length - 1];
+        if (!last || items.length < 2) return;
+        const writing = [...last.querySelectorAll('[role="status"]')]
+          .some((s) => /Writing/.test(s.textContent));
+        window.__seen.push({ writing, text: last.innerText });
+      }).observe(document.body, { subtree: true, childList: true, characterData: true });
+    }, MESSAGES);
+    const message = 'When are you open? [[slow:400]]';
+    await page.keyboard.type(message);
+    await page.keyboard.press('Enter');
+    await lastReplyDone(page);
+    const seen = await page.evaluate(() => window.__seen);
+    const partial = seen.filter((s) => s.writing && s.text.includes('Hello from'));
+    const lengths = new Set(partial.map((s) => s.text.length));
+    assert(lengths.size >= 2,
+           `the reply did not grow while being written (${lengths.size} partial states seen)`);
+    await waitText(page, 'Hello from the mock. You said: When are you open?',
+                   { selector: `${MESSAGES} > li:last-child` });
+    const sentBox = await page.$eval(byRole('textbox', 'Message', THREAD), (t) => t.value);
+    assert(sentBox === '', 'the composer was not cleared');
+    await page.waitForFunction(() => /^#\/chat\/conv_/.test(location.hash), { timeout: UI });
+    convId = await page.evaluate(() => location.hash.split('/')[2]);
+    await audit(page, 'chat-conversation');
+  }, { browser });
+
+  await test('chat: markup in a message and in a reply stays text (no img, no dialog, no ' +
+             'javascript: href)', async (ctx) => {
+    const reply = 'Echo: <img src=x onerror=alert(1)> and [x](javascript:alert(1)) and ' +
+                  '[y]( JavaScript:alert(2)) and [ok](/docs)';
+    const say = Buffer.from(reply).toString('base64');
+    const message = `<img src=x onerror=alert(1)> [x](javascript:alert(1)) [[say:${say}]]`;
+    const page = await openSignedIn(ctx, S, K.live, '#/chat?employee=' + emp.id);
+    const picker = await page.locator(byRole('combobox', 'Employee', THREAD)).waitHandle();
+    await page.waitForFunction((s, id) => s.value === id, { timeout: UI }, picker, emp.id);
+    await page.locator(byRole('textbox', 'Message', THREAD)).fill(message);
+    await page.locator(byRole('button', 'Send', THREAD)).click();
+    await lastReplyDone(page);
+    await waitText(page, '<img src=x onerror=alert(1)>', { selector: MESSAGES });
+    await waitText(page, 'Echo: <img src=x onerror=alert(1)>', { selector: MESSAGES });
+    const found = await page.evaluate(() => {
+      const bad = [];
+      for (const el of document.querySelectorAll('*')) {
+        if (el.tagName === 'IMG') bad.push('img ' + el.outerHTML);
+        for (const a of el.attributes)
+          if (/^\s*javascript:/i.test(a.value) || /^on/i.test(a.name))
+            bad.push(`${el.tagName} ${a.name}="${a.value}"`);
+      }
+      return bad;
+    });
+    assert(found.length === 0, 'the DOM holds: ' + found.join('; '));
+    assert(page.dialogs.length === 0, 'a dialog fired: ' + page.dialogs.join('; '));
+    // the safe link is kept, as a link
+    await page.locator(byRole('link', 'ok', MESSAGES)).wait();
+  }, { browser });
+
+  await test('chat: the conversation is listed; continue it, rate a reply, delete it',
+             async (ctx) => {
+    assert(convId, 'no conversation from the first chat test');
+    const page = await openSignedIn(ctx, S, K.live, '#/chat/' + convId);
+    const list = 'aside[aria-labelledby]';
+    await page.locator(byRole('complementary', 'Conversations')).wait();
+    await page.waitForFunction((id) => [...document.querySelectorAll('a[aria-current="page"]')]
+      .some((a) => a.getAttribute('href') === '#/chat/' + id), { timeout: UI }, convId);
+    await waitText(page, 'When are you open?', { selector: list });
+    await heading(page, 'When are you open?');
+    await page.waitForFunction((sel) => document.querySelectorAll(sel + ' > li').length === 2,
+                               { timeout: UI }, MESSAGES);
+    // continue
+    await page.locator(byRole('textbox', 'Message', THREAD)).fill('And on Sundays?');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction((sel) => document.querySelectorAll(sel + ' > li').length === 4,
+                               { timeout: UI }, MESSAGES);
+    await lastReplyDone(page);
+    await waitText(page, 'You said: And on Sundays?', { selector: MESSAGES });
+    const conv = await S.api(K.live, 'GET', '/v1/conversations/' + convId);
+    assert(conv.json.messages.length === 4, `the conversation has ${conv.json.messages.length}`);
+    // rate the last reply 4 of 5
+    const stars = await page.$$(byRole('button', '4 stars', MESSAGES));
+    assert(stars.length === 2, `${stars.length} "4 stars" buttons`);
+    const [res] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith('/feedback'), { timeout: UI }),
+      stars[1].click(),
+    ]);
+    assert(res.status() === 200, 'feedback answered ' + res.status());
+    await waitText(page, 'Rated 4 of 5', { selector: MESSAGES });
+    const pressed = await page.$$eval(`${MESSAGES} [aria-pressed="true"]`, (b) => b.length);
+    assert(pressed === 4, `${pressed} stars pressed`);
+    const stats = await S.api(K.live, 'GET', `/v1/employees/${emp.id}/stats?period=24h`);
+    assert(stats.json.ratings >= 1 && stats.json.satisfaction_score === 4,
+           'the rating is not stored: ' + stats.text);
+    await audit(page, 'chat-rated');
+    // delete (asks first)
+    await page.locator(byRole('button', 'Delete conversation')).click();
+    await page.locator(byRole('button', 'Yes, delete conversation')).click();
+    await page.waitForFunction(() => location.hash === '#/chat', { timeout: UI });
+    await page.waitForFunction((id) => !document.querySelector(`a[href="#/chat/${id}"]`),
+                               { timeout: UI }, convId);
+    const gone = await S.api(K.live, 'GET', '/v1/conversations/' + convId);
+    assert(gone.status === 404, 'the conversation is still there: ' + gone.status);
+  }, { browser });
+}
+
+const DOC_NAME = 'refund-policy.txt';
+const DOC_TEXT = `Refund policy
+
+Customers may ask for a refund within 45 days of purchase. Refunds go back to the card that
+paid, within 5 business days of the approval.
+
+Gift cards and opened software are not refunded. A customer who disagrees can write to the
+support team, which answers within two business days.
+`;
+
+async function knowledgeTests(tmp) {
+  await test('knowledge: upload a text document with the file input, see its progress, then ' +
+             'ready; search it and see a scored passage', async (ctx) => {
+    const file = path.join(tmp, DOC_NAME);
+    fs.writeFileSync(file, DOC_TEXT);
+    const page = await openSignedIn(ctx, S, K.test, '#/knowledge');
+    await heading(page, 'Knowledge');
+    await audit(page, 'knowledge');
+    const input = await labelled(page, 'Files');
+    await input.uploadFile(file);
+    await waitText(page, DOC_NAME, { selector: 'ul[aria-label="Chosen files"]' });
+    // Record each state of the upload's progress bars ("Upload of …": bytes; then processing).
+    await page.evaluate(() => {
+      window.__progress = [];
+      const look = () => {
+        for (const p of document.querySelectorAll('progress[aria-label]'))
+          window.__progress.push(`${p.getAttribute('aria-label')}=${p.value}/${p.max}`);
+      };
+      new MutationObserver(look).observe(document.body,
+                                         { subtree: true, childList: true, attributes: true });
+    });
+    await page.locator(byRole('button', 'Upload')).click();
+    const uploads = 'section[aria-labelledby="ups-h"]';
+    await page.locator(byRole('region', "This session's uploads")).wait();
+    await waitText(page, /\bready\b/i, { selector: uploads, timeout: WORK });
+    await waitText(page, /\d+ chunks? indexed/, { selector: uploads });
+    const seen = await page.evaluate(() => window.__progress);
+    assert(seen.some((p) => p.startsWith('Upload of ' + DOC_NAME)),
+           'no upload progress was shown: ' + JSON.stringify(seen.slice(0, 10)));
+    // the documents list has it, ready
+    await waitText(page, DOC_NAME, { selector: 'table' });
+    await audit(page, 'knowledge-uploaded');
+    // the search playground
+    await page.locator(byRole('searchbox', 'Query')).fill('How long do customers have to ask ' +
+                                                          'for a refund?');
+    await page.locator(byRole('button', 'Search')).click();
+    const results = 'ol';
+    await waitText(page, /\d+ results? for/, { selector: 'section[aria-labelledby="search-h"]' });
+    const hit = await waitText(page, 'within 45 days of purchase', { selector: results });
+    assert(/score (0|1)\.\d{3}/.test(hit), 'no score in the result: ' + hit);
+    await audit(page, 'knowledge-search');
+    // the document's own page, from the result
+    await page.locator(byRole('link', DOC_NAME, 'ol')).click();
+    await heading(page, DOC_NAME);
+    await page.locator(byRole('heading', 'Details')).wait();
+    await waitText(page, /\bready\b/i, { selector: 'main dl' });
+    await audit(page, 'knowledge-document');
+  }, { browser });
+}
+
+async function taskTests() {
+  const emp = EMP.find((e) => e.name === 'Noah') || EMP.find((e) => e.tier === 'starter');
+  await test('tasks: a bad form shows the server\'s error at its field', async (ctx) => {
+    const page = await openSignedIn(ctx, S, K.test, '#/tasks/new');
+    await heading(page, 'New task');
+    const who = await page.locator(byRole('combobox', 'Employee')).waitHandle();
+    await page.waitForFunction((s) => s.options.length > 1, { timeout: UI }, who);
+    await who.select(emp.id);
+    await page.locator(byRole('button', 'Create task')).click(); // no title
+    const text = await fieldError(page, 'Title', 'invalid_request');
+    assert(text.length > 'invalid_request'.length + 5, 'no message at the field: ' + text);
+    await audit(page, 'task-new-error');
+  }, { browser, allow: [FAILED_STATUS(400)] });
+
+  await test('tasks: create a task, see its run with a result, and see it on the board',
+             async (ctx) => {
+    const title = 'Summarize the refund policy';
+    const page = await openSignedIn(ctx, S, K.test, '#/tasks');
+    await heading(page, 'Tasks');
+    await audit(page, 'tasks');
+    await page.locator(byRole('link', 'New task')).click();
+    await heading(page, 'New task');
+    await page.locator(byRole('textbox', 'Title')).fill(title);
+    await page.locator(byRole('textbox', 'Description (optional)'))
+      .fill('Three bullet points for the **support** team.');
+    const who = await page.locator(byRole('combobox', 'Employee')).waitHandle();
+    await page.waitForFunction((s) => s.options.length > 1, { timeout: UI }, who);
+    await who.select(emp.id);
+    await page.locator(byRole('button', 'Create task')).click();
+    await page.waitForFunction(() => /^#\/tasks\/task_/.test(location.hash), { timeout: UI });
+    await heading(page, title);
+    // it runs: the state becomes completed, and the run shows its result
+    await waitText(page, /completed/i, { selector: 'h2', timeout: WORK });
+    const runs = 'table';
+    await waitText(page, /completed/i, { selector: runs, timeout: WORK });
+    const summary = await page.waitForSelector(`${runs} summary`, { timeout: UI });
+    await summary.click();
+    const out = await waitText(page, /\S{3,}/, { selector: `${runs} details[open]` });
+    assert(out.replace(/Result \([\d,]+\s+characters\)/, '').trim().length > 10,
+           'the run has no result: ' + out);
+    await audit(page, 'task');
+    await page.locator(byRole('link', 'Edit')).click();
+    await heading(page, 'Edit: ' + title);
+    await page.locator(byRole('button', 'Save changes')).wait();
+    await audit(page, 'task-edit');
+    await page.locator(byRole('link', '← Back to the task')).click();
+    await heading(page, title);
+    // on the board, in its column
+    await page.locator(byRole('link', '← All tasks')).click();
+    await heading(page, 'Tasks');
+    await waitText(page, title, { selector: 'ul[aria-label="Completed tasks"]', timeout: WORK });
+  }, { browser });
+}
+
+// The control named 'name' with 'role' inside the step fieldset "Step n" of the workflow form.
+async function stepControl(page, n, role, name) {
+  const step = await page.locator(byRole('group', `Step ${n}`)).waitHandle();
+  const el = await step.$(byRole(role, name));
+  assert(el, `no ${role} "${name}" in Step ${n}`);
+  return el;
+}
+
+async function workflowTests() {
+  const emp = EMP.find((e) => e.name === 'Noah') || EMP.find((e) => e.tier === 'starter');
+
+  await test('workflows: a bad form shows the server\'s error at the step and field it names',
+             async (ctx) => {
+    const page = await openSignedIn(ctx, S, K.test, '#/workflows/new');
+    await heading(page, 'New workflow');
+    await page.locator(byRole('textbox', 'Name')).fill('Broken');
+    await page.locator(byRole('button', 'Add a step')).click();
+    await page.locator(byRole('group', 'Step 2')).wait();
+    // step 2 reads the output of a step that does not come before it
+    const input = await stepControl(page, 2, 'textbox', 'Input');
+    await input.evaluate((el) => { el.select(); });
+    await input.type('{{steps[3].output}}');
+    await page.locator(byRole('button', 'Create workflow')).click();
+    const control = await stepControl(page, 2, 'textbox', 'Input');
+    const text = await page.waitForFunction((el) => {
+      if (el.getAttribute('aria-invalid') !== 'true') return false;
+      const ids = (el.getAttribute('aria-describedby') || '').split(/\s+/).filter(Boolean);
+      return ids.map((id) => (document.getElementById(id) || {}).textContent || '').join(' ');
+    }, { timeout: UI, polling: 100 }, control).then((h) => h.jsonValue());
+    assert(text.includes('invalid_request') && /steps\[1\]\.input|earlier step/.test(text),
+           'the field does not show the server\'s error: ' + text);
+    const focused = await control.evaluate((el) => el === document.activeElement);
+    assert(focused, 'the field in error does not have the focus');
+    assert(/^#\/workflows\/new/.test(await page.evaluate(() => location.hash)),
+           'the bad form left the page');
+    await audit(page, 'workflow-new-error');
+  }, { browser, allow: [FAILED_STATUS(400)] });
+
+  await test('workflows: create a two-step workflow, run it; the run view shows each step\'s ' +
+             'output', async (ctx) => {
+    const name = 'Refund answer';
+    const page = await openSignedIn(ctx, S, K.test, '#/workflows');
+    await heading(page, 'Workflows');
+    await audit(page, 'workflows');
+    await page.locator(byRole('link', 'New workflow')).click();
+    await heading(page, 'New workflow');
+    await page.locator(byRole('textbox', 'Name')).fill(name);
+    const who1 = await stepControl(page, 1, 'combobox', 'Employee');
+    await who1.select(emp.id);
+    await page.locator(byRole('button', 'Add a step')).click();
+    await page.locator(byRole('group', 'Step 2')).wait();
+    const action2 = await stepControl(page, 2, 'combobox', 'Action');
+    await action2.select('summarize');
+    const in2 = await stepControl(page, 2, 'textbox', 'Input');
+    assert((await in2.evaluate((el) => el.value)).includes('{{steps[0].output}}'),
+           'step 2 does not read step 1');
+    await page.locator(byRole('button', 'Create workflow')).click();
+    await page.waitForFunction(() => /^#\/workflows\/wf_/.test(location.hash), { timeout: UI });
+    await heading(page, name);
+    await audit(page, 'workflow');
+    const input = await page.locator(byRole('textbox', 'Input (a JSON object)')).waitHandle();
+    await input.evaluate((el) => { el.select(); });
+    await input.type('{"text": "How long do customers have to ask for a refund?"}');
+    await page.locator(byRole('button', 'Run')).click();
+    await page.waitForFunction(() => /^#\/workflows\/wf_[^/]+\/runs\//.test(location.hash),
+                               { timeout: UI });
+    await heading(page, 'Run of ' + name);
+    await waitText(page, /2 of 2 steps done/, { selector: '[role="status"]', timeout: WORK });
+    await waitText(page, /completed/i, { selector: '[role="status"]' });
+    const steps = await page.evaluate(() => [...document.querySelectorAll('h3')]
+      .filter((h) => /^Step \d+:/.test(h.textContent.trim()))
+      .map((h) => {
+        const li = h.closest('li');
+        const out = [...li.querySelectorAll('h4')].find((x) => x.textContent.trim() === 'Output');
+        return { step: h.textContent.trim(), status: li.innerText,
+                 output: out && out.nextElementSibling ? out.nextElementSibling.innerText : '' };
+      }));
+    assert(steps.length === 2, `the run view shows ${steps.length} steps`);
+    assert(/Step 1: Respond/.test(steps[0].step) && /Step 2: Summar/.test(steps[1].step),
+           'the steps are ' + steps.map((x) => x.step).join(', '));
+    for (const st of steps)
+      assert(st.output.trim().length > 10, `${st.step} shows no output: "${st.output}"`);
+    await audit(page, 'workflow-run');
+  }, { browser });
+}
+
+async function errorTests(tmp) {
+  await test('errors: a key without the knowledge scope sees 403 permission_denied on Knowledge',
+             async (ctx) => {
+    const key = S.createKey('acme', { mode: 'test', scopes: 'chat' });
+    const page = await openSignedIn(ctx, S, key, '#/knowledge');
+    await heading(page, 'Knowledge');
+    const text = await waitAlert(page, 'permission_denied');
+    assert(/403/.test(text) || text.length > 30, 'the alert says only ' + text);
+    await notBlank(page);
+    await audit(page, 'error-403');
+  }, { browser, allow: [FAILED_STATUS(403)] });
+
+  await test('errors: an upload over 50 MiB is refused with file_too_large', async (ctx) => {
+    const big = path.join(tmp, 'too-large.txt');
+    const fd = fs.openSync(big, 'w');
+    fs.ftruncateSync(fd, 52428800 + 1); // sparse: no disk used
+    fs.closeSync(fd);
+    const page = await openSignedIn(ctx, S, K.test, '#/knowledge');
+    await heading(page, 'Knowledge');
+    const input = await labelled(page, 'Files');
+    await input.uploadFile(big);
+    await page.locator(byRole('button', 'Upload')).click();
+    const text = await waitAlert(page, 'file_too_large', WORK);
+    assert(/too large|50 MB|52,428,800/i.test(text), 'no explanation: ' + text);
+    await notBlank(page);
+    await audit(page, 'error-too-large');
+  }, { browser, allow: [FAILED_STATUS(413)] });
+
+
+  await test('errors: a 429 shows its message, its code and when to retry', async (ctx) => {
+    const page = await openSignedIn(ctx, S, K.test);
+    await heading(page, 'Employees');
+    await page.setRequestInterception(true);
+    page.on('request', (req) => {
+      if (req.isInterceptResolutionHandled()) return;
+      if (new URL(req.url()).pathname === '/v1/employees')
+        req.respond({
+          status: 429, contentType: 'application/json',
+          headers: { 'Retry-After': '17', 'X-RateLimit-Limit': '60',
+                     'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset': '1900000000' },
+          body: JSON.stringify({ error: { code: 'rate_limit_exceeded',
+                                          message: 'Too many requests: 60 per minute.' } }),
+        });
+      else req.continue();
+    });
+    await goHash(page, '#/chat');
+    await heading(page, 'Chat');
+    await goHash(page, '#/employees');
+    const text = await waitAlert(page, 'rate_limit_exceeded');
+    assert(/Too many requests/.test(text), 'no message in: ' + text);
+    assert(/17 s/.test(text), 'no retry time in: ' + text);
+    await notBlank(page);
+    await audit(page, 'error-429');
+  }, { browser, allow: [FAILED_STATUS(429)] });
+
+  // The cut: a reply whose second chunk is a minute away (the mock's [[slow:MS]]); the server is
+  // killed once the first chunk shows. Once in a conversation already open, once in the first
+  // message of a new one.
+  const cut = async (ctx, fresh) => {
+    if (!CUT.alive()) await CUT.restart();
+    const emps = (await CUT.api(K.cut, 'GET', '/v1/employees?limit=1')).json.employees;
+    const page = await openSignedIn(ctx, CUT, K.cut, '#/chat?employee=' + emps[0].id);
+    const picker = await page.locator(byRole('combobox', 'Employee', THREAD)).waitHandle();
+    await page.waitForFunction((s, id) => s.value === id, { timeout: UI }, picker, emps[0].id);
+    let n = 0;
+    if (!fresh) {
+      await page.locator(byRole('textbox', 'Message', THREAD)).fill('Hello');
+      await page.keyboard.press('Enter');
+      await lastReplyDone(page);
+      n = 2;
+    }
+    await page.locator(byRole('textbox', 'Message', THREAD)).fill('Cut me off [[slow:60000]]');
+    await page.keyboard.press('Enter');
+    const last = `${MESSAGES} > li:nth-child(${n + 2})`;
+    await waitText(page, 'Hello from', { selector: last, timeout: WORK });
+    await waitText(page, 'Writing', { selector: last });
+    await CUT.kill();
+    const text = await waitAlert(page, 'network_error', WORK);
+    assert(text.trim().length > 'network_error'.length, 'the alert says only ' + text);
+    await waitText(page, 'Hello from', { selector: last });
+    await waitText(page, /incomplete/i, { selector: last });
+    await heading(page, fresh ? /./ : 'Hello');
+    await notBlank(page);
+    await audit(page, 'error-stream-cut');
+  };
+  await test('errors: a stream cut midway (the server killed) shows network_error, keeps the ' +
+             'partial reply', (ctx) => cut(ctx, false), { browser, allow: [NET_ERR] });
+  await test('errors: a cut stream of a new conversation\'s first reply shows network_error, ' +
+             'keeps the partial reply', (ctx) => cut(ctx, true), { browser, allow: [NET_ERR] });
+}
+
+// An OAuth 2.0 provider of GitHub's shape for the connect round trip: /authorize sends the
+// browser straight back to the server's callback with a code (the user "allows"), /token
+// answers a token for it, /user names the account.
+async function startProvider() {
+  const srv = http.createServer((req, res) => {
+    const u = new URL(req.url, 'http://provider');
+    if (u.pathname === '/authorize') {
+      const back = new URL(u.searchParams.get('redirect_uri'));
+      back.searchParams.set('code', 'browser-code');
+      back.searchParams.set('state', u.searchParams.get('state'));
+      res.writeHead(302, { Location: back.toString() });
+      res.end();
+    } else if (req.method === 'POST' && u.pathname === '/token') {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify({ access_token: 'gho_browser', token_type: 'bearer',
+                                 scope: 'repo' }));
+      });
+    } else if (u.pathname === '/user') {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end('{"login":"octo-browser"}');
+    } else {
+      res.writeHead(404);
+      res.end();
+    }
+  });
+  await new Promise((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${srv.address().port}`, close: () => srv.close() };
+}
+
+async function integrationTests() {
+  await test('integrations: connect is a round trip through the provider that comes back to ' +
+             '#/integrations, connected; then disconnect', async (ctx) => {
+    const page = await openSignedIn(ctx, S, K.test, '#/integrations');
+    await page.locator(byRole('button', 'Connect GitHub')).click();
+    await page.waitForFunction(() => location.pathname === '/console/' &&
+      location.hash.startsWith('#/integrations') && !location.search, { timeout: WORK });
+    await waitText(page, 'GitHub is connected.');
+    await waitText(page, 'octo-browser');
+    await heading(page, 'Integrations');
+    await page.locator(byRole('button', 'Disconnect')).click();
+    await page.locator(byRole('button', 'Yes, disconnect')).click();
+    await until('GitHub disconnected', async () =>
+      (await S.api(K.test, 'GET', '/v1/integrations')).json.integrations
+        .find((i) => i.provider === 'github').status === 'available', UI);
+    await audit(page, 'integrations-connected');
+  }, { browser });
+}
+
+async function pageTests() {
+  // Every page, opened fresh: it renders, with nothing from another host and no console error.
+  const routes = [['Integrations', '#/integrations', 'integrations'],
+                  ['Webhooks', '#/webhooks', 'webhooks']];
+  for (const [name, hash, label] of routes) {
+    await test(`page ${name}: renders, no other host, no console error`, async (ctx) => {
+      const page = await openSignedIn(ctx, S, K.test, hash);
+      await page.waitForFunction(() => document.querySelectorAll('main h1').length === 1 &&
+        !document.querySelector('main [role="status"]'), { timeout: UI });
+      await notBlank(page);
+      await audit(page, label);
+    }, { browser });
+  }
+  await test('page /docs: the API reference renders every operation, no other host, no ' +
+             'console error', async (ctx) => {
+    const page = await newPage(ctx);
+    await page.goto(S.url + '/docs', { waitUntil: 'load' });
+    // docs.js marks when every operation is in the DOM
+    await page.waitForFunction(() => performance.getEntriesByName('docs:all-rendered').length &&
+      document.querySelectorAll('h1').length === 1, { timeout: WORK, polling: 100 });
+    await page.locator(byRole('link', 'Console')).wait();
+    await notBlank(page);
+    const ops = await page.evaluate(() => document.querySelectorAll('main h3, main h4').length);
+    assert(ops > 20, `only ${ops} operation headings`);
+  }, { browser });
+
+  await test('page /docs (its first part, for axe): renders, no other host, no console error',
+             async (ctx) => {
+    // axe over the whole reference (about 21,000 elements) takes close to a minute on a loaded
+    // 2-core machine. docs.js renders the sidebar, the introduction and the first tag at once and
+    // the other tags in idle periods, with the same components: with idle callbacks held back,
+    // axe sees the first part only, still and small.
+    const page = await newPage(ctx);
+    await page.evaluateOnNewDocument(() => {
+      window.requestIdleCallback = () => 0;
+      window.cancelIdleCallback = () => {};
+    });
+    await page.goto(S.url + '/docs', { waitUntil: 'load' });
+    await page.waitForFunction(() => performance.getEntriesByName('docs:first-render').length &&
+      document.querySelectorAll('h1').length === 1, { timeout: WORK, polling: 100 });
+    await notBlank(page);
+    await audit(page, 'docs', { fullPage: false });
+  }, { browser });
+
+  await test('page /docs/errors/<code>: an error\'s page renders, no other host, no console ' +
+             'error', async (ctx) => {
+    const page = await newPage(ctx);
+    await page.goto(S.url + '/docs/errors/permission_denied', { waitUntil: 'load' });
+    await waitText(page, 'permission_denied');
+    await notBlank(page);
+    await audit(page, 'docs-error');
+  }, { browser });
+}
+
+async function a11yTests() {
+  for (const a of auditResults()) {
+    await test(`a11y ${a.label}: no serious or critical axe violation`, async () => {
+      // the lesser ones are told, for the page's author, without failing the test
+      for (const v of a.minor)
+        note(`${a.label}: ${v.impact} ${v.id} (${v.nodes.length} nodes): ${v.help}: ` +
+             v.nodes.slice(0, 3).map((n) => n.target).join(', '));
+      if (!a.violations.length) return;
+      for (const v of a.violations) {
+        note(`${a.label} (${a.url}): ${v.impact} ${v.id}: ${v.help}`);
+        for (const n of v.nodes.slice(0, 8)) note(`  ${n.target}: ${n.html}\n    ${n.summary}`);
+      }
+      throw new Error(a.violations.map((v) => `${v.id} (${v.impact}, ${v.nodes.length} nodes)`)
+        .join(', '));
+    });
+  }
+}
+
+// ---- Main ----
+
+async function main() {
+  mkdirs();
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'workforce-browser-'));
+  try {
+    const mock = await startMock(tmp);
+    // live keys answer through the mock; test keys keep the built-in engine
+    const llm = { WORKFORCE_LLM: 'openai', WORKFORCE_LLM_BASE_URL: mock.url,
+                  WORKFORCE_LLM_MODEL: 'mock-1', WORKFORCE_LLM_API_KEY: 'sk-mock-browser' };
+    provider = await startProvider();
+    allowOrigin(provider.url); // the connect round trip goes through it, and only that test
+    const github = {
+      WORKFORCE_OAUTH_GITHUB_CLIENT_ID: 'browser-client',
+      WORKFORCE_OAUTH_GITHUB_CLIENT_SECRET: 'browser-secret',
+      WORKFORCE_OAUTH_GITHUB_AUTH_URL: provider.url + '/authorize',
+      WORKFORCE_OAUTH_GITHUB_TOKEN_URL: provider.url + '/token',
+      WORKFORCE_OAUTH_GITHUB_API_URL: provider.url,
+      WORKFORCE_OAUTH_GITHUB_REVOKE_URL: provider.url + '/revoke',
+    };
+    [S, CUT] = await Promise.all([startServer('main', { ...llm, ...github }),
+                                  startServer('cut', llm)]);
+    allowOrigin(S.url);
+    allowOrigin(CUT.url);
+    K = {
+      test: S.createKey('acme', { mode: 'test', tier: 'agency' }),
+      live: S.createKey('acme', { mode: 'live', tier: 'agency', credits: 100000 }),
+      cut: CUT.createKey('acme', { mode: 'live', tier: 'agency', credits: 100000 }),
+    };
+    // credits for the live keys' chats (an org's balance is set when it is made)
+    S.cli('orgs', 'update', 'acme', '--credits', '1000000');
+    CUT.cli('orgs', 'update', 'acme', '--credits', '1000000');
+    EMP = (await S.api(K.test, 'GET', '/v1/employees?limit=100')).json.employees;
+    LIVE_EMP = (await S.api(K.live, 'GET', '/v1/employees?limit=100')).json.employees;
+    browser = await puppeteer.launch({
+      executablePath: CHROMIUM, headless: true,
+      args: ['--no-sandbox', '--disable-dev-shm-usage', '--no-first-run',
+             '--disable-background-networking', '--disable-component-update', '--lang=en-US'],
+      handleSIGINT: false, handleSIGTERM: false, handleSIGHUP: false,
+      protocolTimeout: 60_000,
+    });
+    note(`setup ${((Date.now() - t0) / 1000).toFixed(1)} s (chromium ${await browser.version()})`);
+
+    await headerTests();
+    await signInTests();
+    await shellTests();
+    await chatTests();
+    await knowledgeTests(tmp);
+    await taskTests();
+    await workflowTests();
+    await errorTests(tmp);
+    await integrationTests();
+    await pageTests();
+    await a11yTests();
+  } catch (e) {
+    // the setup failed: one failing test says why
+    await test('setup', () => { throw e; });
+  } finally {
+    await teardown();
+    fs.rmSync(tmp, { recursive: true, force: true });
+    for (const s of [S, CUT]) if (s) fs.rmSync(s.dir, { recursive: true, force: true });
+  }
+  note(`${((Date.now() - t0) / 1000).toFixed(1)} s in all`);
+  const ok = summary();
+  process.exit(ok ? 0 : 1);
+}
+
+main();
