@@ -147,6 +147,18 @@ export function signOut() {
   changed();
 }
 
+// Every employee (for the pickers of the pages), read page by page.
+export async function allEmployees(signal) {
+  const out = [];
+  let after = null;
+  do {
+    const page = await api('GET', '/v1/employees', { query: { limit: 100, after }, signal });
+    out.push(...page.employees);
+    after = page.has_more ? page.next_cursor : null;
+  } while (after);
+  return out;
+}
+
 export async function loadAccount() {
   session.account = await api('GET', '/v1/account');
   changed();

@@ -12,31 +12,15 @@
 // arrived, marked as incomplete, next to the error.
 
 import { html, useState, useEffect, useRef } from './preact.js';
-import { api, stream } from './api.js';
+import { api, stream, allEmployees } from './api.js';
 import { usePaged, useLoad, ErrorBox, Loading, Empty, More, Time, ms, Markdown, Confirm,
-         PageTitle, useAction } from './ui.js';
+         PageTitle, useAction, loadStyle } from './ui.js';
 
-if (!document.querySelector('link[href="/console/page-chat.css"]')) {
-  const l = document.createElement('link');
-  l.rel = 'stylesheet';
-  l.href = '/console/page-chat.css';
-  document.head.appendChild(l);
-}
+loadStyle('page-chat.css');
 
 // What a cut first reply leaves for the conversation's own address (see ChatPage).
 let carried = null;
 
-// Every employee (the picker), read page by page.
-async function allEmployees(signal) {
-  const out = [];
-  let after = null;
-  do {
-    const page = await api('GET', '/v1/employees', { query: { limit: 100, after }, signal });
-    out.push(...page.employees);
-    after = page.has_more ? page.next_cursor : null;
-  } while (after);
-  return out;
-}
 
 function Conversations({ current, employees, refresh }) {
   const [employee, setEmployee] = useState('');

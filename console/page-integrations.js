@@ -16,14 +16,9 @@
 import { html, useState, useEffect, useRef } from './preact.js';
 import { api } from './api.js';
 import { usePaged, useInterval, ErrorBox, Loading, Empty, More, Status, Time, Confirm,
-         PageTitle, useAction } from './ui.js';
+         PageTitle, useAction, loadStyle } from './ui.js';
 
-if (!document.querySelector('link[href="/console/page-integrations.css"]')) {
-  const l = document.createElement('link');
-  l.rel = 'stylesheet';
-  l.href = '/console/page-integrations.css';
-  document.head.appendChild(l);
-}
+loadStyle('page-integrations.css');
 
 const CATEGORIES = {
   team_chat: 'Team chat',

@@ -18,16 +18,11 @@
 //   shown at the field its `param` names.
 
 import { html, useState, useEffect, useRef, useMemo } from './preact.js';
-import { api, upload, ApiError } from './api.js';
+import { api, upload, ApiError, allEmployees } from './api.js';
 import { usePaged, useLoad, useInterval, ErrorBox, Field, paramError, Loading, Empty, More,
-         Status, Time, Confirm, PageTitle, useAction } from './ui.js';
+         Status, Time, Confirm, PageTitle, useAction, loadStyle } from './ui.js';
 
-if (!document.querySelector('link[href="/console/page-knowledge.css"]')) {
-  const l = document.createElement('link');
-  l.rel = 'stylesheet';
-  l.href = '/console/page-knowledge.css';
-  document.head.appendChild(l);
-}
+loadStyle('page-knowledge.css');
 
 const MAX_BYTES = 52428800;
 const TYPES = 'PDF, DOCX, TXT, Markdown, HTML, CSV or JSON';
@@ -46,17 +41,6 @@ const TYPE_NAMES = {
   'application/json': 'JSON',
 };
 
-// Every employee (the pickers), read page by page.
-async function allEmployees(signal) {
-  const out = [];
-  let after = null;
-  do {
-    const page = await api('GET', '/v1/employees', { query: { limit: 100, after }, signal });
-    out.push(...page.employees);
-    after = page.has_more ? page.next_cursor : null;
-  } while (after);
-  return out;
-}
 
 function bytes(n) {
   if (n === null || n === undefined) return '—';

@@ -22,16 +22,11 @@
 //   as the API has them.
 
 import { html, useState, useEffect, useRef, useMemo } from './preact.js';
-import { api } from './api.js';
+import { api, allEmployees } from './api.js';
 import { usePaged, useLoad, useInterval, ErrorBox, Field, paramError, Loading, Empty, More,
-         Status, Time, ms, Markdown, Confirm, PageTitle, useAction } from './ui.js';
+         Status, Time, ms, Markdown, Confirm, PageTitle, useAction, loadStyle } from './ui.js';
 
-if (!document.querySelector('link[href="/console/page-tasks.css"]')) {
-  const l = document.createElement('link');
-  l.rel = 'stylesheet';
-  l.href = '/console/page-tasks.css';
-  document.head.appendChild(l);
-}
+loadStyle('page-tasks.css');
 
 const STATUSES = [['pending', 'Pending'], ['in_progress', 'In progress'],
                   ['completed', 'Completed'], ['failed', 'Failed']];
@@ -45,17 +40,6 @@ const COLUMN_PAGE = 20;
 const FAST_MS = 5000;
 const SLOW_MS = 15000;
 
-// Every employee (the pickers), read page by page.
-async function allEmployees(signal) {
-  const out = [];
-  let after = null;
-  do {
-    const page = await api('GET', '/v1/employees', { query: { limit: 100, after }, signal });
-    out.push(...page.employees);
-    after = page.has_more ? page.next_cursor : null;
-  } while (after);
-  return out;
-}
 
 const cap = (s) => s.charAt(0).toUpperCase() + s.slice(1);
 

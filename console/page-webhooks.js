@@ -22,14 +22,9 @@
 import { html, useState, useEffect, useRef } from './preact.js';
 import { api, ApiError } from './api.js';
 import { usePaged, useLoad, useInterval, ErrorBox, Field, paramError, Loading, Empty, More,
-         Status, Time, Json, Confirm, PageTitle, useAction } from './ui.js';
+         Status, Time, Json, Confirm, PageTitle, useAction, loadStyle } from './ui.js';
 
-if (!document.querySelector('link[href="/console/page-webhooks.css"]')) {
-  const l = document.createElement('link');
-  l.rel = 'stylesheet';
-  l.href = '/console/page-webhooks.css';
-  document.head.appendChild(l);
-}
+loadStyle('page-webhooks.css');
 
 // docs/openapi.json, components.schemas.EventType.
 const TYPES = [

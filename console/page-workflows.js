@@ -30,16 +30,12 @@
 //   unfinished. Outputs: text through `Markdown`, objects through `Json`.
 
 import { html, useState, useEffect, useRef, useMemo } from './preact.js';
-import { api } from './api.js';
+import { api, allEmployees } from './api.js';
 import { usePaged, useLoad, useInterval, ErrorBox, Field, paramError, Loading, Empty, More,
-         Status, Time, ms, Json, Markdown, Confirm, PageTitle, useAction } from './ui.js';
+         Status, Time, ms, Json, Markdown, Confirm, PageTitle, useAction,
+         loadStyle } from './ui.js';
 
-if (!document.querySelector('link[href="/console/page-workflows.css"]')) {
-  const l = document.createElement('link');
-  l.rel = 'stylesheet';
-  l.href = '/console/page-workflows.css';
-  document.head.appendChild(l);
-}
+loadStyle('page-workflows.css');
 
 const DONE = new Set(['completed', 'failed', 'cancelled']);
 const RUN_POLL_MS = 1500;
@@ -121,17 +117,6 @@ const optionsOf = (action) => OPTIONS[action] || [];
 const actionLabel = (a) => (ALL_ACTIONS.find(([n]) => n === a) || [a, a])[1];
 const cap = (s) => s.charAt(0).toUpperCase() + s.slice(1);
 
-// Every employee (the pickers), read page by page.
-async function allEmployees(signal) {
-  const out = [];
-  let after = null;
-  do {
-    const page = await api('GET', '/v1/employees', { query: { limit: 100, after }, signal });
-    out.push(...page.employees);
-    after = page.has_more ? page.next_cursor : null;
-  } while (after);
-  return out;
-}
 
 function useNames(employees) {
   return useMemo(() => new Map((employees || []).map((e) => [e.id, e.name])), [employees]);

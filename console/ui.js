@@ -8,6 +8,16 @@ import { api, ApiError } from './api.js';
 
 // ---- Loading ----
 
+// Add the style sheet /console/<file> to the page once (a page module's own styles).
+export function loadStyle(file) {
+  const href = '/console/' + file;
+  if (document.querySelector(`link[href="${href}"]`)) return;
+  const l = document.createElement('link');
+  l.rel = 'stylesheet';
+  l.href = href;
+  document.head.appendChild(l);
+}
+
 // Run 'load(signal)' now and whenever 'deps' change: {data, error, loading, reload, setData}.
 export function useLoad(load, deps) {
   const [state, setState] = useState({ data: null, error: null, loading: true });
