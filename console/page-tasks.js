@@ -24,7 +24,8 @@
 import { html, useState, useEffect, useRef, useMemo } from './preact.js';
 import { api, allEmployees } from './api.js';
 import { usePaged, useLoad, useInterval, ErrorBox, Field, paramError, Loading, Empty, More,
-         Status, Time, ms, Markdown, Confirm, PageTitle, useAction, loadStyle } from './ui.js';
+         Status, Time, ms, Markdown, Confirm, PageTitle, useAction, loadStyle,
+         describeRecurring } from './ui.js';
 
 loadStyle('page-tasks.css');
 
@@ -43,16 +44,6 @@ const SLOW_MS = 15000;
 
 const cap = (s) => s.charAt(0).toUpperCase() + s.slice(1);
 
-// 'Every Monday at 09:00 UTC'
-function describeRecurring(r) {
-  if (!r) return 'Once';
-  const at = `at ${r.time} UTC`;
-  if (r.frequency === 'daily') return `Every day ${at}`;
-  if (r.frequency === 'weekdays') return `Monday to Friday ${at}`;
-  if (r.frequency === 'weekly') return `Every ${cap(r.day || '')} ${at}`;
-  if (r.frequency === 'monthly') return `Monthly on day ${r.day} ${at}`;
-  return `${r.frequency} ${at}`;
-}
 
 // True when task a comes before task b in the list (created_at, then id, newest first).
 function before(a, b) {
@@ -83,7 +74,7 @@ function Card({ t, names }) {
     <div class="row"><${Priority} value=${t.priority} />
       <span class="small">${names.get(t.employee_id) || t.employee_id}</span></div>
     ${t.due_at ? html`<div class="small">Due <${Time} iso=${t.due_at} /></div>` : null}
-    ${t.recurring ? html`<div class="small">${describeRecurring(t.recurring)}${t.next_run_at
+    ${t.recurring ? html`<div class="small">${describeRecurring(t.recurring, 'Once')}${t.next_run_at
       ? html`; next <${Time} iso=${t.next_run_at} />` : null}</div>` : null}
     ${t.run_count ? html`<div class="small">${t.run_count} run${t.run_count > 1 ? 's' : ''}${
       t.last_run_at ? html`, last <${Time} iso=${t.last_run_at} />` : null}</div>` : null}
@@ -487,7 +478,7 @@ function Detail({ id, employees }) {
         <dt>Priority</dt><dd><${Priority} value=${t.priority} /></dd>
         <dt>Employee</dt><dd><${EmployeeLink} id=${t.employee_id} names=${names} /></dd>
         <dt>Due</dt><dd><${Time} iso=${t.due_at} /></dd>
-        <dt>Repeats</dt><dd>${describeRecurring(t.recurring)}</dd>
+        <dt>Repeats</dt><dd>${describeRecurring(t.recurring, 'Once')}</dd>
         ${t.recurring ? html`<dt>Next run</dt><dd><${Time} iso=${t.next_run_at} /></dd>` : null}
         <dt>Runs</dt><dd>${t.run_count}${t.last_run_at ? html`, last <${Time}
           iso=${t.last_run_at} />` : null}</dd>

@@ -33,7 +33,7 @@ import { html, useState, useEffect, useRef, useMemo } from './preact.js';
 import { api, allEmployees } from './api.js';
 import { usePaged, useLoad, useInterval, ErrorBox, Field, paramError, Loading, Empty, More,
          Status, Time, ms, Json, Markdown, Confirm, PageTitle, useAction,
-         loadStyle } from './ui.js';
+         loadStyle, describeRecurring } from './ui.js';
 
 loadStyle('page-workflows.css');
 
@@ -122,22 +122,12 @@ function useNames(employees) {
   return useMemo(() => new Map((employees || []).map((e) => [e.id, e.name])), [employees]);
 }
 
-// 'Every Monday at 09:00 UTC'
-function describeRecurring(r) {
-  if (!r) return 'Schedule';
-  const at = `at ${r.time} UTC`;
-  if (r.frequency === 'daily') return `Every day ${at}`;
-  if (r.frequency === 'weekdays') return `Monday to Friday ${at}`;
-  if (r.frequency === 'weekly') return `Every ${cap(r.day || '')} ${at}`;
-  if (r.frequency === 'monthly') return `Monthly on day ${r.day} ${at}`;
-  return `${r.frequency} ${at}`;
-}
 
 function describeTrigger(t) {
   if (!t) return '—';
   if (t.type === 'manual') return 'Manual';
   if (t.type === 'webhook') return 'Webhook' + (t.event ? ` (${t.event})` : '');
-  if (t.type === 'schedule') return describeRecurring(t.recurring);
+  if (t.type === 'schedule') return describeRecurring(t.recurring, 'Schedule');
   if (t.type === 'integration') return 'Integration: ' + (t.event || '?');
   return t.type;
 }

@@ -167,6 +167,18 @@ export function ms(n) {
   return n < 1000 ? `${Math.round(n)} ms` : `${(n / 1000).toFixed(1)} s`;
 }
 
+// A recurring schedule of the API in words ('Every Monday at 09:00 UTC'); 'none' without one.
+export function describeRecurring(r, none) {
+  if (!r) return none;
+  const at = `at ${r.time} UTC`;
+  const day = r.day ? r.day.charAt(0).toUpperCase() + r.day.slice(1) : '';
+  if (r.frequency === 'daily') return `Every day ${at}`;
+  if (r.frequency === 'weekdays') return `Monday to Friday ${at}`;
+  if (r.frequency === 'weekly') return `Every ${day} ${at}`;
+  if (r.frequency === 'monthly') return `Monthly on day ${r.day} ${at}`;
+  return `${r.frequency} ${at}`;
+}
+
 // The JSON of 'v', indented, as text.
 export function Json({ value }) {
   // A box that scrolls is focusable, so that a keyboard can scroll it too.
