@@ -128,13 +128,42 @@ class ShutdownTest(unittest.TestCase):
         os.kill(s.proc.pid, signal.SIGINT)
         self.assertEqual(s.proc.wait(35), 0)
 
-    def until(self, fn, what, timeout=20.0):
-        """A bounded wait on a condition."""
+    @staticmethod
+    def within(fn, timeout):
+        """A bounded wait on a condition: whether it held within 'timeout' seconds."""
         deadline = time.time() + timeout
         while not fn():
             if time.time() > deadline:
-                self.fail("%s: not within %.0fs\n%s" % (what, timeout, self.server.log_tail()))
+                return False
             time.sleep(0.02)
+        return True
+
+    def until(self, fn, what, timeout=20.0):
+        if not self.within(fn, timeout):
+            self.fail("%s: not within %.0fs\n%s" % (what, timeout, self.server.log_tail()))
+
+    def hold_slot(self, s, key, body, attempts=5):
+        """
+        A socket whose POST has its headers and a part of its body in, and holds the key's one
+        concurrency slot. The probe (GET /v1/account, 429 while the slot is held) is itself a
+        request: when it reaches the server before the POST's headers do, it takes the slot,
+        the POST is refused (answered once its body is in) and every later probe passes. That
+        attempt is finished and another one made.
+        """
+        for _ in range(attempts):
+            sock = s.connect(timeout=20)
+            sock.sendall(raw_head("POST", "/v1/employees", "127.0.0.1", {
+                "Authorization": "Bearer " + key, "Content-Type": "application/json",
+                "Content-Length": str(len(body)), "Connection": "close"}) + body[:7])
+            if self.within(lambda: s.get("/v1/account", key=key).status == 429, 10):
+                return sock
+            try:
+                sock.sendall(body[7:])
+                read_response(sock, timeout=20)
+            finally:
+                sock.close()
+        self.fail("the server has the request: not in %d attempts\n%s" %
+                  (attempts, self.server.log_tail()))
 
     def test_sigterm_finishes_request_in_flight(self):
         # one request at a time for this tier: a second one is refused while the first is
@@ -144,13 +173,8 @@ class ShutdownTest(unittest.TestCase):
         s = self.server.start()
         key = s.create_key("dur-term", tier="agency")
         body = json.dumps(dict(NEW, name="Last Words")).encode()
-        sock = s.connect(timeout=20)
+        sock = self.hold_slot(s, key, body)
         try:
-            sock.sendall(raw_head("POST", "/v1/employees", "127.0.0.1", {
-                "Authorization": "Bearer " + key, "Content-Type": "application/json",
-                "Content-Length": str(len(body)), "Connection": "close"}) + body[:7])
-            self.until(lambda: s.get("/v1/account", key=key).status == 429,
-                       "the server has the request")
             os.kill(s.proc.pid, signal.SIGTERM)
             self.until(lambda: "draining requests in flight" in s.log_text() or
                        s.proc.poll() is not None, "the server took the signal")
