@@ -351,7 +351,12 @@ output_tokens) / 1000))` credits per language-model call, taken from the organiz
 balance, which never goes below 0 (a reply that costs more than is left takes what is left;
 its `credits_used` says what was taken). Test keys consume none (`credits_used` 0) and leave
 the balance untouched. A live call with a balance below 1 gets 402 `insufficient_credits`
-before any work is done. A reply that fails (502 `upstream_error`, or an `error` event in a
+before any work is done. One exception, to keep the disk off a blocking chat's path: when the
+balance a live `POST /v1/chat` (or non-streamed chat completion) reads is more than its tier's
+concurrency limit, the model is called while the user's message and the credit reservation are
+committed. If replies that end meanwhile spend the whole balance first, the call still gets
+402 `insufficient_credits` with nothing stored and nothing charged, but the provider was
+called. A reply that fails (502 `upstream_error`, or an `error` event in a
 stream) stores no assistant message and charges nothing; the user's message stays stored.
 A `manager`-tier employee can be chatted with or given tasks only by a `manager` or
 `agency` organization (else 403 `permission_denied` with `param: "employee_id"`); every
@@ -2223,7 +2228,9 @@ def build_paths():
                              "`manager` tier and the organization's subscription is `starter` "
                              "(`param: \"employee_id\"`).",
         "insufficient_credits": "A live key and an organization balance below 1; nothing was "
-                                "stored. Test keys never get it.",
+                                "stored or charged. Test keys never get it. A blocking chat "
+                                "can get it after the model was called, when other replies "
+                                "spent the balance meanwhile (see Credits and tiers).",
         "employee_not_found": "No such employee in this organization and key mode "
                               "(`param: \"employee_id\"`).",
         "conversation_not_found": "No such conversation in this organization and key mode "

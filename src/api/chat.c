@@ -5,7 +5,10 @@
  * DESIGN: the handler validates, then in one store transaction stores the user message (and a
  * new conversation), reserves one credit for a live key and marks the employee busy. It then
  * starts the engine and returns: the response is deferred (blocking chat) or streamed (SSE),
- * so no worker thread waits for the model. A struct chat_job owns everything the reply needs;
+ * so no worker thread waits for the model. A blocking turn whose balance is well above what
+ * can run at once does not wait for that transaction: the committer commits it while the
+ * engine runs, and the turn ends when both are done (turn_end), answering the handler's error
+ * (402, 500) if the transaction failed. A struct chat_job owns everything the reply needs;
  * the engine's done() hands it to the store's committer (store_committer_submit), which
  * stores the reply, charges the rest of the cost (never below zero), counts the statistics fact
  * and records the Idempotency-Key response in one transaction shared with the other replies
@@ -26,6 +29,7 @@
 #include "../core/log.h"
 #include "../llm/llm.h"
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +86,14 @@ struct chat_job {
     int64_t charged;
     struct buf answer; /* the reply's JSON */
     struct buf tail;   /* streaming: the last events, sent once the reply is durable */
+    /* The turn's first writes, and what the end of the turn waits for (turn_end). */
+    struct store_chat_begin begin; /* strings in the request's arena, as it lives longer */
+    struct store_chat_begin_job bjob;
+    const char *conv_header; /* set once the first writes are in (a blocking turn) */
+    atomic_int parts;        /* the first writes and the engine: those not done yet */
+    int begin_rc;
+    bool engine_failed;
+    struct err engine_err;
     /* Until the engine starts (after the knowledge search): */
     struct llm_request lreq; /* strings in the request's arena, or 'arena' */
     struct llm *engine;
@@ -351,15 +363,68 @@ static void finish_done(struct store_job *job, int rc)
     job_free(j);
 }
 
+/* Both parts are done, the first writes and the engine: answer an error, or store the reply. */
+static void turn_end(struct chat_job *j)
+{
+    if (j->begin_rc) {
+        /* nothing was stored: the answer is the one the handler would have given */
+        struct err e;
+        if (j->begin_rc == ERR_LIMIT)
+            err_set(&e, ERR_LIMIT, "insufficient_credits", NULL,
+                    "The organization has no credits left for live calls.");
+        else
+            err_set(&e, j->begin_rc, "internal_error", NULL, "chat begin failed");
+        router_async_finish(j->req, (int)e.kind, &e);
+        job_free(j);
+        return;
+    }
+    if (j->conv_header) /* the conversation exists now, whatever the engine did */
+        http_resp_header(j->http, j->conv_header, j->conv_id);
+    if (j->engine_failed) {
+        struct store *s = store_pool_get(j->env->pool);
+        fail_job(j, s, &j->engine_err);
+        store_pool_put(j->env->pool, s);
+        job_free(j);
+        return;
+    }
+    j->job.apply = finish_apply;
+    j->job.done = finish_done;
+    if (j->env->committer) {
+        store_committer_submit(j->env->committer, &j->job); /* 'j' is the committer's now */
+    } else {
+        /* no committer (tools, tests): the same transaction on a handle of the pool */
+        struct store *s = store_pool_get(j->env->pool);
+        j->job.next = NULL;
+        store_group_apply(s, &j->job);
+        store_pool_put(j->env->pool, s);
+        finish_done(&j->job, j->job.rc);
+    }
+}
+
+/* One part of the turn is done; the last one ends it (on its thread). */
+static void part_done(struct chat_job *j)
+{
+    if (atomic_fetch_sub(&j->parts, 1) == 1)
+        turn_end(j);
+}
+
+/* The first writes of a turn that did not wait for them are committed, or failed. */
+static void begin_done(struct store_job *job, int rc)
+{
+    struct chat_job *j =
+        (struct chat_job *)(void *)((char *)job - offsetof(struct chat_job, bjob.job));
+    j->begin_rc = rc;
+    part_done(j);
+}
+
 static void on_done(void *ud, const struct llm_usage *u, const struct err *e)
 {
     struct chat_job *j = ud;
 
     if (e) {
-        struct store *s = store_pool_get(j->env->pool);
-        fail_job(j, s, e);
-        store_pool_put(j->env->pool, s);
-        job_free(j);
+        j->engine_failed = true;
+        j->engine_err = *e;
+        part_done(j);
         return;
     }
     j->usage = *u;
@@ -377,18 +442,7 @@ static void on_done(void *ud, const struct llm_usage *u, const struct err *e)
     j->fin.reply.created_at = j->created_at;
     j->fin.reserved = j->reserved;
     j->fin.charge = j->live;
-    j->job.apply = finish_apply;
-    j->job.done = finish_done;
-    if (j->env->committer) {
-        store_committer_submit(j->env->committer, &j->job); /* 'j' is the committer's now */
-    } else {
-        /* no committer (tools, tests): the same transaction on a handle of the pool */
-        struct store *s = store_pool_get(j->env->pool);
-        j->job.next = NULL;
-        store_group_apply(s, &j->job);
-        store_pool_put(j->env->pool, s);
-        finish_done(&j->job, j->job.rc);
-    }
+    part_done(j);
 }
 
 /* The knowledge search of the message is done: note the passages, start the engine. */
@@ -555,8 +609,9 @@ int api_chat_turn(struct router_req *r, const struct api_chat_turn *t, struct er
     struct store_conversation conv;
     struct store_chat_begin begin;
     struct chat_job *j;
-    char user_id[ID_MAX];
+    char *user_id = arena_alloc(r->arena, ID_MAX);
     int64_t now = clock_now_ms();
+    bool early;
     int rc;
 
     rc = store_employee_get(r->store, &r->tenant, t->employee_id, r->arena, &emp);
@@ -574,7 +629,7 @@ int api_chat_turn(struct router_req *r, const struct api_chat_turn *t, struct er
     rc = find_conversation(r, t, &emp, now, &conv, &begin, e);
     if (rc)
         return rc;
-    if (id_new("msg", user_id, sizeof(user_id)))
+    if (id_new("msg", user_id, ID_MAX))
         return err_set(e, ERR_INTERNAL, "internal_error", NULL, "no id");
     j = job_new(r, t, &conv, &emp);
     if (!j)
@@ -597,24 +652,44 @@ int api_chat_turn(struct router_req *r, const struct api_chat_turn *t, struct er
     begin.user.response_ms = -1;
     begin.user.created_at = now;
     begin.reserve_credit = j->reserved;
-    rc = r->env->committer
-             ? store_chat_begin_committed(r->env->committer, r->store, &r->tenant, &begin)
-             : store_chat_begin(r->store, &r->tenant, &begin);
-    if (rc == ERR_LIMIT) {
-        job_free(j);
-        return err_set(e, rc, "insufficient_credits", NULL,
-                       "The organization has no credits left for live calls.");
-    }
-    if (rc) {
-        job_free(j);
-        return err_set(e, rc, "internal_error", NULL, "chat begin failed");
-    }
-    j->created_at = clock_now_ms();
-    j->v.created_at = j->created_at;
+    j->begin = begin;
     /* Inside another route's request the Idempotency-Key records that route's answer, once it
      * is shaped (router_async_finish), not this turn's. */
     if (r->idem_key && !r->answer_wrap)
         j->idem_key = xstrdup(r->idem_key);
+
+    /*
+     * A blocking turn does not wait for its first writes: they are committed while the
+     * engine runs, and the turn ends when both are done (turn_end), with the answer the
+     * handler would have given if they failed. A live turn does so only when the balance it
+     * read is more than the tier lets run at once (each of those reserves 1), so that its
+     * reservation fails, after an engine call, only if replies that end meanwhile spend the
+     * rest. A stream writes first: its status is sent before the engine runs.
+     */
+    early = !t->stream && r->env->committer &&
+            (!j->live || r->org.credits > (int64_t)r->limits.concurrent);
+    atomic_init(&j->parts, early ? 2 : 1);
+    if (early &&
+        !store_chat_begin_submit(r->env->committer, &j->tenant, &j->begin, &j->bjob, begin_done)) {
+        early = false;
+        atomic_store(&j->parts, 1);
+    }
+    if (!early) {
+        rc = r->env->committer
+                 ? store_chat_begin_committed(r->env->committer, r->store, &r->tenant, &begin)
+                 : store_chat_begin(r->store, &r->tenant, &begin);
+        if (rc == ERR_LIMIT) {
+            job_free(j);
+            return err_set(e, rc, "insufficient_credits", NULL,
+                           "The organization has no credits left for live calls.");
+        }
+        if (rc) {
+            job_free(j);
+            return err_set(e, rc, "internal_error", NULL, "chat begin failed");
+        }
+    }
+    j->created_at = clock_now_ms();
+    j->v.created_at = j->created_at;
 
     if (t->context)
         j->context = xstrdup(t->context);
@@ -627,7 +702,9 @@ int api_chat_turn(struct router_req *r, const struct api_chat_turn *t, struct er
     j->lreq.message = t->message;
     j->engine = agent_engine(&r->env->agent, r->tenant.mode);
 
-    if (t->conversation_header)
+    if (early)
+        j->conv_header = t->conversation_header;
+    else if (t->conversation_header)
         http_resp_header(r->http, t->conversation_header, conv.id);
     r->async = true;
     if (t->stream) {

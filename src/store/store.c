@@ -1132,30 +1132,30 @@ int store_committer_run(struct store_committer *c, struct store_job *job)
     return job->rc;
 }
 
-struct begin_job {
-    struct store_job job;
-    const struct store_tenant *t;
-    const struct store_chat_begin *in;
-};
-
 static int begin_apply(struct store *s, struct store_job *job)
 {
-    struct begin_job *b = (struct begin_job *)job;
+    struct store_chat_begin_job *b = (struct store_chat_begin_job *)job;
     return chat_begin_in(s, b->t, b->in);
+}
+
+/* The committer is checkpointing (a chat's first writes would wait 2 to 4 ms for it) or gone. */
+static bool committer_busy(struct store_committer *c)
+{
+    bool busy;
+    pthread_mutex_lock(&c->mu);
+    busy = c->maintaining || c->stopped;
+    pthread_mutex_unlock(&c->mu);
+    return busy;
 }
 
 /* See store.h. */
 int store_chat_begin_committed(struct store_committer *c, struct store *s,
                                const struct store_tenant *t, const struct store_chat_begin *in)
 {
-    struct begin_job b;
-    bool busy;
+    struct store_chat_begin_job b;
     if (injected())
         return ERR_STORE;
-    pthread_mutex_lock(&c->mu);
-    busy = c->maintaining || c->stopped;
-    pthread_mutex_unlock(&c->mu);
-    if (busy)
+    if (committer_busy(c))
         return store_chat_begin(s, t, in);
     memset(&b, 0, sizeof(b));
     b.job.apply = begin_apply;
@@ -1163,6 +1163,23 @@ int store_chat_begin_committed(struct store_committer *c, struct store *s,
     b.t = t;
     b.in = in;
     return store_committer_run(c, &b.job);
+}
+
+/* See store.h. */
+bool store_chat_begin_submit(struct store_committer *c, const struct store_tenant *t,
+                             const struct store_chat_begin *in, struct store_chat_begin_job *b,
+                             void (*done)(struct store_job *job, int rc))
+{
+    if (injected() || committer_busy(c))
+        return false;
+    memset(b, 0, sizeof(*b));
+    b->job.apply = begin_apply;
+    b->job.done = done;
+    b->job.lazy = true;
+    b->t = t;
+    b->in = in;
+    store_committer_submit(c, &b->job);
+    return true;
 }
 
 /* ---- Events and outbound webhooks ---- */

@@ -157,6 +157,22 @@ struct store_chat_begin;
  * the committer checkpoints, the writes are made on 's' (the caller's) instead. */
 int store_chat_begin_committed(struct store_committer *c, struct store *s,
                                const struct store_tenant *t, const struct store_chat_begin *in);
+/* The job of store_chat_begin_submit(); the caller's until its 'done'. */
+struct store_chat_begin_job {
+    struct store_job job;
+    const struct store_tenant *t;
+    const struct store_chat_begin *in;
+};
+/*
+ * store_chat_begin() as a lazy job of the committer, not waited for: 'done' is called on the
+ * committer's thread once the writes are committed (rc 0) or undone (ERR_LIMIT: no credit left;
+ * another rc: they failed). Returns false and submits nothing while the committer checkpoints
+ * or has stopped; the caller then writes with store_chat_begin(). 't' and 'in' must live until
+ * 'done' is called.
+ */
+bool store_chat_begin_submit(struct store_committer *c, const struct store_tenant *t,
+                             const struct store_chat_begin *in, struct store_chat_begin_job *b,
+                             void (*done)(struct store_job *job, int rc));
 
 /* True while the database does not answer: the last attempt to reach it (PostgreSQL) failed
  * for want of a connection, and none has succeeded since. A request that failed then is told

@@ -9,6 +9,7 @@ Set WORKFORCE_SLOW_TESTS=1 to also run the 15-second ping test."""
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import tempfile
 import threading
@@ -17,7 +18,58 @@ import unittest
 
 from chatlib import (ANY_PARAM, MOCK_API_KEY, MOCK_MODEL, ChatTestCase, MockChatTestCase,
                      credits_for, sse_post, uniq)
-from harness import GENEROUS_LIMITS, binary_path, clean_env, free_port
+from harness import PG_URL, GENEROUS_LIMITS, binary_path, clean_env, free_port
+
+class HeldWrites:
+    """
+    Holds back the server's writes of a chat's first transaction until release(): SQLite's
+    write lock (BEGIN IMMEDIATE on the file), or on PostgreSQL a lock on every organization's
+    row (the credit reservation updates it). Reads go on.
+    """
+
+    def __init__(self, server, timeout=20):
+        self.conn = self.proc = None
+        if not PG_URL:
+            self.conn = sqlite3.connect(server.db, isolation_level=None, timeout=timeout)
+            self.conn.execute("BEGIN IMMEDIATE")
+            return
+        env = dict(os.environ, PGAPPNAME="wf-held-writes")
+        self.proc = subprocess.Popen(["psql", server.db, "-q", "-v", "ON_ERROR_STOP=1"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                     text=True, env=env)
+        self.proc.stdin.write("BEGIN;\nSELECT id FROM orgs FOR UPDATE;\n")
+        self.proc.stdin.flush()
+        # psql's output to a pipe is buffered: the session's state tells when it holds them
+        probe = ("SELECT count(*) FROM pg_stat_activity WHERE application_name = "
+                 "'wf-held-writes' AND state = 'idle in transaction'")
+        deadline = time.time() + timeout
+        while time.time() < deadline and self.proc.poll() is None:
+            p = subprocess.run(["psql", server.db, "-tAc", probe], capture_output=True,
+                               text=True, stdin=subprocess.DEVNULL, timeout=timeout)
+            if p.stdout.strip() == "1":
+                return
+            time.sleep(0.05)
+        self.release()
+        raise AssertionError("psql did not take the lock")
+
+    def release(self, sql=None):
+        """Let the writes go: after 'sql' committed, or with nothing done."""
+        end = "COMMIT" if sql else "ROLLBACK"
+        if self.conn:
+            if sql:
+                self.conn.execute(sql)
+            self.conn.execute(end)
+            self.conn.close()
+            self.conn = None
+        if self.proc:
+            try:
+                self.proc.communicate("%s%s;\n\\q\n" % (sql + ";\n" if sql else "", end),
+                                      timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+            self.proc = None
+
 
 NO_EMP = "emp_" + "Z" * 24
 NO_CONV = "conv_" + "Z" * 24
@@ -405,6 +457,52 @@ class OpenAIChatTest(MockChatTestCase):
         self.assertEqual(self.balance(key), b0, "a failed reply was charged")
 
     # -- usage and credits --
+
+    def test_engine_runs_while_first_writes_commit(self):
+        # A blocking turn of an organization with more credits than its tier runs at once
+        # does not wait for its first writes (the user message, the credit reserve) before it
+        # calls the engine. Here those writes are held back, and the balance is emptied before
+        # they go: the engine was called all the same, and the turn is answered 402 with
+        # nothing of it stored or charged.
+        key = self.server.create_key("chat-early", credits=1000)
+        emp = self.employee(key, "starter")
+        msgs = [uniq("Early one"), uniq("Early two")]
+        results = {}
+
+        def one(msg):
+            results[msg] = self.chat(key, emp, msg)
+
+        threads = [threading.Thread(target=one, args=(m,)) for m in msgs]
+        held = HeldWrites(self.server)
+        emptied = None
+        try:
+            for t in threads:
+                t.start()
+            called = self.wait_for(
+                lambda: len([r for r in self.mock_requests() if r["last_user"] in msgs]) == 2,
+                timeout=15)
+            emptied = "UPDATE orgs SET credits = 0 WHERE slug = 'chat-early'"
+        finally:
+            held.release(emptied)
+        for t in threads:
+            t.join(60)
+        self.assertTrue(called, "the engine waited for the first writes")
+        for msg in msgs:
+            self.assertError(results[msg], 402, "insufficient_credits", ANY_PARAM)
+            self.assertIsNone(self.find_conversation(key, msg[:80], emp),
+                              "a refused turn left a conversation")
+        # written behind the server's back: seen within the contract's 1 s (PostgreSQL)
+        self.assertTrue(self.wait_for(lambda: self.balance(key) == 0, timeout=5),
+                        "the balance is %d, not 0" % self.balance(key))
+        self.assertEqual(self.assertJson(self.server.get("/v1/employees/" + emp,
+                                                         key=key))["status"], "idle")
+        # with the balance back, the same employee answers, and a turn is charged
+        self.set_credits("chat-early", 1000)
+        m = self.chat_ok(key, emp, msgs[0])
+        self.assertEqual([(x["role"], x["content"]) for x in
+                          self.conversation(key, m["conversation_id"])["messages"]],
+                         [("user", msgs[0]), ("assistant", m["content"])])
+        self.assertEqual(self.balance(key), 1000 - m["credits_used"])
 
     def test_usage_becomes_credits(self):
         msg = uniq("Hello mock")

@@ -453,6 +453,10 @@ class OpenAIMockTest(MockChatTestCase, OpenAICase):
         b0 = self.balance(self.live)
         r = self.complete(self.live, self.emp, [{"role": "user", "content": "x [[fail:500]]"}])
         self.assertOpenAIError(r, 502, "upstream_error")
+        # the user's message is stored, in the conversation the header names
+        conv = self.conversation(self.live, r.header(CONV_HEADER) or "conv_none")
+        self.assertEqual([(m["role"], m["content"]) for m in conv["messages"]],
+                         [("user", "x [[fail:500]]")])
         res = self.stream_completion(self.live, self.emp, "y [[cut]]")
         self.assertIsNone(res.response, res)
         datas = [e["data"] for e in res.events]
