@@ -675,38 +675,49 @@ int store_hits_by_rowid(struct store *s, const int64_t *rowids, const double *sc
     WRAP(chunks_hits_by_rowid(s, rowids, scores, n, a, out, nout));
 }
 
-/* ---- Pool ---- */
+/* ---- Pool ----
+ *
+ * A pool holds up to 'max' connections and opens them when they are first needed: each SQLite
+ * connection keeps its own copy of the schema and its own page cache (about 170 KB at rest), so
+ * an idle server holds the few it has used rather than every one it may need. The first is
+ * opened by store_pool_new(), which so checks the URL. An open that fails later is not retried
+ * for OPEN_RETRY_MS; meanwhile store_pool_get() waits for a handle to come back.
+ */
+#define OPEN_RETRY_MS 1000
 
 struct store_pool {
     pthread_mutex_t mu;
     pthread_cond_t cv;
+    char *url;
     struct store **free_;
     size_t nfree;
     struct store **all;
-    size_t n;
+    size_t n;       /* opened: all[0 .. n) */
+    size_t opening; /* being opened, outside the lock */
+    size_t max;
+    int64_t failed_ms; /* when an open last failed (monotonic), or 0 */
 };
 
-/* Open 'n' connections to 'url'. '*out' is owned by the caller (store_pool_free()). */
+/* A pool of up to 'n' connections to 'url', the first one open. '*out' is owned by the caller
+ * (store_pool_free()). */
 int store_pool_new(const char *url, unsigned n, struct store_pool **out, struct err *e)
 {
     struct store_pool *p = xcalloc(1, sizeof(*p));
-    int rc = 0;
+    int rc;
 
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
-    p->all = xcalloc(n, sizeof(*p->all));
-    p->free_ = xcalloc(n, sizeof(*p->free_));
-    for (unsigned i = 0; i < n; i++) {
-        rc = store_open(url, &p->all[i], e);
-        if (rc)
-            goto out;
-        p->n++;
-        p->free_[p->nfree++] = p->all[i];
-    }
-out:
+    p->url = xstrdup(url);
+    p->max = n ? n : 1;
+    p->all = xcalloc(p->max, sizeof(*p->all));
+    p->free_ = xcalloc(p->max, sizeof(*p->free_));
+    rc = store_open(url, &p->all[0], e);
     if (rc) {
         store_pool_free(p);
         p = NULL;
+    } else {
+        p->n = 1;
+        p->free_[p->nfree++] = p->all[0];
     }
     *out = p;
     return rc;
@@ -721,19 +732,42 @@ void store_pool_free(struct store_pool *p)
         store_close(p->all[i]);
     free(p->all);
     free(p->free_);
+    free(p->url);
     pthread_cond_destroy(&p->cv);
     pthread_mutex_destroy(&p->mu);
     free(p);
 }
 
-/* Borrow a handle; give it back with store_pool_put(). Waits while none is free. */
+/* Borrow a handle; give it back with store_pool_put(). Opens one when none is free and the
+ * pool is not full; else waits while none is free. */
 struct store *store_pool_get(struct store_pool *p)
 {
-    struct store *s;
+    struct store *s = NULL;
     pthread_mutex_lock(&p->mu);
-    while (p->nfree == 0)
-        pthread_cond_wait(&p->cv, &p->mu);
-    s = p->free_[--p->nfree];
+    while (!s) {
+        int64_t now = clock_mono_us() / 1000;
+        struct err e;
+        if (p->nfree > 0) {
+            s = p->free_[--p->nfree];
+            break;
+        }
+        if (p->n + p->opening >= p->max || (p->failed_ms && now - p->failed_ms < OPEN_RETRY_MS)) {
+            pthread_cond_wait(&p->cv, &p->mu);
+            continue;
+        }
+        p->opening++;
+        pthread_mutex_unlock(&p->mu);
+        if (store_open(p->url, &s, &e)) {
+            log_warn("store: cannot open one more connection (%s); waiting for one in use", e.msg);
+            s = NULL;
+        }
+        pthread_mutex_lock(&p->mu);
+        p->opening--;
+        if (s)
+            p->all[p->n++] = s;
+        else
+            p->failed_ms = now;
+    }
     pthread_mutex_unlock(&p->mu);
     return s;
 }

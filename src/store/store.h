@@ -238,6 +238,7 @@ int store_rate_enter(struct store *s, const struct store_rate_ask *ask, struct s
 /* End a request store_rate_enter() admitted under 'epoch'. */
 int store_rate_leave(struct store *s, const char *tenant, int64_t epoch);
 
+/* Up to 'n' connections, opened when first needed (the first at once). */
 int store_pool_new(const char *url, unsigned n, struct store_pool **out, struct err *e);
 void store_pool_free(struct store_pool *p);
 struct store *store_pool_get(struct store_pool *p); /* blocks until a handle is free */

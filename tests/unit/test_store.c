@@ -1182,6 +1182,51 @@ static void test_postgres(void)
     store_close(s);
 }
 
+struct pool_waiter {
+    struct store_pool *p;
+    struct store *got;
+};
+
+static void *pool_wait_main(void *arg)
+{
+    struct pool_waiter *w = arg;
+    w->got = store_pool_get(w->p);
+    return NULL;
+}
+
+/* The pool opens connections when first needed, never more than its size. */
+static void test_pool(const char *path)
+{
+    subtest("pool")
+    {
+        struct store_pool *p = NULL;
+        struct store *a, *b, *c;
+        struct pool_waiter w;
+        pthread_t th;
+        struct err e;
+
+        err_clear(&e);
+        ok(store_pool_new("/nonexistent-dir/x.db", 3, &p, &e) != 0 && !p,
+           "a database that cannot be opened fails at once");
+        is_int(store_pool_new(path, 3, &p, &e), 0, "a pool of 3");
+        a = store_pool_get(p);
+        b = store_pool_get(p);
+        c = store_pool_get(p);
+        ok(a && b && c && a != b && b != c && a != c, "three distinct handles");
+        ok(store_ping(a) == 0 && store_ping(b) == 0 && store_ping(c) == 0, "each one works");
+        w.p = p;
+        w.got = NULL;
+        ok(pthread_create(&th, NULL, pool_wait_main, &w) == 0, "a fourth borrower");
+        store_pool_put(p, b);
+        pthread_join(th, NULL);
+        ok(w.got == b, "the fourth waits for a handle to come back, none more is opened");
+        store_pool_put(p, a);
+        store_pool_put(p, c);
+        store_pool_put(p, w.got);
+        store_pool_free(p);
+    }
+}
+
 int main(void)
 {
     struct store *s = NULL;
@@ -1210,6 +1255,7 @@ int main(void)
     test_durable(dbpath);
     test_generation(dbpath);
     test_group_commit(dbpath);
+    test_pool(dbpath);
     test_catalog();
     test_postgres();
     unlink(path);
