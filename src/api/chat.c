@@ -363,18 +363,22 @@ static void finish_done(struct store_job *job, int rc)
     job_free(j);
 }
 
+/* The error of first writes that failed with 'rc' (ERR_LIMIT: no credit left); returns rc. */
+static int begin_error(int rc, struct err *e)
+{
+    if (rc == ERR_LIMIT)
+        return err_set(e, rc, "insufficient_credits", NULL,
+                       "The organization has no credits left for live calls.");
+    return err_set(e, rc, "internal_error", NULL, "chat begin failed");
+}
+
 /* Both parts are done, the first writes and the engine: answer an error, or store the reply. */
 static void turn_end(struct chat_job *j)
 {
     if (j->begin_rc) {
         /* nothing was stored: the answer is the one the handler would have given */
         struct err e;
-        if (j->begin_rc == ERR_LIMIT)
-            err_set(&e, ERR_LIMIT, "insufficient_credits", NULL,
-                    "The organization has no credits left for live calls.");
-        else
-            err_set(&e, j->begin_rc, "internal_error", NULL, "chat begin failed");
-        router_async_finish(j->req, (int)e.kind, &e);
+        router_async_finish(j->req, begin_error(j->begin_rc, &e), &e);
         job_free(j);
         return;
     }
@@ -678,14 +682,9 @@ int api_chat_turn(struct router_req *r, const struct api_chat_turn *t, struct er
         rc = r->env->committer
                  ? store_chat_begin_committed(r->env->committer, r->store, &r->tenant, &begin)
                  : store_chat_begin(r->store, &r->tenant, &begin);
-        if (rc == ERR_LIMIT) {
-            job_free(j);
-            return err_set(e, rc, "insufficient_credits", NULL,
-                           "The organization has no credits left for live calls.");
-        }
         if (rc) {
             job_free(j);
-            return err_set(e, rc, "internal_error", NULL, "chat begin failed");
+            return begin_error(rc, e);
         }
     }
     j->created_at = clock_now_ms();
