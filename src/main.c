@@ -709,7 +709,7 @@ static bool find_embeddings(const struct config *c, const char *argv0, char *dir
             log_info(
                 "knowledge: embedding model loaded from %s (checked; mapped again on first use)",
                 dirs[i]);
-            snprintf(dir, 1200, "%s", dirs[i]);
+            snprintf(dir, 1200, "%.1199s", dirs[i]);
         }
     }
     if (!m) {
@@ -726,7 +726,7 @@ static bool find_embeddings(const struct config *c, const char *argv0, char *dir
  * openai provider (its settings fall back to the WORKFORCE_LLM_* ones). Without the built-in
  * model the knowledge base still works by words alone; a bad openai setting stops the start.
  */
-static int start_embeddings(const struct config *c, const char *argv0, struct router_env *env)
+static int start_embeddings(const struct config *c, const char *argv0, struct api_services *svc)
 {
     static char dir[1200], cache[1200]; /* read by the pool until it stops */
     struct embed_pool_options po;
@@ -736,7 +736,7 @@ static int start_embeddings(const struct config *c, const char *argv0, struct ro
     memset(&po, 0, sizeof(po));
     po.provider = c->embeddings;
     if (strcmp(c->embeddings, "openai") == 0) {
-        po.httpc = env->httpc;
+        po.httpc = svc->httpc;
         po.base_url = c->embeddings_base_url[0] ? c->embeddings_base_url : c->llm_base_url;
         po.api_key = c->embeddings_api_key[0] ? c->embeddings_api_key : c->llm_api_key;
         po.model_name = c->embeddings_model;
@@ -750,16 +750,16 @@ static int start_embeddings(const struct config *c, const char *argv0, struct ro
         po.model_cache = cache;
     }
     po.threads = c->embeddings_threads;
-    if (embed_pool_new(&po, &env->agent.knowledge.embed, &e)) {
+    if (embed_pool_new(&po, &svc->agent.knowledge.embed, &e)) {
         fprintf(stderr, "workforce: %s: %s\n", e.param[0] ? e.param : "embeddings", e.msg);
         return 1;
     }
-    log_info("knowledge: embeddings by %s", embed_pool_model(env->agent.knowledge.embed));
+    log_info("knowledge: embeddings by %s", embed_pool_model(svc->agent.knowledge.embed));
     return 0;
 }
 
 /* The engines: the configured one and the built-in one (which ranks with the embeddings). */
-static int start_engines(const struct config *c, struct router_env *env)
+static int start_engines(const struct config *c, struct api_services *svc)
 {
     struct llm_config lc;
     struct err e;
@@ -773,13 +773,13 @@ static int start_engines(const struct config *c, struct router_env *env)
     lc.timeout_ms = (long)c->llm_timeout_ms;
     lc.connect_timeout_ms = (long)c->llm_connect_timeout_ms;
     lc.retries = c->llm_retries;
-    lc.embed = env->agent.knowledge.embed;
-    if (llm_new(&lc, env->httpc, &env->agent.llm, &e)) {
+    lc.embed = svc->agent.knowledge.embed;
+    if (llm_new(&lc, svc->httpc, &svc->agent.llm, &e)) {
         fprintf(stderr, "workforce: %s: %s\n", e.param, e.msg);
         return 2;
     }
     lc.provider = "builtin";
-    if (llm_new(&lc, env->httpc, &env->agent.llm_builtin, &e))
+    if (llm_new(&lc, svc->httpc, &svc->agent.llm_builtin, &e))
         return 1;
     return 0;
 }
@@ -792,27 +792,242 @@ static int cmd_routes(const struct opts *o)
 
     if (o->npos != 1)
         return usage("routes takes no arguments");
-    doc = router_describe();
+    doc = api_describe();
     rc = json_dumpf(doc, stdout, JSON_INDENT(1) | JSON_SORT_KEYS) == 0 ? 0 : 1;
     fputc('\n', stdout);
     json_decref(doc);
     return rc;
 }
 
+/* ---- serve ---- */
+
+/* Everything `serve` starts; static in cmd_serve(): the workers read it until they stop. */
+struct server {
+    struct api_services svc;
+    struct integ_env integ;
+    struct router_limits_db limits_db;
+    struct webhooks_worker *hooks;
+    struct store *s; /* this node's own handle (registration, leave) */
+    int lock;        /* the database's shared lock (a restore takes it exclusively) */
+};
+
+/* This process is a node; the work of dead ones (an earlier process of this machine, or another
+ * node silent for longer than the lease) is taken back. */
+static int serve_register(const struct config *c, struct store *s)
+{
+    struct store_recovery rec;
+    int64_t now = clock_now_ms();
+
+    if (store_node_start(s, now) ||
+        store_nodes_recover(s, now, (int64_t)c->lease_seconds * 1000, true, &rec)) {
+        fprintf(stderr, "workforce: database: cannot register this node\n");
+        return 1;
+    }
+    if (rec.runs)
+        log_warn("tasks: %zu runs were interrupted by a stop; their tasks run again", rec.runs);
+    if (rec.steps)
+        log_warn("workflows: %zu steps were interrupted by a stop; they run again", rec.steps);
+    if (rec.nodes)
+        log_info("nodes: %zu earlier nodes gone: %zu chats and %zu requests in flight "
+                 "taken back",
+                 rec.nodes, rec.busy, rec.requests);
+    return 0;
+}
+
+/* Limits that hold across nodes (docs/deployment.md): in Redis when it is configured, in
+ * PostgreSQL otherwise and while Redis does not answer; in this process with one SQLite server
+ * (and when neither answers). 2: Redis is configured but cannot be used. */
+static int serve_limits(const struct config *c, struct server *sv)
+{
+    struct ratelimit_place db_place, redis_place;
+    bool pg = config_database_is_postgres(c->database);
+    int64_t lease_ms = (int64_t)c->lease_seconds * 1000;
+    struct err e;
+
+    err_clear(&e);
+    sv->svc.router.rl = ratelimit_new();
+    sv->limits_db.pool = sv->svc.router.pool;
+    sv->limits_db.lease_ms = lease_ms;
+    router_limits_place(&sv->limits_db, &db_place);
+    if (c->redis_url[0]) {
+        if (ratelimit_redis_open(c->redis_url, store_node_id(), lease_ms, c->threads + 2,
+                                 &sv->svc.redis, &e)) {
+            fprintf(stderr, "workforce: WORKFORCE_REDIS_URL: %s\n", e.msg);
+            return 2;
+        }
+        ratelimit_redis_place(sv->svc.redis, &redis_place);
+        ratelimit_share(sv->svc.router.rl, &redis_place, pg ? &db_place : NULL, lease_ms / 3);
+        log_info("ratelimit: limits are kept in Redis%s",
+                 pg ? " (the database while it does not answer)" : "");
+    } else if (pg) {
+        ratelimit_share(sv->svc.router.rl, &db_place, NULL, 0);
+    }
+    return 0;
+}
+
+/* The store: this node registered, the pool, the committer. */
+static int serve_store(const struct config *c, struct server *sv)
+{
+    struct api_services *svc = &sv->svc;
+    bool busy;
+    struct err e;
+
+    err_clear(&e);
+    if (open_store(c, &sv->s) || load_secret(c, svc->router.secret))
+        return 1;
+    sv->lock = db_lock(c->database, true, &busy);
+    if (sv->lock < 0) {
+        fprintf(stderr, "workforce: %s\n",
+                busy ? "the database is being restored" : "cannot take the database's lock");
+        return 1;
+    }
+    if (serve_register(c, sv->s))
+        return 1;
+    /* Handles: one per HTTP thread, one more for a reply finished on the same thread, and a
+     * few for the engine's thread. */
+    if (store_pool_new(c->database,
+                       2 * c->threads + 4 + c->task_workers + c->knowledge_workers +
+                           c->webhooks_workers,
+                       &svc->router.pool, &e)) {
+        fprintf(stderr, "workforce: %s: %s\n", e.param, e.msg);
+        return 1;
+    }
+    svc->agent.knowledge.pool = svc->router.pool;
+    if (store_committer_new(c->database, &svc->committer, &e)) {
+        fprintf(stderr, "workforce: %s\n", e.msg);
+        return 1;
+    }
+    return 0;
+}
+
+/* The background workers: webhook deliveries, documents, tasks. */
+static int serve_workers(const struct config *c, struct server *sv)
+{
+    struct api_services *svc = &sv->svc;
+    /* Outbound webhooks: the delivery threads, and the events the store records from now on
+     * (before any thread that changes what events report starts). */
+    struct webhooks_options wo = {c->webhooks_workers, c->webhooks_timeout_ms,
+                                  c->webhooks_allow_private};
+
+    if (webhooks_worker_start(svc->router.pool, sv->integ.key, &wo, &sv->hooks)) {
+        fprintf(stderr, "workforce: cannot start the webhook workers\n");
+        return 1;
+    }
+    store_hooks_init(webhooks_render, webhooks_worker_wake, sv->hooks);
+    if (knowledge_worker_start(c->files_dir, svc->router.pool, svc->agent.knowledge.embed,
+                               svc->agent.knowledge.kindex, c->knowledge_workers, &svc->kworker)) {
+        fprintf(stderr, "workforce: cannot start the knowledge worker\n");
+        return 1;
+    }
+    if (task_runner_start(&svc->agent, c->task_workers, wf_step_execute, &svc->tasks)) {
+        fprintf(stderr, "workforce: cannot start the task workers\n");
+        return 1;
+    }
+    return 0;
+}
+
+/* Start every service of 'sv' but the HTTP server: 0, or the exit status. */
+static int serve_start(const struct config *c, const char *argv0, struct server *sv)
+{
+    struct api_services *svc = &sv->svc;
+    int rc;
+
+    svc->router.cfg = c;
+    svc->agent.cfg = c;
+    svc->started_ms = clock_now_ms();
+    if (serve_store(c, sv))
+        return 1;
+    rc = serve_limits(c, sv);
+    if (rc)
+        return rc;
+    svc->router.metrics = metrics_new(api_nroutes);
+    /* The request path's caches (docs/performance.md): entries live only as long as the data
+     * they were read from (store_generation()). */
+    svc->router.key_mac = crypto_hmac_new(svc->router.secret, AUTH_SECRET_LEN);
+    svc->router.keys = cache_new(512, 1024, 512 * 1024);
+    svc->answers = cache_new(256, 64 * 1024, 4 * 1024 * 1024);
+    if (httpc_new(&svc->httpc)) {
+        fprintf(stderr, "workforce: cannot start the outbound HTTP client\n");
+        return 1;
+    }
+    if (mkdir(c->files_dir, 0700) != 0 && errno != EEXIST) {
+        fprintf(stderr, "workforce: WORKFORCE_DATABASE: cannot create %s: %s\n", c->files_dir,
+                strerror(errno));
+        return 1;
+    }
+    tighten(c->files_dir);
+    api_knowledge_sweep_uploads(c->files_dir);
+    if (start_embeddings(c, argv0, svc))
+        return 2;
+    rc = start_engines(c, svc);
+    if (rc)
+        return rc;
+    svc->agent.knowledge.kindex =
+        kindex_new(svc->agent.knowledge.embed ? embed_pool_model(svc->agent.knowledge.embed) : NULL,
+                   strcmp(c->vectors, "int8") == 0);
+    sv->integ.cfg = c;
+    sv->integ.pool = svc->router.pool;
+    sv->integ.httpc = svc->httpc;
+    if (integ_key(svc->router.secret, AUTH_SECRET_LEN, sv->integ.key)) {
+        fprintf(stderr, "workforce: cannot derive the integrations key\n");
+        return 1;
+    }
+    svc->agent.integ = &sv->integ;
+    return serve_workers(c, sv);
+}
+
+/* Background work stops: no new task runs; calls still waiting for a provider end now (their
+ * clients get the error; task runs are queued again at the next start; a document half done is
+ * taken up again). May be called again. */
+static void serve_quiesce(struct server *sv)
+{
+    struct api_services *svc = &sv->svc;
+
+    task_runner_quiesce(svc->tasks);
+    httpc_shutdown(svc->httpc);
+    knowledge_worker_stop(svc->kworker);
+    svc->kworker = NULL;
+    task_runner_stop(svc->tasks);
+    svc->tasks = NULL;
+    webhooks_worker_stop(sv->hooks);
+    sv->hooks = NULL;
+    embed_pool_free(svc->agent.knowledge.embed);
+    svc->agent.knowledge.embed = NULL;
+    /* The replies the committer holds are stored and answered while the HTTP server runs. */
+    store_committer_stop(svc->committer);
+}
+
+/* Free what serve_start() made (after serve_quiesce()). */
+static void serve_free(struct server *sv)
+{
+    struct api_services *svc = &sv->svc;
+
+    kindex_free(svc->agent.knowledge.kindex);
+    llm_free(svc->agent.llm);
+    llm_free(svc->agent.llm_builtin);
+    httpc_free(svc->httpc);
+    store_committer_free(svc->committer);
+    store_pool_free(svc->router.pool);
+    ratelimit_free(svc->router.rl);
+    ratelimit_redis_free(svc->redis);
+    metrics_free(svc->router.metrics);
+    cache_free(svc->router.keys);
+    cache_free(svc->answers);
+    crypto_hmac_free(svc->router.key_mac);
+    store_close(sv->s);
+    db_unlock(sv->lock);
+}
+
 static int cmd_serve(const struct config *c, const struct opts *o, const char *argv0)
 {
-    struct router_env env;
-    static struct integ_env integ; /* read by the workers until they stop */
-    struct webhooks_worker *hooks = NULL;
-    struct store *s = NULL;
+    static struct server sv; /* read by the workers until they stop */
+    static struct router_app app;
     struct http_server *srv = NULL;
     struct http_options ho;
-    struct http_app app;
-    struct err e;
+    struct http_app happ;
     sigset_t set;
     int sig = 0;
-    int rc = 1, lock = -1;
-    bool busy;
+    int rc;
 
     if (o->npos != 1)
         return usage("serve takes no positional arguments");
@@ -824,145 +1039,20 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
     sigaddset(&set, SIGINT);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
-    memset(&env, 0, sizeof(env));
-    err_clear(&e);
-    env.cfg = c;
-    env.agent.cfg = c;
-    env.started_ms = clock_now_ms();
-    if (open_store(c, &s) || load_secret(c, env.secret))
-        goto out;
-    lock = db_lock(c->database, true, &busy);
-    if (lock < 0) {
-        fprintf(stderr, "workforce: %s\n",
-                busy ? "the database is being restored" : "cannot take the database's lock");
-        goto out;
-    }
-    {
-        /* This process is a node; the work of dead ones (an earlier process of this machine,
-         * or another node silent for longer than the lease) is taken back. */
-        struct store_recovery rec;
-        int64_t now = clock_now_ms();
-        if (store_node_start(s, now) ||
-            store_nodes_recover(s, now, (int64_t)c->lease_seconds * 1000, true, &rec)) {
-            fprintf(stderr, "workforce: database: cannot register this node\n");
-            goto out;
-        }
-        if (rec.runs)
-            log_warn("tasks: %zu runs were interrupted by a stop; their tasks run again", rec.runs);
-        if (rec.steps)
-            log_warn("workflows: %zu steps were interrupted by a stop; they run again", rec.steps);
-        if (rec.nodes)
-            log_info("nodes: %zu earlier nodes gone: %zu chats and %zu requests in flight "
-                     "taken back",
-                     rec.nodes, rec.busy, rec.requests);
-    }
-    /* Handles: one per HTTP thread, one more for a reply finished on the same thread, and a
-     * few for the engine's thread. */
-    if (store_pool_new(c->database,
-                       2 * c->threads + 4 + c->task_workers + c->knowledge_workers +
-                           c->webhooks_workers,
-                       &env.pool, &e)) {
-        fprintf(stderr, "workforce: %s: %s\n", e.param, e.msg);
-        goto out;
-    }
-    env.agent.knowledge.pool = env.pool;
-    if (store_committer_new(c->database, &env.committer, &e)) {
-        fprintf(stderr, "workforce: %s\n", e.msg);
-        goto out;
-    }
-    env.rl = ratelimit_new();
-    {
-        /* Limits that hold across nodes (docs/deployment.md): in Redis when it is configured,
-         * in PostgreSQL otherwise and while Redis does not answer; in this process with one
-         * SQLite server (and when neither answers). */
-        static struct router_limits_db limits_db;
-        struct ratelimit_place db_place, redis_place;
-        bool pg = config_database_is_postgres(c->database);
-        int64_t lease_ms = (int64_t)c->lease_seconds * 1000;
-
-        limits_db.pool = env.pool;
-        limits_db.lease_ms = lease_ms;
-        router_limits_place(&limits_db, &db_place);
-        if (c->redis_url[0]) {
-            if (ratelimit_redis_open(c->redis_url, store_node_id(), lease_ms, c->threads + 2,
-                                     &env.redis, &e)) {
-                fprintf(stderr, "workforce: WORKFORCE_REDIS_URL: %s\n", e.msg);
-                rc = 2;
-                goto out;
-            }
-            ratelimit_redis_place(env.redis, &redis_place);
-            ratelimit_share(env.rl, &redis_place, pg ? &db_place : NULL, lease_ms / 3);
-            log_info("ratelimit: limits are kept in Redis%s",
-                     pg ? " (the database while it does not answer)" : "");
-        } else if (pg) {
-            ratelimit_share(env.rl, &db_place, NULL, 0);
-        }
-    }
-    env.metrics = metrics_new(router_nroutes);
-    /* The request path's caches (docs/performance.md): entries live only as long as the data
-     * they were read from (store_generation()). */
-    env.key_mac = crypto_hmac_new(env.secret, AUTH_SECRET_LEN);
-    env.keys = cache_new(512, 1024, 512 * 1024);
-    env.answers = cache_new(256, 64 * 1024, 4 * 1024 * 1024);
-    if (httpc_new(&env.httpc)) {
-        fprintf(stderr, "workforce: cannot start the outbound HTTP client\n");
-        goto out;
-    }
-    if (mkdir(c->files_dir, 0700) != 0 && errno != EEXIST) {
-        fprintf(stderr, "workforce: WORKFORCE_DATABASE: cannot create %s: %s\n", c->files_dir,
-                strerror(errno));
-        goto out;
-    }
-    tighten(c->files_dir);
-    api_knowledge_sweep_uploads(c->files_dir);
-    if (start_embeddings(c, argv0, &env)) {
-        rc = 2;
-        goto out;
-    }
-    rc = start_engines(c, &env);
+    memset(&sv, 0, sizeof(sv));
+    sv.lock = -1;
+    rc = serve_start(c, argv0, &sv);
     if (rc)
         goto out;
     rc = 1;
-    env.agent.knowledge.kindex =
-        kindex_new(env.agent.knowledge.embed ? embed_pool_model(env.agent.knowledge.embed) : NULL,
-                   strcmp(c->vectors, "int8") == 0);
-    integ.cfg = c;
-    integ.pool = env.pool;
-    integ.httpc = env.httpc;
-    if (integ_key(env.secret, AUTH_SECRET_LEN, integ.key)) {
-        fprintf(stderr, "workforce: cannot derive the integrations key\n");
-        goto out;
-    }
-    env.agent.integ = &integ;
-    {
-        /* Outbound webhooks: the delivery threads, and the events the store records from now
-         * on (before any thread that changes what events report starts). */
-        struct webhooks_options wo = {c->webhooks_workers, c->webhooks_timeout_ms,
-                                      c->webhooks_allow_private};
-        if (webhooks_worker_start(env.pool, integ.key, &wo, &hooks)) {
-            fprintf(stderr, "workforce: cannot start the webhook workers\n");
-            goto out;
-        }
-        store_hooks_init(webhooks_render, webhooks_worker_wake, hooks);
-    }
-    if (knowledge_worker_start(c->files_dir, env.pool, env.agent.knowledge.embed,
-                               env.agent.knowledge.kindex, c->knowledge_workers, &env.kworker)) {
-        fprintf(stderr, "workforce: cannot start the knowledge worker\n");
-        goto out;
-    }
-
-    if (task_runner_start(&env.agent, c->task_workers, wf_step_execute, &env.tasks)) {
-        fprintf(stderr, "workforce: cannot start the task workers\n");
-        goto out;
-    }
-
     memset(&ho, 0, sizeof(ho)); /* unset options take the server's defaults */
     ho.host = c->listen_host;
     ho.port = c->listen_port;
     ho.threads = c->threads;
     ho.conn_timeout_s = 60;
-    app = router_http_app(&env);
-    if (http_server_start(&ho, &app, &srv)) {
+    app = api_app(&sv.svc);
+    happ = router_http_app(&app);
+    if (http_server_start(&ho, &happ, &srv)) {
         fprintf(stderr, "workforce: WORKFORCE_LISTEN: cannot listen on %s:%u\n", c->listen_host,
                 c->listen_port);
         goto out;
@@ -975,51 +1065,18 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
         ;
     log_info("workforce: signal %d, draining requests in flight", sig);
     http_server_drain(srv, 30);
-    /* Background work stops: no new task runs; calls still waiting for a provider end now
-     * (their clients get the error; task runs are queued again at the next start; a document
-     * half done is taken up again); then the rest of the server stops. */
-    task_runner_quiesce(env.tasks);
-    httpc_shutdown(env.httpc);
-    knowledge_worker_stop(env.kworker);
-    env.kworker = NULL;
-    task_runner_stop(env.tasks);
-    env.tasks = NULL;
-    webhooks_worker_stop(hooks);
-    hooks = NULL;
-    embed_pool_free(env.agent.knowledge.embed);
-    env.agent.knowledge.embed = NULL;
-    /* The replies the committer holds are stored and answered while the HTTP server runs. */
-    store_committer_stop(env.committer);
+    serve_quiesce(&sv);
     http_server_stop(srv, 5);
     srv = NULL;
-    if (store_node_stop(s))
+    if (store_node_stop(sv.s))
         log_warn("nodes: this node could not say it leaves; its work is taken back after the "
                  "lease");
     log_info("workforce: stopped");
     rc = 0;
 out:
-    task_runner_quiesce(env.tasks);
-    httpc_shutdown(env.httpc);
-    knowledge_worker_stop(env.kworker);
-    task_runner_stop(env.tasks);
-    webhooks_worker_stop(hooks);
-    embed_pool_free(env.agent.knowledge.embed);
-    store_committer_stop(env.committer);
+    serve_quiesce(&sv);
     http_server_stop(srv, 0);
-    kindex_free(env.agent.knowledge.kindex);
-    llm_free(env.agent.llm);
-    llm_free(env.agent.llm_builtin);
-    httpc_free(env.httpc);
-    store_committer_free(env.committer);
-    store_pool_free(env.pool);
-    ratelimit_free(env.rl);
-    ratelimit_redis_free(env.redis);
-    metrics_free(env.metrics);
-    cache_free(env.keys);
-    cache_free(env.answers);
-    crypto_hmac_free(env.key_mac);
-    store_close(s);
-    db_unlock(lock);
+    serve_free(&sv);
     return rc;
 }
 

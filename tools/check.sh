@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # `make check`: the source rules a compiler does not enforce (style.md G6): clang-format
-# cleanliness and the banned C library functions (curl checksrc style).
+# cleanliness, the banned C library functions (curl checksrc style), and the module edges of
+# tools/modules.txt (dependencies point down; each third-party header has one owner).
 set -u
 cd "$(dirname "$0")/.."
 n=0
@@ -32,5 +33,17 @@ else
     echo "$hits" | sed 's/^/#   /'
     fail=$((fail + 1))
 fi
+
+out=$(python3 tools/check_modules.py "$n")
+echo "$out"
+k=$(echo "$out" | grep -c '^ok ' || true)
+f=$(echo "$out" | grep -c '^not ok ' || true)
+if [ "$((k + f))" -eq 0 ]; then
+    n=$((n + 1))
+    echo "not ok $n - tools/check_modules.py printed no result"
+    fail=$((fail + 1))
+fi
+n=$((n + k + f))
+fail=$((fail + f))
 echo "check: $((n - fail)) passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -5,7 +5,7 @@ Source of truth: /work/shared/api-contract.md (the contract) and the lead's deci
 for what is built now (issues 2 and 3: keys, errors, rate limits, employees; chat,
 conversations, feedback, credits, Idempotency-Key, reply engines; issue 4: the knowledge
 base: uploads, documents, hybrid search, chat sources), checked against the C
-implementation (src/router/routes.c is what is built). Operations not built yet carry
+implementation (src/api/routes.c is what is built). Operations not built yet carry
 `x-workforce-status: planned`; their schemas are the contract's shapes and may be
 refined when they are built (change this generator, then regenerate).
 

@@ -6,7 +6,47 @@
 #ifndef WORKFORCE_API_H
 #define WORKFORCE_API_H
 
+#include "../agent/agent.h"
 #include "../router/router.h"
+
+struct httpc;
+struct knowledge_worker;
+struct task_runner;
+struct ratelimit_redis;
+
+/*
+ * The process's services, built by main and read-only once serving starts. The router carries
+ * a pointer to them (router_app.services) without reading it; handlers reach them with
+ * api_svc(). 'router' is what the request pipeline itself uses (router_app.env).
+ */
+struct api_services {
+    struct router_env router;
+    struct store_committer *committer; /* group commit of chat replies, or NULL */
+    struct cache *answers; /* answers of GET /v1/employees and /v1/employees/{id}, or NULL */
+    int64_t started_ms;
+    struct httpc *httpc;
+    struct agent_env agent;           /* engines and knowledge search; agent.cfg is cfg */
+    struct knowledge_worker *kworker; /* processes uploaded documents */
+    struct task_runner *tasks;        /* the workers that carry out tasks */
+    struct ratelimit_redis *redis;    /* the shared limits' Redis (readiness), or NULL */
+};
+
+/* The services of the request's application. */
+static inline const struct api_services *api_svc(const struct router_req *r)
+{
+    return (const struct api_services *)r->app->services;
+}
+
+/* routes.c: THE route table. */
+extern const struct route api_routes[];
+extern const size_t api_nroutes;
+/* The application of the route table, the error writer, 'svc' and its pipeline's services;
+ * 'svc' must outlive the server. */
+struct router_app api_app(const struct api_services *svc);
+
+/* describe.c: the route table, each route's bound JSON members and the error table as a new
+ * JSON object {routes: [...], errors: [{code, status}]}; the caller owns it (json_decref). */
+json_t *api_describe(void);
 
 /* errors.c */
 void api_error_respond(struct router_req *r, const struct err *e);

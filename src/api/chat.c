@@ -61,7 +61,7 @@ static const struct jb_field chat_fields[F_N] = {
 const struct jb_binding api_chat_body = {chat_fields, F_N};
 
 struct chat_job {
-    const struct router_env *env;
+    const struct api_services *svc;
     struct store_tenant tenant;
     struct router_req *req;     /* blocking: valid until http_req_resume() */
     struct http_req *http;      /* blocking */
@@ -341,12 +341,12 @@ static void finish_done(struct store_job *job, int rc)
     struct chat_job *j = JOB_OF(job);
 
     if (rc) {
-        struct store *s = store_pool_get(j->env->pool);
+        struct store *s = store_pool_get(j->svc->router.pool);
         struct err fe;
         log_error("chat: cannot store the reply %s (%s)", j->reply_id, err_name(rc));
         err_set(&fe, ERR_STORE, "internal_error", NULL, "The reply could not be stored.");
         fail_job(j, s, &fe);
-        store_pool_put(j->env->pool, s);
+        store_pool_put(j->svc->router.pool, s);
     } else if (j->stream) {
         http_stream_write(j->stream, buf_ptr(&j->tail), buf_len(&j->tail));
         http_stream_close(j->stream);
@@ -385,22 +385,22 @@ static void turn_end(struct chat_job *j)
     if (j->conv_header) /* the conversation exists now, whatever the engine did */
         http_resp_header(j->http, j->conv_header, j->conv_id);
     if (j->engine_failed) {
-        struct store *s = store_pool_get(j->env->pool);
+        struct store *s = store_pool_get(j->svc->router.pool);
         fail_job(j, s, &j->engine_err);
-        store_pool_put(j->env->pool, s);
+        store_pool_put(j->svc->router.pool, s);
         job_free(j);
         return;
     }
     j->job.apply = finish_apply;
     j->job.done = finish_done;
-    if (j->env->committer) {
-        store_committer_submit(j->env->committer, &j->job); /* 'j' is the committer's now */
+    if (j->svc->committer) {
+        store_committer_submit(j->svc->committer, &j->job); /* 'j' is the committer's now */
     } else {
         /* no committer (tools, tests): the same transaction on a handle of the pool */
-        struct store *s = store_pool_get(j->env->pool);
+        struct store *s = store_pool_get(j->svc->router.pool);
         j->job.next = NULL;
         store_group_apply(s, &j->job);
-        store_pool_put(j->env->pool, s);
+        store_pool_put(j->svc->router.pool, s);
         finish_done(&j->job, j->job.rc);
     }
 }
@@ -573,7 +573,7 @@ static struct chat_job *job_new(struct router_req *r, const struct api_chat_turn
                                 const struct store_employee *emp)
 {
     struct chat_job *j = xcalloc(1, sizeof(*j));
-    j->env = r->env;
+    j->svc = api_svc(r);
     j->tenant = r->tenant;
     j->live = r->tenant.mode == STORE_LIVE;
     j->reserved = j->live;
@@ -670,17 +670,17 @@ int api_chat_turn(struct router_req *r, const struct api_chat_turn *t, struct er
      * reservation fails, after an engine call, only if replies that end meanwhile spend the
      * rest. A stream writes first: its status is sent before the engine runs.
      */
-    early = !t->stream && r->env->committer &&
+    early = !t->stream && api_svc(r)->committer &&
             (!j->live || r->org.credits > (int64_t)r->limits.concurrent);
     atomic_init(&j->parts, early ? 2 : 1);
-    if (early &&
-        !store_chat_begin_submit(r->env->committer, &j->tenant, &j->begin, &j->bjob, begin_done)) {
+    if (early && !store_chat_begin_submit(api_svc(r)->committer, &j->tenant, &j->begin, &j->bjob,
+                                          begin_done)) {
         early = false;
         atomic_store(&j->parts, 1);
     }
     if (!early) {
-        rc = r->env->committer
-                 ? store_chat_begin_committed(r->env->committer, r->store, &r->tenant, &begin)
+        rc = api_svc(r)->committer
+                 ? store_chat_begin_committed(api_svc(r)->committer, r->store, &r->tenant, &begin)
                  : store_chat_begin(r->store, &r->tenant, &begin);
         if (rc) {
             job_free(j);
@@ -699,7 +699,7 @@ int api_chat_turn(struct router_req *r, const struct api_chat_turn *t, struct er
     j->lreq.capabilities = emp.capabilities;
     j->lreq.context = j->context;
     j->lreq.message = t->message;
-    j->engine = agent_engine(&r->env->agent, r->tenant.mode);
+    j->engine = agent_engine(&api_svc(r)->agent, r->tenant.mode);
 
     if (early)
         j->conv_header = t->conversation_header;
@@ -723,8 +723,8 @@ int api_chat_turn(struct router_req *r, const struct api_chat_turn *t, struct er
     }
     /* The knowledge this employee may read that matches the message; the engine starts when
      * the search is done (here, or on the embedding pool's thread). 'j' may then be gone. */
-    agent_knowledge_start(&r->env->agent, &r->tenant, emp.id, t->message, r->store, knowledge_done,
-                          j);
+    agent_knowledge_start(&api_svc(r)->agent, &r->tenant, emp.id, t->message, r->store,
+                          knowledge_done, j);
     return 0;
 }
 

@@ -67,10 +67,10 @@ static bool cached_answer(struct router_req *r, const char *ckey, uint64_t *gen)
 {
     size_t len;
     char *body;
-    if (!r->env->answers)
+    if (!api_svc(r)->answers)
         return false;
     *gen = store_generation(r->store);
-    body = cache_get(r->env->answers, ckey, strlen(ckey), *gen, &len);
+    body = cache_get(api_svc(r)->answers, ckey, strlen(ckey), *gen, &len);
     if (!body)
         return false;
     router_respond_raw(r, 200, "application/json", body, len);
@@ -80,7 +80,7 @@ static bool cached_answer(struct router_req *r, const char *ckey, uint64_t *gen)
 static int respond_cached(struct router_req *r, struct jw *w, struct buf *b, const char *ckey,
                           uint64_t gen, struct err *e)
 {
-    return router_respond_jw_kept(r, w, b, r->env->answers, ckey, gen, e);
+    return router_respond_jw_kept(r, w, b, api_svc(r)->answers, ckey, gen, e);
 }
 
 /* Answer with the detail object of employee 'id'. */
@@ -447,7 +447,7 @@ int api_employees_update(struct router_req *r, struct err *e)
         return err_set(e, rc, "employee_not_found", "id", "No employee %.60s.", r->params[0]);
     if (rc)
         return err_set(e, rc, "internal_error", NULL, "employee update failed");
-    task_runner_wake(r->env->tasks); /* back online: its tasks may run */
+    task_runner_wake(api_svc(r)->tasks); /* back online: its tasks may run */
     return respond_detail(r, r->params[0], e);
 }
 

@@ -148,7 +148,7 @@ static bool openai_shaped(const struct router_req *r)
     const char *path;
     size_t n = sizeof(ROUTER_OPENAI_PREFIX) - 1;
     if (r->route >= 0)
-        return (router_routes[r->route].flags & ROUTE_OPENAI) != 0;
+        return (router_req_route(r)->flags & ROUTE_OPENAI) != 0;
     path = http_req_path(r->http);
     return path && strncmp(path, ROUTER_OPENAI_PREFIX, n) == 0 &&
            (path[n] == '\0' || path[n] == '/');

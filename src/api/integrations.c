@@ -30,7 +30,7 @@
 
 #define REDIRECT_URI_MAX 2048
 /* The sealing key, derived once from the server secret at start (main.c, struct integ_env). */
-#define KEY(env) ((env)->agent.integ->key)
+#define KEY(svc) ((svc)->agent.integ->key)
 #define SCOPE_MAX 200
 #define EXCHANGE_CONNECT_MS 10000
 #define EXCHANGE_TIMEOUT_MS 20000
@@ -130,7 +130,7 @@ static int write_current(struct router_req *r, struct jw *w, const struct integ_
         store_oauth_state_open(r->store, &r->tenant, p->id, clock_now_ms(), &pending))
         return err_set(e, ERR_STORE, "internal_error", NULL, "state read failed");
     if (!rc && row.secrets) {
-        const char *text = integ_open(KEY(r->env), &r->tenant, p->id, "secrets", row.secrets,
+        const char *text = integ_open(KEY(api_svc(r)), &r->tenant, p->id, "secrets", row.secrets,
                                       row.secrets_len, r->arena);
         sec = text ? json_loads(text, 0, NULL) : NULL;
     }
@@ -289,7 +289,7 @@ int api_integrations_connect(struct router_req *r, struct err *e)
     crypto_hex(h, sizeof(h), st.state_hash);
     st.tenant = r->tenant;
     st.provider = p->id;
-    st.verifier = integ_seal(KEY(r->env), &r->tenant, p->id, "verifier", verifier, r->arena,
+    st.verifier = integ_seal(KEY(api_svc(r)), &r->tenant, p->id, "verifier", verifier, r->arena,
                              &st.verifier_len);
     st.redirect_uri = b.redirect_uri;
     st.scopes = arena_strdup(r->arena, buf_ptr(&scopes_json));
@@ -326,7 +326,7 @@ int api_integrations_connect(struct router_req *r, struct err *e)
 /* A code being exchanged; owned by the exchange from the handler's return to finish(). */
 struct exchange {
     struct router_req *r; /* valid until router_async_finish() */
-    const struct router_env *env;
+    const struct api_services *svc;
     const struct integ_provider *p;
     struct store_tenant tenant;
     char *redirect_uri; /* NULL: answer a page */
@@ -472,7 +472,7 @@ static int store_connection(struct exchange *x, struct store *s, struct arena *a
     rc = 0;
     if (text)
         row.secrets =
-            integ_seal(KEY(x->env), &x->tenant, x->p->id, "secrets", text, a, &row.secrets_len);
+            integ_seal(KEY(x->svc), &x->tenant, x->p->id, "secrets", text, a, &row.secrets_len);
     if (text) {
         memset(text, 0, strlen(text));
         free(text);
@@ -490,7 +490,7 @@ static int store_connection(struct exchange *x, struct store *s, struct arena *a
 static void conclude(struct exchange *x, int rc, char *code, size_t code_n, char *reason,
                      size_t reason_n)
 {
-    struct store *s = store_pool_get(x->env->pool);
+    struct store *s = store_pool_get(x->svc->router.pool);
     struct arena a;
 
     arena_init(&a);
@@ -503,7 +503,7 @@ static void conclude(struct exchange *x, int rc, char *code, size_t code_n, char
     } else {
         log_info("integrations: %s connected for %s", x->p->id, x->tenant.org_id);
     }
-    store_pool_put(x->env->pool, s);
+    store_pool_put(x->svc->router.pool, s);
     finish(x, rc ? code : NULL, reason, true);
     arena_cleanup(&a);
     exchange_free(x);
@@ -532,7 +532,7 @@ static void who_done(void *ud, int rc, long status, const char *why)
 /* Ask the provider whose account the token is (GitHub's login, Google's email, ...). */
 static void ask_who(struct exchange *x)
 {
-    const struct config *c = x->env->cfg;
+    const struct config *c = x->svc->router.cfg;
     const char *path = x->p->whoami_path, *tok = strstr(path, "{token}");
     const char *headers[2];
     struct httpc_request req;
@@ -561,7 +561,7 @@ static void ask_who(struct exchange *x)
     buf_reset(&x->body);
     x->status = 0;
     x->too_big = false;
-    httpc_start(x->env->httpc, &req, exchange_data, who_done, x); /* copies what it keeps */
+    httpc_start(x->svc->httpc, &req, exchange_data, who_done, x); /* copies what it keeps */
     buf_cleanup(&url);
     buf_cleanup(&auth);
 }
@@ -642,14 +642,14 @@ int api_integrations_callback(struct router_req *r, struct err *e)
                        "The connection to %s was not made: %s.", p->name,
                        error ? oauth_error : "the provider sent no code");
     }
-    verifier = integ_open(KEY(r->env), &st.tenant, p->id, "verifier", st.verifier, st.verifier_len,
-                          r->arena);
+    verifier = integ_open(KEY(api_svc(r)), &st.tenant, p->id, "verifier", st.verifier,
+                          st.verifier_len, r->arena);
     if (!verifier)
         return err_set(e, ERR_INTERNAL, "internal_error", NULL, "the state does not open");
 
     x = xcalloc(1, sizeof(*x));
     x->r = r;
-    x->env = r->env;
+    x->svc = api_svc(r);
     x->p = p;
     x->tenant = st.tenant;
     x->redirect_uri = st.redirect_uri ? xstrdup(st.redirect_uri) : NULL;
@@ -668,7 +668,7 @@ int api_integrations_callback(struct router_req *r, struct err *e)
     req.connect_timeout_ms = EXCHANGE_CONNECT_MS;
     req.timeout_ms = EXCHANGE_TIMEOUT_MS;
     /* From here 'r' belongs to the exchange: exchange_done() may run before this returns. */
-    httpc_start(r->env->httpc, &req, exchange_data, exchange_done, x);
+    httpc_start(api_svc(r)->httpc, &req, exchange_data, exchange_done, x);
     return 0;
 }
 
@@ -768,7 +768,7 @@ static void revoke(struct router_req *r, const struct integ_provider *p, const c
     req.url = buf_ptr(&u);
     req.body = buf_len(&b) ? buf_ptr(&b) : NULL;
     req.body_len = buf_len(&b);
-    httpc_start(r->env->httpc, &req, revoke_data, revoke_done, xstrdup(p->id));
+    httpc_start(api_svc(r)->httpc, &req, revoke_data, revoke_done, xstrdup(p->id));
 out:
     buf_cleanup(&b);
     buf_cleanup(&u);
@@ -789,8 +789,8 @@ int api_integrations_disconnect(struct router_req *r, struct err *e)
     if (rc && rc != ERR_NOT_FOUND)
         return err_set(e, rc, "internal_error", NULL, "integration read failed");
     if (!rc && row.secrets)
-        text = integ_open(KEY(r->env), &r->tenant, p->id, "secrets", row.secrets, row.secrets_len,
-                          r->arena);
+        text = integ_open(KEY(api_svc(r)), &r->tenant, p->id, "secrets", row.secrets,
+                          row.secrets_len, r->arena);
     rc = store_integration_delete(r->store, &r->tenant, p->id);
     if (rc)
         return err_set(e, rc, "internal_error", NULL, "integration delete failed");

@@ -485,7 +485,7 @@ int api_knowledge_upload(struct router_req *r, struct err *e)
         unlink(final_path);
         return err_set(e, rc, "internal_error", NULL, "document insert failed");
     }
-    knowledge_worker_wake(r->env->kworker);
+    knowledge_worker_wake(api_svc(r)->kworker);
     return respond_document(r, id, e);
 }
 
@@ -547,8 +547,8 @@ int api_knowledge_delete(struct router_req *r, struct err *e)
         return err_set(e, rc, "document_not_found", "id", "No document %.60s.", r->params[0]);
     if (rc)
         return err_set(e, rc, "internal_error", NULL, "document delete failed");
-    knowledge_worker_cancel(r->env->kworker, r->params[0]);
-    kindex_invalidate(r->env->agent.knowledge.kindex, &r->tenant);
+    knowledge_worker_cancel(api_svc(r)->kworker, r->params[0]);
+    kindex_invalidate(api_svc(r)->agent.knowledge.kindex, &r->tenant);
     snprintf(path, sizeof(path), "%s/%s", r->env->cfg->files_dir, r->params[0]);
     unlink(path);
     o = jo_object();
@@ -663,7 +663,7 @@ int api_knowledge_query(struct router_req *r, struct err *e)
             }
         }
     }
-    q.ks = &r->env->agent.knowledge;
+    q.ks = &api_svc(r)->agent.knowledge;
     q.tenant = r->tenant;
     q.query = b.query;
     q.filter = f;

@@ -215,10 +215,10 @@ static const struct api_mcp_tool tools[] = {
 /* The route 'tool' mirrors (the table is checked by the unit test: never NULL). */
 static const struct route *tool_route(const struct api_mcp_tool *t)
 {
-    for (size_t i = 0; i < router_nroutes; i++) {
-        if (strcmp(router_routes[i].method, t->method) == 0 &&
-            strcmp(router_routes[i].pattern, t->pattern) == 0)
-            return &router_routes[i];
+    for (size_t i = 0; i < api_nroutes; i++) {
+        if (strcmp(api_routes[i].method, t->method) == 0 &&
+            strcmp(api_routes[i].pattern, t->pattern) == 0)
+            return &api_routes[i];
     }
     return NULL;
 }

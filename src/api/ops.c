@@ -32,7 +32,7 @@ int api_readyz(struct router_req *r, struct err *e)
     json_t *o;
     if (store_ping(r->store))
         return err_set(e, ERR_STORE, "service_unavailable", NULL, "The database is unavailable.");
-    if (r->env->redis && ratelimit_redis_ping(r->env->redis))
+    if (api_svc(r)->redis && ratelimit_redis_ping(api_svc(r)->redis))
         return err_set(e, ERR_STORE, "service_unavailable", NULL,
                        "Redis (WORKFORCE_REDIS_URL) is unavailable.");
     o = jo_object();
@@ -42,12 +42,12 @@ int api_readyz(struct router_req *r, struct err *e)
 }
 
 /* The request path's caches: hits and misses of each (docs/performance.md). */
-static void write_cache_counts(const struct router_env *env, struct buf *b)
+static void write_cache_counts(const struct api_services *svc, struct buf *b)
 {
     const struct {
         const char *name;
         const struct cache *c;
-    } caches[] = {{"keys", env->keys}, {"answers", env->answers}};
+    } caches[] = {{"keys", svc->router.keys}, {"answers", svc->answers}};
     const char *what[2] = {"hits", "misses"};
 
     for (int k = 0; k < 2; k++) {
@@ -69,14 +69,14 @@ static void write_cache_counts(const struct router_env *env, struct buf *b)
 /* GET /metrics */
 int api_metrics(struct router_req *r, struct err *e)
 {
-    const char **methods = arena_alloc(r->arena, router_nroutes * sizeof(*methods));
-    const char **patterns = arena_alloc(r->arena, router_nroutes * sizeof(*patterns));
+    const char **methods = arena_alloc(r->arena, api_nroutes * sizeof(*methods));
+    const char **patterns = arena_alloc(r->arena, api_nroutes * sizeof(*patterns));
     struct buf b;
     size_t len;
 
-    for (size_t i = 0; i < router_nroutes; i++) {
-        methods[i] = router_routes[i].method;
-        patterns[i] = router_routes[i].pattern;
+    for (size_t i = 0; i < api_nroutes; i++) {
+        methods[i] = api_routes[i].method;
+        patterns[i] = api_routes[i].pattern;
     }
     buf_init(&b, 4u << 20);
     if (metrics_render(r->env->metrics, methods, patterns,
@@ -85,7 +85,7 @@ int api_metrics(struct router_req *r, struct err *e)
         buf_cleanup(&b);
         return err_set(e, ERR_INTERNAL, "internal_error", NULL, "metrics too large");
     }
-    write_cache_counts(r->env, &b);
+    write_cache_counts(api_svc(r), &b);
     {
         char *s = buf_take(&b, &len);
         router_respond_raw(r, 200, "text/plain; version=0.0.4; charset=utf-8", s, len);

@@ -170,7 +170,7 @@ int api_tasks_create(struct router_req *r, struct err *e)
     rc = task_create(r->store, &r->tenant, &k, id, now);
     if (rc)
         return err_set(e, rc, "internal_error", NULL, "task create failed");
-    task_runner_wake(r->env->tasks);
+    task_runner_wake(api_svc(r)->tasks);
     return respond_task(r, &k, e);
 }
 
@@ -362,7 +362,7 @@ int api_tasks_update(struct router_req *r, struct err *e)
             continue; /* a worker took or finished it meanwhile: decide again */
         if (rc)
             return err_set(e, rc, "internal_error", NULL, "task update failed");
-        task_runner_wake(r->env->tasks);
+        task_runner_wake(api_svc(r)->tasks);
         return respond_task(r, &k, e);
     }
     return err_set(e, ERR_INTERNAL, "internal_error", NULL, "the task kept changing");

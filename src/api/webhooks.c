@@ -24,7 +24,7 @@
 #include <string.h>
 
 #define RESP_CAP (8u << 20)
-#define KEY(env) ((env)->agent.integ->key)
+#define KEY(svc) ((svc)->agent.integ->key)
 #define SEAL_WHAT "webhook_secret"
 
 /* ---- Events ---- */
@@ -287,7 +287,7 @@ static const char *new_secret(struct router_req *r)
 static int seal(struct router_req *r, const char *id, const char *secret, const unsigned char **out,
                 size_t *n, struct err *e)
 {
-    *out = integ_seal(KEY(r->env), &r->tenant, id, SEAL_WHAT, secret, r->arena, n);
+    *out = integ_seal(KEY(api_svc(r)), &r->tenant, id, SEAL_WHAT, secret, r->arena, n);
     return *out ? 0 : err_set(e, ERR_INTERNAL, "internal_error", NULL, "sealing failed");
 }
 

@@ -424,7 +424,7 @@ int api_workflow_queue(struct router_req *r, const struct store_workflow *wf, co
         return err_set(e, rc, "workflow_not_found", "id", "No workflow %.60s.", wf->id);
     if (rc)
         return err_set(e, rc, "internal_error", NULL, "run create failed");
-    task_runner_wake(r->env->tasks);
+    task_runner_wake(api_svc(r)->tasks);
     return 0;
 }
 

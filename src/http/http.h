@@ -23,6 +23,14 @@ struct http_app {
     enum http_begin (*begin)(struct http_req *r, void *ud);
     void (*handle)(struct http_req *r, void *ud);
     void (*done)(struct http_req *r, void *ud); /* response sent or connection lost */
+    /*
+     * The application's error writer, for the answers this layer makes itself: a handler that
+     * set no response ("internal_error") and a deferred request still waiting when the server
+     * stops ("service_unavailable"). It sets the response of 'r' (http_resp_set) from the
+     * error 'code' and the client-safe 'msg'. This layer knows no error format: without a
+     * writer (NULL) it answers with the status and an empty body.
+     */
+    void (*error)(struct http_req *r, const char *code, const char *msg, void *ud);
     void *ud;
 };
 

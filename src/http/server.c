@@ -294,6 +294,17 @@ const char *http_resp_peek(const struct http_req *r, size_t *len, const char **c
     return r->resp_static ? r->resp_static : r->resp_body;
 }
 
+/* Answer 'r' with error 'code' through the application's writer (http_app.error); without one,
+ * or when it set nothing, with 'status' and an empty body. */
+static void app_error(struct http_req *r, unsigned status, const char *code, const char *msg)
+{
+    r->status = 0;
+    if (r->srv->app.error)
+        r->srv->app.error(r, code, msg, r->srv->app.ud);
+    if (!r->status)
+        http_resp_set(r, status, "text/plain", NULL, 0);
+}
+
 static enum MHD_Result send_response(struct http_req *r)
 {
     struct MHD_Response *resp;
@@ -301,9 +312,7 @@ static enum MHD_Result send_response(struct http_req *r)
 
     if (!r->status) {
         log_error("http: no response was set for %s %s", r->method, r->path);
-        http_resp_set(
-            r, 500, "application/json",
-            strdup("{\"error\":{\"code\":\"internal_error\",\"message\":\"no response\"}}"), 58);
+        app_error(r, 500, "internal_error", "Internal error.");
     }
     if (r->resp_static) {
         /* PERSISTENT: MHD only reads it (0.9.75 has no const variant) */
@@ -712,12 +721,7 @@ static void unpark_all(struct http_server *srv)
             pthread_mutex_lock(&r->mu);
             if (!r->ready) {
                 r->ready = true;
-                http_resp_set(
-                    r, 503, "application/json",
-                    strdup("{\"error\":{\"code\":\"service_unavailable\",\"message\":\"The "
-                           "server is stopping.\"}}"),
-                    strlen("{\"error\":{\"code\":\"service_unavailable\",\"message\":\"The "
-                           "server is stopping.\"}}"));
+                app_error(r, 503, "service_unavailable", "The server is stopping.");
                 if (r->suspended) {
                     r->suspended = false;
                     MHD_resume_connection(r->conn);

@@ -9,11 +9,10 @@
  *   done    rate-limit slot released, metrics counted, request memory freed
  *
  * Every response carries X-Request-Id; every response after a valid key also carries the
- * X-RateLimit-* headers. Errors are rendered only by api_error_respond().
+ * X-RateLimit-* headers. Errors are rendered only by the application's writer (app->error).
  */
 #include "router.h"
 
-#include "../api/api.h"
 #include "../core/buf.h"
 #include "../core/clock.h"
 #include "../core/crypto.h"
@@ -259,7 +258,7 @@ static int hook_authenticate(struct router_req *r, struct err *e)
 {
     struct store_workflow wf;
     int rc;
-    if (router_routes[r->route].flags & ROUTE_EVENTS) {
+    if (r->app->routes[r->route].flags & ROUTE_EVENTS) {
         /* An integration's events URL: the token names an organization and mode. */
         memset(&wf, 0, sizeof(wf));
         rc = store_events_tenant(r->store, r->params[1], &wf.tenant);
@@ -336,22 +335,22 @@ static int read_body(struct router_req *r, struct err *e)
 
     if (strcmp(m, "POST") != 0 && strcmp(m, "PATCH") != 0 && strcmp(m, "PUT") != 0)
         return 0;
-    if (r->route >= 0 && (router_routes[r->route].flags & ROUTE_UPLOAD))
+    if (r->route >= 0 && (r->app->routes[r->route].flags & ROUTE_UPLOAD))
         return 0; /* streamed to the upload sink */
     if (http_req_body_too_large(r->http))
         return err_set(e, ERR_LIMIT, "request_too_large", NULL,
                        "The request body is larger than %u bytes.", JSON_BODY_CAP);
     body = http_req_body(r->http, &len);
     /* Elsewhere an empty body counts as {}; a webhook's body is its whole message. */
-    if (len == 0 && r->route >= 0 && (router_routes[r->route].flags & ROUTE_HOOK))
+    if (len == 0 && r->route >= 0 && (r->app->routes[r->route].flags & ROUTE_HOOK))
         return err_set(e, ERR_INVALID, "invalid_request", NULL,
                        "The webhook body must be a JSON object; it is empty.");
     ct = http_req_header(r->http, "Content-Type");
     if (len > 0 && (!ct || !is_json_type(ct)) &&
-        !(r->route >= 0 && (router_routes[r->route].flags & ROUTE_HOOK)))
+        !(r->route >= 0 && (r->app->routes[r->route].flags & ROUTE_HOOK)))
         return err_set(e, ERR_INVALID, "unsupported_media_type", NULL,
                        "Send the request body as application/json.");
-    if (r->route >= 0 && (router_routes[r->route].flags & ROUTE_RAW_BODY))
+    if (r->route >= 0 && (r->app->routes[r->route].flags & ROUTE_RAW_BODY))
         return 0; /* the handler parses it */
     return jb_parse(body, len, &r->body, e);
 }
@@ -467,7 +466,7 @@ void router_async_finish(struct router_req *r, int rc, const struct err *e)
             json_decref(r->resp);
             r->resp = NULL;
         }
-        api_error_respond(r, e);
+        r->app->error(r, e);
     } else {
         render(r);
     }
@@ -481,6 +480,85 @@ void router_async_finish(struct router_req *r, int rc, const struct err *e)
 
 /* ---- libmicrohttpd-facing callbacks ---- */
 
+/* No route matched: 404 or 405, unless a valid key's request is over its limits (429): a valid
+ * key's request counts and carries its limits, whatever the path. */
+static void begin_unrouted(struct router_req *r, const struct router_match *m)
+{
+    struct http_req *h = r->http;
+
+    if (http_req_header(h, "Authorization")) {
+        r->store = store_pool_get(r->env->pool);
+        if (authenticate(r, &r->early) == 0)
+            admit(r, &r->early);
+        store_pool_put(r->env->pool, r->store);
+        r->store = NULL;
+        if (r->early.code && strcmp(r->early.code, "rate_limit_exceeded") != 0 &&
+            strcmp(r->early.code, "concurrency_limit_exceeded") != 0)
+            err_clear(&r->early); /* the path is what is wrong: 404 or 405 below */
+    }
+    if (r->early.code) {
+        /* over a limit: 429 */
+    } else if (m->allow[0]) {
+        http_resp_header(h, "Allow", m->allow);
+        err_set(&r->early, ERR_INVALID, "method_not_allowed", NULL,
+                "Method %.10s is not allowed here. Allowed: %s.", http_req_method(h), m->allow);
+    } else {
+        err_set(&r->early, ERR_NOT_FOUND, "route_not_found", NULL, "No such route: %.10s %.200s.",
+                http_req_method(h), http_req_path(h));
+    }
+}
+
+/* A route matched: its key (or hook token), limits, scope and upload sink. Returns
+ * HTTP_RESPOND_NOW when the answer is already set (a declared upload over the limit). */
+static enum http_begin begin_routed(struct router_req *r, const struct router_match *m)
+{
+    const struct route *rt = &r->app->routes[m->route];
+    int rc;
+
+    r->route = m->route;
+    memcpy(r->params, m->params, sizeof(r->params));
+    /* the query is decoded once, here (libmicrohttpd never parses it) */
+    if (router_query_parse(http_req_query(r->http), r->arena, ROUTER_MAX_QUERY, r->qname, r->qvalue,
+                           &r->nquery, &r->query_err) != 0)
+        r->query_bad = true;
+    if (rt->flags & ROUTE_HOOK) {
+        r->store = store_pool_get(r->env->pool);
+        if (hook_authenticate(r, &r->early) == 0)
+            admit(r, &r->early);
+        store_pool_put(r->env->pool, r->store);
+        r->store = NULL;
+        return HTTP_READ_BODY;
+    }
+    if (rt->flags & ROUTE_PUBLIC)
+        return HTTP_READ_BODY;
+    r->store = store_pool_get(r->env->pool);
+    rc = authenticate(r, &r->early);
+    store_pool_put(r->env->pool, r->store);
+    r->store = NULL;
+    /* Limits before scope: every request of a valid key counts and gets the headers. */
+    if (!rc)
+        rc = admit(r, &r->early);
+    if (rc && r->authed && (rt->flags & ROUTE_LIMIT_SOFT) && r->early.kind == ERR_LIMIT) {
+        /* the handler answers the refusal itself */
+        r->limited = true;
+        r->limit_err = r->early;
+        err_clear(&r->early);
+        rc = 0;
+    }
+    if (!rc && !auth_scope_allows(r->scopes, rt->scope))
+        rc = err_set(&r->early, ERR_FORBIDDEN, "permission_denied", NULL,
+                     "This API key lacks the scope %s.", auth_scope_name(rt->scope));
+    if (!rc && (rt->flags & ROUTE_UPLOAD)) {
+        rc = rt->upload_begin(r, &r->early);
+        /* A declared body over the limit is refused at once, unread. */
+        if (rc && r->early.code && strcmp(r->early.code, "file_too_large") == 0) {
+            r->app->error(r, &r->early);
+            return HTTP_RESPOND_NOW;
+        }
+    }
+    return HTTP_READ_BODY;
+}
+
 /*
  * Headers are known: route, key, limits. Everything that decides whether the request may run
  * happens here, so that a request counts toward the concurrency limit from its first byte to
@@ -490,20 +568,20 @@ void router_async_finish(struct router_req *r, int rc, const struct err *e)
  */
 static enum http_begin on_begin(struct http_req *h, void *ud)
 {
-    const struct router_env *env = ud;
+    const struct router_app *app = ud;
     struct arena *a = http_req_arena(h);
     struct router_req *r = arena_calloc(a, sizeof(*r));
     const char *rid = http_req_header(h, "X-Request-Id");
     const char *cl = http_req_header(h, "Content-Length");
     struct router_match m;
-    const struct route *rt;
     const struct http_refusal *refusal;
     const char *method;
     uint64_t n;
 
     r->http = h;
     r->arena = a;
-    r->env = env;
+    r->app = app;
+    r->env = app->env;
     r->route = -1;
     r->t0_us = clock_mono_us();
     err_clear(&r->early);
@@ -520,85 +598,24 @@ static enum http_begin on_begin(struct http_req *h, void *ud)
     if (refusal) {
         /* bad framing or sizes: answered unread, and the connection closes */
         err_set(&r->early, ERR_INVALID, refusal->code, refusal->param, "%s", refusal->msg);
-        api_error_respond(r, &r->early);
+        app->error(r, &r->early);
         return HTTP_RESPOND_NOW;
     }
     /* HEAD is GET without the body (libmicrohttpd leaves the body out). */
     method = strcmp(http_req_method(h), "HEAD") == 0 ? "GET" : http_req_method(h);
-    router_match(router_routes, router_nroutes, method, http_req_path(h), a, &m);
+    router_match(app->routes, app->nroutes, method, http_req_path(h), a, &m);
     if (m.route < 0 && strcmp(method, http_req_method(h)) != 0 && m.allow[0])
-        router_match(router_routes, router_nroutes, http_req_method(h), http_req_path(h), a, &m);
-    if (m.route < 0) {
-        if (http_req_header(h, "Authorization")) {
-            /* a valid key's request counts and carries its limits, whatever the path */
-            r->store = store_pool_get(env->pool);
-            if (authenticate(r, &r->early) == 0)
-                admit(r, &r->early);
-            store_pool_put(env->pool, r->store);
-            r->store = NULL;
-            if (r->early.code && strcmp(r->early.code, "rate_limit_exceeded") != 0 &&
-                strcmp(r->early.code, "concurrency_limit_exceeded") != 0)
-                err_clear(&r->early); /* the path is what is wrong: 404 or 405 below */
-        }
-        if (r->early.code) {
-            /* over a limit: 429 */
-        } else if (m.allow[0]) {
-            http_resp_header(h, "Allow", m.allow);
-            err_set(&r->early, ERR_INVALID, "method_not_allowed", NULL,
-                    "Method %.10s is not allowed here. Allowed: %s.", http_req_method(h), m.allow);
-        } else {
-            err_set(&r->early, ERR_NOT_FOUND, "route_not_found", NULL,
-                    "No such route: %.10s %.200s.", http_req_method(h), http_req_path(h));
-        }
-    } else {
-        r->route = m.route;
-        rt = &router_routes[m.route];
-        memcpy(r->params, m.params, sizeof(r->params));
-        /* the query is decoded once, here (libmicrohttpd never parses it) */
-        if (router_query_parse(http_req_query(h), a, ROUTER_MAX_QUERY, r->qname, r->qvalue,
-                               &r->nquery, &r->query_err) != 0)
-            r->query_bad = true;
-        if (rt->flags & ROUTE_HOOK) {
-            r->store = store_pool_get(env->pool);
-            if (hook_authenticate(r, &r->early) == 0)
-                admit(r, &r->early);
-            store_pool_put(env->pool, r->store);
-            r->store = NULL;
-        } else if (!(rt->flags & ROUTE_PUBLIC)) {
-            int rc;
-            r->store = store_pool_get(env->pool);
-            rc = authenticate(r, &r->early);
-            store_pool_put(env->pool, r->store);
-            r->store = NULL;
-            /* Limits before scope: every request of a valid key counts and gets the headers. */
-            if (!rc)
-                rc = admit(r, &r->early);
-            if (rc && r->authed && (rt->flags & ROUTE_LIMIT_SOFT) && r->early.kind == ERR_LIMIT) {
-                /* the handler answers the refusal itself */
-                r->limited = true;
-                r->limit_err = r->early;
-                err_clear(&r->early);
-                rc = 0;
-            }
-            if (!rc && !auth_scope_allows(r->scopes, rt->scope))
-                rc = err_set(&r->early, ERR_FORBIDDEN, "permission_denied", NULL,
-                             "This API key lacks the scope %s.", auth_scope_name(rt->scope));
-            if (!rc && (rt->flags & ROUTE_UPLOAD)) {
-                rc = rt->upload_begin(r, &r->early);
-                /* A declared body over the limit is refused at once, unread. */
-                if (rc && r->early.code && strcmp(r->early.code, "file_too_large") == 0) {
-                    api_error_respond(r, &r->early);
-                    return HTTP_RESPOND_NOW;
-                }
-            }
-        }
-    }
+        router_match(app->routes, app->nroutes, http_req_method(h), http_req_path(h), a, &m);
+    if (m.route < 0)
+        begin_unrouted(r, &m);
+    else if (begin_routed(r, &m) == HTTP_RESPOND_NOW)
+        return HTTP_RESPOND_NOW;
     if (!r->early.code && r->query_bad)
         r->early = r->query_err;
     if (!r->early.code && r->route >= 0)
-        check_query(r, &router_routes[r->route], &r->early);
+        check_query(r, &app->routes[r->route], &r->early);
     if (!r->early.code && cl && !str_to_u64(str_c(cl), &n) && n > JSON_BODY_CAP &&
-        !(r->route >= 0 && (router_routes[r->route].flags & ROUTE_UPLOAD))) {
+        !(r->route >= 0 && (app->routes[r->route].flags & ROUTE_UPLOAD))) {
         err_set(&r->early, ERR_LIMIT, "request_too_large", NULL,
                 "The request body is larger than %u bytes.", JSON_BODY_CAP);
     }
@@ -608,7 +625,7 @@ static enum http_begin on_begin(struct http_req *h, void *ud)
      * keep-alive connection survives.
      */
     if (r->early.code && http_req_body_pending(h, EARLY_BODY_MIN)) {
-        api_error_respond(r, &r->early);
+        app->error(r, &r->early);
         return HTTP_RESPOND_NOW;
     }
     return HTTP_READ_BODY;
@@ -638,11 +655,11 @@ static void on_handle(struct http_req *h, void *ud)
     (void)ud;
     err_clear(&e);
     if (r->early.code) {
-        api_error_respond(r, &r->early);
+        r->app->error(r, &r->early);
         release_slot(r);
         return;
     }
-    rt = &router_routes[r->route];
+    rt = &r->app->routes[r->route];
     r->store = store_pool_get(r->env->pool);
     if (r->body_end)
         r->body_end(r); /* uploads: the body digest the Idempotency-Key fingerprint covers */
@@ -671,7 +688,7 @@ static void on_handle(struct http_req *h, void *ud)
             json_decref(r->resp);
             r->resp = NULL;
         }
-        api_error_respond(r, &e);
+        r->app->error(r, &e);
     } else if (!r->async) {
         render(r); /* an asynchronous handler answers through router_async_finish() */
     }
@@ -687,7 +704,7 @@ static void on_handle(struct http_req *h, void *ud)
 static void on_done(struct http_req *h, void *ud)
 {
     struct router_req *r = http_req_user(h);
-    const struct router_env *env = ud;
+    const struct router_env *env = ((const struct router_app *)ud)->env;
     if (!r)
         return;
     if (r->cleanup)
@@ -700,9 +717,32 @@ static void on_done(struct http_req *h, void *ud)
         json_decref(r->resp);
 }
 
-/* The callbacks that connect the HTTP server to this pipeline, with 'env' as their state. */
-struct http_app router_http_app(const struct router_env *env)
+/* The HTTP layer's own answers (no response set, stopping) through the application's writer. */
+static void on_error(struct http_req *h, const char *code, const char *msg, void *ud)
 {
-    struct http_app app = {on_begin, on_handle, on_done, (void *)(uintptr_t)env};
-    return app;
+    struct router_req *r = http_req_user(h);
+    const struct router_app *app = ud;
+    struct err e;
+
+    if (!r)
+        return; /* no request state: the HTTP layer answers with the bare status */
+    if (r->resp) {
+        json_decref(r->resp);
+        r->resp = NULL;
+    }
+    err_set(&e, ERR_INTERNAL, code, NULL, "%s", msg);
+    app->error(r, &e);
+}
+
+/* See router.h. */
+const struct route *router_req_route(const struct router_req *r)
+{
+    return r->route >= 0 ? &r->app->routes[r->route] : NULL;
+}
+
+/* The callbacks that connect the HTTP server to this pipeline, with 'app' as their state. */
+struct http_app router_http_app(const struct router_app *app)
+{
+    struct http_app h = {on_begin, on_handle, on_done, on_error, (void *)(uintptr_t)app};
+    return h;
 }

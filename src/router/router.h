@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * router: the route table, the request pipeline around every handler (request id, route
- * match, auth, scope, rate limits, body and query checks) and what handlers see of a request:
- * struct router_req. Handlers have the shape `int h(struct router_req *r, struct err *e)`:
- * return 0 with r->resp set (status 200 unless r->status says otherwise), or an error code with
- * 'e' filled, which api/errors.c renders.
+ * router: the request pipeline around every handler (request id, route match, auth, scope,
+ * rate limits, body and query checks) and what handlers see of a request: struct router_req.
+ * Handlers have the shape `int h(struct router_req *r, struct err *e)`: return 0 with r->resp
+ * set (status 200 unless r->status says otherwise), or an error code with 'e' filled.
+ *
+ * The router knows no handler and no error format: the application (api/) gives it a struct
+ * router_app at start: the route table, the one error writer that turns a struct err into a
+ * response, the services the pipeline itself uses (struct router_env) and an opaque pointer to
+ * the handlers' own services, which the router only carries.
  */
 #ifndef WORKFORCE_ROUTER_H
 #define WORKFORCE_ROUTER_H
 
-#include "../agent/agent.h"
 #include "../auth/auth.h"
 #include "../cache/cache.h"
 #include "../core/config.h"
@@ -26,15 +29,8 @@
 #define ROUTER_MAX_PARAMS 4
 #define ROUTER_MAX_QUERY 16
 
-struct llm;
-struct httpc;
-struct embed_pool;
-struct kindex;
-struct knowledge_worker;
-struct task_runner;
 struct metrics;
 struct ratelimit;
-struct ratelimit_redis;
 struct router_req;
 
 typedef int (*router_handler_fn)(struct router_req *r, struct err *e);
@@ -81,23 +77,27 @@ struct route {
     int (*upload_begin)(struct router_req *r, struct err *e);
 };
 
-/* Process-wide services, read-only once serving starts. */
+/* What the pipeline itself uses (keys, limits, metrics); read-only once serving starts. */
 struct router_env {
     const struct config *cfg;
     struct store_pool *pool;
-    struct store_committer *committer; /* group commit of chat replies, or NULL */
     struct ratelimit *rl;
     struct metrics *metrics;
     unsigned char secret[AUTH_SECRET_LEN];
     struct crypto_hmac *key_mac; /* HMAC keyed with 'secret', or NULL (then HMAC per call) */
     struct cache *keys;          /* verified keys with their organization, or NULL */
-    struct cache *answers;       /* answers of GET /v1/employees and /v1/employees/{id}, or NULL */
-    int64_t started_ms;
-    struct httpc *httpc;
-    struct agent_env agent;           /* engines and knowledge search; agent.cfg is cfg */
-    struct knowledge_worker *kworker; /* processes uploaded documents */
-    struct task_runner *tasks;        /* the workers that carry out tasks */
-    struct ratelimit_redis *redis;    /* the shared limits' Redis (readiness), or NULL */
+};
+
+/* The one error writer: set the response of 'r' from the error 'e' (status by its code). */
+typedef void (*router_error_fn)(struct router_req *r, const struct err *e);
+
+/* The application the pipeline serves; read-only once serving starts. */
+struct router_app {
+    const struct route *routes; /* THE route table */
+    size_t nroutes;
+    router_error_fn error;
+    const struct router_env *env;
+    const void *services; /* the handlers' services: carried, never read by the router */
 };
 
 /*
@@ -114,8 +114,9 @@ void router_limits_place(struct router_limits_db *db, struct ratelimit_place *ou
 struct router_req {
     struct http_req *http;
     struct arena *arena;
-    const struct router_env *env;
-    int route; /* index in router_routes, -1 when none matched */
+    const struct router_app *app;
+    const struct router_env *env; /* app->env */
+    int route;                    /* index in app->routes, -1 when none matched */
     const char *params[ROUTER_MAX_PARAMS];
     const char *qname[ROUTER_MAX_QUERY];
     const char *qvalue[ROUTER_MAX_QUERY];
@@ -157,12 +158,8 @@ struct router_req {
     char request_id[160];
 };
 
-extern const struct route router_routes[];
-extern const size_t router_nroutes;
-
-/* The route table, each route's bound JSON members and the error table as a new JSON object
- * {routes: [...], errors: [{code, status}]} (describe.c); the caller owns it (json_decref). */
-json_t *router_describe(void);
+/* The route 'r' matched, or NULL when none did. */
+const struct route *router_req_route(const struct router_req *r);
 
 /* ---- match.c (pure) ---- */
 struct router_match {
@@ -210,7 +207,8 @@ void router_respond_raw(struct router_req *r, unsigned status, const char *ctype
  */
 void router_async_finish(struct router_req *r, int rc, const struct err *e);
 
-/* The three libmicrohttpd-facing callbacks, for http_server_start(). */
-struct http_app router_http_app(const struct router_env *env);
+/* The libmicrohttpd-facing callbacks of the pipeline serving 'app' (which must outlive the
+ * server), for http_server_start(). */
+struct http_app router_http_app(const struct router_app *app);
 
 #endif

@@ -24,6 +24,7 @@
 #include "../../src/core/mem.h"
 #include "../../src/core/str.h"
 #include "../../src/core/utf8.h"
+#include "../../src/api/api.h"
 #include "../../src/router/router.h"
 
 #include <inttypes.h>
@@ -86,11 +87,11 @@ static size_t count_params(const char *pat)
 static void check_match(struct arena *a, const char *method, const char *path)
 {
     struct router_match m;
-    router_match(router_routes, router_nroutes, method, path, a, &m);
-    CHECK(m.route >= -1 && m.route < (int)router_nroutes);
+    router_match(api_routes, api_nroutes, method, path, a, &m);
+    CHECK(m.route >= -1 && m.route < (int)api_nroutes);
     CHECK(memchr(m.allow, '\0', sizeof(m.allow)) != NULL);
     if (m.route >= 0) {
-        const struct route *r = &router_routes[m.route];
+        const struct route *r = &api_routes[m.route];
         size_t np = count_params(r->pattern);
         char *rebuilt = arena_alloc(a, strlen(path) + 1);
         CHECK(strcmp(r->method, method) == 0);
@@ -106,8 +107,8 @@ static void check_match(struct arena *a, const char *method, const char *path)
         CHECK(strcmp(rebuilt, path) == 0);
         /* The first route in table order wins. */
         for (int i = 0; i < m.route; i++)
-            CHECK(strcmp(router_routes[i].method, method) != 0 ||
-                  strcmp(router_routes[i].pattern, r->pattern) != 0);
+            CHECK(strcmp(api_routes[i].method, method) != 0 ||
+                  strcmp(api_routes[i].pattern, r->pattern) != 0);
         return;
     }
     for (size_t i = 0; i < ROUTER_MAX_PARAMS; i++)
@@ -120,16 +121,16 @@ static void check_match(struct arena *a, const char *method, const char *path)
         for (char *tok = strtok_r(list, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
             struct router_match m2;
             CHECK(strcmp(tok, method) != 0);
-            router_match(router_routes, router_nroutes, tok, path, a, &m2);
+            router_match(api_routes, api_nroutes, tok, path, a, &m2);
             CHECK(m2.route >= 0);
         }
     } else {
         /* 404: no method of the table has this path. */
-        for (size_t i = 0; i < router_nroutes; i++) {
+        for (size_t i = 0; i < api_nroutes; i++) {
             struct router_match m2;
-            if (strcmp(router_routes[i].method, method) == 0)
+            if (strcmp(api_routes[i].method, method) == 0)
                 continue;
-            router_match(router_routes, router_nroutes, router_routes[i].method, path, a, &m2);
+            router_match(api_routes, api_nroutes, api_routes[i].method, path, a, &m2);
             CHECK(m2.route < 0 && m2.allow[0] == '\0');
         }
     }

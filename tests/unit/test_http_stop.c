@@ -52,7 +52,7 @@ static void done(struct http_req *r, void *ud)
     (void)ud;
 }
 
-static const struct http_app app = {begin, handle, done, NULL};
+static const struct http_app app = {begin, handle, done, NULL, NULL};
 
 /* Connect to 'port', send a request; returns the bytes of the answer read (0: closed). */
 static long ask(unsigned port)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests of router/: route matching (404/405/params) and pagination cursors. */
+#include "../../src/api/api.h"
 #include "../../src/router/router.h"
 #include "t.h"
 
@@ -10,22 +11,22 @@ static void test_match(void)
         struct arena a;
         struct router_match m;
         arena_init(&a);
-        router_match(router_routes, router_nroutes, "GET", "/v1/employees", &a, &m);
-        ok(m.route >= 0 && strcmp(router_routes[m.route].pattern, "/v1/employees") == 0,
+        router_match(api_routes, api_nroutes, "GET", "/v1/employees", &a, &m);
+        ok(m.route >= 0 && strcmp(api_routes[m.route].pattern, "/v1/employees") == 0,
            "literal route");
-        router_match(router_routes, router_nroutes, "GET", "/v1/employees/emp_1/stats", &a, &m);
+        router_match(api_routes, api_nroutes, "GET", "/v1/employees/emp_1/stats", &a, &m);
         ok(m.route >= 0 && strcmp(m.params[0], "emp_1") == 0, "param captured");
-        router_match(router_routes, router_nroutes, "DELETE", "/v1/employees/emp_1", &a, &m);
+        router_match(api_routes, api_nroutes, "DELETE", "/v1/employees/emp_1", &a, &m);
         ok(m.route < 0 && strstr(m.allow, "GET") && strstr(m.allow, "PATCH"), "405 Allow list");
-        router_match(router_routes, router_nroutes, "POST", "/v1/employees", &a, &m);
+        router_match(api_routes, api_nroutes, "POST", "/v1/employees", &a, &m);
         ok(m.route >= 0 && m.allow[0] == '\0', "a match leaves no Allow list");
-        router_match(router_routes, router_nroutes, "GET", "/v1/employees/", &a, &m);
+        router_match(api_routes, api_nroutes, "GET", "/v1/employees/", &a, &m);
         ok(m.route < 0 && m.allow[0] == '\0', "empty segment does not match a param");
-        router_match(router_routes, router_nroutes, "GET", "/v1/nothing", &a, &m);
+        router_match(api_routes, api_nroutes, "GET", "/v1/nothing", &a, &m);
         ok(m.route < 0 && m.allow[0] == '\0', "unknown path is 404");
-        router_match(router_routes, router_nroutes, "GET", "/v1/employees/a/b/c", &a, &m);
+        router_match(api_routes, api_nroutes, "GET", "/v1/employees/a/b/c", &a, &m);
         ok(m.route < 0, "extra segments do not match");
-        router_match(router_routes, router_nroutes, "GET", "", &a, &m);
+        router_match(api_routes, api_nroutes, "GET", "", &a, &m);
         ok(m.route < 0, "empty path");
         arena_cleanup(&a);
     }

@@ -5,9 +5,8 @@
  * docs/openapi.json, so that the C tables stay the one source of the API's structure: a route,
  * a member, a limit or an error code the document does not describe fails the check.
  */
-#include "router.h"
+#include "api.h"
 
-#include "../api/api.h"
 #include "../auth/auth.h"
 
 static const char *const type_names[] = {
@@ -69,14 +68,14 @@ static json_t *describe_route(const struct route *rt)
 }
 
 /* See router.h. */
-json_t *router_describe(void)
+json_t *api_describe(void)
 {
     json_t *doc = json_object(), *routes = json_array(), *errors = json_array();
     const char *code;
     unsigned status;
 
-    for (size_t i = 0; i < router_nroutes; i++)
-        json_array_append_new(routes, describe_route(&router_routes[i]));
+    for (size_t i = 0; i < api_nroutes; i++)
+        json_array_append_new(routes, describe_route(&api_routes[i]));
     for (size_t i = 0;; i++) {
         json_t *o;
         code = api_error_code(i, &status);

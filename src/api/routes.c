@@ -6,10 +6,11 @@
  * Routes of the contract that are not built yet are absent (404 route_not_found) and marked
  * planned in docs/openapi.json. `workforce routes` prints this table with each route's bound
  * JSON members (describe.c), and the OpenAPI check fails when the document disagrees.
+ *
+ * The router (src/router) serves this table without knowing it: api_app() hands it over with
+ * the error writer and the services at start.
  */
-#include "router.h"
-
-#include "../api/api.h"
+#include "api.h"
 
 static const char *const q_employees[] = {"category", "status", "limit", "after", NULL};
 static const char *const q_stats[] = {"period", NULL};
@@ -30,7 +31,7 @@ static const char *const q_callback[] = {"code", "state", "error", "error_descri
 #define INTG AUTH_SCOPE_INTEGRATIONS
 #define HOOK AUTH_SCOPE_WEBHOOKS
 
-const struct route router_routes[] = {
+const struct route api_routes[] = {
     {"GET", "/healthz", api_healthz, 0, ROUTE_PUBLIC, NULL, NULL, NULL},
     {"GET", "/readyz", api_readyz, 0, ROUTE_PUBLIC, NULL, NULL, NULL},
     {"GET", "/metrics", api_metrics, 0, ROUTE_PUBLIC, NULL, NULL, NULL},
@@ -127,4 +128,11 @@ const struct route router_routes[] = {
      q_deliveries, NULL, NULL},
 };
 
-const size_t router_nroutes = sizeof(router_routes) / sizeof(router_routes[0]);
+const size_t api_nroutes = sizeof(api_routes) / sizeof(api_routes[0]);
+
+/* See api.h. */
+struct router_app api_app(const struct api_services *svc)
+{
+    struct router_app app = {api_routes, api_nroutes, api_error_respond, &svc->router, svc};
+    return app;
+}
