@@ -973,6 +973,10 @@ static int serve_start(const struct config *c, const char *argv0, struct server 
         return 1;
     }
     svc->agent.integ = &sv->integ;
+    svc->turn.cfg = c;
+    svc->turn.pool = svc->router.pool;
+    svc->turn.committer = svc->committer;
+    svc->turn.agent = &svc->agent;
     return serve_workers(c, sv);
 }
 

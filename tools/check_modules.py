@@ -3,8 +3,9 @@
 """`make check`: the module edges of tools/modules.txt hold in src/.
 
 Every `#include "../<module>/..."` of a file in src/<module>/ must be an edge the table allows,
-the allowed edges must form no cycle, every module of src/ must be in the table, and each
-third-party header listed there is included only by its owner. Prints TAP lines for
+the allowed edges must form no cycle, every module of src/ must be in the table, each
+third-party header listed there is included only by its owner, and no SQL outside
+src/store/ledger.c writes an organization's credit balance. Prints TAP lines for
 tools/check.sh (one per rule); exit 1 when one fails. Standard library only.
 """
 import os
@@ -14,6 +15,9 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SRC = os.path.join(ROOT, "src")
 TABLE = os.path.join(ROOT, "tools", "modules.txt")
+# SQL that writes an organization's balance: only src/store/ledger.c may hold it.
+BALANCE = re.compile(r'UPDATE\s+orgs\s+SET\b[^"]*\bcredits\s*=')
+BALANCE_OWNER = "store/ledger.c"
 LOCAL = re.compile(r'^\s*#\s*include\s+"\.\./([a-z_]+)/')
 SYSTEM = re.compile(r'^\s*#\s*include\s+<([^>]+)>')
 
@@ -70,7 +74,7 @@ def find_cycle(edges):
 
 def main():
     edges, owners = read_table(TABLE)
-    bad_edges, bad_headers, unknown = [], [], set()
+    bad_edges, bad_headers, bad_balance, unknown = [], [], [], set()
     for rel, mod in sources():
         if mod not in edges:
             unknown.add(mod)
@@ -80,6 +84,9 @@ def main():
             if m and m.group(1) != mod and edges[mod] is not None \
                     and m.group(1) not in edges[mod]:
                 bad_edges.append("src/%s:%d: %s includes %s" % (rel, n, mod, m.group(1)))
+            if BALANCE.search(line) and rel != BALANCE_OWNER:
+                bad_balance.append("src/%s:%d: a balance written outside %s"
+                                   % (rel, n, BALANCE_OWNER))
             m = SYSTEM.match(line)
             if m:
                 for header, owner in owners:
@@ -94,6 +101,7 @@ def main():
         ("the allowed module edges form no cycle",
          [" -> ".join(find_cycle(edges))] if find_cycle(edges) else []),
         ("each third-party header is included by its owner only", bad_headers),
+        ("balances change only in src/%s" % BALANCE_OWNER, bad_balance),
     ]
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 0
     failed = 0

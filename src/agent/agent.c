@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * agent.c: an employee answering an input (see agent.h): the tier gate, the engine choice, the
- * price of a reply, the knowledge search of an input, and the synchronous answer that task
- * runs and workflow steps wait for.
+ * agent.c: an employee answering an input (see agent.h): the engine choice, the knowledge
+ * search of an input, and the synchronous answer that task runs and workflow steps wait for.
  *
  * DESIGN. agent_answer() runs on a worker thread that may block: the knowledge search may end
  * on the embedding pool's thread and the openai engine answers on the outbound client's
@@ -20,33 +19,11 @@
 /* ---- The pieces chat uses too ---- */
 
 /* See agent.h. */
-int agent_tier_check(int org_tier, const struct store_employee *emp, const char *param,
-                     const char *doing, struct err *e)
-{
-    if (strcmp(emp->tier, "manager") == 0 && org_tier == TIER_STARTER)
-        return err_set(e, ERR_FORBIDDEN, "permission_denied", param,
-                       "%s is a manager-tier employee; the starter subscription cannot %s "
-                       "manager-tier employees.",
-                       emp->name, doing);
-    return 0;
-}
-
-/* See agent.h. */
 struct llm *agent_engine(const struct agent_env *a, enum store_mode mode)
 {
     if (mode == STORE_TEST && strcmp(a->cfg->test_llm, "builtin") == 0)
         return a->llm_builtin;
     return a->llm;
-}
-
-/* See agent.h. */
-int64_t agent_price(const struct llm_usage *u, enum store_mode mode)
-{
-    int64_t total;
-    if (mode != STORE_LIVE)
-        return 0;
-    total = u->input_tokens + u->output_tokens;
-    return total <= 1000 ? 1 : (total + 999) / 1000;
 }
 
 /* See agent.h. */

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * agent: "an employee answers this input", the one path shared by chat, task runs and
- * workflow steps (contract §3 tiers and credits, §7 status, §9 engines, §11 knowledge). It
- * decides who may be employed (the subscription tier gate), which engine answers (the
- * configured one for live keys, the built-in one for test keys unless told otherwise), which
- * knowledge the employee may read for the input, and what a reply costs.
+ * workflow steps (contract §7 status, §9 engines, §11 knowledge). It decides which engine
+ * answers (the configured one for live keys, the built-in one for test keys unless told
+ * otherwise) and which knowledge the employee may read for the input. Who may be employed and
+ * what an answer costs are the ledger's rules (src/ledger).
  *
  * Chat is asynchronous (its response is deferred or streamed) and uses the pieces; worker
  * threads (tasks, workflow steps) call agent_answer(), which waits for the search and the
@@ -40,16 +40,8 @@ struct agent_env {
     const struct integ_env *integ; /* workflow steps acting through a connection */
 };
 
-/* 0 when an organization of tier 'org_tier' may employ 'emp' for 'doing' ("chat with"); else
- * 403 permission_denied naming 'param'. */
-int agent_tier_check(int org_tier, const struct store_employee *emp, const char *param,
-                     const char *doing, struct err *e);
-
 /* The engine that answers for a key of 'mode'. */
 struct llm *agent_engine(const struct agent_env *a, enum store_mode mode);
-
-/* Credits of a reply of 'u' (1 per started 1,000 tokens, at least 1); 0 for test keys. */
-int64_t agent_price(const struct llm_usage *u, enum store_mode mode);
 
 /* Start the search of the knowledge 'employee_id' may read for 'text' (cut to
  * AGENT_SEARCH_MAX bytes); 'done' is called exactly once, as knowledge_search_start(). */

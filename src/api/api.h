@@ -7,6 +7,8 @@
 #define WORKFORCE_API_H
 
 #include "../agent/agent.h"
+#include "../ledger/ledger.h"
+#include "../turn/turn.h"
 #include "../router/router.h"
 
 struct httpc;
@@ -26,6 +28,7 @@ struct api_services {
     int64_t started_ms;
     struct httpc *httpc;
     struct agent_env agent;           /* engines and knowledge search; agent.cfg is cfg */
+    struct turn_env turn;             /* what chat turns use (router.cfg, pool, committer, agent) */
     struct knowledge_worker *kworker; /* processes uploaded documents */
     struct task_runner *tasks;        /* the workers that carry out tasks */
     struct ratelimit_redis *redis;    /* the shared limits' Redis (readiness), or NULL */
@@ -67,8 +70,9 @@ extern const struct jb_binding api_events_redeliver_body, api_webhook_endpoints_
 extern const struct jb_binding api_no_body; /* {} or no body: the route takes no members */
 
 /* workflows.c: queue a run of 'wf' for the request's tenant, started by 'type' ('event': the
- * trigger's event, or NULL) with 'data' (an object) as its trigger data; '*queued' is the run
- * as queued (from r->arena). A live tenant needs credits left: 402 insufficient_credits. */
+ * trigger's event, or NULL) with 'data' (an object) as its trigger data, and wake the workers:
+ * wf_run_queue() (the ledger's 402 for a live tenant without credits). '*queued' is the run as
+ * queued (from r->arena). */
 int api_workflow_queue(struct router_req *r, const struct store_workflow *wf, const char *type,
                        const char *event, json_t *data, struct store_wf_run *queued, struct err *e);
 
@@ -108,31 +112,6 @@ int api_chat_stream(struct router_req *r, struct err *e);
 
 #define API_CHAT_MESSAGE_MAX 32000 /* characters of a user message */
 
-/* What a format sees of a reply. Strings are borrowed from the turn; 'content', 'credits',
- * 'usage' and 'sources' are set once the reply is stored (answer, completed). */
-struct api_chat_view {
-    const char *reply_id;
-    const char *conversation_id;
-    const char *employee_id;
-    int64_t created_at; /* milliseconds */
-    const char *content;
-    int64_t credits;
-    struct llm_usage usage;
-    const char *sources; /* JSON array text, or NULL: none */
-    unsigned seq;        /* stream: the format's own event counter */
-    bool sent_delta;     /* stream: delta() was called */
-    unsigned opts;       /* the format's options, from the turn */
-};
-
-/* How a reply is written on the wire. Each function appends to 'out' (a capped buffer). */
-struct api_chat_format {
-    void (*answer)(const struct api_chat_view *v, struct buf *out); /* blocking: the body */
-    void (*opened)(struct api_chat_view *v, struct buf *out);       /* stream: first events */
-    void (*delta)(struct api_chat_view *v, const char *text, size_t len, struct buf *out);
-    void (*completed)(struct api_chat_view *v, struct buf *out); /* stream: the reply stored */
-    void (*failed)(struct api_chat_view *v, const struct err *e, struct buf *out); /* stream */
-};
-
 /* One chat turn, as POST /v1/chat takes it; strings live as long as the request's arena. */
 struct api_chat_turn {
     const char *employee_id;
@@ -143,12 +122,13 @@ struct api_chat_turn {
     size_t nhistory;
     const char *context; /* JSON text of an object, or NULL */
     bool stream;
-    const struct api_chat_format *format; /* NULL: the Message of POST /v1/chat */
-    unsigned opts;                        /* for the format */
-    const char *conversation_header;      /* a response header naming the conversation, or NULL */
+    const struct turn_format *format; /* NULL: the Message of POST /v1/chat */
+    unsigned opts;                    /* for the format */
+    const char *conversation_header;  /* a response header naming the conversation, or NULL */
 };
 
-/* Start a chat turn (see chat.c): 0 with the answer pending, or an error with nothing stored. */
+/* Start a chat turn of request 'r' (chat.c: a turn of src/turn over the request): 0 with the
+ * answer pending, or an error with nothing stored. */
 int api_chat_turn(struct router_req *r, const struct api_chat_turn *t, struct err *e);
 
 /* openai.c: the OpenAI-compatible door (contract §16) */

@@ -8,7 +8,7 @@
  * request is checked and mapped here (model = the employee, the last user message = the
  * message, earlier user and assistant turns = the history, system and developer messages =
  * the context), and everything after that (charging, limits, storing, streaming, the group
- * commit) is chat's. Only the answer differs: the struct api_chat_format below writes OpenAI's
+ * commit) is chat's. Only the answer differs: the struct turn_format below writes OpenAI's
  * chat.completion object, or chat.completion.chunk events ending in `data: [DONE]`. A request
  * that is refused is refused before the turn starts, so it stores and charges nothing. Errors
  * take OpenAI's shape in api/errors.c (the routes carry ROUTE_OPENAI).
@@ -389,7 +389,7 @@ static int check_body(const struct oa_body *b, const struct jb_result *res, unsi
 /* ---- The answer: OpenAI's objects ---- */
 
 /* The members every chat.completion and chunk opens with. */
-static void write_head(struct jw *w, const struct api_chat_view *v, const char *object)
+static void write_head(struct jw *w, const struct turn_view *v, const char *object)
 {
     char id[ID_MAX + 16];
     snprintf(id, sizeof(id), "chatcmpl-%s", v->reply_id);
@@ -403,7 +403,7 @@ static void write_head(struct jw *w, const struct api_chat_view *v, const char *
     jw_str(w, v->employee_id);
 }
 
-static void write_usage(struct jw *w, const struct api_chat_view *v)
+static void write_usage(struct jw *w, const struct turn_view *v)
 {
     jw_key(w, "usage");
     jw_obj(w);
@@ -417,7 +417,7 @@ static void write_usage(struct jw *w, const struct api_chat_view *v)
 }
 
 /* The chat.completion object of a blocking reply. */
-static void completion_answer(const struct api_chat_view *v, struct buf *out)
+static void completion_answer(const struct turn_view *v, struct buf *out)
 {
     struct jw w;
     jw_init(&w, out);
@@ -454,7 +454,7 @@ enum chunk_kind { CHUNK_ROLE, CHUNK_TEXT, CHUNK_STOP, CHUNK_USAGE };
 /* One `data:` event of a chat.completion.chunk: the role, a piece of text, the finish reason,
  * or (include_usage) the usage with no choices; with include_usage the others carry
  * "usage": null, as OpenAI's do. */
-static void write_chunk(const struct api_chat_view *v, enum chunk_kind kind, const char *text,
+static void write_chunk(const struct turn_view *v, enum chunk_kind kind, const char *text,
                         struct buf *out)
 {
     struct buf d;
@@ -506,19 +506,19 @@ static void write_chunk(const struct api_chat_view *v, enum chunk_kind kind, con
     buf_cleanup(&d);
 }
 
-static void completion_opened(struct api_chat_view *v, struct buf *out)
+static void completion_opened(struct turn_view *v, struct buf *out)
 {
     write_chunk(v, CHUNK_ROLE, NULL, out);
 }
 
-static void completion_delta(struct api_chat_view *v, const char *text, size_t len, struct buf *out)
+static void completion_delta(struct turn_view *v, const char *text, size_t len, struct buf *out)
 {
     char *piece = xstrndup(text, len);
     write_chunk(v, CHUNK_TEXT, piece, out);
     free(piece);
 }
 
-static void completion_completed(struct api_chat_view *v, struct buf *out)
+static void completion_completed(struct turn_view *v, struct buf *out)
 {
     write_chunk(v, CHUNK_STOP, NULL, out);
     if (v->opts & OPT_USAGE)
@@ -528,7 +528,7 @@ static void completion_completed(struct api_chat_view *v, struct buf *out)
 
 /* An error after the stream started: one `data:` event with OpenAI's error object (its
  * clients raise it), and no [DONE]. */
-static void completion_failed(struct api_chat_view *v, const struct err *e, struct buf *out)
+static void completion_failed(struct turn_view *v, const struct err *e, struct buf *out)
 {
     struct err up = *e;
     (void)v;
@@ -539,7 +539,7 @@ static void completion_failed(struct api_chat_view *v, const struct err *e, stru
     buf_appends(out, "\n\n");
 }
 
-static const struct api_chat_format completion_format = {
+static const struct turn_format completion_format = {
     completion_answer, completion_opened, completion_delta, completion_completed, completion_failed,
 };
 
@@ -621,7 +621,7 @@ int api_openai_models(struct router_req *r, struct err *e)
             return err_set(e, rc, "internal_error", NULL, "employee list failed");
         }
         for (size_t i = 0; i < page.n; i++) {
-            if (agent_tier_check(r->org.tier, &page.items[i], NULL, "chat with", NULL) == 0)
+            if (ledger_tier_check(r->org.tier, &page.items[i], NULL, "chat with", NULL) == 0)
                 write_model(&w, r, &page.items[i]);
         }
         if (page.n) {
@@ -644,7 +644,7 @@ int api_openai_model(struct router_req *r, struct err *e)
     int rc = api_employee_find(r, r->params[0], "model", &emp, e);
     if (rc)
         return rc;
-    rc = agent_tier_check(r->org.tier, &emp, "model", "chat with", e);
+    rc = ledger_tier_check(r->org.tier, &emp, "model", "chat with", e);
     if (rc)
         return rc;
     buf_init(&b, 64u << 10);

@@ -112,7 +112,7 @@ static int check_employee(struct router_req *r, const char *id, struct err *e)
     int rc = api_employee_find(r, id, "employee_id", &emp, e);
     if (rc)
         return rc;
-    return agent_tier_check(r->org.tier, &emp, "employee_id", "give tasks to", e);
+    return ledger_tier_check(r->org.tier, &emp, "employee_id", "give tasks to", e);
 }
 
 /* 'recurring' (present, maybe null) as stored text in the arena, or NULL for null. */

@@ -138,7 +138,7 @@ static int check_employees(struct router_req *r, const struct wf_def *d, struct 
         rc = api_employee_find(r, d->steps[i].employee_id, param, &emp, e);
         if (rc)
             return rc;
-        rc = agent_tier_check(r->org.tier, &emp, param, "employ in workflows", e);
+        rc = ledger_tier_check(r->org.tier, &emp, param, "employ in workflows", e);
         if (rc)
             return rc;
     }
@@ -391,41 +391,11 @@ static int respond_run(struct router_req *r, const char *workflow_id, const char
 int api_workflow_queue(struct router_req *r, const struct store_workflow *wf, const char *type,
                        const char *event, json_t *data, struct store_wf_run *queued, struct err *e)
 {
-    struct store_wf_run run;
-    char *id = arena_alloc(r->arena, ID_MAX);
-    char *text;
-    int rc;
-
-    if (r->tenant.mode == STORE_LIVE) {
-        struct store_org org;
-        rc = store_org_get(r->store, r->tenant.org_id, &org);
-        if (rc)
-            return err_set(e, rc, "internal_error", NULL, "organization read failed");
-        if (org.credits <= 0)
-            return err_set(e, ERR_LIMIT, "insufficient_credits", NULL,
-                           "The organization has no credits left for live runs.");
-    }
-    if (id_new("run", id, ID_MAX))
-        return err_set(e, ERR_INTERNAL, "internal_error", NULL, "no id");
-    text = json_dumps(data, JSON_COMPACT);
-    memset(&run, 0, sizeof(run));
-    run.id = id;
-    run.workflow_id = wf->id;
-    run.trigger_type = type;
-    run.trigger_event = event;
-    run.trigger_data = arena_strdup(r->arena, text ? text : "{}");
-    run.definition = wf->steps;
-    run.created_at = clock_now_ms();
-    free(text);
-    /* The answer is the run as queued, read in the creating transaction: a worker may take
-     * it as soon as it is committed. */
-    rc = store_wf_run_create(r->store, &r->tenant, &run, r->arena, queued);
-    if (rc == ERR_NOT_FOUND)
-        return err_set(e, rc, "workflow_not_found", "id", "No workflow %.60s.", wf->id);
-    if (rc)
-        return err_set(e, rc, "internal_error", NULL, "run create failed");
-    task_runner_wake(api_svc(r)->tasks);
-    return 0;
+    struct wf_trigger_in in = {type, event, data};
+    int rc = wf_run_queue(r->store, &r->tenant, wf, &in, r->arena, queued, e);
+    if (!rc)
+        task_runner_wake(api_svc(r)->tasks);
+    return rc;
 }
 
 /* Queue a run of 'wf' and answer it. */

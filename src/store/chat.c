@@ -5,15 +5,13 @@
  *
  * A chat's writes are split in two: its start (the user message, the employee busy, a reserved
  * credit) and its end (the reply, the charge, the activity event), each one transaction, so the
- * model call runs with no transaction open. Credits never go below zero: the row is locked first
- * (a write to it), and then the balance read is the one the change applies to, on SQLite (one
- * writer) and on PostgreSQL (read committed) alike.
+ * model call runs with no transaction open. Balances change only through ledger.c.
  */
 #include "store_int.h"
 
 #include <string.h>
 
-/* ---- Shared by chat, tasks and workflows ---- */
+/* ---- Shared by chat, tasks and workflows (their credits: ledger.c) ---- */
 
 /* See store_int.h. The work is this node's (store_node_id()), so that another node can take it
  * back, and only it, if this one dies. An unknown employee is no one's work: nothing changes. */
@@ -34,51 +32,6 @@ int employees_busy(struct store *s, const struct store_tenant *t, const char *em
                   "UPDATE employee_work SET n = CASE WHEN n + $3 > 0 THEN n + $3 ELSE 0 END"
                   " WHERE employee_id = $1 AND node_id = $2",
                   texts, 2, d, 1);
-}
-
-/* See store_int.h. */
-int orgs_take_credits(struct store *s, const char *org_id, int64_t want, int64_t *taken)
-{
-    const char *org[] = {org_id};
-    struct db_stmt *st;
-    int64_t have = 0;
-    bool row = false;
-    int rc;
-
-    *taken = 0;
-    if (want <= 0)
-        return 0;
-    rc = db_run(s, "UPDATE orgs SET credits = credits WHERE id = $1", org, 1, NULL, 0);
-    if (rc)
-        return rc;
-    st = db_prepare(s, "SELECT credits FROM orgs WHERE id = $1");
-    if (!st)
-        return ERR_STORE;
-    db_bind_text(st, 1, org_id);
-    rc = db_step(st, &row);
-    if (!rc && row)
-        have = db_int64(st, 0);
-    db_done(st);
-    if (rc)
-        return rc;
-    if (want > have)
-        want = have;
-    if (want <= 0)
-        return 0;
-    {
-        const int64_t take[] = {want};
-        rc = db_run(s, "UPDATE orgs SET credits = credits - $2 WHERE id = $1", org, 1, take, 1);
-    }
-    if (!rc)
-        *taken = want;
-    return rc;
-}
-
-/* See store_int.h. */
-int orgs_give_credit(struct store *s, const char *org_id)
-{
-    const char *org[] = {org_id};
-    return db_run(s, "UPDATE orgs SET credits = credits + 1 WHERE id = $1", org, 1, NULL, 0);
 }
 
 /* ---- Conversations and messages ---- */
@@ -158,16 +111,8 @@ int chat_begin_in(struct store *s, const struct store_tenant *t, const struct st
 {
     int rc;
     if (in->reserve_credit) {
-        struct db_stmt *st = db_prepare(s, "UPDATE orgs SET credits = credits - 1 WHERE id = $1"
-                                           " AND credits >= 1");
-        bool row;
-        if (!st)
-            return ERR_STORE;
-        db_bind_text(st, 1, t->org_id);
-        rc = db_step(st, &row);
-        if (!rc && db_changes(st) == 0)
-            rc = ERR_LIMIT;
-        db_done(st);
+        int64_t held;
+        rc = credits_apply(s, t->org_id, CREDITS_HOLD, 1, &held); /* ERR_LIMIT: none left */
         if (rc)
             return rc;
     }
@@ -226,11 +171,8 @@ int chat_finish_in(struct store *s, const struct store_tenant *t,
 
     *charged = 0;
     arena_init(&a);
-    if (in->charge) {
-        int64_t extra = 0;
-        rc = orgs_take_credits(s, t->org_id, m.credits_used - (in->reserved ? 1 : 0), &extra);
-        taken = (in->reserved ? 1 : 0) + extra;
-    }
+    if (in->charge)
+        rc = credits_settle(s, t->org_id, in->reserved ? 1 : 0, m.credits_used, &taken);
     m.credits_used = taken;
     /* The conversation may have been deleted while the reply was written: then the reply has
      * nowhere to go, but the work was done and is charged and counted. */
@@ -255,8 +197,10 @@ int chat_abort(struct store *s, const struct store_tenant *t, const char *employ
     int rc = db_begin(s, DB_TX_WRITE);
     if (rc)
         return rc;
-    if (refund)
-        rc = orgs_give_credit(s, t->org_id);
+    if (refund) {
+        int64_t charged;
+        rc = credits_settle(s, t->org_id, 1, 0, &charged);
+    }
     if (!rc)
         rc = employees_busy(s, t, employee_id, -1);
     if (!rc)

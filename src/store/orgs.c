@@ -88,16 +88,18 @@ static int create_in(struct store *s, const struct store_org *org,
                      const struct store_employee *seed, size_t nseed)
 {
     struct db_stmt *st = db_prepare(s, "INSERT INTO orgs (id, slug, tier, credits, created_at,"
-                                       " updated_at) VALUES ($1, $2, $3, $4, $5, $5)");
+                                       " updated_at) VALUES ($1, $2, $3, 0, $4, $4)");
+    int64_t applied;
     int rc;
     if (!st)
         return ERR_STORE;
     db_bind_text(st, 1, org->id);
     db_bind_text(st, 2, org->slug);
     db_bind_text(st, 3, db_tier_name(org->tier));
-    db_bind_int64(st, 4, org->credits);
-    db_bind_int64(st, 5, org->created_at);
+    db_bind_int64(st, 4, org->created_at);
     rc = db_exec(st);
+    if (!rc && org->credits > 0) /* its first balance */
+        rc = credits_apply(s, org->id, CREDITS_SET, org->credits, &applied);
     for (int mode = 0; !rc && mode < 2; mode++) {
         struct store_tenant t;
         snprintf(t.org_id, sizeof(t.org_id), "%s", org->id);
@@ -155,27 +157,44 @@ out:
     return rc;
 }
 
-/* See store_int.h. */
+/* See store_int.h. The tier and the balance change in one transaction; the balance through
+ * the ledger (credits_apply). */
 int orgs_update(struct store *s, const char *slug, int tier, int64_t credits, struct store_org *out)
 {
-    struct db_stmt *st = db_prepare(s, "UPDATE orgs SET tier = coalesce($2, tier), credits ="
-                                       " coalesce($3, credits), updated_at = $4 WHERE slug = $1");
+    struct db_stmt *st;
+    struct store_org org;
+    int64_t applied;
     bool row;
-    int rc;
-    if (!st)
-        return ERR_STORE;
+    int rc = db_begin(s, DB_TX_WRITE);
+
+    if (rc)
+        return rc;
+    st =
+        db_prepare(s, "UPDATE orgs SET tier = coalesce($2, tier), updated_at = $3 WHERE slug = $1");
+    if (!st) {
+        rc = ERR_STORE;
+        goto out;
+    }
     db_bind_text(st, 1, slug);
     db_bind_text(st, 2, tier >= 0 ? db_tier_name(tier) : NULL);
-    if (credits >= 0)
-        db_bind_int64(st, 3, credits);
-    else
-        db_bind_null(st, 3);
-    db_bind_int64(st, 4, clock_now_ms());
+    db_bind_int64(st, 3, clock_now_ms());
     rc = db_step(st, &row);
     if (!rc && db_changes(st) == 0)
         rc = ERR_NOT_FOUND;
     db_done(st);
-    return rc ? rc : orgs_get_by_slug(s, slug, out);
+    if (!rc && credits >= 0) {
+        rc = orgs_get_by_slug(s, slug, &org);
+        if (!rc)
+            rc = credits_apply(s, org.id, CREDITS_SET, credits, &applied);
+    }
+    if (!rc)
+        rc = db_commit(s);
+out:
+    if (rc) {
+        db_rollback(s);
+        return rc;
+    }
+    return orgs_get_by_slug(s, slug, out);
 }
 
 /* See store_int.h. */

@@ -639,10 +639,10 @@ int store_task_runs(struct store *s, const struct store_tenant *t, const char *t
 }
 
 /* The worker's queue: take the next runnable task (see store.h). */
-int store_claim(struct store *s, int64_t now, store_next_run_fn next_run, struct arena *a,
-                struct store_claim *out, int64_t *wake_at)
+int store_claim(struct store *s, int64_t now, const struct store_queue_rules *rules,
+                struct arena *a, struct store_claim *out, int64_t *wake_at)
 {
-    WRAP(tasks_claim(s, now, next_run, a, out, wake_at));
+    WRAP(tasks_claim(s, now, rules, a, out, wake_at));
 }
 
 int store_task_finish(struct store *s, const struct store_task_finish *in, int64_t *charged,

@@ -734,6 +734,19 @@ int store_task_runs(struct store *s, const struct store_tenant *t, const char *t
 /* The next occurrence after 'now' of the recurrence 'recurring' (JSON text); 0 when none. */
 typedef int64_t (*store_next_run_fn)(const char *recurring, int64_t now);
 
+/* The rules of others that the queue applies as it takes work (tasks/runner.c fills them from
+ * the schedule's and the ledger's). */
+struct store_queue_rules {
+    store_next_run_fn next_run; /* a recurrence's next occurrence */
+    /* Credits a live task run holds from its start; a live scheduled workflow run needs a
+     * balance of as many to be queued. */
+    int64_t live_hold;
+    /* The `error` of a scheduled run refused for want of credits: it is recorded failed at
+     * once, its first step failed with this error before any attempt, the others cancelled
+     * (and workflow_run.failed emitted). */
+    const char *no_credits;
+};
+
 /* A run the worker has taken: the task as it was, and the run's id. */
 struct store_task_claim {
     struct store_task task;
@@ -766,8 +779,8 @@ struct store_claim {
  * scheduled workflow is next due, or a retried step ready (0: none). 'now' 0: the clock, read
  * once the transaction holds the write lock.
  */
-int store_claim(struct store *s, int64_t now, store_next_run_fn next_run, struct arena *a,
-                struct store_claim *out, int64_t *wake_at);
+int store_claim(struct store *s, int64_t now, const struct store_queue_rules *rules,
+                struct arena *a, struct store_claim *out, int64_t *wake_at);
 
 struct store_task_finish {
     const struct store_tenant *tenant;

@@ -89,11 +89,24 @@ int keys_revoke(struct store *s, const char *key_id, int64_t now);
 /* Move employee 'employee_id''s count of work in hand by 'delta' (never below 0). */
 int employees_busy(struct store *s, const struct store_tenant *t, const char *employee_id,
                    int delta);
-/* Take up to 'want' credits from organization 'org_id', no more than it has; '*taken' says how
- * many. Inside the caller's write transaction. */
-int orgs_take_credits(struct store *s, const char *org_id, int64_t want, int64_t *taken);
-/* Give back one reserved credit; inside the caller's write transaction. */
-int orgs_give_credit(struct store *s, const char *org_id);
+/* ---- Balances (ledger.c): every change of an organization's credits, inside the caller's
+ * write transaction. ---- */
+enum credits_change {
+    CREDITS_HOLD,      /* take 'amount' if the balance has it all, else ERR_LIMIT (nothing taken) */
+    CREDITS_CHARGE,    /* take 'amount', no more than the balance: it never goes below 0 */
+    CREDITS_GIVE_BACK, /* give back 'amount' held before */
+    CREDITS_SET,       /* the balance becomes 'amount' (the operator) */
+};
+/* The one function that changes a balance: '*applied' is by how much (0 when nothing). */
+int credits_apply(struct store *s, const char *org_id, enum credits_change change, int64_t amount,
+                  int64_t *applied);
+/* A piece of work starts: hold 'n' credits, all or none ('*held'; not an error). */
+int credits_hold(struct store *s, const char *org_id, int64_t n, bool *held);
+/* A piece of work ends, priced 'price', with 'held' credits held at its start: the rest of the
+ * price is taken up to the balance, or what was held beyond the price given back. '*charged'
+ * is what the work cost in the end. */
+int credits_settle(struct store *s, const char *org_id, int64_t held, int64_t price,
+                   int64_t *charged);
 /* The writes of a chat's start / finished reply, inside the caller's transaction. */
 int chat_begin_in(struct store *s, const struct store_tenant *t, const struct store_chat_begin *in);
 int chat_finish_in(struct store *s, const struct store_tenant *t,
@@ -177,8 +190,8 @@ int tasks_delete(struct store *s, const struct store_tenant *t, const char *id);
 int tasks_runs(struct store *s, const struct store_tenant *t, const char *task_id, unsigned limit,
                int64_t before_started, const char *before_id, struct arena *a,
                struct store_run_page *out);
-int tasks_claim(struct store *s, int64_t now, store_next_run_fn next_run, struct arena *a,
-                struct store_claim *out, int64_t *wake_at);
+int tasks_claim(struct store *s, int64_t now, const struct store_queue_rules *rules,
+                struct arena *a, struct store_claim *out, int64_t *wake_at);
 int tasks_finish(struct store *s, const struct store_task_finish *in, int64_t *charged,
                  bool *discarded);
 /* Inside the caller's write transaction: the task runs in progress and the workflow steps in
@@ -222,6 +235,11 @@ int workflow_runs_cancel(struct store *s, const struct store_tenant *t, const ch
                          const char *run_id, int64_t now);
 int workflow_steps_finish(struct store *s, const struct store_step_finish *in, int64_t *charged,
                           bool *discarded);
+/* Run 'run_id' of 't', just queued, is refused at its start with 'error': failed at 'now' as a
+ * run whose first step failed with 'error' before any attempt (its other steps cancelled), its
+ * end recorded as an event. */
+int wf_runs_refuse(struct store *s, const struct store_tenant *t, const char *run_id,
+                   const char *error, int64_t now);
 
 /* ---- integrations.c ---- */
 int integrations_get(struct store *s, const struct store_tenant *t, const char *provider,

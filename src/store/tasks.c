@@ -268,9 +268,8 @@ int tasks_runs(struct store *s, const struct store_tenant *t, const char *task_i
  * reserved credit back, the employee no longer busy. */
 static int finish_discarded(struct store *s, const struct store_task_finish *in)
 {
-    int rc = 0;
-    if (in->reserved)
-        rc = orgs_give_credit(s, in->tenant->org_id);
+    int64_t charged;
+    int rc = credits_settle(s, in->tenant->org_id, in->reserved ? 1 : 0, 0, &charged);
     if (!rc)
         rc = employees_busy(s, in->tenant, in->employee_id, -1);
     return rc;
@@ -335,16 +334,9 @@ int tasks_finish(struct store *s, const struct store_task_finish *in, int64_t *c
         rc = finish_discarded(s, in);
         goto out;
     }
-    if (!rc && in->ok && in->credits > taken) {
-        /* The rest of the price, up to what the organization has left. */
-        int64_t extra = 0;
-        rc = orgs_take_credits(s, in->tenant->org_id, in->credits - taken, &extra);
-        taken += extra;
-    } else if (!rc && !in->ok && in->reserved) {
-        /* A failed run costs nothing: the reserved credit goes back. */
-        rc = orgs_give_credit(s, in->tenant->org_id);
-        taken = 0;
-    }
+    /* The price, or for a failed run nothing: the reserved credit goes back. */
+    if (!rc)
+        rc = credits_settle(s, in->tenant->org_id, taken, in->ok ? in->credits : 0, &taken);
     if (!rc)
         rc = finish_written(s, in, taken);
 out:
@@ -575,9 +567,26 @@ static int due_schedules(struct store *s, int64_t now, struct arena *a, struct d
     return rc;
 }
 
+/* Whether a run of tenant 't' may be queued: a live one needs a balance of rules->live_hold. */
+static int schedule_gate(struct store *s, const struct store_tenant *t,
+                         const struct store_queue_rules *rules, bool *refused)
+{
+    struct store_org org;
+    int rc;
+
+    *refused = false;
+    if (t->mode != STORE_LIVE || !rules->no_credits)
+        return 0;
+    rc = orgs_get(s, t->org_id, &org);
+    if (!rc)
+        *refused = org.credits < rules->live_hold;
+    return rc;
+}
+
 /* Every enabled scheduled workflow whose occurrence has come gets one queued run, and its
- * next occurrence after 'now' (missed occurrences make that one run). */
-static int wake_schedules(struct store *s, int64_t now, store_next_run_fn next_run)
+ * next occurrence after 'now' (missed occurrences make that one run). A live run the balance
+ * gate refuses is recorded failed at once, as one queued by hand would be answered 402. */
+static int wake_schedules(struct store *s, int64_t now, const struct store_queue_rules *rules)
 {
     struct due *due = NULL;
     struct arena a;
@@ -603,8 +612,14 @@ static int wake_schedules(struct store *s, int64_t now, store_next_run_fn next_r
         r.created_at = now;
         rc = wf_runs_insert(s, &due[i].t, &r);
         if (!rc) {
+            bool refused = false;
+            rc = schedule_gate(s, &due[i].t, rules, &refused);
+            if (!rc && refused)
+                rc = wf_runs_refuse(s, &due[i].t, run_id, rules->no_credits, now);
+        }
+        if (!rc) {
             const char *texts[] = {due[i].id};
-            const int64_t ints[] = {next_run(due[i].recurring, now)};
+            const int64_t ints[] = {rules->next_run(due[i].recurring, now)};
             rc = db_run(s,
                         "UPDATE workflows SET next_run_at = nullif(CAST($2 AS BIGINT), 0)"
                         " WHERE id = $1",
@@ -618,29 +633,25 @@ static int wake_schedules(struct store *s, int64_t now, store_next_run_fn next_r
 
 /* Start task 'out->task' (read from the head of the queue, and on PostgreSQL locked): in
  * progress with a new run, one credit reserved (live keys), the employee busy. */
-static int claim_task(struct store *s, int64_t now, store_next_run_fn next_run,
+static int claim_task(struct store *s, int64_t now, const struct store_queue_rules *rules,
                       struct store_task_claim *out)
 {
     struct store_task *k = &out->task;
-    int64_t n = 0;
     int rc = id_new("trun", out->run_id, sizeof(out->run_id));
     if (rc)
         return rc;
-    if (k->tenant.mode == STORE_LIVE) {
-        const char *org[] = {k->tenant.org_id};
-        rc = run_n(s, "UPDATE orgs SET credits = credits - 1 WHERE id = $1 AND credits >= 1", org,
-                   1, NULL, 0, &n);
+    if (k->tenant.mode == STORE_LIVE && rules->live_hold > 0) {
+        rc = credits_hold(s, k->tenant.org_id, rules->live_hold, &out->reserved);
         if (rc)
             return rc;
-        out->reserved = n == 1;
         out->no_credits = !out->reserved;
     }
-    k->next_run_at = k->recurring ? next_run(k->recurring, now) : 0;
+    k->next_run_at = k->recurring ? rules->next_run(k->recurring, now) : 0;
     {
         const char *texts[] = {out->run_id,      k->id,
                                k->tenant.org_id, db_mode_name(k->tenant.mode),
                                k->employee_id,   store_node_id()};
-        const int64_t ints[] = {out->reserved ? 1 : 0, now};
+        const int64_t ints[] = {out->reserved ? rules->live_hold : 0, now};
         rc = db_run(
             s,
             "INSERT INTO task_runs (id, task_id, org_id, mode, employee_id, status, reserved,"
@@ -774,8 +785,8 @@ static bool step_first(const struct store_task *k, int64_t ready_at)
 }
 
 /* Inside the claim's transaction: wake, read both heads and start the one that runs first. */
-static int claim_in(struct store *s, int64_t now, store_next_run_fn next_run, struct arena *a,
-                    struct store_claim *out, int64_t *wake_at)
+static int claim_in(struct store *s, int64_t now, const struct store_queue_rules *rules,
+                    struct arena *a, struct store_claim *out, int64_t *wake_at)
 {
     char run_id[ID_MAX] = "";
     bool have_task = false, have_step = false;
@@ -783,7 +794,7 @@ static int claim_in(struct store *s, int64_t now, store_next_run_fn next_run, st
     int rc = wake_recurring(s, now);
 
     if (!rc)
-        rc = wake_schedules(s, now, next_run);
+        rc = wake_schedules(s, now, rules);
     /* The head of each queue index (tasks and runs of offline employees are not in them); a
      * recurring task waiting for its first occurrence is skipped. */
     if (!rc)
@@ -799,7 +810,7 @@ static int claim_in(struct store *s, int64_t now, store_next_run_fn next_run, st
             have_step = false;
     }
     if (have_task)
-        return claim_task(s, now, next_run, &out->task);
+        return claim_task(s, now, rules, &out->task);
     if (have_step) {
         out->is_step = true;
         return claim_step(s, now, run_id, &out->step);
@@ -809,8 +820,8 @@ static int claim_in(struct store *s, int64_t now, store_next_run_fn next_run, st
 }
 
 /* See store_int.h. */
-int tasks_claim(struct store *s, int64_t now, store_next_run_fn next_run, struct arena *a,
-                struct store_claim *out, int64_t *wake_at)
+int tasks_claim(struct store *s, int64_t now, const struct store_queue_rules *rules,
+                struct arena *a, struct store_claim *out, int64_t *wake_at)
 {
     bool busy = false;
     int rc;
@@ -832,7 +843,7 @@ int tasks_claim(struct store *s, int64_t now, store_next_run_fn next_run, struct
      * was created. */
     if (now == 0)
         now = clock_now_ms();
-    rc = claim_in(s, now, next_run, a, out, wake_at);
+    rc = claim_in(s, now, rules, a, out, wake_at);
     if (rc == 0 || rc == ERR_NOT_FOUND) {
         /* Nothing to take still commits what was woken. */
         int crc = db_commit(s);
@@ -900,9 +911,8 @@ int tasks_take_back(struct store *s, const char *self, int64_t now, int64_t dead
         const char *run[] = {cut[i].id, cut[i].task_id};
         const int64_t at[] = {now};
         if (cut[i].reserved > 0) {
-            const char *org[] = {cut[i].org_id};
-            const int64_t back[] = {cut[i].reserved};
-            rc = db_run(s, "UPDATE orgs SET credits = credits + $2 WHERE id = $1", org, 1, back, 1);
+            int64_t back;
+            rc = credits_apply(s, cut[i].org_id, CREDITS_GIVE_BACK, cut[i].reserved, &back);
             if (!rc)
                 rc = db_run(s, "UPDATE task_runs SET reserved = 0 WHERE id = $1", run, 1, NULL, 0);
         }

@@ -429,6 +429,29 @@ static int run_fail(struct store *s, const struct store_step_claim *c, const cha
     return rc;
 }
 
+/* See store_int.h. */
+int wf_runs_refuse(struct store *s, const struct store_tenant *t, const char *run_id,
+                   const char *error, int64_t now)
+{
+    const char *texts[] = {run_id, error};
+    const int64_t ints[] = {now};
+    /* as a run whose first step failed: that step failed with 'error' (no attempt made), the
+     * later ones cancelled */
+    int rc = db_run(s,
+                    "UPDATE workflow_run_steps SET status = CASE WHEN idx = 0 THEN 'failed' ELSE"
+                    " 'cancelled' END, error = CASE WHEN idx = 0 THEN CAST($2 AS TEXT) END,"
+                    " completed_at = $3 WHERE run_id = $1",
+                    texts, 2, ints, 1);
+    if (!rc)
+        rc = db_run(s,
+                    "UPDATE workflow_runs SET status = 'failed', error = 'steps[0]: ' ||"
+                    " CAST($2 AS TEXT), completed_at = $3, lease = NULL WHERE id = $1",
+                    texts, 2, ints, 1);
+    if (!rc)
+        rc = hook_run_ended(s, t, run_id, now);
+    return rc;
+}
+
 /* The run goes on after step 'c->step' ended as 'in' says; inside the caller's transaction. */
 static int run_advance(struct store *s, const struct store_step_finish *in, int64_t taken)
 {
@@ -511,7 +534,7 @@ int workflow_steps_finish(struct store *s, const struct store_step_finish *in, i
     if (cancelled && outcome == STORE_STEP_RETRY)
         outcome = STORE_STEP_FAILED;
     if (!cancelled && outcome == STORE_STEP_COMPLETED && c->tenant.mode == STORE_LIVE) {
-        rc = orgs_take_credits(s, c->tenant.org_id, in->credits, &taken);
+        rc = credits_settle(s, c->tenant.org_id, 0, in->credits, &taken);
         if (rc)
             goto rollback;
     }

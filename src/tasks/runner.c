@@ -12,6 +12,7 @@
 #include "schedule.h"
 
 #include "../agent/agent.h"
+#include "../ledger/ledger.h"
 #include "../core/clock.h"
 #include "../core/log.h"
 #include "../core/mem.h"
@@ -54,6 +55,10 @@ int64_t task_next_run(const char *recurring, int64_t now)
         return 0;
     return sched_next(&r, now);
 }
+
+/* See runner.h. */
+const struct store_queue_rules task_queue_rules = {task_next_run, LEDGER_HOLD,
+                                                   ledger_no_credits_error};
 
 /* ---- One run ---- */
 
@@ -135,6 +140,9 @@ static void carry_out(struct task_runner *tr, const struct store_task_claim *c)
     const struct agent_env *env = tr->env;
     const struct store_task *k = &c->task;
     struct store_employee emp;
+    struct store_org org;
+    struct err e;
+    char why[512];
     struct agent_answer ans;
     struct agent_ask ask;
     struct still still;
@@ -145,16 +153,25 @@ static void carry_out(struct task_runner *tr, const struct store_task_claim *c)
     int rc;
 
     if (c->no_credits) {
-        finish(tr, c, false, NULL,
-               "insufficient_credits: the organization has no credits left for live runs.", 0, t0);
+        finish(tr, c, false, NULL, ledger_no_credits_error, 0, t0);
         return;
     }
     arena_init(&a);
     s = store_pool_get(env->knowledge.pool);
     rc = store_employee_get(s, &k->tenant, k->employee_id, &a, &emp);
+    if (!rc)
+        rc = store_org_get(s, k->tenant.org_id, &org);
     store_pool_put(env->knowledge.pool, s);
     if (rc) {
         finish(tr, c, false, NULL, "The employee of this task no longer exists.", 0, t0);
+        arena_cleanup(&a);
+        return;
+    }
+    /* The subscription may have changed since the task was given (the credit held at the
+     * claim is the balance gate). */
+    err_clear(&e);
+    if (ledger_gate(&org, k->tenant.mode, &emp, "give tasks to", NULL, false, &e)) {
+        finish(tr, c, false, NULL, ledger_refusal(&e, why, sizeof(why)), 0, t0);
         arena_cleanup(&a);
         return;
     }
@@ -186,7 +203,7 @@ static void carry_out(struct task_runner *tr, const struct store_task_claim *c)
     } else {
         finish(tr, c, !ans.failed, ans.failed ? NULL : buf_ptr(&ans.text),
                ans.failed ? ans.error : NULL,
-               ans.failed ? 0 : agent_price(&ans.usage, k->tenant.mode), t0);
+               ans.failed ? 0 : ledger_price(&ans.usage, k->tenant.mode), t0);
     }
     agent_answer_cleanup(&ans);
     buf_cleanup(&msg);
@@ -216,7 +233,7 @@ static void *worker(void *arg)
 
         arena_init(&a);
         s = store_pool_get(tr->env->knowledge.pool);
-        rc = store_claim(s, 0, task_next_run, &a, &c, &wake_at);
+        rc = store_claim(s, 0, &task_queue_rules, &a, &c, &wake_at);
         store_pool_put(tr->env->knowledge.pool, s);
         if (rc == 0) {
             task_runner_wake(tr); /* there may be more: one more worker looks */

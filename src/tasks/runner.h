@@ -44,5 +44,8 @@ void task_runner_stop(struct task_runner *r);
 
 /* The next occurrence after 'now' of the stored recurrence text (store_next_run_fn); 0: none. */
 int64_t task_next_run(const char *recurring, int64_t now);
+/* The rules the queue applies as the workers take work: task_next_run() and the ledger's hold
+ * and balance gate (store_claim()). */
+extern const struct store_queue_rules task_queue_rules;
 
 #endif

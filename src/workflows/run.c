@@ -11,6 +11,7 @@
 #include "workflow.h"
 
 #include "../agent/agent.h"
+#include "../ledger/ledger.h"
 #include "../core/clock.h"
 #include "../core/log.h"
 #include "../core/mem.h"
@@ -158,7 +159,7 @@ static int ask(struct step_ctx *x, const char *message, bool no_knowledge, bool 
     q.ud = &still;
     agent_answer(x->env, &q, &ans);
     if (!ans.skipped && !ans.failed) /* a repair is a second call, priced as one */
-        o->credits += agent_price(&ans.usage, x->c->tenant.mode);
+        o->credits += ledger_price(&ans.usage, x->c->tenant.mode);
     if (ans.skipped)
         failf(o, false, "The run was cancelled before the engine was called.");
     else if (ans.failed)
@@ -375,7 +376,7 @@ static void builtin_action(struct step_ctx *x, const char *input, struct outcome
     {
         char *dumped = json_dumps(o->output, JSON_ENCODE_ANY);
         struct llm_usage u = {llm_count_words(input), dumped ? llm_count_words(dumped) : 0};
-        o->credits = agent_price(&u, x->c->tenant.mode);
+        o->credits = ledger_price(&u, x->c->tenant.mode);
         free(dumped);
     }
 }
@@ -508,15 +509,11 @@ static void do_action(struct step_ctx *x, const char *input, struct outcome *o)
         failf(o, true, "The store could not be read (%s).", err_name(rc));
         return;
     }
-    /* The subscription may have changed since the workflow was checked. */
+    /* The subscription and the balance may have changed since the workflow was checked. */
     err_clear(&e);
-    if (agent_tier_check(org.tier, &x->emp, NULL, "employ", &e)) {
-        failf(o, false, "permission_denied: %s", e.msg);
-        return;
-    }
-    if (engine_action && x->c->tenant.mode == STORE_LIVE && org.credits <= 0) {
-        failf(o, false,
-              "insufficient_credits: the organization has no credits left for live runs.");
+    if (ledger_gate(&org, x->c->tenant.mode, &x->emp, "employ", NULL, engine_action, &e)) {
+        char why[512];
+        failf(o, false, "%s", ledger_refusal(&e, why, sizeof(why)));
         return;
     }
     if (act->kind == WF_ACT_INTEGRATION) {

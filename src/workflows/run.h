@@ -15,14 +15,19 @@
 #define WORKFORCE_WORKFLOWS_RUN_H
 
 #include "../core/buf.h"
+#include "../core/err.h"
+#include "../core/mem.h"
 
 #include <jansson.h>
 #include <stdint.h>
 
 struct agent_env;
 struct jw;
+struct store;
 struct store_step_claim;
+struct store_tenant;
 struct store_wf_run;
+struct store_workflow;
 struct task_runner;
 
 #define WF_ATTEMPTS 3             /* one try and two retries */
@@ -36,6 +41,23 @@ void wf_step_execute(struct task_runner *r, const struct agent_env *env,
 /* The data templates of step 'upto' of 'run' read: {trigger: <trigger data>, steps: [{output}
  * of the steps before it], workflow: {id}, run: {id}}. A new object. */
 json_t *wf_run_data(const struct store_wf_run *run, size_t upto);
+
+/* What started a run (queue.c). */
+struct wf_trigger_in {
+    const char *type;  /* manual | webhook | integration */
+    const char *event; /* the trigger's event name, or NULL */
+    json_t *data;      /* the trigger data: an object (borrowed) */
+};
+
+/*
+ * Queue a run of 'wf' of tenant 't' started by 'in' (queue.c): the ledger's balance gate for a
+ * live tenant (402 insufficient_credits, nothing stored), then the run stored, '*queued' the run
+ * as queued (strings from 'a'). 404 workflow_not_found (param "id") when the workflow is gone.
+ * The caller wakes the workers.
+ */
+int wf_run_queue(struct store *s, const struct store_tenant *t, const struct store_workflow *wf,
+                 const struct wf_trigger_in *in, struct arena *a, struct store_wf_run *queued,
+                 struct err *e);
 
 /* The run record as the API shows it (contract §12), with its steps. */
 void wf_run_write(struct jw *w, const struct store_wf_run *run);

@@ -1015,6 +1015,27 @@ class TaskRunTest(TaskHelpers, ChatTestCase):
         self.assertEqual([r["status"] for r in runs], ["completed", "failed"])
         self.assertEqual(runs[0]["started_at"], done["started_at"])
 
+    def test_run_rechecks_the_tier(self):
+        """A task run checks the employee's tier again when it starts, as a workflow step does
+        (contract §3): a manager-tier employee's task, given while the organization was on
+        the manager tier, fails with permission_denied once it went back to starter, and
+        costs nothing."""
+        org = self.new_org("tkt")
+        live = self.server.create_key(org, credits=1000, tier="manager")
+        mgr = self.employee(live, "manager")
+        self.set_emp_status(live, mgr, "offline")
+        t = self.create_ok(live, mgr, "Plan the quarter " + uniq("tier"))
+        p = self.server.orgs_update(org, tier="starter")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        # the CLI is another process: its change is seen within 1 s (the contract)
+        self.wait_value(lambda: self.assertJson(self.server.get("/v1/account", key=live))["tier"],
+                        "starter", what="the new tier")
+        self.set_emp_status(live, mgr, "idle", also=("active",))
+        failed = self.wait_status(live, t["id"], "failed")
+        self.assertTrue(failed["error"].startswith("permission_denied: "), failed["error"])
+        self.assertEqual((failed["result"], failed["credits_used"]), (None, 0))
+        self.assertEqual(self.balance(live), 1000, "a refused run was charged")
+
     def test_offline_employee_tasks_wait(self):
         _, key, _ = self.fresh()
         emp = self.employee(key, "starter", 1)

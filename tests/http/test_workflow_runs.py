@@ -1545,6 +1545,40 @@ class WorkflowRunScheduleTest(RunHelpers, ChatTestCase):
         finally:
             con.close()
 
+    @sqlite_only("the test sets next_run_at in the SQLite file")
+    def test_scheduled_run_without_credits_fails_at_once(self):
+        """A scheduled run passes the same balance gate as a run queued by hand (which is
+        answered 402): a live organization without credits gets the occurrence's run
+        recorded failed at once, as if its first step had failed for want of credits: none of
+        its steps runs (not even one that costs nothing), and workflow_run.failed is
+        emitted."""
+        s = self.server
+        key, _ = self.fresh("live", credits=0)
+        e = self.emp(key)
+        rule = {"frequency": "daily", "time": time.strftime("%H:%M",
+                                                            time.gmtime(time.time() + 7200))}
+        wf = self.make_wf(key, [self.step(e, "search_knowledge", "free {{trigger.scheduled_at}}"),
+                                self.step(e, "respond", "paid")],
+                          trigger={"type": "schedule", "recurring": rule})
+        self.assertError(self.run_req(key, wf["id"], {}), 402, "insufficient_credits")
+        self.assertEqual(s.stop(), 0)
+        self.set_next_run([wf["id"]], (int(time.time()) - 3600) * 1000)
+        s.start()
+        self.witness()
+        runs = self.all_runs(key, wf["id"])
+        self.assertEqual(len(runs), 1, "one run for the occurrence: %s" % runs)
+        run = self.wait_ended(key, wf["id"], runs[0]["id"], "failed")
+        self.assertTrue(run["error"].startswith("steps[0]: insufficient_credits: "),
+                        run["error"])
+        self.assertEqual([(x["status"], x["attempts"], x["output"]) for x in run["steps"]],
+                         [("failed", 0, None), ("cancelled", 0, None)],
+                         "a step of a refused run ran")
+        self.assertEqual(run["credits_used"], 0)
+        evs = [v for v in self.assertJson(s.get("/v1/events?limit=100", key=key))["events"]
+               if v["data"]["object"].get("id") == run["id"]]
+        self.assertEqual([v["type"] for v in evs], ["workflow_run.failed"])
+        self.assertEqual(self.balance(key), 0)
+
     @sqlite_only("the test reads next_run_at from the SQLite file")
     def test_due_occurrence_runs_once_at_start(self):
         s = self.server

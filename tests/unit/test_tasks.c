@@ -52,7 +52,7 @@ static const char *claim(int64_t now, struct store_task_claim *c)
 {
     struct store_claim any;
     int64_t wake = 0;
-    int rc = store_claim(s, now, task_next_run, &A, &any, &wake);
+    int rc = store_claim(s, now, &task_queue_rules, &A, &any, &wake);
     if (rc == 0 && any.is_step)
         return "(a workflow step)";
     *c = any.task;

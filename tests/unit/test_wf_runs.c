@@ -6,7 +6,8 @@
  * steps cancelled), cancel while queued and while a step is in flight (kept, uncharged),
  * offline employees holding a run at their step, restart recovery (the cut attempt runs
  * again), a deleted workflow's step dropped, charging up to the balance, scheduled workflows
- * (one run per occurrence, missed ones once), and the order against tasks.
+ * (one run per occurrence, missed ones once; a live one without credits refused at its start),
+ * and the order against tasks.
  */
 #include "../../src/core/clock.h"
 #include "../../src/core/mem.h"
@@ -67,7 +68,7 @@ static const char *claim(int64_t now, struct store_claim *c, int64_t *wake)
 {
     static char what[128];
     int64_t w = 0;
-    int rc = store_claim(s, now, task_next_run, &A, c, wake ? wake : &w);
+    int rc = store_claim(s, now, &task_queue_rules, &A, c, wake ? wake : &w);
     if (rc)
         return "";
     if (!c->is_step)
@@ -291,6 +292,60 @@ static void test_held_recover_delete(void)
     }
 }
 
+/* A live scheduled run without credits is refused at its start: failed at once as if its first
+ * step had failed, its steps never claimed; with credits the next occurrence queues as usual. */
+static void test_schedule_gate(void)
+{
+    const char *daily = "{\"frequency\":\"daily\",\"time\":\"09:00\"}";
+    struct store_claim c;
+    struct store_wf_run_page p;
+    struct store_org org, o;
+    struct store_tenant poor;
+    struct err e;
+
+    subtest("schedule gate")
+    {
+        err_clear(&e);
+        store_org_create(s, "poor", 0, 0, seed, 1, &org, &e);
+        snprintf(poor.org_id, sizeof(poor.org_id), "%s", org.id);
+        poor.mode = STORE_LIVE;
+        {
+            struct store_emp_filter ef = {.status = -1, .limit = 10};
+            struct store_emp_page ep;
+            char steps[512];
+            store_employee_list(s, &poor, &ef, &A, &ep);
+            snprintf(steps, sizeof(steps),
+                     "[{\"employee_id\":\"%s\",\"action\":\"search_knowledge\","
+                     "\"input\":\"a\"},{\"employee_id\":\"%s\",\"action\":\"respond\","
+                     "\"input\":\"b\"}]",
+                     ep.items[0].id, ep.items[0].id);
+            add_workflow(&poor, "wf_poor", arena_strdup(&A, steps), daily, T0 - MIN);
+        }
+        is_str(claim(T0, &c, NULL), "", "nothing to run: the refused run's steps are not queued");
+        store_wf_run_list(s, &poor, "wf_poor", 10, 0, NULL, &A, &p);
+        ok(p.n == 1 && strcmp(p.items[0].status, "failed") == 0 &&
+               strncmp(p.items[0].error, "steps[0]: insufficient_credits: ", 32) == 0,
+           "one run, failed at once with the ledger's error");
+        ok(p.n == 1 && p.items[0].nsteps == 2 &&
+               strcmp(p.items[0].steps[0].status, "failed") == 0 &&
+               p.items[0].steps[0].attempts == 0 &&
+               strcmp(p.items[0].steps[1].status, "cancelled") == 0,
+           "its first step failed before any attempt, the next cancelled");
+        store_org_update(s, "poor", -1, 10, &o);
+        {
+            struct store_workflow w;
+            store_workflow_get(s, &poor, "wf_poor", &A, &w);
+            w.next_run_at = T0 + MIN;
+            store_workflow_update(s, &poor, &w);
+        }
+        ok(strncmp(claim(T0 + 2 * MIN, &c, NULL), "run_", 4) == 0 && c.step.step == 0,
+           "with credits, the next occurrence's run is queued and its first step taken");
+        finish(&c, STORE_STEP_COMPLETED, 0, T0 + 2 * MIN, 0, NULL);
+        store_org_get(s, org.id, &o);
+        is_int(o.credits, 10, "the refusal cost nothing");
+    }
+}
+
 static void test_schedule_and_order(void)
 {
     struct store_claim c;
@@ -375,6 +430,7 @@ int main(void)
     test_cancel();
     test_held_recover_delete();
     test_schedule_and_order();
+    test_schedule_gate();
     arena_cleanup(&A);
     store_close(s);
     return done_testing();

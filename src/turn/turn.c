@@ -1,0 +1,573 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * turn.c: one turn of a conversation with an employee (see turn.h).
+ *
+ * DESIGN: turn_start() checks, then in one store transaction stores the user message (and a
+ * new conversation), holds one credit for a live key and marks the employee busy. It then
+ * starts the knowledge search and the engine and returns: the door's answer is deferred or
+ * streamed, so no thread waits for the model. A blocking turn whose balance is well above what
+ * can run at once does not wait for that transaction: the committer commits it while the
+ * engine runs, and the turn ends when both are done (turn_end), answering the error the door
+ * would have answered (402, 500) if the transaction failed. A struct turn owns everything the
+ * reply needs; the engine's done() hands it to the store's committer (store_committer_submit),
+ * which stores the reply, charges the rest of the cost (never below zero), counts the
+ * statistics fact and records the Idempotency-Key answer in one transaction shared with the
+ * other replies that end at the same time (group commit: one fsync for all of them); only then
+ * is the client answered. A client that leaves a stream does not stop any of it.
+ */
+#include "turn.h"
+
+#include "../core/clock.h"
+#include "../core/id.h"
+#include "../core/log.h"
+#include "../json/json.h"
+#include "../ledger/ledger.h"
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct turn {
+    const struct turn_env *env;
+    struct turn_out out;
+    struct store_tenant tenant;
+    bool stream;
+    const struct turn_format *fmt;
+    struct turn_view v; /* what the format sees; its strings point into the turn */
+    char reply_id[ID_MAX];
+    char conv_id[ID_MAX];
+    char emp_id[ID_MAX];
+    char *idem_key;
+    char *sources; /* JSON array text of the passages the reply drew on */
+    bool live;
+    bool reserved;
+    int64_t created_at;
+    int64_t t0_us;
+    struct buf content;
+    struct buf transcript; /* the event stream as sent, for Idempotency-Key replay */
+    /* Once the engine is done: the committer's job, and what it needs and makes. */
+    struct store_job job;
+    struct store_chat_finish fin;
+    struct llm_usage usage;
+    int64_t charged;
+    struct buf answer; /* the reply's JSON */
+    struct buf tail;   /* streaming: the last events, sent once the reply is durable */
+    /* The turn's first writes, and what the end of the turn waits for (turn_end). */
+    struct store_chat_begin begin; /* strings in the request's arena, as it lives longer */
+    struct store_chat_begin_job bjob;
+    bool early;       /* the first writes were not waited for */
+    atomic_int parts; /* the first writes and the engine: those not done yet */
+    int begin_rc;
+    bool engine_failed;
+    struct err engine_err;
+    /* Until the engine starts (after the knowledge search): */
+    struct llm_request lreq; /* strings in the request's arena, or 'arena' */
+    struct llm *engine;
+    char *context; /* JSON text of the request's context, or NULL */
+    struct arena arena;
+};
+
+/* ---- Output ---- */
+
+/* Add what the format wrote in 'ev' (one or more events) to the transcript and send it. */
+static void emit(struct turn *j, const struct buf *ev)
+{
+    buf_append(&j->transcript, buf_ptr(ev), buf_len(ev));
+    j->out.write(j->out.ud, buf_ptr(ev), buf_len(ev));
+}
+
+/* ---- The turn's memory ---- */
+
+static void turn_free(struct turn *j)
+{
+    buf_cleanup(&j->content);
+    buf_cleanup(&j->transcript);
+    buf_cleanup(&j->answer);
+    buf_cleanup(&j->tail);
+    free(j->idem_key);
+    free(j->sources);
+    free(j->context);
+    arena_cleanup(&j->arena);
+    free(j);
+}
+
+static void on_delta(void *ud, const char *text, size_t len)
+{
+    struct turn *j = ud;
+    if (buf_append(&j->content, text, len))
+        return; /* past 4 MiB the reply is cut; the deltas sent so far stay equal to it */
+    if (j->stream) {
+        struct buf ev;
+        buf_init(&ev, (4u << 20) + 4096);
+        j->fmt->delta(&j->v, text, len, &ev);
+        j->v.sent_delta = true;
+        emit(j, &ev);
+        buf_cleanup(&ev);
+    }
+}
+
+/* The turn failed after its first writes: its held credit back, the employee's work ended,
+ * and the error answered (a stream's error event; a blocking turn's error). */
+static void fail(struct turn *j, const struct err *e)
+{
+    struct store *s = store_pool_get(j->env->pool);
+
+    if (store_chat_abort(s, &j->tenant, j->emp_id, j->reserved))
+        log_error("chat: cannot end the failed reply %s cleanly", j->reply_id);
+    if (j->stream) {
+        struct buf ev;
+        buf_init(&ev, 8192);
+        j->fmt->failed(&j->v, e, &ev);
+        emit(j, &ev);
+        buf_cleanup(&ev);
+        if (j->idem_key && store_idem_release(s, &j->tenant, j->idem_key))
+            log_error("chat: cannot release the Idempotency-Key of %s", j->reply_id);
+        store_pool_put(j->env->pool, s);
+        j->out.close(j->out.ud);
+    } else {
+        store_pool_put(j->env->pool, s);
+        j->out.end(j->out.ud, e->kind ? (int)e->kind : ERR_UPSTREAM, e, NULL, 0);
+    }
+}
+
+#define TURN_OF(p) ((struct turn *)(void *)((char *)(p)-offsetof(struct turn, job)))
+
+/* The answer once the reply is stored, in the format: the body of a blocking reply, or the
+ * last events of a stream (added to the transcript). */
+static void prepare_answer(struct turn *j)
+{
+    j->v.content = buf_ptr(&j->content);
+    j->v.credits = j->charged;
+    j->v.usage = j->usage;
+    j->v.sources = j->sources;
+    if (j->stream) {
+        buf_reset(&j->tail);
+        j->fmt->completed(&j->v, &j->tail);
+        buf_append(&j->transcript, buf_ptr(&j->tail), buf_len(&j->tail));
+    } else {
+        buf_reset(&j->answer);
+        j->fmt->answer(&j->v, &j->answer);
+    }
+}
+
+/* In the committer's transaction: the reply stored and charged, and with an Idempotency-Key
+ * the answer recorded in the same commit. */
+static int finish_apply(struct store *s, struct store_job *job)
+{
+    struct turn *j = TURN_OF(job);
+    int rc = store_chat_finish_in(s, &j->tenant, &j->fin, &j->charged);
+    if (rc)
+        return rc;
+    prepare_answer(j);
+    if (j->idem_key) {
+        const struct buf *b = j->stream ? &j->transcript : &j->answer;
+        if (store_idem_complete(s, &j->tenant, j->idem_key, 200,
+                                j->stream ? "text/event-stream" : "application/json", buf_ptr(b),
+                                buf_len(b)))
+            log_error("chat: cannot record the Idempotency-Key response of %s", j->reply_id);
+    }
+    return 0;
+}
+
+/* The reply is durable (rc 0), or it could not be stored: answer the client. */
+static void finish_done(struct store_job *job, int rc)
+{
+    struct turn *j = TURN_OF(job);
+
+    if (rc) {
+        struct err fe;
+        log_error("chat: cannot store the reply %s (%s)", j->reply_id, err_name(rc));
+        err_set(&fe, ERR_STORE, "internal_error", NULL, "The reply could not be stored.");
+        fail(j, &fe);
+    } else if (j->stream) {
+        j->out.write(j->out.ud, buf_ptr(&j->tail), buf_len(&j->tail));
+        j->out.close(j->out.ud);
+    } else {
+        size_t len;
+        char *body = buf_take(&j->answer, &len);
+        j->out.end(j->out.ud, 0, NULL, body, len);
+    }
+    turn_free(j);
+}
+
+/* The error of first writes that failed with 'rc' (ERR_LIMIT: no credit left); returns rc. */
+static int begin_error(int rc, struct err *e)
+{
+    if (rc == ERR_LIMIT)
+        return ledger_insufficient(e);
+    return err_set(e, rc, "internal_error", NULL, "chat begin failed");
+}
+
+/* Both parts are done, the first writes and the engine: answer an error, or store the reply. */
+static void turn_end(struct turn *j)
+{
+    if (j->begin_rc) {
+        /* nothing was stored: the answer is the one the door would have given */
+        struct err e;
+        int rc = begin_error(j->begin_rc, &e);
+        j->out.end(j->out.ud, rc, &e, NULL, 0);
+        turn_free(j);
+        return;
+    }
+    if (j->early && j->out.conversation) /* it exists now, whatever the engine did */
+        j->out.conversation(j->out.ud, j->conv_id);
+    if (j->engine_failed) {
+        fail(j, &j->engine_err);
+        turn_free(j);
+        return;
+    }
+    j->job.apply = finish_apply;
+    j->job.done = finish_done;
+    if (j->env->committer) {
+        store_committer_submit(j->env->committer, &j->job); /* 'j' is the committer's now */
+    } else {
+        /* no committer (tools, tests): the same transaction on a handle of the pool */
+        struct store *s = store_pool_get(j->env->pool);
+        j->job.next = NULL;
+        store_group_apply(s, &j->job);
+        store_pool_put(j->env->pool, s);
+        finish_done(&j->job, j->job.rc);
+    }
+}
+
+/* One part of the turn is done; the last one ends it (on its thread). */
+static void part_done(struct turn *j)
+{
+    if (atomic_fetch_sub(&j->parts, 1) == 1)
+        turn_end(j);
+}
+
+/* The first writes of a turn that did not wait for them are committed, or failed. */
+static void begin_done(struct store_job *job, int rc)
+{
+    struct turn *j = (struct turn *)(void *)((char *)job - offsetof(struct turn, bjob.job));
+    j->begin_rc = rc;
+    part_done(j);
+}
+
+static void on_done(void *ud, const struct llm_usage *u, const struct err *e)
+{
+    struct turn *j = ud;
+
+    if (e) {
+        j->engine_failed = true;
+        j->engine_err = *e;
+        part_done(j);
+        return;
+    }
+    j->usage = *u;
+    memset(&j->fin, 0, sizeof(j->fin));
+    j->fin.reply.id = j->reply_id;
+    j->fin.reply.conversation_id = j->conv_id;
+    j->fin.reply.employee_id = j->emp_id;
+    j->fin.reply.role = "assistant";
+    j->fin.reply.content = buf_ptr(&j->content);
+    j->fin.reply.sources = j->sources ? j->sources : "[]";
+    j->fin.reply.credits_used = ledger_price(u, j->tenant.mode);
+    j->fin.reply.input_tokens = u->input_tokens;
+    j->fin.reply.output_tokens = u->output_tokens;
+    j->fin.reply.response_ms = (clock_mono_us() - j->t0_us) / 1000;
+    j->fin.reply.created_at = j->created_at;
+    j->fin.reserved = j->reserved;
+    j->fin.charge = j->live;
+    part_done(j);
+}
+
+/* The 'n' passages of 'hits' as the reply's sources: a JSON array text (NULL: none). */
+static char *sources_text(const struct store_hit *hits, size_t n)
+{
+    json_t *src = json_array();
+    char *text;
+
+    for (size_t i = 0; i < n; i++) {
+        json_t *o = json_object();
+        json_object_set_new(o, "document_id", jo_string(hits[i].document_id));
+        json_object_set_new(o, "document_name", jo_string(hits[i].document_name));
+        json_object_set_new(o, "chunk_id", jo_string(hits[i].chunk_id));
+        json_object_set_new(o, "score", json_real(hits[i].score > 1 ? 1.0 : hits[i].score));
+        json_array_append_new(src, o);
+    }
+    text = json_dumps(src, JSON_COMPACT);
+    json_decref(src);
+    return text;
+}
+
+/* The knowledge search of the message is done: note the passages, start the engine. */
+static void knowledge_done(void *ud, int rc, struct store *s, const struct store_hit *hits,
+                           size_t n, const struct err *e)
+{
+    struct turn *j = ud;
+    struct llm_request lreq = j->lreq;
+    struct llm_sink sink;
+
+    (void)s;
+    if (rc) {
+        log_warn("chat: knowledge search failed: %s", e ? e->msg : "?");
+    } else {
+        /* Nothing is allocated without passages: a stream keeps its turn for its whole life. */
+        lreq.knowledge = n ? agent_passages(&j->arena, hits, n) : NULL;
+        lreq.nknowledge = n;
+        lreq.knowledge_searched = true;
+        j->sources = sources_text(hits, n);
+    }
+    sink.delta = on_delta;
+    sink.done = on_done;
+    sink.ud = j;
+    llm_call(j->engine, &lreq, &sink); /* 'j' may be gone when this returns */
+}
+
+/* ---- The turn's steps ---- */
+
+/* See turn.h. */
+size_t turn_fit_history(const struct llm_message *m, size_t n, int64_t budget)
+{
+    size_t first = n;
+    int64_t words = 0;
+    while (first > 0) {
+        int64_t w = llm_count_words(m[first - 1].content);
+        if (words + w > budget)
+            break;
+        words += w;
+        first--;
+    }
+    return first;
+}
+
+/* The employee of 't' into '*emp' (404), whom the organization may chat with (the ledger's
+ * tier gate, 403) and who is not offline (409); errors name t->employee_param. */
+static int check_employee(struct store *s, const struct turn_req *t, struct store_employee *emp,
+                          struct err *e)
+{
+    const char *param = t->employee_param ? t->employee_param : "employee_id";
+    int rc = store_employee_get(s, &t->tenant, t->employee_id, t->arena, emp);
+
+    if (rc == ERR_NOT_FOUND)
+        return err_set(e, rc, "employee_not_found", param, "No employee %.60s.", t->employee_id);
+    if (rc)
+        return err_set(e, rc, "internal_error", NULL, "employee read failed");
+    /* the tier gate; the balance gate is the credit held by the first writes (402) */
+    rc = ledger_gate(t->org, t->tenant.mode, emp, "chat with", param, false, e);
+    if (rc)
+        return rc;
+    if (emp->status == STORE_EMP_OFFLINE)
+        return err_set(e, ERR_CONFLICT, "employee_offline", param,
+                       "%s is offline. Set the employee back to idle first.", emp->name);
+    return 0;
+}
+
+/* The conversation 't' continues (checked to be with 'emp'), or a new one titled with the
+ * message into '*conv' (strings in t->arena); 'begin' notes a new one. */
+static int find_conversation(struct store *s, const struct turn_req *t,
+                             const struct store_employee *emp, int64_t now,
+                             struct store_conversation *conv, struct store_chat_begin *begin,
+                             struct err *e)
+{
+    char *id;
+    size_t cut = 0, chars = 0;
+    int rc;
+
+    if (t->conversation_id) {
+        rc = store_conversation_get(s, &t->tenant, t->conversation_id, t->arena, conv);
+        if (rc == ERR_NOT_FOUND)
+            return err_set(e, rc, "conversation_not_found", "conversation_id",
+                           "No conversation %.60s.", t->conversation_id);
+        if (rc)
+            return err_set(e, rc, "internal_error", NULL, "conversation read failed");
+        if (strcmp(conv->employee_id, emp->id) != 0)
+            return err_set(e, ERR_INVALID, "invalid_request", "conversation_id",
+                           "Invalid conversation_id: the conversation is with another employee.");
+        return 0;
+    }
+    id = arena_alloc(t->arena, ID_MAX);
+    if (id_new("conv", id, ID_MAX))
+        return err_set(e, ERR_INTERNAL, "internal_error", NULL, "no id");
+    /* Title: the first message cut to 80 characters (not bytes). */
+    while (t->message[cut] && chars < 80) {
+        cut++;
+        while (((unsigned char)t->message[cut] & 0xC0) == 0x80)
+            cut++;
+        chars++;
+    }
+    memset(conv, 0, sizeof(*conv));
+    conv->id = id;
+    conv->employee_id = emp->id;
+    conv->title = arena_strndup(t->arena, t->message, cut);
+    conv->created_at = now;
+    begin->new_conversation = true;
+    begin->conversation = *conv;
+    return 0;
+}
+
+/* The history the engine sees: the conversation's last messages (read before the new message
+ * is stored, so only earlier turns), or the door's for a new one, the newest that fit the
+ * history budget, oldest first. */
+static void load_history(struct turn *j, struct store *s, const struct turn_req *t,
+                         const char *conv_id)
+{
+    struct store_message *msgs = NULL;
+    struct llm_message *all;
+    int64_t budget = j->env->cfg->llm_history_tokens;
+    size_t nm = 0, first;
+
+    if (!t->conversation_id) {
+        first = turn_fit_history(t->history, t->nhistory, budget);
+        j->lreq.history = t->history ? t->history + first : NULL;
+        j->lreq.nhistory = t->nhistory - first;
+        return;
+    }
+    if (store_message_list(s, &t->tenant, conv_id, TURN_HISTORY_MESSAGES, t->arena, &msgs, &nm))
+        return;
+    all = arena_alloc(t->arena, (nm + 1) * sizeof(*all));
+    for (size_t i = 0; i < nm; i++) {
+        all[i].role = msgs[i].role;
+        all[i].content = msgs[i].content;
+    }
+    first = turn_fit_history(all, nm, budget);
+    j->lreq.history = all + first;
+    j->lreq.nhistory = nm - first;
+}
+
+/* A new turn for the reply to 'conv' with 'emp', its view pointing into it; NULL without ids. */
+static struct turn *turn_new(const struct turn_env *env, const struct turn_req *t,
+                             const struct turn_out *out, const struct store_conversation *conv,
+                             const struct store_employee *emp)
+{
+    struct turn *j = xcalloc(1, sizeof(*j));
+    j->env = env;
+    j->out = *out;
+    j->tenant = t->tenant;
+    j->stream = t->stream;
+    j->live = t->tenant.mode == STORE_LIVE;
+    j->reserved = ledger_hold(t->tenant.mode) > 0;
+    j->t0_us = t->t0_us;
+    j->fmt = t->format;
+    snprintf(j->conv_id, sizeof(j->conv_id), "%s", conv->id);
+    snprintf(j->emp_id, sizeof(j->emp_id), "%s", emp->id);
+    arena_init(&j->arena);
+    buf_init(&j->content, 4u << 20);
+    buf_init(&j->transcript, 16u << 20);
+    buf_init(&j->answer, 8u << 20);
+    buf_init(&j->tail, 16u << 20);
+    j->v.reply_id = j->reply_id;
+    j->v.conversation_id = j->conv_id;
+    j->v.employee_id = j->emp_id;
+    j->v.content = "";
+    j->v.opts = t->opts;
+    if (t->idem_key)
+        j->idem_key = xstrdup(t->idem_key);
+    if (id_new("msg", j->reply_id, sizeof(j->reply_id))) {
+        turn_free(j);
+        return NULL;
+    }
+    return j;
+}
+
+/*
+ * The first writes (the user message, a held credit, the busy mark). A blocking turn does not
+ * wait for them when the committer can take them: they are committed while the engine runs,
+ * and the turn ends when both are done (turn_end). A live turn does so only when the balance
+ * it read is more than the tier lets run at once (each of those holds 1), so that its hold
+ * fails, after an engine call, only if replies that end meanwhile spend the rest. A stream
+ * writes first: its status is sent before the engine runs.
+ */
+static int first_writes(struct turn *j, struct store *s, const struct turn_req *t, struct err *e)
+{
+    struct store_committer *c = j->env->committer;
+    int rc;
+
+    j->early = !t->stream && c && (!j->live || t->org->credits > (int64_t)t->concurrent);
+    atomic_init(&j->parts, j->early ? 2 : 1);
+    if (j->early && !store_chat_begin_submit(c, &j->tenant, &j->begin, &j->bjob, begin_done)) {
+        j->early = false;
+        atomic_store(&j->parts, 1);
+    }
+    if (j->early)
+        return 0;
+    rc = c ? store_chat_begin_committed(c, s, &t->tenant, &j->begin)
+           : store_chat_begin(s, &t->tenant, &j->begin);
+    return rc ? begin_error(rc, e) : 0;
+}
+
+/* The engine's request: the employee's persona and model, the context, the message (the
+ * history and the knowledge are added by load_history() and knowledge_done()). */
+static void assemble(struct turn *j, const struct turn_req *t, const struct store_employee *emp)
+{
+    if (t->context)
+        j->context = xstrdup(t->context);
+    j->lreq.model = emp->model;
+    j->lreq.employee_name = emp->name;
+    j->lreq.employee_role = emp->role;
+    j->lreq.persona = emp->instructions;
+    j->lreq.capabilities = emp->capabilities;
+    j->lreq.context = j->context;
+    j->lreq.message = t->message;
+    j->engine = agent_engine(j->env->agent, t->tenant.mode);
+}
+
+/* The user message of the turn into j->begin. */
+static int user_message(struct turn *j, const struct turn_req *t, const char *conv_id, int64_t now,
+                        struct err *e)
+{
+    char *user_id = arena_alloc(t->arena, ID_MAX);
+    if (id_new("msg", user_id, ID_MAX))
+        return err_set(e, ERR_INTERNAL, "internal_error", NULL, "no id");
+    j->begin.user.id = user_id;
+    j->begin.user.conversation_id = conv_id;
+    j->begin.user.employee_id = j->emp_id;
+    j->begin.user.role = "user";
+    j->begin.user.content = t->message;
+    j->begin.user.response_ms = -1;
+    j->begin.user.created_at = now;
+    j->begin.reserve_credit = j->reserved;
+    return 0;
+}
+
+/* See turn.h. */
+int turn_start(const struct turn_env *env, struct store *s, const struct turn_req *t,
+               const struct turn_out *out, struct err *e)
+{
+    struct store_employee emp;
+    struct store_conversation conv;
+    struct store_chat_begin begin;
+    struct turn *j;
+    int64_t now = clock_now_ms();
+    int rc = check_employee(s, t, &emp, e);
+
+    if (rc)
+        return rc;
+    memset(&begin, 0, sizeof(begin));
+    rc = find_conversation(s, t, &emp, now, &conv, &begin, e);
+    if (rc)
+        return rc;
+    j = turn_new(env, t, out, &conv, &emp);
+    if (!j)
+        return err_set(e, ERR_INTERNAL, "internal_error", NULL, "no id");
+    j->begin = begin;
+    load_history(j, s, t, conv.id);
+    rc = user_message(j, t, conv.id, now, e);
+    if (!rc)
+        rc = first_writes(j, s, t, e);
+    if (rc) {
+        turn_free(j);
+        return rc;
+    }
+    j->created_at = clock_now_ms();
+    j->v.created_at = j->created_at;
+    assemble(j, t, &emp);
+    if (!j->early && out->conversation)
+        out->conversation(out->ud, conv.id);
+    out->open(out->ud);
+    if (t->stream) {
+        struct buf ev;
+        buf_init(&ev, 8192);
+        j->fmt->opened(&j->v, &ev);
+        emit(j, &ev);
+        buf_cleanup(&ev);
+    }
+    /* The knowledge this employee may read that matches the message; the engine starts when
+     * the search is done (here, or on the embedding pool's thread). 'j' may then be gone. */
+    agent_knowledge_start(env->agent, &t->tenant, emp.id, t->message, s, knowledge_done, j);
+    return 0;
+}

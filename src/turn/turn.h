@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * turn: one turn of a conversation with an employee (contract §8, §3 credits and tiers, §9
+ * engines): the employee checked (404, the ledger's tier gate, 409 offline), the conversation
+ * found or started, its history trimmed to the engine's budget, the user message stored with
+ * a credit held for a live key (the ledger's 402 when there is none), the knowledge the
+ * employee may read searched, the engine called, and the reply stored, charged and counted.
+ *
+ * Every door that chats goes through here: POST /v1/chat and /v1/chat/stream, the OpenAI-
+ * compatible door and the MCP server's ask_employee. A door brings two things: a struct
+ * turn_format that writes the answer in its wire format (the Message of /v1/chat, OpenAI's
+ * chat.completion, ...), and a struct turn_out, its transport (a deferred HTTP answer or an
+ * event stream). The turn knows no HTTP: it hands bytes and outcomes to turn_out.
+ */
+#ifndef WORKFORCE_TURN_H
+#define WORKFORCE_TURN_H
+
+#include "../agent/agent.h"
+#include "../core/buf.h"
+#include "../core/config.h"
+#include "../core/err.h"
+#include "../core/mem.h"
+#include "../llm/llm.h"
+#include "../store/store.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TURN_HISTORY_MESSAGES 100 /* earlier messages of a conversation read for its history */
+
+/* What a format sees of a reply. Strings are borrowed from the turn; 'content', 'credits',
+ * 'usage' and 'sources' are set once the reply is stored (answer, completed). */
+struct turn_view {
+    const char *reply_id;
+    const char *conversation_id;
+    const char *employee_id;
+    int64_t created_at; /* milliseconds */
+    const char *content;
+    int64_t credits;
+    struct llm_usage usage;
+    const char *sources; /* JSON array text, or NULL: none */
+    unsigned seq;        /* stream: the format's own event counter */
+    bool sent_delta;     /* stream: delta() was called */
+    unsigned opts;       /* the format's options, from the turn */
+};
+
+/* How a reply is written on the wire. Each function appends to 'out' (a capped buffer). */
+struct turn_format {
+    void (*answer)(const struct turn_view *v, struct buf *out); /* blocking: the body */
+    void (*opened)(struct turn_view *v, struct buf *out);       /* stream: first events */
+    void (*delta)(struct turn_view *v, const char *text, size_t len, struct buf *out);
+    void (*completed)(struct turn_view *v, struct buf *out); /* stream: the reply stored */
+    void (*failed)(struct turn_view *v, const struct err *e, struct buf *out); /* stream */
+};
+
+/*
+ * Where a turn's answer goes: the door's transport. Once turn_start() has returned 0, the
+ * turn answers only through these, from whichever thread ends it (the request's, the engine's,
+ * the committer's), each exactly once where it says so.
+ */
+struct turn_out {
+    /* The turn goes on without the caller: a stream sends its head, a blocking answer is
+     * deferred. Called once, before any other. */
+    void (*open)(void *ud);
+    /* A stream's events, in order (a client that left is ignored). */
+    void (*write)(void *ud, const char *p, size_t n);
+    /* A stream's end; the turn's last call. */
+    void (*close)(void *ud);
+    /* The conversation 'id' exists from now on (the turn's first writes are stored): before
+     * open() when they were stored first, else before end(). May be NULL. */
+    void (*conversation)(void *ud, const char *id);
+    /* A blocking turn's end; the turn's last call: rc 0 with the answer 'body' of 'len'
+     * bytes (taken: free()), already recorded under the Idempotency-Key; or the error 'e'
+     * (its Idempotency-Key, if any, is the door's to record). */
+    void (*end)(void *ud, int rc, const struct err *e, char *body, size_t len);
+    void *ud;
+};
+
+/* The services a turn uses; read-only once serving starts. */
+struct turn_env {
+    const struct config *cfg;
+    struct store_pool *pool;
+    struct store_committer *committer; /* group commit of replies, or NULL */
+    const struct agent_env *agent;
+};
+
+/* One turn, as a door asks for it. Strings must live as long as 'arena' (the request's). */
+struct turn_req {
+    struct store_tenant tenant;
+    const struct store_org *org; /* the key's organization (tier, balance as read) */
+    uint32_t concurrent;         /* requests of the tenant that may run at once */
+    struct arena *arena;
+    int64_t t0_us; /* when the request arrived (clock_mono_us) */
+    const char *employee_id;
+    const char *employee_param; /* the member errors about the employee name; NULL: employee_id */
+    const char *message;
+    const char *conversation_id;       /* NULL: a new conversation */
+    const struct llm_message *history; /* new conversation: earlier turns, oldest first */
+    size_t nhistory;
+    const char *context; /* JSON text of an object, or NULL */
+    bool stream;
+    const struct turn_format *format;
+    unsigned opts;        /* for the format */
+    const char *idem_key; /* the Idempotency-Key the reply's answer is recorded under, or NULL */
+};
+
+/*
+ * Start turn 't' (see above) on 's' (the caller's store handle, used during this call only).
+ * Returns 0 with the turn under way (it ends through 'out', which must live until its last
+ * call), or an error in 'e' with nothing stored and nothing of 'out' called.
+ */
+int turn_start(const struct turn_env *env, struct store *s, const struct turn_req *t,
+               const struct turn_out *out, struct err *e);
+
+/* The index of the first of the 'n' messages (oldest first) from which on the newest ones fit
+ * a budget of 'budget' words. */
+size_t turn_fit_history(const struct llm_message *m, size_t n, int64_t budget);
+
+#endif
