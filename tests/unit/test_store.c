@@ -1162,7 +1162,7 @@ static void test_postgres(void)
     is_int((long)store_pg_migrations_count, (long)store_sqlite_migrations_count,
            "postgres: the same migration versions as SQLite");
     if (!url || !*url) {
-        printf("# skip: PostgreSQL (WORKFORCE_TEST_PG_URL is not set)\n");
+        skip("postgres", "WORKFORCE_TEST_PG_URL is not set (tests/pg/pg.sh start DIR)");
         return;
     }
     err_clear(&e);
