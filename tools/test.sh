@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # `make test` after the builds: run every suite, keep each one's output in build/test-logs,
-# and end with one line "N passed, N failed" summing all of them.
+# and end with one line "N passed, N failed" summing all of them (", N skipped" when a suite
+# skipped some: a TAP "# SKIP" line or a suite's own count).
 #   unit (TAP)         build/tests/*, the ASan+UBSan build, and the TSan build of ratelimit
 #   fuzz-replay (TAP)  the committed corpora through both builds
 #   http (python)      the black-box suite against build/workforce and the ASan+UBSan binary,
@@ -23,12 +24,18 @@ export TSAN_OPTIONS=halt_on_error=1
 passed=0
 failed=0
 skipped=0
-add_tap() { # name log
-    p=$(grep -c '^ok ' "$2" || true)
+add_tap() { # name log: a TAP "ok N - ... # SKIP why" (any case) is skipped, not passed
+    s=$(grep -Ec '^ok [^#]*#[[:space:]]*[Ss][Kk][Ii][Pp]' "$2" || true)
+    p=$(($(grep -c '^ok ' "$2" || true) - s))
     f=$(grep -c '^not ok ' "$2" || true)
     passed=$((passed + p))
     failed=$((failed + f))
-    echo "$1: $p passed, $f failed"
+    skipped=$((skipped + s))
+    if [ "$s" -gt 0 ]; then
+        echo "$1: $p passed, $f failed, $s skipped"
+    else
+        echo "$1: $p passed, $f failed"
+    fi
 }
 add_line() { # name log: reads the "name: N passed, N failed" line the suite printed
     line=$(grep -E '^[a-z-]+: [0-9]+ passed, [0-9]+ failed' "$2" | tail -n 1)

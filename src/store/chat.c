@@ -175,9 +175,15 @@ int chat_finish_in(struct store *s, const struct store_tenant *t,
         rc = credits_settle(s, t->org_id, in->reserved ? 1 : 0, m.credits_used, &taken);
     m.credits_used = taken;
     /* The conversation may have been deleted while the reply was written: then the reply has
-     * nowhere to go, but the work was done and is charged and counted. */
-    if (!rc && conversations_get(s, t, m.conversation_id, &a, &conv) == 0)
-        rc = insert_message(s, t, &m);
+     * nowhere to go, but the work was done and is charged and counted. (Only when it is gone: a
+     * read that failed fails the reply, which dropped it while charging for it.) */
+    if (!rc) {
+        rc = conversations_get(s, t, m.conversation_id, &a, &conv);
+        if (!rc)
+            rc = insert_message(s, t, &m);
+        else if (rc == ERR_NOT_FOUND)
+            rc = 0;
+    }
     if (!rc) {
         struct store_event ev = {m.employee_id, "message", m.created_at,     m.response_ms,
                                  taken,         -1,        m.conversation_id};

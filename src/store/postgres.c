@@ -307,6 +307,13 @@ static void stmt_forget(struct pg_store *ps, struct pg_stmt *st)
     stmt_free(st);
 }
 
+/* Tests (store.c, fault injection): whether statement 'sql' fails here without running. The
+ * ways out of a transaction (ROLLBACK, ROLLBACK TO SAVEPOINT, RELEASE SAVEPOINT) never do. */
+static bool faulted(const char *sql)
+{
+    return strncmp(sql, "ROLLBACK", 8) != 0 && strncmp(sql, "RELEASE", 7) != 0 && store_fault();
+}
+
 /* See driver.h: the cached statement of 'sql', prepared on first use; NULL on failure. */
 static struct db_stmt *d_prepare(struct store *s, const char *sql)
 {
@@ -316,7 +323,7 @@ static struct db_stmt *d_prepare(struct store *s, const char *sql)
     struct pg_stmt *st;
     bool fresh = false;
 
-    if (reconnect(ps, sql))
+    if (faulted(sql) || reconnect(ps, sql))
         return NULL;
     for (st = *bucket; st; st = st->next) {
         if (!st->busy && st->hash == h && strcmp(st->sql, sql) == 0)
@@ -531,7 +538,7 @@ static int d_step(struct db_stmt *base, bool *row)
     *row = false;
     drop_blobs(st);
     if (!st->res) {
-        int rc = run(st);
+        int rc = faulted(st->sql) ? ERR_STORE : run(st);
         if (rc)
             return rc;
     }
@@ -707,6 +714,8 @@ static int d_begin(struct store *s, enum db_tx kind)
         log_error("store: postgres: begin inside a transaction");
         return ERR_STORE;
     }
+    if (faulted("BEGIN"))
+        return ERR_STORE;
     rc = reconnect(ps, "begin");
     if (!rc)
         rc = exec_simple(ps, kind == DB_TX_READ ? "BEGIN ISOLATION LEVEL REPEATABLE READ" : "BEGIN",
@@ -722,7 +731,10 @@ static int d_begin(struct store *s, enum db_tx kind)
 static int d_commit(struct store *s)
 {
     struct pg_store *ps = PS(s);
-    int rc = exec_simple(ps, "COMMIT", "COMMIT");
+    int rc;
+    if (faulted("COMMIT"))
+        return ERR_STORE; /* the transaction stays open: the caller rolls it back */
+    rc = exec_simple(ps, "COMMIT", "COMMIT");
     ps->in_tx = false;
     if (!rc && ps->tx_wrote)
         note_change(ps);
@@ -735,7 +747,8 @@ static int d_commit(struct store *s)
 static int d_rollback(struct store *s)
 {
     struct pg_store *ps = PS(s);
-    int rc = exec_simple(ps, "ROLLBACK", NULL);
+    /* A test build's broken rollback (store_int.h) commits instead. */
+    int rc = exec_simple(ps, STORE_BROKEN_ROLLBACK ? "COMMIT" : "ROLLBACK", NULL);
     ps->in_tx = false;
     ps->tx_wrote = false;
     return rc ? ERR_STORE : 0;

@@ -243,15 +243,33 @@ static struct sq_stmt *lookup(struct store *s, const char *sql)
     return &ss->texts[i].q;
 }
 
+/* Tests (store.c, fault injection): whether the statement of 'slot' fails here without running.
+ * Those that do work can (begin, commit, savepoint); the ways out of a transaction and the
+ * settings never do. */
+static bool faulted(enum slot slot)
+{
+    return (slot == Q_BEGIN || slot == Q_BEGIN_IMMEDIATE || slot == Q_COMMIT ||
+            slot == Q_SAVEPOINT) &&
+           store_fault();
+}
+
 static int exec(struct store *s, const char *sql)
 {
     char *msg = NULL;
     for (size_t i = 0; i < sizeof(tx_slots) / sizeof(tx_slots[0]); i++) {
+        enum slot slot = tx_slots[i];
         sqlite3_stmt *st;
         int rc;
-        if (strcmp(sql, sql_text[tx_slots[i]]) != 0)
+        if (strcmp(sql, sql_text[slot]) != 0)
             continue;
-        st = stmt(s, tx_slots[i]);
+        if (faulted(slot))
+            return ERR_STORE;
+        /* A test build's broken rollback (store_int.h): what it should undo stays. */
+        if (STORE_BROKEN_ROLLBACK && slot == Q_ROLLBACK_TO)
+            return 0;
+        if (STORE_BROKEN_ROLLBACK && slot == Q_ROLLBACK)
+            slot = Q_COMMIT;
+        st = stmt(s, slot);
         if (!st)
             return ERR_STORE;
         rc = sqlite3_step(st);
@@ -654,7 +672,7 @@ static int s_chat_begin(struct store *s, const struct store_tenant *t,
 
 static struct db_stmt *d_prepare(struct store *s, const char *sql)
 {
-    struct sq_stmt *q = lookup(s, sql);
+    struct sq_stmt *q = store_fault() ? NULL : lookup(s, sql);
     return q ? &q->base : NULL;
 }
 
@@ -692,7 +710,11 @@ static void d_bind_blob(struct db_stmt *st, int i, const void *v, size_t len)
 static int d_step(struct db_stmt *st, bool *row)
 {
     sqlite3_stmt *q = SQ(st)->st;
-    int rc = sqlite3_step(q);
+    int rc;
+    *row = false;
+    if (store_fault())
+        return ERR_STORE; /* a test's (store.c) */
+    rc = sqlite3_step(q);
     *row = rc == SQLITE_ROW;
     if (rc == SQLITE_ROW || rc == SQLITE_DONE)
         return 0;

@@ -18,28 +18,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* ---- Fault injection (tests) ----
+ *
+ * DESIGN: a failure is injected inside the operation, where SQLite's test VFS injects its own
+ * (src/test_vfs.c fails the N-th I/O call): store_fail_after(n) makes the n-th statement run
+ * from then on, on any connection, fail with ERR_STORE as if the database had refused it, after
+ * the statements of the operation that ran before it. The drivers ask store_fault() before each
+ * prepare, step, begin, commit and savepoint (sqlite.c, postgres.c); the ways out of a
+ * transaction (rollback, rollback to a savepoint, release) never fail, so a test sees whether
+ * the operation took them. One failure per arming: the statements after it run.
+ */
 static atomic_long fail_countdown;
 
-/* Tests: the 'n'th wrapped call from now fails with ERR_STORE; 0 disables the hook. */
-void store_fail_after(long n)
+/* See store.h. */
+long store_fail_after(long n)
 {
-    atomic_store(&fail_countdown, n);
+    return atomic_exchange(&fail_countdown, n);
 }
 
-static int injected(void)
+/* See store_int.h. */
+bool store_fault(void)
 {
-    long v = atomic_load(&fail_countdown);
-    if (v <= 0)
-        return 0;
+    if (atomic_load_explicit(&fail_countdown, memory_order_relaxed) <= 0)
+        return false;
     return atomic_fetch_sub(&fail_countdown, 1) == 1;
 }
-
-#define WRAP(call)                                                                                 \
-    do {                                                                                           \
-        if (injected())                                                                            \
-            return ERR_STORE;                                                                      \
-        return call;                                                                               \
-    } while (0)
 
 static char node_id[ID_MAX];
 static pthread_once_t node_once = PTHREAD_ONCE_INIT;
@@ -65,15 +68,6 @@ static int unsupported(struct store *s, const char *op)
     return ERR_STORE;
 }
 
-#define WRAP_OP(s, op, ...)                                                                        \
-    do {                                                                                           \
-        if (injected())                                                                            \
-            return ERR_STORE;                                                                      \
-        if (!(s)->ops->op)                                                                         \
-            return unsupported(s, #op);                                                            \
-        return (s)->ops->op((s), __VA_ARGS__);                                                     \
-    } while (0)
-
 /*
  * Open one connection to 'url': a file path (SQLite) for now; "postgres://" URLs are refused
  * until the PostgreSQL backend exists. On success '*out' is owned by the caller
@@ -97,7 +91,7 @@ void store_close(struct store *s)
 /* Bring the schema to the newest version; running it again changes nothing. */
 int store_migrate(struct store *s, struct err *e)
 {
-    WRAP_OP(s, migrate, e);
+    return s->ops->migrate ? s->ops->migrate(s, e) : unsupported(s, "migrate");
 }
 
 /* 0 when the database answers a trivial query. */
@@ -105,22 +99,18 @@ int store_ping(struct store *s)
 {
     if (!s->ops->ping)
         return unsupported(s, "ping");
-    WRAP(s->ops->ping(s));
+    return s->ops->ping(s);
 }
 
 /* See store.h. */
 int store_lock_try(struct store *s, enum store_lock lock, uint32_t sub)
 {
-    if (injected())
-        return ERR_STORE;
     return s->ops->lock ? s->ops->lock(s, (int)lock, sub, false) : 0;
 }
 
 /* See store.h. */
 int store_lock_wait(struct store *s, enum store_lock lock, uint32_t sub)
 {
-    if (injected())
-        return ERR_STORE;
     return s->ops->lock ? s->ops->lock(s, (int)lock, sub, true) : 0;
 }
 
@@ -134,31 +124,31 @@ void store_lock_release(struct store *s, enum store_lock lock, uint32_t sub)
 /* See store.h. */
 int store_node_start(struct store *s, int64_t now)
 {
-    WRAP(nodes_start(s, now));
+    return nodes_start(s, now);
 }
 
 /* See store.h. */
 int store_node_stop(struct store *s)
 {
-    WRAP(nodes_stop(s));
+    return nodes_stop(s);
 }
 
 /* See store.h. */
 int store_rate_enter(struct store *s, const struct store_rate_ask *ask, struct store_rate *out)
 {
-    WRAP(nodes_rate_enter(s, ask, out));
+    return nodes_rate_enter(s, ask, out);
 }
 
 /* See store.h. */
 int store_rate_leave(struct store *s, const char *tenant, int64_t epoch)
 {
-    WRAP(nodes_rate_leave(s, tenant, epoch));
+    return nodes_rate_leave(s, tenant, epoch);
 }
 
 /* See store.h. */
 int store_node_beat(struct store *s, int64_t now)
 {
-    WRAP(nodes_beat(s, now));
+    return nodes_beat(s, now);
 }
 
 /* See store.h. */
@@ -166,7 +156,7 @@ int store_nodes_recover(struct store *s, int64_t now, int64_t lease_ms, bool sta
                         struct store_recovery *out)
 {
     int64_t dead_before = starting && db_dialect(s) == DB_SQLITE ? INT64_MAX : now - lease_ms;
-    WRAP(nodes_recover(s, now, dead_before, out));
+    return nodes_recover(s, now, dead_before, out);
 }
 
 /* ---- Generation ----
@@ -255,13 +245,13 @@ uint64_t store_generation(struct store *s)
 /* Read the organization 'slug' into 'out'; ERR_NOT_FOUND when absent. */
 int store_org_get_by_slug(struct store *s, const char *slug, struct store_org *out)
 {
-    WRAP(orgs_get_by_slug(s, slug, out));
+    return orgs_get_by_slug(s, slug, out);
 }
 
 /* Read the organization 'id' into 'out'; ERR_NOT_FOUND when absent. */
 int store_org_get(struct store *s, const char *id, struct store_org *out)
 {
-    WRAP(orgs_get(s, id, out));
+    return orgs_get(s, id, out);
 }
 
 /*
@@ -272,14 +262,14 @@ int store_org_create(struct store *s, const char *slug, int tier, int64_t credit
                      const struct store_employee *seed, size_t nseed, struct store_org *out,
                      struct err *e)
 {
-    WRAP(orgs_create(s, slug, tier, credits, seed, nseed, out, e));
+    return orgs_create(s, slug, tier, credits, seed, nseed, out, e);
 }
 
 /* Update tier (if >= 0) and credits (if >= 0) of 'slug'; the new row in 'out'. */
 int store_org_update(struct store *s, const char *slug, int tier, int64_t credits,
                      struct store_org *out)
 {
-    WRAP(orgs_update(s, slug, tier, credits, out));
+    return orgs_update(s, slug, tier, credits, out);
 }
 
 /*
@@ -288,7 +278,7 @@ int store_org_update(struct store *s, const char *slug, int tier, int64_t credit
  */
 int store_employee_set_tier(struct store *s, const char *id, const char *tier)
 {
-    WRAP(employees_set_tier(s, id, tier));
+    return employees_set_tier(s, id, tier);
 }
 
 /*
@@ -297,39 +287,39 @@ int store_employee_set_tier(struct store *s, const char *id, const char *tier)
  */
 int store_backup(struct store *s, const char *to)
 {
-    WRAP_OP(s, backup, to);
+    return s->ops->backup ? s->ops->backup(s, to) : unsupported(s, "backup");
 }
 
 /* Insert the key 'k' (its hash, never its secret). */
 int store_key_create(struct store *s, const struct store_key *k)
 {
-    WRAP(keys_create(s, k));
+    return keys_create(s, k);
 }
 
 /* Find the key whose keyed hash is 'hash'; ERR_NOT_FOUND when none. */
 int store_key_find(struct store *s, const unsigned char hash[32], struct store_key *out)
 {
-    WRAP(keys_find(s, hash, out));
+    return keys_find(s, hash, out);
 }
 
 /* The key whose keyed hash is 'hash' with its organization; ERR_NOT_FOUND when none. */
 int store_key_auth(struct store *s, const unsigned char hash[32], struct store_key *key,
                    struct store_org *org)
 {
-    WRAP(keys_auth(s, hash, key, org));
+    return keys_auth(s, hash, key, org);
 }
 
 /* All keys of 'org_id', oldest first, as an array in 'a'. */
 int store_key_list(struct store *s, const char *org_id, struct arena *a, struct store_key **out,
                    size_t *n)
 {
-    WRAP(keys_list(s, org_id, a, out, n));
+    return keys_list(s, org_id, a, out, n);
 }
 
 /* Mark 'key_id' revoked at 'now'; ERR_NOT_FOUND when unknown. Revoking twice is fine. */
 int store_key_revoke(struct store *s, const char *key_id, int64_t now)
 {
-    WRAP(keys_revoke(s, key_id, now));
+    return keys_revoke(s, key_id, now);
 }
 
 /* One page of the tenant's employees by name then id, with the total matching 'f'. */
@@ -337,35 +327,35 @@ int store_employee_list(struct store *s, const struct store_tenant *t,
                         const struct store_emp_filter *f, struct arena *a,
                         struct store_emp_page *out)
 {
-    WRAP(employees_list(s, t, f, a, out));
+    return employees_list(s, t, f, a, out);
 }
 
 /* Read one employee of the tenant; ERR_NOT_FOUND when absent or another tenant's. */
 int store_employee_get(struct store *s, const struct store_tenant *t, const char *id,
                        struct arena *a, struct store_employee *out)
 {
-    WRAP(employees_get(s, t, id, a, out));
+    return employees_get(s, t, id, a, out);
 }
 
 /* Insert 'emp' (all fields set by the caller) for the tenant. */
 int store_employee_create(struct store *s, const struct store_tenant *t,
                           const struct store_employee *emp)
 {
-    WRAP(employees_insert(s, t, emp));
+    return employees_insert(s, t, emp);
 }
 
 /* Set the 'fields' (enum store_emp_field bits) of 'id' from 'emp'; ERR_NOT_FOUND if absent. */
 int store_employee_update(struct store *s, const struct store_tenant *t, const char *id,
                           const struct store_employee *emp, unsigned fields, int64_t now)
 {
-    WRAP(employees_update(s, t, id, emp, fields, now));
+    return employees_update(s, t, id, emp, fields, now);
 }
 
 /* The detail object's stats: tasks completed since 'day_start', mean reply time, ratings. */
 int store_employee_summary(struct store *s, const struct store_tenant *t, const char *id,
                            int64_t day_start, struct store_emp_summary *out)
 {
-    WRAP(employees_summary(s, t, id, day_start, out));
+    return employees_summary(s, t, id, day_start, out);
 }
 
 /* Statistics of 'id' over [from, to) with 'nbuckets' buckets of 'bucket_ms' from 'from'. */
@@ -373,20 +363,20 @@ int store_employee_stats(struct store *s, const struct store_tenant *t, const ch
                          int64_t from, int64_t to, int64_t bucket_ms, size_t nbuckets,
                          struct arena *a, struct store_stats *out)
 {
-    WRAP(employees_stats(s, t, id, from, to, bucket_ms, nbuckets, a, out));
+    return employees_stats(s, t, id, from, to, bucket_ms, nbuckets, a, out);
 }
 
 /* Append one statistics fact. */
 int store_event_add(struct store *s, const struct store_tenant *t, const struct store_event *ev)
 {
-    WRAP(employees_event_add(s, t, ev));
+    return employees_event_add(s, t, ev);
 }
 
 /* Store the user message (and a new conversation), reserve a credit, start the work. */
 int store_chat_begin(struct store *s, const struct store_tenant *t,
                      const struct store_chat_begin *in)
 {
-    WRAP(s->ops->chat_begin ? s->ops->chat_begin(s, t, in) : chat_begin(s, t, in));
+    return s->ops->chat_begin ? s->ops->chat_begin(s, t, in) : chat_begin(s, t, in);
 }
 
 /* Store the reply, charge, count the fact, end the work; '*charged' is what was taken. */
@@ -394,7 +384,7 @@ int store_chat_begin(struct store *s, const struct store_tenant *t,
 int store_chat_finish_in(struct store *s, const struct store_tenant *t,
                          const struct store_chat_finish *in, int64_t *charged)
 {
-    WRAP(chat_finish_in(s, t, in, charged));
+    return chat_finish_in(s, t, in, charged);
 }
 
 struct finish_job {
@@ -425,14 +415,14 @@ int store_chat_finish(struct store *s, const struct store_tenant *t,
 int store_chat_abort(struct store *s, const struct store_tenant *t, const char *employee_id,
                      bool refund)
 {
-    WRAP(chat_abort(s, t, employee_id, refund));
+    return chat_abort(s, t, employee_id, refund);
 }
 
 /* Read one conversation; ERR_NOT_FOUND when absent or another tenant's. */
 int store_conversation_get(struct store *s, const struct store_tenant *t, const char *id,
                            struct arena *a, struct store_conversation *out)
 {
-    WRAP(conversations_get(s, t, id, a, out));
+    return conversations_get(s, t, id, a, out);
 }
 
 /* One page of conversations, newest activity first. */
@@ -440,20 +430,20 @@ int store_conversation_list(struct store *s, const struct store_tenant *t,
                             const struct store_conv_filter *f, struct arena *a,
                             struct store_conv_page *out)
 {
-    WRAP(conversations_list(s, t, f, a, out));
+    return conversations_list(s, t, f, a, out);
 }
 
 /* Delete a conversation with its messages and feedback; ERR_NOT_FOUND when absent. */
 int store_conversation_delete(struct store *s, const struct store_tenant *t, const char *id)
 {
-    WRAP(conversations_delete(s, t, id));
+    return conversations_delete(s, t, id);
 }
 
 /* The last 'limit' messages of a conversation, oldest first, as an array in 'a'. */
 int store_message_list(struct store *s, const struct store_tenant *t, const char *conversation_id,
                        unsigned limit, struct arena *a, struct store_message **out, size_t *n)
 {
-    WRAP(messages_list(s, t, conversation_id, limit, a, out, n));
+    return messages_list(s, t, conversation_id, limit, a, out, n);
 }
 
 /*
@@ -465,14 +455,14 @@ int store_message_page(struct store *s, const struct store_tenant *t, const char
                        bool newest_first, int64_t from_seq, unsigned limit, struct arena *a,
                        struct store_message **out, size_t *n)
 {
-    WRAP(messages_page(s, t, conversation_id, newest_first, from_seq, limit, a, out, n));
+    return messages_page(s, t, conversation_id, newest_first, from_seq, limit, a, out, n);
 }
 
 /* Read one message of a conversation; ERR_NOT_FOUND when absent. */
 int store_message_get(struct store *s, const struct store_tenant *t, const char *conversation_id,
                       const char *id, struct arena *a, struct store_message *out)
 {
-    WRAP(messages_get(s, t, conversation_id, id, a, out));
+    return messages_get(s, t, conversation_id, id, a, out);
 }
 
 /* Set or replace the rating of 'msg'. */
@@ -480,7 +470,7 @@ int store_feedback_set(struct store *s, const struct store_tenant *t,
                        const struct store_message *msg, int rating, const char *comment,
                        int64_t now)
 {
-    WRAP(feedback_set(s, t, msg, rating, comment, now));
+    return feedback_set(s, t, msg, rating, comment, now);
 }
 
 /* Claim an idempotency key; ERR_CONFLICT with the record when it exists. */
@@ -488,34 +478,34 @@ int store_idem_claim(struct store *s, const struct store_tenant *t, const char *
                      const unsigned char fingerprint[32], int64_t now, int64_t max_age_ms,
                      struct arena *a, struct store_idem *out)
 {
-    WRAP(idem_claim(s, t, key, fingerprint, now, max_age_ms, a, out));
+    return idem_claim(s, t, key, fingerprint, now, max_age_ms, a, out);
 }
 
 /* Record the response of a claimed key. */
 int store_idem_complete(struct store *s, const struct store_tenant *t, const char *key, int status,
                         const char *content_type, const char *body, size_t len)
 {
-    WRAP(idem_complete(s, t, key, status, content_type, body, len));
+    return idem_complete(s, t, key, status, content_type, body, len);
 }
 
 /* Forget a claimed key (the request failed in a way that may be retried). */
 int store_idem_release(struct store *s, const struct store_tenant *t, const char *key)
 {
-    WRAP(idem_release(s, t, key));
+    return idem_release(s, t, key);
 }
 
 /* Insert a new document record (status processing). */
 int store_document_create(struct store *s, const struct store_tenant *t,
                           const struct store_document *d)
 {
-    WRAP(documents_create(s, t, d));
+    return documents_create(s, t, d);
 }
 
 /* Read one document; ERR_NOT_FOUND when absent or another tenant's. */
 int store_document_get(struct store *s, const struct store_tenant *t, const char *id,
                        struct arena *a, struct store_document *out)
 {
-    WRAP(documents_get(s, t, id, a, out));
+    return documents_get(s, t, id, a, out);
 }
 
 /* One page of documents, newest first. */
@@ -523,38 +513,38 @@ int store_document_list(struct store *s, const struct store_tenant *t,
                         const struct store_doc_filter *f, struct arena *a,
                         struct store_doc_page *out)
 {
-    WRAP(documents_list(s, t, f, a, out));
+    return documents_list(s, t, f, a, out);
 }
 
 /* Delete a document with its chunks and index entries; ERR_NOT_FOUND when absent. */
 int store_document_delete(struct store *s, const struct store_tenant *t, const char *id)
 {
-    WRAP(documents_delete(s, t, id));
+    return documents_delete(s, t, id);
 }
 
 /* See store.h. */
 int store_document_claim(struct store *s, const char *id)
 {
-    WRAP(documents_claim(s, id));
+    return documents_claim(s, id);
 }
 
 /* The oldest processing document after 'after_id' (NULL: from the start). */
 int store_document_next(struct store *s, const char *after_id, struct arena *a,
                         struct store_document *out)
 {
-    WRAP(documents_next(s, after_id, a, out));
+    return documents_next(s, after_id, a, out);
 }
 
 /* Chunks and status of a processed document, in one transaction. */
 int store_document_progress(struct store *s, const char *id, int64_t chunks, int64_t embedded)
 {
-    WRAP(documents_progress(s, id, chunks, embedded));
+    return documents_progress(s, id, chunks, embedded);
 }
 
 int store_document_finish(struct store *s, const char *id, const struct store_chunk *chunks,
                           size_t n, const char *error)
 {
-    WRAP(documents_finish(s, id, chunks, n, error));
+    return documents_finish(s, id, chunks, n, error);
 }
 
 /* BM25 search over the tenant's ready chunks. */
@@ -562,7 +552,7 @@ int store_search_text(struct store *s, const struct store_tenant *t, const char 
                       const struct store_search_filter *f, unsigned limit, struct arena *a,
                       struct store_hit **out, size_t *n)
 {
-    WRAP(chunks_search_text(s, t, fts_query, f, limit, a, out, n));
+    return chunks_search_text(s, t, fts_query, f, limit, a, out, n);
 }
 
 /* Nearest chunks by cosine similarity of their embeddings. */
@@ -570,94 +560,91 @@ int store_search_vectors(struct store *s, const struct store_tenant *t, const fl
                          const struct store_search_filter *f, unsigned limit, struct arena *a,
                          struct store_hit **out, size_t *n)
 {
-    WRAP(chunks_search_vectors(s, t, q, dim, f, limit, a, out, n));
+    return chunks_search_vectors(s, t, q, dim, f, limit, a, out, n);
 }
 
 /* See store.h. */
 int store_knowledge_version(struct store *s, const struct store_tenant *t, int64_t *out)
 {
-    WRAP(knowledge_version(s, t, out));
+    return knowledge_version(s, t, out);
 }
 
 /* Stream the tenant's chunk vectors with their documents' access data. */
 int store_vectors_each(struct store *s, const struct store_tenant *t,
                        int (*fn)(void *ud, const struct store_vector_row *row), void *ud)
 {
-    WRAP(chunks_vectors_each(s, t, fn, ud));
+    return chunks_vectors_each(s, t, fn, ud);
 }
 
 /* Chunks whose vector is missing or of another model, for the background re-embedding. */
 int store_chunks_stale(struct store *s, const char *model, int64_t after, unsigned limit,
                        struct arena *a, struct store_stale_chunk **out, size_t *n)
 {
-    WRAP(chunks_stale(s, model, after, limit, a, out, n));
+    return chunks_stale(s, model, after, limit, a, out, n);
 }
 
 /* Replace the vectors of the given chunks. */
 int store_chunks_set_vectors(struct store *s, const int64_t *rowids, size_t n, const float *vecs,
                              size_t dim, const char *model)
 {
-    WRAP(chunks_set_vectors(s, rowids, n, vecs, dim, model));
+    return chunks_set_vectors(s, rowids, n, vecs, dim, model);
 }
 
 /* ---- Tasks ---- */
 
 int store_task_create(struct store *s, const struct store_tenant *t, const struct store_task *k)
 {
-    WRAP(tasks_create(s, t, k));
+    return tasks_create(s, t, k);
 }
 
 int store_task_get(struct store *s, const struct store_tenant *t, const char *id, struct arena *a,
                    struct store_task *out)
 {
-    WRAP(tasks_get(s, t, id, a, out));
+    return tasks_get(s, t, id, a, out);
 }
 
 int store_task_list(struct store *s, const struct store_tenant *t,
                     const struct store_task_filter *f, struct arena *a, struct store_task_page *out)
 {
-    WRAP(tasks_list(s, t, f, a, out));
+    return tasks_list(s, t, f, a, out);
 }
 
 /* Compare-and-set update of a task (see store.h). */
 int store_task_update(struct store *s, const struct store_tenant *t, const struct store_task *k,
                       const char *old_status, const char *old_run_id, bool cancel_run, int64_t now)
 {
-    WRAP(tasks_update(s, t, k, old_status, old_run_id, cancel_run, now));
+    return tasks_update(s, t, k, old_status, old_run_id, cancel_run, now);
 }
 
 int store_task_delete(struct store *s, const struct store_tenant *t, const char *id)
 {
-    WRAP(tasks_delete(s, t, id));
+    return tasks_delete(s, t, id);
 }
 
 int store_task_runs(struct store *s, const struct store_tenant *t, const char *task_id,
                     unsigned limit, int64_t before_started, const char *before_id, struct arena *a,
                     struct store_run_page *out)
 {
-    WRAP(tasks_runs(s, t, task_id, limit, before_started, before_id, a, out));
+    return tasks_runs(s, t, task_id, limit, before_started, before_id, a, out);
 }
 
 /* The worker's queue: take the next runnable task (see store.h). */
 int store_claim(struct store *s, int64_t now, const struct store_queue_rules *rules,
                 struct arena *a, struct store_claim *out, int64_t *wake_at)
 {
-    WRAP(tasks_claim(s, now, rules, a, out, wake_at));
+    return tasks_claim(s, now, rules, a, out, wake_at);
 }
 
 int store_task_finish(struct store *s, const struct store_task_finish *in, int64_t *charged,
                       bool *discarded)
 {
-    WRAP(tasks_finish(s, in, charged, discarded));
+    return tasks_finish(s, in, charged, discarded);
 }
 
 /* See store.h. */
 int store_task_recover(struct store *s, int64_t now, size_t *n, size_t *steps)
 {
-    int rc;
-    if (injected())
-        return ERR_STORE;
-    rc = db_begin(s, DB_TX_WRITE);
+    int rc = db_begin(s, DB_TX_WRITE);
     if (rc)
         return rc;
     rc = tasks_take_back(s, "", now, INT64_MAX, n, steps);
@@ -672,7 +659,7 @@ int store_task_recover(struct store *s, int64_t now, size_t *n, size_t *steps)
 int store_hits_by_rowid(struct store *s, const int64_t *rowids, const double *scores, size_t n,
                         struct arena *a, struct store_hit **out, size_t *nout)
 {
-    WRAP(chunks_hits_by_rowid(s, rowids, scores, n, a, out, nout));
+    return chunks_hits_by_rowid(s, rowids, scores, n, a, out, nout);
 }
 
 /* ---- Pool ----
@@ -786,125 +773,125 @@ void store_pool_put(struct store_pool *p, struct store *s)
 int store_workflow_create(struct store *s, const struct store_tenant *t,
                           const struct store_workflow *w)
 {
-    WRAP(workflows_create(s, t, w));
+    return workflows_create(s, t, w);
 }
 
 int store_workflow_get(struct store *s, const struct store_tenant *t, const char *id,
                        struct arena *a, struct store_workflow *out)
 {
-    WRAP(workflows_get(s, t, id, a, out));
+    return workflows_get(s, t, id, a, out);
 }
 
 int store_workflow_by_token(struct store *s, const char *token, struct arena *a,
                             struct store_workflow *out)
 {
-    WRAP(workflows_by_token(s, token, a, out));
+    return workflows_by_token(s, token, a, out);
 }
 
 int store_workflow_list(struct store *s, const struct store_tenant *t, unsigned limit,
                         int64_t before_created, const char *before_id, struct arena *a,
                         struct store_workflow_page *out)
 {
-    WRAP(workflows_list(s, t, limit, before_created, before_id, a, out));
+    return workflows_list(s, t, limit, before_created, before_id, a, out);
 }
 
 int store_workflow_update(struct store *s, const struct store_tenant *t,
                           const struct store_workflow *w)
 {
-    WRAP(workflows_update(s, t, w));
+    return workflows_update(s, t, w);
 }
 
 int store_workflow_delete(struct store *s, const struct store_tenant *t, const char *id)
 {
-    WRAP(workflows_delete(s, t, id));
+    return workflows_delete(s, t, id);
 }
 
 int store_wf_run_create(struct store *s, const struct store_tenant *t, const struct store_wf_run *r,
                         struct arena *a, struct store_wf_run *out)
 {
-    WRAP(workflow_runs_create(s, t, r, a, out));
+    return workflow_runs_create(s, t, r, a, out);
 }
 
 int store_wf_run_get(struct store *s, const struct store_tenant *t, const char *workflow_id,
                      const char *run_id, struct arena *a, struct store_wf_run *out)
 {
-    WRAP(workflow_runs_get(s, t, workflow_id, run_id, a, out));
+    return workflow_runs_get(s, t, workflow_id, run_id, a, out);
 }
 
 int store_wf_run_list(struct store *s, const struct store_tenant *t, const char *workflow_id,
                       unsigned limit, int64_t before_created, const char *before_id,
                       struct arena *a, struct store_wf_run_page *out)
 {
-    WRAP(workflow_runs_list(s, t, workflow_id, limit, before_created, before_id, a, out));
+    return workflow_runs_list(s, t, workflow_id, limit, before_created, before_id, a, out);
 }
 
 int store_wf_run_cancel(struct store *s, const struct store_tenant *t, const char *workflow_id,
                         const char *run_id, int64_t now)
 {
-    WRAP(workflow_runs_cancel(s, t, workflow_id, run_id, now));
+    return workflow_runs_cancel(s, t, workflow_id, run_id, now);
 }
 
 int store_step_finish(struct store *s, const struct store_step_finish *in, int64_t *charged,
                       bool *discarded)
 {
-    WRAP(workflow_steps_finish(s, in, charged, discarded));
+    return workflow_steps_finish(s, in, charged, discarded);
 }
 
 int store_integration_get(struct store *s, const struct store_tenant *t, const char *provider,
                           struct arena *a, struct store_integration *out)
 {
-    WRAP(integrations_get(s, t, provider, a, out));
+    return integrations_get(s, t, provider, a, out);
 }
 
 int store_integration_put(struct store *s, const struct store_tenant *t,
                           const struct store_integration *in)
 {
-    WRAP(integrations_put(s, t, in));
+    return integrations_put(s, t, in);
 }
 
 int store_integration_delete(struct store *s, const struct store_tenant *t, const char *provider)
 {
-    WRAP(integrations_delete(s, t, provider));
+    return integrations_delete(s, t, provider);
 }
 
 int store_oauth_state_create(struct store *s, const struct store_oauth_state *in)
 {
-    WRAP(oauth_states_create(s, in));
+    return oauth_states_create(s, in);
 }
 
 int store_oauth_state_take(struct store *s, const char *state_hash, const char *provider,
                            int64_t now, struct arena *a, struct store_oauth_state *out)
 {
-    WRAP(oauth_states_take(s, state_hash, provider, now, a, out));
+    return oauth_states_take(s, state_hash, provider, now, a, out);
 }
 
 int store_oauth_state_open(struct store *s, const struct store_tenant *t, const char *provider,
                            int64_t now, bool *open)
 {
-    WRAP(oauth_states_open(s, t, provider, now, open));
+    return oauth_states_open(s, t, provider, now, open);
 }
 
 int store_events_token(struct store *s, const struct store_tenant *t, const char *fresh,
                        struct arena *a, const char **token)
 {
-    WRAP(events_token(s, t, fresh, a, token));
+    return events_token(s, t, fresh, a, token);
 }
 
 int store_delivery_note(struct store *s, const struct store_tenant *t, const char *provider,
                         const char *id, int64_t now, bool *first)
 {
-    WRAP(deliveries_note(s, t, provider, id, now, first));
+    return deliveries_note(s, t, provider, id, now, first);
 }
 
 int store_events_tenant(struct store *s, const char *token, struct store_tenant *out)
 {
-    WRAP(events_tenant(s, token, out));
+    return events_tenant(s, token, out);
 }
 
 int store_workflows_for_event(struct store *s, const struct store_tenant *t, const char *event,
                               struct arena *a, struct store_workflow **out, size_t *n)
 {
-    WRAP(workflows_for_event(s, t, event, a, out, n));
+    return workflows_for_event(s, t, event, a, out, n);
 }
 
 /*
@@ -928,7 +915,9 @@ static void group_apply(struct store *s, struct store_job *batch)
         j->rc = db_run(s, "SAVEPOINT job", NULL, 0, NULL, 0);
         if (!j->rc)
             j->rc = j->apply(s, j);
-        if (j->rc && db_run(s, "ROLLBACK TO SAVEPOINT job", NULL, 0, NULL, 0))
+        /* (a test build with STORE_TEST_BROKEN_ROLLBACK keeps a failed job's writes) */
+        if (j->rc && !STORE_BROKEN_ROLLBACK &&
+            db_run(s, "ROLLBACK TO SAVEPOINT job", NULL, 0, NULL, 0))
             rc = ERR_STORE; /* the transaction is lost: every job fails */
         if (!rc && db_run(s, "RELEASE SAVEPOINT job", NULL, 0, NULL, 0) && !j->rc)
             j->rc = ERR_STORE;
@@ -973,12 +962,7 @@ struct store_committer {
 static void apply_and_tell(struct store *s, struct store_job *batch)
 {
     struct store_job *durable = NULL, **tail = &durable;
-    if (injected()) {
-        for (struct store_job *j = batch; j; j = j->next)
-            j->rc = ERR_STORE;
-    } else {
-        group_apply(s, batch);
-    }
+    group_apply(s, batch);
     while (batch) {
         struct store_job *next = batch->next;
         if (batch->lazy) {
@@ -1117,14 +1101,9 @@ void store_committer_free(struct store_committer *c)
     free(c);
 }
 
-/* See store.h. A failure injected here fails every job of the batch, as a failed commit would. */
+/* See store.h. */
 void store_group_apply(struct store *s, struct store_job *batch)
 {
-    if (injected()) {
-        for (struct store_job *j = batch; j; j = j->next)
-            j->rc = ERR_STORE;
-        return;
-    }
     group_apply(s, batch);
     if (s->ops->group_sync)
         s->ops->group_sync(s);
@@ -1187,8 +1166,6 @@ int store_chat_begin_committed(struct store_committer *c, struct store *s,
                                const struct store_tenant *t, const struct store_chat_begin *in)
 {
     struct store_chat_begin_job b;
-    if (injected())
-        return ERR_STORE;
     if (committer_busy(c))
         return store_chat_begin(s, t, in);
     memset(&b, 0, sizeof(b));
@@ -1204,7 +1181,7 @@ bool store_chat_begin_submit(struct store_committer *c, const struct store_tenan
                              const struct store_chat_begin *in, struct store_chat_begin_job *b,
                              void (*done)(struct store_job *job, int rc))
 {
-    if (injected() || committer_busy(c))
+    if (committer_busy(c))
         return false;
     memset(b, 0, sizeof(*b));
     b->job.apply = begin_apply;
@@ -1223,28 +1200,28 @@ int store_hook_events_list(struct store *s, const struct store_tenant *t, const 
                            unsigned limit, int64_t before_created, const char *before_id,
                            struct arena *a, struct store_hook_event_page *out)
 {
-    WRAP(hook_events_list(s, t, type, limit, before_created, before_id, a, out));
+    return hook_events_list(s, t, type, limit, before_created, before_id, a, out);
 }
 
 /* See store.h. */
 int store_hook_event_get(struct store *s, const struct store_tenant *t, const char *id,
                          struct arena *a, struct store_hook_event *out)
 {
-    WRAP(hook_event_get(s, t, id, a, out));
+    return hook_event_get(s, t, id, a, out);
 }
 
 /* See store.h. */
 int store_hook_endpoint_create(struct store *s, const struct store_tenant *t,
                                const struct store_hook_endpoint *in, size_t max)
 {
-    WRAP(hook_endpoint_create(s, t, in, max));
+    return hook_endpoint_create(s, t, in, max);
 }
 
 /* See store.h. */
 int store_hook_endpoint_get(struct store *s, const struct store_tenant *t, const char *id,
                             struct arena *a, struct store_hook_endpoint *out)
 {
-    WRAP(hook_endpoint_get(s, t, id, a, out));
+    return hook_endpoint_get(s, t, id, a, out);
 }
 
 /* See store.h. */
@@ -1252,20 +1229,20 @@ int store_hook_endpoints_list(struct store *s, const struct store_tenant *t, uns
                               int64_t before_created, const char *before_id, struct arena *a,
                               struct store_hook_endpoint_page *out)
 {
-    WRAP(hook_endpoints_list(s, t, limit, before_created, before_id, a, out));
+    return hook_endpoints_list(s, t, limit, before_created, before_id, a, out);
 }
 
 /* See store.h. */
 int store_hook_endpoint_update(struct store *s, const struct store_tenant *t,
                                const struct store_hook_endpoint *in)
 {
-    WRAP(hook_endpoint_update(s, t, in));
+    return hook_endpoint_update(s, t, in);
 }
 
 /* See store.h. */
 int store_hook_endpoint_delete(struct store *s, const struct store_tenant *t, const char *id)
 {
-    WRAP(hook_endpoint_delete(s, t, id));
+    return hook_endpoint_delete(s, t, id);
 }
 
 /* See store.h. */
@@ -1274,32 +1251,32 @@ int store_hook_deliveries_list(struct store *s, const struct store_tenant *t,
                                int64_t before_created, const char *before_id, struct arena *a,
                                struct store_hook_delivery_page *out)
 {
-    WRAP(hook_deliveries_list(s, t, endpoint_id, event_id, limit, before_created, before_id, a,
-                              out));
+    return hook_deliveries_list(s, t, endpoint_id, event_id, limit, before_created, before_id, a,
+                                out);
 }
 
 /* See store.h. */
 int store_hook_redeliver(struct store *s, const struct store_tenant *t, const char *event_id,
                          const char *endpoint_id, int64_t now, size_t *n)
 {
-    WRAP(hook_redeliver(s, t, event_id, endpoint_id, now, n));
+    return hook_redeliver(s, t, event_id, endpoint_id, now, n);
 }
 
 /* See store.h. */
 int store_hook_claim(struct store *s, int64_t now, int64_t lease_ms, struct arena *a,
                      struct store_hook_claim *out, int64_t *wake_at)
 {
-    WRAP(hook_claim(s, now, lease_ms, a, out, wake_at));
+    return hook_claim(s, now, lease_ms, a, out, wake_at);
 }
 
 /* See store.h. */
 int store_hook_attempted(struct store *s, const struct store_hook_attempt *in)
 {
-    WRAP(hook_attempted(s, in));
+    return hook_attempted(s, in);
 }
 
 /* See store.h. */
 int store_hook_purge(struct store *s, int64_t before)
 {
-    WRAP(hook_purge(s, before));
+    return hook_purge(s, before);
 }

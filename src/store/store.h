@@ -1000,7 +1000,9 @@ int store_hook_attempted(struct store *s, const struct store_hook_attempt *in);
 /* Forget the events created before 'before', with their deliveries and attempts. */
 int store_hook_purge(struct store *s, int64_t before);
 
-/* Tests: make the 'n'th store call from now fail with ERR_STORE (0 = off). */
-void store_fail_after(long n);
+/* Tests: make the 'n'th statement run from now (a prepare, step, begin, commit or savepoint of
+ * any connection) fail with ERR_STORE (0 = off); returns what was left of the previous count:
+ * above 0 when its failure has not happened. */
+long store_fail_after(long n);
 
 #endif

@@ -47,6 +47,21 @@ struct store {
  * the queue keeps the rest. */
 struct store_job *store_jobs_take(struct store_job **head, struct store_job ***tail, size_t max);
 
+/* Tests (store.c, fault injection): a driver asks this before each statement that does work
+ * (prepare, step, begin, commit, savepoint); true: fail it with ERR_STORE without running it. */
+bool store_fault(void);
+
+/*
+ * Tests: a build with -DSTORE_TEST_BROKEN_ROLLBACK has rollbacks that keep what they should
+ * undo (a rollback commits, a rollback to a savepoint does nothing), so that the half-write test
+ * (tests/unit/test_store_faults.c) can be seen to fail. 0 in every other build.
+ */
+#ifdef STORE_TEST_BROKEN_ROLLBACK
+#define STORE_BROKEN_ROLLBACK 1
+#else
+#define STORE_BROKEN_ROLLBACK 0
+#endif
+
 /* A backend calls this after each commit of this process (store.c, store_generation()). */
 void store_note_commit(void);
 /* The backend reached the database ('ok'), or found it out of reach (store_unreachable()). */

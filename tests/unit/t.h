@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * t.h: a small TAP harness (h2o picotest style). ok(), is_int(), is_str() print one TAP line
- * each, named after the test file; done_testing() prints the plan and returns the exit code.
+ * each, named after the test file; skip() one for a check that cannot run here; done_testing()
+ * prints the plan and returns the exit code.
  */
 #ifndef WORKFORCE_T_H
 #define WORKFORCE_T_H
@@ -35,6 +36,14 @@ static inline int t_ok(int cond, const char *file, int line, const char *what)
         if (!ok(g_ && w_ && strcmp(g_, w_) == 0, what))                                            \
             printf("#   got '%s', want '%s'\n", g_ ? g_ : "(null)", w_ ? w_ : "(null)");           \
     } while (0)
+/* A check that cannot run here: "ok N - what # SKIP why", which TAP (and tools/test.sh) counts as
+ * skipped, never as passed. */
+static inline void skip(const char *what, const char *why)
+{
+    t_n++;
+    printf("ok %d - %s%s%s # SKIP %s\n", t_n, t_sub, *t_sub ? ": " : "", what, why);
+}
+
 #define subtest(name) for (int once_ = (t_sub = (name), 1); once_; once_ = 0, t_sub = "")
 
 static inline int done_testing(void)
