@@ -117,7 +117,8 @@ bench: deps
 	@$(MAKE) --no-print-directory all
 	@sh bench/run.sh
 
-generated:
+generated: $(OUT)/workforce
+	python3 tools/gen_settings.py --bin $(OUT)/workforce
 	python3 tools/gen_openapi.py
 
 clean:

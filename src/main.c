@@ -61,6 +61,8 @@ extern char **environ;
     "  workforce backup --to FILE [--force]   (a consistent copy while the server runs; 0600)\n"   \
     "  workforce restore --from FILE          (the server must be stopped)\n"                      \
     "  workforce routes                       (the route table as JSON)\n"                         \
+    "  workforce config [--json] [--defaults] (every setting: effective value and source,\n"       \
+    "                                          secrets masked; --defaults: the table alone)\n"     \
     "every command also takes --database PATH (default: WORKFORCE_DATABASE or "                    \
     "./data/workforce.db)\n"
 
@@ -784,6 +786,64 @@ static int start_engines(const struct config *c, struct api_services *svc)
     return 0;
 }
 
+/* Print 'doc' (taken) as indented JSON to stdout: 0, or 1 when it could not be written. */
+static int print_json_doc(json_t *doc)
+{
+    int rc = json_dumpf(doc, stdout, JSON_INDENT(1)) == 0 ? 0 : 1;
+    fputc('\n', stdout);
+    json_decref(doc);
+    return rc;
+}
+
+/*
+ * config [--json] [--defaults] [--listen HOST:PORT] [--database PATH]: every setting with its
+ * effective value (environment, then flags, then the derived ones) and where it came from,
+ * secrets masked; --defaults describes the table alone, whatever the environment (for
+ * tools/gen_settings.py). Malformed settings exit 2 as for every command.
+ */
+static int cmd_config(int argc, char **argv)
+{
+    struct config cfg;
+    struct err e;
+    bool json = false, defaults = false;
+
+    err_clear(&e);
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0)
+            json = true;
+        else if (strcmp(argv[i], "--defaults") == 0)
+            defaults = true;
+        else if (strncmp(argv[i], "--", 2) == 0 && i + 1 < argc)
+            i++; /* a flag of the table and its value: applied below */
+        else
+            return usage("config takes --json, --defaults, --listen and --database");
+    }
+    if (defaults && json)
+        return print_json_doc(config_describe(NULL));
+    if (defaults) {
+        config_print_defaults(stdout);
+        return 0;
+    }
+    if (config_load_env(&cfg, environ, &e))
+        goto bad;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0 || strcmp(argv[i], "--defaults") == 0)
+            continue;
+        if (config_set_flag(&cfg, argv[i], argv[i + 1], &e))
+            goto bad;
+        i++;
+    }
+    if (config_finish(&cfg, &e))
+        goto bad;
+    if (json)
+        return print_json_doc(config_describe(&cfg));
+    config_print(&cfg, stdout);
+    return 0;
+bad:
+    fprintf(stderr, "workforce: %s: %s\n", e.param[0] ? e.param : "configuration", e.msg);
+    return 2;
+}
+
 /* routes: the route table, bindings and error codes as JSON (for the OpenAPI check). */
 static int cmd_routes(const struct opts *o)
 {
@@ -1104,6 +1164,8 @@ int main(int argc, char **argv)
         fputs(USAGE, stdout);
         return 0;
     }
+    if (strcmp(argv[1], "config") == 0)
+        return cmd_config(argc - 2, argv + 2);
     if (config_load_env(&cfg, environ, &e)) {
         fprintf(stderr, "workforce: %s: %s\n", e.param[0] ? e.param : "configuration", e.msg);
         return 2;

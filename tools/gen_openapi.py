@@ -21,10 +21,34 @@ paths and components are sorted, JSON is dumped with indent=2 and a trailing new
 import argparse
 import json
 import os
+import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "docs", "openapi.json")
+
+# The settings table of src/core/config.c, as checked in by tools/gen_settings.py (kept in step
+# with the binary by tests/openapi/run.sh): defaults and ranges of settings are never restated
+# here, but written as @setting(NAME), @default(NAME), @values(NAME) or @tiers(NAME).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gen_settings  # noqa: E402
+
+SETTINGS = gen_settings.by_name(gen_settings.load_table())
+
+
+def settings_text(text):
+    """'text' with each @setting(NAME) (name, default and range), @default(NAME), @values(NAME)
+    (the allowed values) and @tiers(NAME) (the default rate-limit table) taken from the table."""
+    def one(m):
+        row = SETTINGS[m.group(2)]
+        if m.group(1) == "setting":
+            return gen_settings.setting_text(row)
+        if m.group(1) == "default":
+            return gen_settings.default_text(row)
+        if m.group(1) == "values":
+            return gen_settings.range_text(row)
+        return ", ".join(t.replace(":", " ") for t in row["default"].split(","))
+    return re.sub(r"@(setting|default|values|tiers)\((WORKFORCE_[A-Z0-9_]+)\)", one, text)
 
 # ---------------------------------------------------------------------------
 # Vocabulary
@@ -197,7 +221,7 @@ def id_schema(prefix, what):
 # Descriptions of the cross-cutting decisions
 # ---------------------------------------------------------------------------
 
-INFO_DESCRIPTION = """\
+INFO_DESCRIPTION = settings_text("""\
 The Workforce API: AI employees of an organization that chat, do tasks, read the
 organization's knowledge and run workflows, plus integrations with third-party services.
 
@@ -310,8 +334,8 @@ default 50, max 100; knowledge query default 5, max 50.
 
 ## Rate limits
 Per organization and key mode (live and test counted apart); test keys always get the
-Starter limits. Default tiers (requests per minute / burst / concurrent): starter 60/10/5,
-manager 300/50/20, agency 1000/200/100 (configurable with `WORKFORCE_RATE_LIMITS`).
+Starter limits. Default tiers (requests per minute / burst / concurrent):
+@tiers(WORKFORCE_RATE_LIMITS) (configurable with `WORKFORCE_RATE_LIMITS`).
 The minute window is fixed and aligned to the clock minute; burst is a token bucket of
 capacity `burst` refilled at `requests_per_minute / 60` per second; concurrent counts
 requests in flight, an open event stream until it closes. Every authenticated response
@@ -364,18 +388,19 @@ organization can list and read every employee.
 
 ## Language models (reply engines)
 The server's operator chooses the engine with environment variables:
-- `WORKFORCE_LLM`: `builtin` (default) or `openai`.
+- `WORKFORCE_LLM`: @values(WORKFORCE_LLM) (default @default(WORKFORCE_LLM)).
 - `WORKFORCE_LLM_BASE_URL` (required with `openai`; `http://` or `https://`, e.g.
   `http://127.0.0.1:8000/v1`): the server POSTs `{base}/chat/completions`.
   `WORKFORCE_LLM_API_KEY` is sent as `Authorization: Bearer`. `WORKFORCE_LLM_MODEL` is the
-  default model (`gpt-4o-mini` when unset); an employee's own `model` overrides it.
-- `WORKFORCE_LLM_TIMEOUT_MS`: total time per provider call, default 120000 (100..3600000).
-  `WORKFORCE_LLM_CONNECT_TIMEOUT_MS`: connect time, default 10000 (100..600000).
-  `WORKFORCE_LLM_RETRIES`: retries before the first token, default 2 (0..10).
-  `WORKFORCE_LLM_HISTORY_TOKENS`: the conversation history budget, default 3000
-  (0..10000000), where tokens are counted as words.
-- `WORKFORCE_TEST_LLM`: `builtin` (default: test keys always use the built-in engine) or
-  `provider` (test keys use the configured engine too).
+  default model (@default(WORKFORCE_LLM_MODEL) when unset); an employee's own `model`
+  overrides it.
+- @setting(WORKFORCE_LLM_TIMEOUT_MS): total time per provider call.
+  @setting(WORKFORCE_LLM_CONNECT_TIMEOUT_MS): connect time.
+  @setting(WORKFORCE_LLM_RETRIES): retries before the first token.
+  @setting(WORKFORCE_LLM_HISTORY_TOKENS): the conversation history budget, where
+  tokens are counted as words.
+- `WORKFORCE_TEST_LLM` (default @default(WORKFORCE_TEST_LLM)): `builtin` (test keys always use
+  the built-in engine) or `provider` (test keys use the configured engine too).
 - An unknown `WORKFORCE_*` variable or a malformed value stops the server at start.
 
 Knowledge in replies: before the engine is called, the user's message is searched (see
@@ -465,14 +490,14 @@ Documents belong to the organization and key mode, like everything else.
   `/v1/knowledge/query` applies no relevance threshold: with embeddings every searchable
   chunk is a candidate, so up to `limit` results come back whenever there are ready
   documents that pass the filters.
-- Embeddings are computed off the request threads, by a pool (`WORKFORCE_EMBEDDINGS_THREADS`
-  threads, default one per CPU core). A query or a chat message goes ahead of queued
+- Embeddings are computed off the request threads, by a pool of
+  @setting(WORKFORCE_EMBEDDINGS_THREADS) threads. A query or a chat message goes ahead of queued
   document batches, and with more than one thread document batches never take the last free
   one. Documents are embedded in batches of 16 chunks.
 - `WORKFORCE_EMBEDDINGS=openai` uses an OpenAI-compatible `POST {base}/embeddings`
   (`{"model", "input": [...16 texts], "encoding_format": "float"}`) at
   `WORKFORCE_EMBEDDINGS_BASE_URL` with `WORKFORCE_EMBEDDINGS_API_KEY` and
-  `WORKFORCE_EMBEDDINGS_MODEL` (default `text-embedding-3-small`); the URL and key default to
+  `WORKFORCE_EMBEDDINGS_MODEL` (default @default(WORKFORCE_EMBEDDINGS_MODEL)); the URL and key default to
   the `WORKFORCE_LLM_*` ones, and so do the timeouts and the retries (429, 5xx and network
   errors are retried with a growing pause; other 4xx are not). A missing or malformed
   answer is refused as a whole, and every vector is L2-normalised. When embedding fails,
@@ -529,7 +554,7 @@ use as generated, with their default options (checked by the test suite with
   answer of every operation is the JSON `Error` object.
 - Objects the server closes have `additionalProperties: false` (no index signature in
   generated types); free-form objects (`context`, trigger data, workflow input) are open.
-"""
+""")
 
 CHECKS = ("Checks, in order: route, API key, rate limits, scope, body size, content type, "
           "query parameters and body, then the handler (see the API description).")
@@ -2516,7 +2541,8 @@ def build_paths():
                        "one credit reserved when the run starts, never below 0; a failed run "
                        "costs nothing; a live run with no credits left ends `failed` at once "
                        "(`error` starts with `insufficient_credits`). Test keys: 0.\n\n"
-                       "`WORKFORCE_TASK_WORKERS` (default 4) runs that many tasks at once. The "
+                       + settings_text("@setting(WORKFORCE_TASK_WORKERS) runs that many tasks "
+                                       "at once. ") + "The "
                        "queue is in the database: a run in progress when the server stopped "
                        "ends `failed` (`Interrupted: ...`, uncharged) at the next start (with "
                        "several servers on one PostgreSQL: once another server sees that its "
@@ -3077,7 +3103,9 @@ TAGS = [
                  "is a POST of the event JSON, signed by the Standard Webhooks scheme: headers "
                  "`webhook-id` (the event id), `webhook-timestamp` (Unix seconds) and "
                  "`webhook-signature` (`v1,` + base64 HMAC-SHA256 of `id.timestamp.body` keyed "
-                 "with the secret's decoded bytes). A 2xx within 10 s delivers it; otherwise it "
+                 "with the secret's decoded bytes). A 2xx within "
+                 + settings_text("@setting(WORKFORCE_WEBHOOKS_TIMEOUT_MS)")
+                 + " milliseconds delivers it; otherwise it "
                  "is tried again after about 5 s, 5 min, 30 min, 2 h, 5 h and 10 h, then "
                  "`failed`. The outbox is in the database: a restart loses nothing, and no two "
                  "nodes attempt a delivery at once. The host is resolved at each attempt; "

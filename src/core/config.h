@@ -2,7 +2,13 @@
 /*
  * config: every setting of the server, read once from the environment and then from flags
  * (flags win). Unknown WORKFORCE_* variables and malformed values are refused with a message
- * naming the setting. After config_load() the struct is read-only and shared by all threads.
+ * naming the setting. After config_load_env() and config_finish() the struct is read-only and
+ * shared by all threads.
+ *
+ * The settings are rows of one table (config.c, Redis standardConfig): name, type, default,
+ * range or allowed values, secret or not, the member of struct config it fills and a one-line
+ * description. Parsing, defaults, derived values, `workforce config` and the documentation
+ * (README's Settings section and the OpenAPI document, through docs/settings.json) walk it.
  */
 #ifndef WORKFORCE_CONFIG_H
 #define WORKFORCE_CONFIG_H
@@ -10,7 +16,9 @@
 #include "err.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 enum config_tier { TIER_STARTER, TIER_MANAGER, TIER_AGENCY, TIER_COUNT };
 
@@ -37,6 +45,12 @@ enum config_oauth_field {
 #define CONFIG_OAUTH_VALUE_MAX 1024
 /* "SLACK", "GOOGLE_CALENDAR", "OUTLOOK", "GITHUB", "HUBSPOT". */
 extern const char *const config_oauth_provider_names[CONFIG_OAUTH_PROVIDERS];
+
+/* Room for the rows of the settings table (checked at compile time in config.c). */
+#define CONFIG_SETTINGS_MAX 96
+
+/* Where a setting's effective value came from. */
+enum config_source { CONFIG_FROM_DEFAULT, CONFIG_FROM_ENV, CONFIG_FROM_FLAG };
 
 struct config {
     char listen_host[64];
@@ -72,15 +86,84 @@ struct config {
     unsigned webhooks_workers;     /* deliveries attempted at once */
     /* "" where not set: the provider's default (URLs, scopes) or not configured */
     char oauth[CONFIG_OAUTH_PROVIDERS][CONFIG_OAUTH_FIELDS][CONFIG_OAUTH_VALUE_MAX];
+    unsigned char source[CONFIG_SETTINGS_MAX]; /* enum config_source, by row of the table */
 };
+
+/* ---- The settings table ---- */
+
+enum config_type {
+    CONFIG_STRING,      /* any text that fits the member */
+    CONFIG_PATH,        /* a file or directory path */
+    CONFIG_URL,         /* http:// or https:// */
+    CONFIG_ENUM,        /* one of 'values' */
+    CONFIG_INT,         /* a whole number from 'min' to 'max' */
+    CONFIG_BOOL,        /* 0 or 1 */
+    CONFIG_LISTEN,      /* HOST:PORT */
+    CONFIG_DATABASE,    /* a SQLite file or a postgres:// URL */
+    CONFIG_RATE_LIMITS, /* tier:requests_per_minute/burst/concurrent[,...] */
+    CONFIG_TYPES
+};
+
+/* Flags of a row. */
+#define CONFIG_SECRET 1u      /* never printed: shown as "(set)" */
+#define CONFIG_CREDENTIALS 2u /* a URL that may hold a password: printed with it masked */
+#define CONFIG_UNUSED 4u      /* accepted and not read by the server */
+
+/* How the member a row fills is stored: text, or a number of this C type. */
+enum config_member { CONFIG_M_TEXT, CONFIG_M_I64, CONFIG_M_UINT, CONFIG_M_INT, CONFIG_M_BOOL };
+
+/* A default worked out at start (the number of processors): written as the environment would. */
+typedef void (*config_compute_fn)(char *out, size_t n);
+/* A value derived from others once flags are applied; ERR_INVALID naming the setting. */
+typedef int (*config_finish_fn)(struct config *c, struct err *e);
+
+/* One setting: a row of the table. */
+struct config_setting {
+    char name[64];             /* WORKFORCE_... */
+    enum config_type type;     /* how the value is written */
+    unsigned flags;            /* CONFIG_SECRET, CONFIG_CREDENTIALS, CONFIG_UNUSED */
+    const char *def;           /* default as the environment writes it ("" none); NULL: computed */
+    const char *computed;      /* for people: how an empty or NULL default is worked out */
+    const char *const *values; /* CONFIG_ENUM: the allowed values, NULL-terminated */
+    int64_t min, max;          /* CONFIG_INT */
+    const char *flag;          /* the command-line flag that also sets it, or NULL */
+    const char *provider;      /* OAuth rows: "SLACK"...; else NULL */
+    const char *field;         /* OAuth rows: "CLIENT_ID"...; else NULL */
+    const char *desc;          /* one line */
+    size_t off, size;          /* the member of struct config it fills (size 0: none) */
+    enum config_member kind;   /* how that member is stored */
+    config_compute_fn compute; /* the default when 'def' is NULL, or NULL */
+    config_finish_fn finish;   /* derives the value in config_finish(), or NULL */
+};
+
+/* Number of rows (the OAuth ones included: provider x field). */
+size_t config_setting_count(void);
+/* Copy row 'i' into 'out'; ERR_NOT_FOUND past the end. */
+int config_setting_get(size_t i, struct config_setting *out);
+/* Row index of the setting named 'name' ('n' bytes), or -1. */
+int config_setting_find(const char *name, size_t n);
+/* Name of a type, as the JSON description says it ("integer", "url", ...). */
+const char *config_type_name(enum config_type t);
+/* The effective value of row 'i' as text in 'buf', secrets masked. */
+void config_value_text(const struct config *c, size_t i, char *buf, size_t n);
+/* Name of a source: "default", "environment", "flag". */
+const char *config_source_name(enum config_source s);
+struct json_t; /* jansson's json_t */
+/* The table as a JSON array (with each value and source when 'c' is not NULL). Caller decrefs. */
+struct json_t *config_describe(const struct config *c);
+/* Print name, source and effective value of every setting to 'out', secrets masked. */
+void config_print(const struct config *c, FILE *out);
+/* Print name, type with its range or values, and default of every setting to 'out'. */
+void config_print_defaults(FILE *out);
 
 /* Defaults, then the environment 'envp'; 0 or ERR_INVALID with the setting in e->param. */
 int config_load_env(struct config *c, char *const *envp, struct err *e);
+/* Apply a command-line 'flag' ("--listen") of the table; ERR_INVALID naming the setting. */
+int config_set_flag(struct config *c, const char *flag, const char *v, struct err *e);
 /* Apply --listen HOST:PORT. */
 int config_set_listen(struct config *c, const char *v, struct err *e);
 /* Apply --database. */
 int config_set_database(struct config *c, const char *v, struct err *e);
-/* Fill derived values (public_url, secret_file) once flags are applied. */
 /* Derive the settings that depend on others; ERR_INVALID (naming the setting) when one required
  * by another is missing. */
 int config_finish(struct config *c, struct err *e);
