@@ -60,7 +60,7 @@ extern char **environ;
     "  workforce migrate                      (apply the schema migrations, then exit)\n"          \
     "  workforce backup --to FILE [--force]   (a consistent copy while the server runs; 0600)\n"   \
     "  workforce restore --from FILE          (the server must be stopped)\n"                      \
-    "  workforce routes                       (the route table as JSON)\n"                         \
+    "  workforce describe                     (every fact of the API the C holds, as JSON)\n"      \
     "  workforce config [--json] [--defaults] (every setting: effective value and source,\n"       \
     "                                          secrets masked; --defaults: the table alone)\n"     \
     "every command also takes --database PATH (default: WORKFORCE_DATABASE or "                    \
@@ -844,14 +844,15 @@ bad:
     return 2;
 }
 
-/* routes: the route table, bindings and error codes as JSON (for the OpenAPI check). */
-static int cmd_routes(const struct opts *o)
+/* describe (and its older name, routes): the API's facts as JSON (api_describe(); the API
+ * document is generated from them). */
+static int cmd_describe(const struct opts *o)
 {
     json_t *doc;
     int rc;
 
     if (o->npos != 1)
-        return usage("routes takes no arguments");
+        return usage("describe takes no arguments");
     doc = api_describe();
     rc = json_dumpf(doc, stdout, JSON_INDENT(1) | JSON_SORT_KEYS) == 0 ? 0 : 1;
     fputc('\n', stdout);
@@ -1202,8 +1203,8 @@ int main(int argc, char **argv)
         return cmd_backup(&cfg, &o);
     if (strcmp(o.pos[0], "migrate") == 0)
         return cmd_migrate(&cfg, &o);
-    if (strcmp(o.pos[0], "routes") == 0)
-        return cmd_routes(&o);
+    if (strcmp(o.pos[0], "describe") == 0 || strcmp(o.pos[0], "routes") == 0)
+        return cmd_describe(&o);
     if (strcmp(o.pos[0], "restore") == 0)
         return cmd_restore(&cfg, &o);
     return usage("unknown command");

@@ -40,6 +40,11 @@ static inline const struct api_services *api_svc(const struct router_req *r)
     return (const struct api_services *)r->app->services;
 }
 
+/* The vocabularies of the query parameters and bodies the handlers read (each the one list). */
+extern const char *const api_employee_categories[]; /* employees.c */
+extern const char *const api_employee_statuses[];   /* in the order of enum store_emp_status */
+extern const char *const api_stats_periods[];
+
 /* routes.c: THE route table. */
 extern const struct route api_routes[];
 extern const size_t api_nroutes;
@@ -47,15 +52,27 @@ extern const size_t api_nroutes;
  * 'svc' must outlive the server. */
 struct router_app api_app(const struct api_services *svc);
 
-/* describe.c: the route table, each route's bound JSON members and the error table as a new
- * JSON object {routes: [...], errors: [{code, status}]}; the caller owns it (json_decref). */
+/* knowledge.c: the JSON Schema of the query's `filters` (a new object). */
+json_t *api_knowledge_filters_schema(void);
+
+/* describe.c: every fact of the API the C holds (routes with their query parameters and body
+ * schemas, errors with their descriptions, vocabularies, limits, the actions' options) as a
+ * new JSON object; the caller owns it (json_decref). */
 json_t *api_describe(void);
+/* The JSON Schema of the request body bound by 'body' (NULL: none), shapes of its free-form
+ * members included (a new object). */
+json_t *api_body_schema(const struct jb_binding *body);
+/* The JSON Schema of the value of query parameter 'q' (a new object). */
+json_t *api_query_schema(const struct router_qparam *q);
+/* The JSON Schema of member 'f' of 'body' (a new object). */
+json_t *api_member_schema(const struct jb_binding *body, const struct jb_field *f);
 
 /* errors.c */
 void api_error_respond(struct router_req *r, const struct err *e);
 unsigned api_error_status(const char *code); /* 500 for unknown codes */
-/* The i-th code of the error table and its status in '*status'; NULL past the end. */
-const char *api_error_code(size_t i, unsigned *status);
+/* The i-th code of the error table, its status in '*status' and its one description in '*doc'
+ * (when not NULL; Markdown: `x` is code); NULL past the end. */
+const char *api_error_code(size_t i, unsigned *status, const char **doc);
 /* Append OpenAI's shape of 'e' ({"error":{message,type,param,code}}) to 'out' (stream events
  * of the OpenAI door; api_error_respond() shapes the door's responses itself). */
 void api_error_openai_write(const struct err *e, struct buf *out);
@@ -110,7 +127,8 @@ int api_employee_find(struct router_req *r, const char *id, const char *param,
 int api_chat(struct router_req *r, struct err *e);
 int api_chat_stream(struct router_req *r, struct err *e);
 
-#define API_CHAT_MESSAGE_MAX 32000 /* characters of a user message */
+#define API_CHAT_MESSAGE_MAX 32000      /* characters of a user message */
+#define API_UPLOAD_FILE_MAX 52428800ull /* bytes of an uploaded knowledge file (413 beyond) */
 
 /* One chat turn, as POST /v1/chat takes it; strings live as long as the request's arena. */
 struct api_chat_turn {

@@ -47,7 +47,7 @@ int api_conversations_list(struct router_req *r, struct err *e)
     int rc;
 
     memset(&f, 0, sizeof(f));
-    rc = router_query_limit(r, 20, 100, &f.limit, e);
+    rc = router_query_limit(r, &f.limit, e);
     if (rc)
         return rc;
     f.employee_id = router_query(r, "employee_id");
@@ -235,7 +235,7 @@ int api_conversations_messages(struct router_req *r, struct err *e)
     struct jw w;
     int rc;
 
-    rc = router_query_limit(r, 50, 100, &limit, e);
+    rc = router_query_limit(r, &limit, e);
     if (!rc)
         rc = router_query_before(r, "msg", &before, &before_id, e);
     if (!rc && before_id && before < 1)

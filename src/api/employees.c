@@ -23,20 +23,13 @@
 #define HOUR_MS 3600000LL
 #define RESP_CAP (4u << 20)
 
-static const char *const categories[] = {"operations", "sales",   "engineering", "marketing",
-                                         "support",    "finance", "hr",          NULL};
+const char *const api_employee_categories[] = {"operations", "sales",   "engineering", "marketing",
+                                               "support",    "finance", "hr",          NULL};
 static const char *const emp_tiers[] = {"starter", "manager", NULL};
 static const char *const settable_status[] = {"idle", "offline", NULL};
-static const char *const status_names[] = {"idle", "active", "offline", NULL};
-
-static bool in_list(const char *v, const char *const *list)
-{
-    for (size_t i = 0; list[i]; i++) {
-        if (strcmp(v, list[i]) == 0)
-            return true;
-    }
-    return false;
-}
+const char *const api_employee_statuses[] = {"idle", "active", "offline", NULL};
+/* The periods of GET /v1/employees/{id}/stats; the default is the second. */
+const char *const api_stats_periods[] = {"24h", "7d", "30d", "90d", NULL};
 
 static void write_item(struct jw *w, const struct store_employee *emp)
 {
@@ -49,7 +42,7 @@ static void write_item(struct jw *w, const struct store_employee *emp)
     jw_key(w, "category");
     jw_str(w, emp->category);
     jw_key(w, "status");
-    jw_str(w, status_names[emp->status]);
+    jw_str(w, api_employee_statuses[emp->status]);
     jw_key(w, "capabilities");
     jw_raw(w, emp->capabilities, "[]"); /* validated JSON array, written by this server */
     jw_key(w, "tier");
@@ -140,33 +133,22 @@ int api_employees_list(struct router_req *r, struct err *e)
 {
     struct store_emp_filter f = {.status = -1};
     struct store_emp_page page;
-    const char *v, *after, *ckey;
+    const char *after, *ckey;
     uint64_t gen = 0;
+    int x;
     struct buf b;
     struct jw w;
     int rc;
 
-    rc = router_query_limit(r, 50, 100, &f.limit, e);
+    rc = router_query_limit(r, &f.limit, e);
     if (rc)
         return rc;
-    v = router_query(r, "category");
-    if (v) {
-        if (!in_list(v, categories))
-            return err_set(e, ERR_INVALID, "invalid_request", "category",
-                           "Invalid category: must be one of operations, sales, engineering, "
-                           "marketing, support, finance, hr.");
-        f.category = v;
-    }
-    v = router_query(r, "status");
-    if (v) {
-        for (int i = 0; status_names[i]; i++) {
-            if (strcmp(v, status_names[i]) == 0)
-                f.status = i;
-        }
-        if (f.status < 0)
-            return err_set(e, ERR_INVALID, "invalid_request", "status",
-                           "Invalid status: must be one of active, idle, offline.");
-    }
+    rc = router_query_enum(r, "category", &x, e);
+    if (!rc)
+        rc = router_query_enum(r, "status", &f.status, e);
+    if (rc)
+        return rc;
+    f.category = x >= 0 ? api_employee_categories[x] : NULL;
     after = router_query(r, "after");
     if (after) {
         const char *fields[2];
@@ -222,13 +204,12 @@ int api_employees_get(struct router_req *r, struct err *e)
 /* GET /v1/employees/{id}/stats?period=24h|7d|30d|90d */
 int api_employees_stats(struct router_req *r, struct err *e)
 {
+    /* the buckets of each of api_stats_periods: hourly for a day, else daily */
     static const struct {
-        const char *name;
         int64_t bucket;
         size_t n;
-    } periods[] = {
-        {"24h", HOUR_MS, 24}, {"7d", DAY_MS, 7}, {"30d", DAY_MS, 30}, {"90d", DAY_MS, 90}};
-    const char *p = router_query(r, "period");
+    } periods[] = {{HOUR_MS, 24}, {DAY_MS, 7}, {DAY_MS, 30}, {DAY_MS, 90}};
+    int x;
     const char *id = r->params[0];
     struct store_employee emp;
     struct store_stats st;
@@ -237,15 +218,11 @@ int api_employees_stats(struct router_req *r, struct err *e)
     json_t *o, *series;
     int rc;
 
-    if (p) {
-        for (pi = 0; pi < 4; pi++) {
-            if (strcmp(p, periods[pi].name) == 0)
-                break;
-        }
-        if (pi == 4)
-            return err_set(e, ERR_INVALID, "invalid_request", "period",
-                           "Invalid period: must be one of 24h, 7d, 30d, 90d.");
-    }
+    rc = router_query_enum(r, "period", &x, e);
+    if (rc)
+        return rc;
+    if (x >= 0)
+        pi = (size_t)x;
     rc = store_employee_get(r->store, &r->tenant, id, r->arena, &emp);
     if (rc == ERR_NOT_FOUND)
         return err_set(e, rc, "employee_not_found", "id", "No employee %.60s.", id);
@@ -259,7 +236,7 @@ int api_employees_stats(struct router_req *r, struct err *e)
         return err_set(e, rc, "internal_error", NULL, "employee stats failed");
     o = jo_object();
     jo_str(o, "employee_id", id);
-    jo_str(o, "period", periods[pi].name);
+    jo_str(o, "period", api_stats_periods[pi]);
     jo_time(o, "from", from);
     jo_time(o, "to", now);
     jo_int(o, "messages", st.messages);
@@ -325,7 +302,7 @@ enum { F_NAME, F_ROLE, F_CATEGORY, F_CAPS, F_DESC, F_INSTR, F_MODEL, F_STATUS, F
 static const struct jb_field create_fields[F_N] = {
     FIELD("name", JB_STRING, name, JB_REQUIRED, 1, 100, NULL, NULL, NULL),
     FIELD("role", JB_STRING, role, JB_REQUIRED, 1, 100, NULL, NULL, NULL),
-    FIELD("category", JB_ENUM, category, JB_REQUIRED, 0, 0, categories, NULL, NULL),
+    FIELD("category", JB_ENUM, category, JB_REQUIRED, 0, 0, api_employee_categories, NULL, NULL),
     FIELD("capabilities", JB_STRING_ARRAY, capabilities, JB_UNIQUE, 0, 32, NULL, capability_ok,
           "each capability must match ^[a-z][a-z0-9_]{0,63}$"),
     FIELD("description", JB_STRING, description, 0, 0, 2000, NULL, NULL, NULL),
@@ -339,7 +316,7 @@ const struct jb_binding api_employees_create_body = {create_fields, F_N};
 static const struct jb_field update_fields[F_N] = {
     FIELD("name", JB_STRING, name, 0, 1, 100, NULL, NULL, NULL),
     FIELD("role", JB_STRING, role, 0, 1, 100, NULL, NULL, NULL),
-    FIELD("category", JB_ENUM, category, 0, 0, 0, categories, NULL, NULL),
+    FIELD("category", JB_ENUM, category, 0, 0, 0, api_employee_categories, NULL, NULL),
     FIELD("capabilities", JB_STRING_ARRAY, capabilities, JB_UNIQUE, 0, 32, NULL, capability_ok,
           "each capability must match ^[a-z][a-z0-9_]{0,63}$"),
     FIELD("description", JB_STRING, description, 0, 0, 2000, NULL, NULL, NULL),
@@ -387,7 +364,7 @@ static void to_row(struct router_req *r, const struct emp_body *b, const struct 
     }
     emp->name = b->name;
     emp->role = b->role;
-    emp->category = categories[b->category];
+    emp->category = api_employee_categories[b->category];
     emp->tier = emp_tiers[0]; /* starter: only the operator's command line sets a tier */
     emp->capabilities = JB_HAS(*res, F_CAPS) ? caps_json(r, &b->capabilities) : "[]";
     emp->description = b->description ? b->description : "";

@@ -17,68 +17,84 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Each code's status and its one description: the documentation page of the code (GET
+ * /docs/errors/<code>, with `x` shown as code) and the API document (`workforce describe`). */
 static const struct {
     const char *code;
     unsigned status;
     const char *doc;
 } codes[] = {
     {"invalid_request", 400,
-     "A parameter is missing, has the wrong type, is out of range or is not known. The "
-     "<code>param</code> member names it (nested members as <code>recurring.time</code> or "
-     "<code>steps[2].input</code>). Malformed JSON and a body that is not an object also give "
-     "this code."},
+     "A request field, query parameter or body is invalid, or a required one is missing; "
+     "`param` names it when one field is at fault (nested members as `recurring.time` or "
+     "`steps[2].input`). Malformed JSON and a body that is not an object also give this code."},
     {"idempotency_key_reused", 400,
-     "The Idempotency-Key was used before with a different request body."},
+     "This Idempotency-Key was used in the last 24 hours with another method, path or request "
+     "body."},
     {"integration_not_configured", 400,
      "The operator has not configured OAuth client credentials for this provider."},
     {"missing_api_key", 401,
-     "No Authorization header was sent. Send Authorization: Bearer "
-     "&lt;API_KEY&gt;."},
+     "No Authorization header was sent. Send `Authorization: Bearer <key>`."},
     {"invalid_api_key", 401,
-     "The key is malformed, unknown, revoked or expired. Keys start with svc_live_sk_ or "
-     "svc_test_sk_."},
+     "The Authorization header is not `Bearer <key>`, or the key is malformed, unknown, revoked "
+     "or expired. Keys start with `svc_live_sk_` or `svc_test_sk_`."},
     {"invalid_signature", 401,
-     "An integration event's signature is missing, wrong or too old: nothing was started."},
-    {"insufficient_credits", 402, "The organization's credit balance is too low for a live call."},
+     "An inbound integration event's signature is missing, does not match, or its timestamp is "
+     "more than 5 minutes away; nothing was started."},
+    {"insufficient_credits", 402,
+     "The organization's credit balance is below 1 (live keys only); no work was done."},
     {"permission_denied", 403,
-     "The key lacks the scope this operation needs, or the employee's tier is above the "
+     "The key's scopes do not cover this operation, or the employee's tier is above the "
      "organization's subscription tier."},
-    {"route_not_found", 404, "No route has this path."},
-    {"employee_not_found", 404, "No employee with this id exists for this key."},
-    {"conversation_not_found", 404, "No conversation with this id exists for this key."},
-    {"message_not_found", 404, "No message with this id exists in the conversation."},
-    {"task_not_found", 404, "No task with this id exists for this key."},
-    {"document_not_found", 404, "No knowledge document with this id exists for this key."},
-    {"workflow_not_found", 404, "No workflow with this id exists for this key."},
-    {"run_not_found", 404, "No run with this id exists for this workflow."},
+    {"route_not_found", 404, "No route matches this path."},
+    {"employee_not_found", 404, "No such employee in this organization and key mode."},
+    {"conversation_not_found", 404, "No such conversation in this organization and key mode."},
+    {"message_not_found", 404, "No such message in this conversation."},
+    {"task_not_found", 404, "No such task in this organization and key mode."},
+    {"document_not_found", 404, "No such knowledge document in this organization and key mode."},
+    {"workflow_not_found", 404, "No such workflow in this organization and key mode."},
+    {"run_not_found", 404, "No such run of this workflow."},
     {"event_not_found", 404,
-     "No event with this id exists for this key (events are kept 30 days)."},
-    {"webhook_endpoint_not_found", 404, "No webhook endpoint with this id exists for this key."},
+     "No such event in this organization and key mode (events are kept 30 days)."},
+    {"webhook_endpoint_not_found", 404,
+     "No such webhook endpoint in this organization and key mode."},
     {"provider_not_found", 404,
-     "The provider is not one of slack, google_calendar, outlook, github, hubspot."},
-    {"method_not_allowed", 405, "The path exists, but not with this method. See the Allow header."},
-    {"employee_offline", 409, "The employee is offline. Set it back to idle to chat with it."},
+     "The provider is not one of `slack`, `google_calendar`, `outlook`, `github`, `hubspot`."},
+    {"method_not_allowed", 405,
+     "The path exists but not with this method; the `Allow` header lists the methods it has."},
+    {"employee_offline", 409, "The employee is offline. Set it back to `idle` to chat with it."},
     {"workflow_disabled", 409,
      "The workflow is disabled: only a manual run starts it. Enable it with PATCH."},
-    {"run_not_cancellable", 409, "The run has already ended, so it cannot be cancelled."},
+    {"run_not_cancellable", 409, "The run has already ended (completed, failed or cancelled)."},
     {"idempotency_key_in_use", 409,
-     "A request with this Idempotency-Key is still being processed. Retry later."},
-    {"request_too_large", 413, "The JSON body is larger than 1 MiB."},
+     "A request with this Idempotency-Key is still in flight. Retry later."},
+    {"request_too_large", 413, "The JSON body is over 1 MiB (1,048,576 bytes)."},
     {"uri_too_long", 414,
-     "The request target is longer than 4,096 bytes, or has more than 16 query parameters."},
-    {"file_too_large", 413, "The uploaded file is larger than 50 MB (52,428,800 bytes)."},
-    {"unsupported_media_type", 415, "Send JSON bodies with Content-Type: application/json."},
-    {"unsupported_file_type", 415, "The uploaded file's type is not supported or cannot be read."},
+     "The request target is over 4,096 bytes, or has more than 16 query parameters; answered "
+     "before any work, and the connection stays open."},
+    {"file_too_large", 413,
+     "The uploaded file is over 52,428,800 bytes (or the declared upload body is over "
+     "52,690,944 bytes)."},
+    {"unsupported_media_type", 415,
+     "A body was sent with a Content-Type this operation does not take (JSON bodies need "
+     "`Content-Type: application/json`)."},
+    {"unsupported_file_type", 415,
+     "The uploaded file is not PDF, DOCX, TXT, Markdown, HTML, CSV or JSON (detected by "
+     "content, then by name), or it cannot be read."},
     {"request_header_fields_too_large", 431,
-     "The request line and headers together are larger than 8,192 bytes."},
+     "The request line and headers cost more than 8,192 bytes (each header line counts 64 "
+     "bytes more than its length); answered before any work, and the connection closes."},
     {"rate_limit_exceeded", 429,
-     "Too many requests this minute, or faster than the burst allows. Wait Retry-After "
-     "seconds."},
+     "Over the minute window or the burst bucket; retry after `Retry-After` seconds."},
     {"concurrency_limit_exceeded", 429,
-     "Too many requests in flight at once for this organization and key mode."},
-    {"internal_error", 500, "The server failed. The request id in X-Request-Id identifies it."},
+     "Too many requests in flight at once for this organization and key mode (an open stream "
+     "counts); retry after `Retry-After` seconds."},
+    {"internal_error", 500,
+     "An unexpected server error; the message carries no internals. The request id in "
+     "`X-Request-Id` identifies it."},
     {"upstream_error", 502, "The language-model or OAuth provider failed."},
-    {"service_unavailable", 503, "The service cannot answer now (for example, the database)."},
+    {"service_unavailable", 503,
+     "The service cannot answer now (for example, the database does not answer)."},
 };
 
 #define NCODES (sizeof(codes) / sizeof(codes[0]))
@@ -112,12 +128,34 @@ unsigned api_error_status(const char *code)
 }
 
 /* See api.h. */
-const char *api_error_code(size_t i, unsigned *status)
+const char *api_error_code(size_t i, unsigned *status, const char **doc)
 {
     if (i >= sizeof(codes) / sizeof(codes[0]))
         return NULL;
     *status = codes[i].status;
+    if (doc)
+        *doc = codes[i].doc;
     return codes[i].code;
+}
+
+/* Append 'text' to 'b' as HTML: `x` as <code>x</code>, the rest escaped. */
+static void append_html(struct buf *b, const char *text)
+{
+    bool code = false;
+    for (const char *p = text; *p; p++) {
+        if (*p == '`') {
+            buf_appends(b, code ? "</code>" : "<code>");
+            code = !code;
+        } else if (*p == '<') {
+            buf_appends(b, "&lt;");
+        } else if (*p == '>') {
+            buf_appends(b, "&gt;");
+        } else if (*p == '&') {
+            buf_appends(b, "&amp;");
+        } else {
+            buf_append(b, p, 1);
+        }
+    }
 }
 
 static const char *openai_type(unsigned status)
@@ -230,13 +268,15 @@ int api_docs_error(struct router_req *r, struct err *e)
     if (i < 0)
         return err_set(e, ERR_NOT_FOUND, "route_not_found", NULL, "No such error code.");
     buf_init(&b, 16384);
+    buf_appendf(&b,
+                "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                "<title>%s</title><link rel=\"icon\" href=\"/console/icon.svg\">"
+                "</head>\n<body><main><h1>%s</h1>\n<p>HTTP status %u.</p>\n<p>",
+                codes[i].code, codes[i].code, codes[i].status);
+    append_html(&b, codes[i].doc);
     if (buf_appendf(&b,
-                    "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                    "<title>%s</title><link rel=\"icon\" href=\"/console/icon.svg\">"
-                    "</head>\n<body><main><h1>%s</h1>\n<p>HTTP status %u.</p>\n"
-                    "<p>%s</p>\n<p>Error bodies have the form <code>{\"error\": {\"code\", "
-                    "\"message\", \"param\", \"doc_url\"}}</code>.</p>\n</main></body></html>\n",
-                    codes[i].code, codes[i].code, codes[i].status, codes[i].doc)) {
+                    "</p>\n<p>Error bodies have the form <code>{\"error\": {\"code\", "
+                    "\"message\", \"param\", \"doc_url\"}}</code>.</p>\n</main></body></html>\n")) {
         buf_cleanup(&b);
         return err_set(e, ERR_INTERNAL, "internal_error", NULL, "page too large");
     }

@@ -38,7 +38,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MAX_FILE 52428800ull
 #define MAX_FIELD (64u * 1024)
 #define MAX_TAGS 32
 #define UPLOAD_TMP_PREFIX ".upload-" /* an upload being received; leftovers of a crash */
@@ -249,7 +248,7 @@ static int on_data(void *ud, const char *p, size_t n)
             u->head_len += k;
         }
         u->file_bytes += n;
-        if (u->file_bytes > MAX_FILE) {
+        if (u->file_bytes > API_UPLOAD_FILE_MAX) {
             u->too_large = true; /* keep reading (and dropping) so that the client gets the 413 */
             return 0;
         }
@@ -330,7 +329,7 @@ int api_knowledge_upload_begin(struct router_req *r, struct err *e)
     int fd;
     char tmpname[ID_MAX];
 
-    if (cl && !str_to_u64(str_c(cl), &n) && n > MAX_FILE + MAX_FIELD * 4)
+    if (cl && !str_to_u64(str_c(cl), &n) && n > API_UPLOAD_FILE_MAX + MAX_FIELD * 4)
         return err_set(e, ERR_LIMIT, "file_too_large", "file",
                        "The file is larger than 52,428,800 bytes.");
     u = arena_calloc(r->arena, sizeof(*u));
@@ -341,7 +340,7 @@ int api_knowledge_upload_begin(struct router_req *r, struct err *e)
     err_clear(&u->bad);
     r->upload_state = u;
     /* a chunked or under-declared upload far past the limit is cut off, not read to its end */
-    http_req_set_body_max(r->http, (uint64_t)MAX_FILE + MAX_FIELD * 4 + (1u << 20));
+    http_req_set_body_max(r->http, (uint64_t)API_UPLOAD_FILE_MAX + MAX_FIELD * 4 + (1u << 20));
     r->cleanup = upload_cleanup;
     r->body_end = upload_digest;
     if (multipart_init(&u->mp, ct) != 0) {
@@ -501,7 +500,7 @@ int api_knowledge_list(struct router_req *r, struct err *e)
     int rc;
 
     memset(&f, 0, sizeof(f));
-    rc = router_query_limit(r, 50, 100, &f.limit, e);
+    rc = router_query_limit(r, &f.limit, e);
     if (rc)
         return rc;
     f.tag = router_query(r, "tag");
@@ -610,6 +609,14 @@ static void query_done(void *ud, int rc, struct store *s, const struct store_hit
     err_clear(&fe);
     rc = router_respond_jw(r, &w, &out, &fe);
     router_async_finish(r, rc, rc ? &fe : NULL);
+}
+
+/* See api.h: what the filters of api_knowledge_query() accept. */
+json_t *api_knowledge_filters_schema(void)
+{
+    return json_pack("{s:s,s:{s:{s:s,s:{s:s}},s:{s:s}},s:b}", "type", "object", "properties",
+                     "tags", "type", "array", "items", "type", "string", "employee_id", "type",
+                     "string", "additionalProperties", 0);
 }
 
 /* POST /v1/knowledge/query */

@@ -100,10 +100,9 @@ static const struct api_mcp_tool tools[] = {
      "GET",
      "/v1/employees",
      true,
-     {{"category", ARG_QUERY, ARG_STRING, 0, false,
-       "Only this category: operations, sales, engineering, marketing, support, finance or hr."},
-      {"status", ARG_QUERY, ARG_STRING, 0, false, "Only this status: active, idle or offline."},
-      {"limit", ARG_QUERY, ARG_INTEGER, 0, false, "Page size, 1 to 100 (default 50)."},
+     {{"category", ARG_QUERY, ARG_STRING, 0, false, "Only this category."},
+      {"status", ARG_QUERY, ARG_STRING, 0, false, "Only this status."},
+      {"limit", ARG_QUERY, ARG_INTEGER, 0, false, "Page size."},
       {"after", ARG_QUERY, ARG_STRING, 0, false, "The next_cursor of the previous page."}},
      "{\"type\":\"object\",\"properties\":{\"employees\":{\"type\":\"array\",\"items\":{\"type\":"
      "\"object\",\"properties\":{\"id\":" S_ID ",\"name\":" S_ID "},\"required\":[\"id\","
@@ -176,11 +175,9 @@ static const struct api_mcp_tool tools[] = {
      "/v1/tasks",
      true,
      {{"employee_id", ARG_QUERY, ARG_STRING, 0, false, "Only this employee's tasks."},
-      {"status", ARG_QUERY, ARG_STRING, 0, false,
-       "Only this status: pending, in_progress, completed or failed."},
-      {"priority", ARG_QUERY, ARG_STRING, 0, false,
-       "Only this priority: low, medium, high or urgent."},
-      {"limit", ARG_QUERY, ARG_INTEGER, 0, false, "Page size, 1 to 100 (default 50)."},
+      {"status", ARG_QUERY, ARG_STRING, 0, false, "Only this status."},
+      {"priority", ARG_QUERY, ARG_STRING, 0, false, "Only this priority."},
+      {"limit", ARG_QUERY, ARG_INTEGER, 0, false, "Page size."},
       {"before", ARG_QUERY, ARG_STRING, 0, false, "The next_cursor of the previous page."}},
      S_LIST("tasks")},
     {"run_workflow",
@@ -274,57 +271,28 @@ const struct route *api_mcp_tool_route(const struct api_mcp_tool *t)
 
 /* ---- Schemas ---- */
 
-/* The JSON Schema of a REST body member from its binding row. */
-static json_t *field_schema(const struct jb_field *f)
+/* The query parameter row of argument 'name' of 't', or NULL. */
+static const struct router_qparam *query_param(const struct api_mcp_tool *t, const char *name)
 {
-    json_t *o = json_object();
-    const char *type = NULL;
-    switch (f->type) {
-    case JB_STRING:
-        type = "string";
-        json_object_set_new(o, "minLength", json_integer(f->min));
-        json_object_set_new(o, "maxLength", json_integer(f->max));
-        break;
-    case JB_INT:
-        type = "integer";
-        json_object_set_new(o, "minimum", json_integer(f->min));
-        json_object_set_new(o, "maximum", json_integer(f->max));
-        break;
-    case JB_BOOL:
-        type = "boolean";
-        break;
-    case JB_ENUM: {
-        json_t *v = json_array();
-        type = "string";
-        for (size_t i = 0; f->values[i]; i++)
-            json_array_append_new(v, json_string(f->values[i]));
-        json_object_set_new(o, "enum", v);
-        break;
+    const struct route *rt = tool_route(t);
+    for (size_t i = 0; rt && rt->query && rt->query[i].name; i++) {
+        if (strcmp(rt->query[i].name, name) == 0)
+            return &rt->query[i];
     }
-    case JB_STRING_ARRAY:
-        type = "array";
-        json_object_set_new(o, "items", json_pack("{s:s}", "type", "string"));
-        json_object_set_new(o, "minItems", json_integer(f->min));
-        json_object_set_new(o, "maxItems", json_integer(f->max));
-        break;
-    case JB_ANY:
-        type = (f->flags & JB_OBJECT) ? "object" : NULL;
-        break;
-    }
-    if (type && (f->flags & JB_NULLABLE))
-        json_object_set_new(o, "type", json_pack("[s,s]", type, "null"));
-    else if (type)
-        json_object_set_new(o, "type", json_string(type));
-    return o;
+    return NULL;
 }
 
 /* The JSON Schema of argument 'a' of 't'. */
 static json_t *arg_schema(const struct api_mcp_tool *t, const struct tool_arg *a)
 {
     const struct jb_field *f = a->place == ARG_BODY ? body_field(t, a->name) : NULL;
+    const struct router_qparam *q = a->place == ARG_QUERY ? query_param(t, a->name) : NULL;
     json_t *o;
+    /* the REST route's own rules: the same schemas as the API document's */
     if (f) {
-        o = field_schema(f);
+        o = api_member_schema(tool_route(t)->body, f);
+    } else if (q) {
+        o = api_query_schema(q);
     } else if (a->type == ARG_STRINGS) {
         o = json_pack("{s:s,s:{s:s}}", "type", "array", "items", "type", "string");
     } else {
@@ -863,6 +831,7 @@ static void do_call(struct router_req *r, const char *id, json_t *params)
     memcpy(r->qname, rest.qname, sizeof(r->qname));
     memcpy(r->qvalue, rest.qvalue, sizeof(r->qvalue));
     r->nquery = rest.nquery;
+    r->handling = rt;
     rc = rt->handler(r, &te);
     if (rc)
         wrap_result(r, rc, &te);

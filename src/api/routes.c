@@ -12,17 +12,54 @@
  */
 #include "api.h"
 
-static const char *const q_employees[] = {"category", "status", "limit", "after", NULL};
-static const char *const q_stats[] = {"period", NULL};
-static const char *const q_conversations[] = {"employee_id", "limit", "before", NULL};
-static const char *const q_messages[] = {"limit", "before", NULL};
-static const char *const q_documents[] = {"tag", "employee_id", "limit", "before", NULL};
-static const char *const q_tasks[] = {"employee_id", "status", "priority", "limit", "before", NULL};
-static const char *const q_runs[] = {"limit", "before", NULL};
-static const char *const q_list[] = {"limit", "before", NULL};
-static const char *const q_events[] = {"type", "limit", "before", NULL};
-static const char *const q_deliveries[] = {"event_id", "limit", "before", NULL};
-static const char *const q_callback[] = {"code", "state", "error", "error_description", NULL};
+#include "../tasks/task.h"
+#include "../webhooks/webhooks.h"
+
+/* ---- Query parameters (contract §6: page sizes and cursors; each list's filters) ---- */
+
+#define LIMIT(def)                                                                                 \
+    {                                                                                              \
+        "limit", ROUTER_Q_LIMIT, 1, 100, def, NULL                                                 \
+    }
+#define TEXT(name)                                                                                 \
+    {                                                                                              \
+        name, ROUTER_Q_TEXT, 0, 0, 0, NULL                                                         \
+    }
+#define ENUM(name, values)                                                                         \
+    {                                                                                              \
+        name, ROUTER_Q_ENUM, 0, 0, 0, values                                                       \
+    }
+#define CURSOR(name)                                                                               \
+    {                                                                                              \
+        name, ROUTER_Q_CURSOR, 0, 0, 0, NULL                                                       \
+    }
+#define QEND                                                                                       \
+    {                                                                                              \
+        NULL, ROUTER_Q_TEXT, 0, 0, 0, NULL                                                         \
+    }
+
+static const struct router_qparam q_employees[] = {ENUM("category", api_employee_categories),
+                                                   ENUM("status", api_employee_statuses), LIMIT(50),
+                                                   CURSOR("after"), QEND};
+static const struct router_qparam q_stats[] = {ENUM("period", api_stats_periods), QEND};
+static const struct router_qparam q_conversations[] = {TEXT("employee_id"), LIMIT(20),
+                                                       CURSOR("before"), QEND};
+static const struct router_qparam q_list[] = {LIMIT(50), CURSOR("before"), QEND};
+static const struct router_qparam q_wf_runs[] = {LIMIT(20), CURSOR("before"), QEND};
+static const struct router_qparam q_documents[] = {TEXT("tag"), TEXT("employee_id"), LIMIT(50),
+                                                   CURSOR("before"), QEND};
+static const struct router_qparam q_tasks[] = {TEXT("employee_id"),
+                                               ENUM("status", task_statuses),
+                                               ENUM("priority", task_priorities),
+                                               LIMIT(50),
+                                               CURSOR("before"),
+                                               QEND};
+static const struct router_qparam q_events[] = {ENUM("type", webhooks_event_types), LIMIT(50),
+                                                CURSOR("before"), QEND};
+static const struct router_qparam q_deliveries[] = {TEXT("event_id"), LIMIT(50), CURSOR("before"),
+                                                    QEND};
+static const struct router_qparam q_callback[] = {TEXT("code"), TEXT("state"), TEXT("error"),
+                                                  TEXT("error_description"), QEND};
 
 #define CONV AUTH_SCOPE_CONVERSATIONS
 #define KNOW AUTH_SCOPE_KNOWLEDGE
@@ -66,8 +103,8 @@ const struct route api_routes[] = {
     {"POST", "/v1/mcp", api_mcp, 0, ROUTE_RAW_BODY | ROUTE_LIMIT_SOFT, NULL, NULL, NULL},
     {"GET", "/v1/conversations", api_conversations_list, CONV, 0, q_conversations, NULL, NULL},
     {"GET", "/v1/conversations/{id}", api_conversations_get, CONV, 0, NULL, NULL, NULL},
-    {"GET", "/v1/conversations/{id}/messages", api_conversations_messages, CONV, 0, q_messages,
-     NULL, NULL},
+    {"GET", "/v1/conversations/{id}/messages", api_conversations_messages, CONV, 0, q_list, NULL,
+     NULL},
     {"DELETE", "/v1/conversations/{id}", api_conversations_delete, CONV, 0, NULL, NULL, NULL},
     {"POST", "/v1/conversations/{id}/messages/{message_id}/feedback", api_feedback_create, CONV, 0,
      NULL, &api_feedback_body, NULL},
@@ -76,7 +113,7 @@ const struct route api_routes[] = {
     {"GET", "/v1/tasks/{id}", api_tasks_get, TASK, 0, NULL, NULL, NULL},
     {"PATCH", "/v1/tasks/{id}", api_tasks_update, TASK, 0, NULL, &api_tasks_update_body, NULL},
     {"DELETE", "/v1/tasks/{id}", api_tasks_delete, TASK, 0, NULL, NULL, NULL},
-    {"GET", "/v1/tasks/{id}/runs", api_tasks_runs, TASK, 0, q_runs, NULL, NULL},
+    {"GET", "/v1/tasks/{id}/runs", api_tasks_runs, TASK, 0, q_list, NULL, NULL},
     {"POST", "/v1/knowledge/documents", api_knowledge_upload, KNOW, ROUTE_UPLOAD, NULL, NULL,
      api_knowledge_upload_begin},
     {"GET", "/v1/knowledge/documents", api_knowledge_list, KNOW, 0, q_documents, NULL, NULL},
@@ -95,7 +132,7 @@ const struct route api_routes[] = {
      &api_no_body, NULL},
     {"POST", "/v1/workflows/{id}/run", api_workflows_run, FLOW, 0, NULL, &api_workflows_run_body,
      NULL},
-    {"GET", "/v1/workflows/{id}/runs", api_workflows_runs, FLOW, 0, q_runs, NULL, NULL},
+    {"GET", "/v1/workflows/{id}/runs", api_workflows_runs, FLOW, 0, q_wf_runs, NULL, NULL},
     {"GET", "/v1/workflows/{id}/runs/{run_id}", api_workflows_run_get, FLOW, 0, NULL, NULL, NULL},
     {"POST", "/v1/workflows/{id}/runs/{run_id}/cancel", api_workflows_run_cancel, FLOW, 0, NULL,
      &api_no_body, NULL},

@@ -28,8 +28,6 @@
 #define DESCRIPTION_MAX 10000
 #define UPDATE_TRIES 8
 
-static const char *const priorities[] = {"low", "medium", "high", "urgent", NULL};
-static const char *const statuses[] = {"pending", "in_progress", "completed", "failed", NULL};
 /* What a PATCH may set: a task becomes in_progress only when a worker starts it. */
 static const char *const settable[] = {"pending", "completed", "failed", NULL};
 
@@ -56,7 +54,8 @@ static const struct jb_field create_fields[F_STATUS] = {
      DESCRIPTION_MAX, NULL, NULL, NULL},
     {"due_at", JB_STRING, offsetof(struct task_body, due_at), JB_NULLABLE, 1, 64, NULL,
      sched_due_at_check, DUE_MSG},
-    {"priority", JB_ENUM, offsetof(struct task_body, priority), 0, 0, 0, priorities, NULL, NULL},
+    {"priority", JB_ENUM, offsetof(struct task_body, priority), 0, 0, 0, task_priorities, NULL,
+     NULL},
     /* null is how a PATCH stops recurrence; a new task without it simply leaves it out */
     {"recurring", JB_ANY, offsetof(struct task_body, recurring), 0, 0, 0, NULL, NULL, NULL},
 };
@@ -73,7 +72,8 @@ static const struct jb_field update_fields[F_N] = {
      DESCRIPTION_MAX, NULL, NULL, NULL},
     {"due_at", JB_STRING, offsetof(struct task_body, due_at), JB_NULLABLE, 1, 64, NULL,
      sched_due_at_check, DUE_MSG},
-    {"priority", JB_ENUM, offsetof(struct task_body, priority), 0, 0, 0, priorities, NULL, NULL},
+    {"priority", JB_ENUM, offsetof(struct task_body, priority), 0, 0, 0, task_priorities, NULL,
+     NULL},
     {"recurring", JB_ANY, offsetof(struct task_body, recurring), JB_NULLABLE, 0, 0, NULL, NULL,
      NULL},
     {"status", JB_ENUM, offsetof(struct task_body, status), 0, 0, 0, settable, NULL, NULL},
@@ -166,7 +166,7 @@ int api_tasks_create(struct router_req *r, struct err *e)
     k.employee_id = b.employee_id;
     k.title = b.title;
     k.description = b.description;
-    k.priority = priorities[b.priority];
+    k.priority = task_priorities[b.priority];
     rc = task_create(r->store, &r->tenant, &k, id, now);
     if (rc)
         return err_set(e, rc, "internal_error", NULL, "task create failed");
@@ -174,36 +174,28 @@ int api_tasks_create(struct router_req *r, struct err *e)
     return respond_task(r, &k, e);
 }
 
-static bool one_of(const char *v, const char *const *list)
-{
-    for (size_t i = 0; list[i]; i++) {
-        if (strcmp(v, list[i]) == 0)
-            return true;
-    }
-    return false;
-}
-
 /* GET /v1/tasks */
 int api_tasks_list(struct router_req *r, struct err *e)
 {
     struct store_task_filter f;
+    int x;
     struct store_task_page page;
     struct buf b;
     struct jw w;
     int rc;
 
     memset(&f, 0, sizeof(f));
-    rc = router_query_limit(r, 50, 100, &f.limit, e);
+    rc = router_query_limit(r, &f.limit, e);
     if (rc)
         return rc;
-    f.status = router_query(r, "status");
-    if (f.status && !one_of(f.status, statuses))
-        return err_set(e, ERR_INVALID, "invalid_request", "status",
-                       "Invalid status: must be one of pending, in_progress, completed, failed.");
-    f.priority = router_query(r, "priority");
-    if (f.priority && !one_of(f.priority, priorities))
-        return err_set(e, ERR_INVALID, "invalid_request", "priority",
-                       "Invalid priority: must be one of low, medium, high, urgent.");
+    rc = router_query_enum(r, "status", &x, e);
+    if (rc)
+        return rc;
+    f.status = x >= 0 ? task_statuses[x] : NULL;
+    rc = router_query_enum(r, "priority", &x, e);
+    if (rc)
+        return rc;
+    f.priority = x >= 0 ? task_priorities[x] : NULL;
     f.employee_id = router_query(r, "employee_id");
     if (f.employee_id) {
         rc = api_employee_find(r, f.employee_id, "employee_id", NULL, e);
@@ -254,7 +246,7 @@ static int apply_update(struct router_req *r, const struct task_body *b,
     if (JB_HAS(*res, F_DUE))
         k->due_at = due_at;
     if (JB_HAS(*res, F_PRIORITY))
-        k->priority = priorities[b->priority];
+        k->priority = task_priorities[b->priority];
     if (JB_HAS(*res, F_EMPLOYEE))
         k->employee_id = b->employee_id;
     if (JB_HAS(*res, F_RECURRING)) {
@@ -396,7 +388,7 @@ int api_tasks_runs(struct router_req *r, struct err *e)
     struct jw w;
     int rc;
 
-    rc = router_query_limit(r, 50, 100, &limit, e);
+    rc = router_query_limit(r, &limit, e);
     if (!rc)
         rc = router_query_before(r, "trun", &before_t, &before_id, e);
     if (!rc)

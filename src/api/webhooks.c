@@ -39,20 +39,15 @@ int api_events_list(struct router_req *r, struct err *e)
     unsigned limit;
     struct buf b;
     struct jw w;
-    int rc;
+    int rc, x;
 
-    rc = router_query_limit(r, 50, 100, &limit, e);
+    rc = router_query_limit(r, &limit, e);
     if (!rc)
         rc = router_query_before(r, "evt", &before_created, &before_id, e);
+    if (!rc)
+        rc = router_query_enum(r, "type", &x, e);
     if (rc)
         return rc;
-    if (type && !webhooks_type_known(type, strlen(type)))
-        return err_set(e, ERR_INVALID, "invalid_request", "type",
-                       "unknown event type '%.60s' (known: task.completed, task.failed, "
-                       "workflow_run.completed, workflow_run.failed, document.ready, "
-                       "document.failed, integration.connected, integration.disconnected, "
-                       "integration.error)",
-                       type);
     rc = store_hook_events_list(r->store, &r->tenant, type, limit, before_created, before_id,
                                 r->arena, &page);
     if (rc)
@@ -387,7 +382,7 @@ int api_webhook_endpoints_list(struct router_req *r, struct err *e)
     unsigned limit;
     struct buf b;
     struct jw w;
-    int rc = router_query_limit(r, 50, 100, &limit, e);
+    int rc = router_query_limit(r, &limit, e);
 
     if (!rc)
         rc = router_query_before(r, "we", &before_created, &before_id, e);
@@ -508,7 +503,7 @@ int api_webhook_endpoints_deliveries(struct router_req *r, struct err *e)
     int64_t before_created = 0;
     const char *before_id = NULL;
     unsigned limit;
-    int rc = router_query_limit(r, 50, 100, &limit, e);
+    int rc = router_query_limit(r, &limit, e);
 
     if (!rc)
         rc = router_query_before(r, "wdl", &before_created, &before_id, e);

@@ -248,7 +248,7 @@ int api_workflows_list(struct router_req *r, struct err *e)
     struct jw w;
     int rc;
 
-    rc = router_query_limit(r, 50, 100, &limit, e);
+    rc = router_query_limit(r, &limit, e);
     if (!rc)
         rc = router_query_before(r, "wf", &before_created, &before_id, e);
     if (rc)
@@ -518,7 +518,7 @@ int api_workflows_runs(struct router_req *r, struct err *e)
     struct jw w;
     int rc;
 
-    rc = router_query_limit(r, 20, 100, &limit, e);
+    rc = router_query_limit(r, &limit, e);
     if (!rc)
         rc = router_query_before(r, "run", &before_created, &before_id, e);
     if (!rc)

@@ -17,6 +17,13 @@
 struct http_req;
 struct http_server;
 
+/* The largest request line + header block served, each header line counting
+ * HTTP_HEADER_COST bytes more (431 beyond; see server.c), and the largest request target
+ * (414 beyond). */
+#define HTTP_HEADER_MAX 8192
+#define HTTP_HEADER_COST 64
+#define HTTP_URI_MAX 4096
+
 enum http_begin { HTTP_READ_BODY, HTTP_RESPOND_NOW };
 
 struct http_app {

@@ -63,11 +63,8 @@
  * refused before the application: the 4 KiB left always hold the largest response head we
  * make. tests/http/test_framing.py walks every size and count.
  */
-#define HTTP_HEADER_MAX 8192
-#define HTTP_HEADER_MAX_TEXT "8,192"
-#define HTTP_HEADER_COST 64
-#define HTTP_URI_MAX 4096 /* the request target (path and query) */
-#define HTTP_URI_MAX_TEXT "4,096"
+#define HTTP_HEADER_MAX_TEXT "8,192" /* HTTP_HEADER_MAX (http.h) */
+#define HTTP_URI_MAX_TEXT "4,096"    /* HTTP_URI_MAX (http.h) */
 
 struct http_server {
     struct MHD_Daemon *d;

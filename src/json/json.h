@@ -50,7 +50,9 @@ struct jb_field {
     int64_t min, max;
     const char *const *values; /* JB_ENUM: NULL-terminated */
     jb_check_fn check;         /* JB_STRING / array items: extra rule */
-    const char *check_msg;     /* what 'check' requires, for the message */
+    /* What 'check' requires, for the message; "... match ^...$" names the pattern it checks,
+     * which the schema (schema.c) states. */
+    const char *check_msg;
 };
 
 /* A request body's whole table, for the route table (GET-free description of the API). */
@@ -74,7 +76,20 @@ int jb_parse(const char *buf, size_t len, json_t **out, struct err *e);
 int jb_bind(json_t *obj, const struct jb_field *fields, size_t n, void *out, struct arena *a,
             struct jb_result *res, struct err *e);
 size_t jb_utf8_len(const char *s, size_t len); /* code points */
-bool jb_not_blank(const char *s, size_t len);  /* a jb_check_fn: not only whitespace */
+
+/* ---- schema.c: the JSON Schema of what a table accepts (new references) ---- */
+
+/* The schema of the value of JB_ANY member 'f' when it has a shape (a new reference), or NULL:
+ * free-form (an object when JB_OBJECT). */
+typedef json_t *(*jb_nested_fn)(const struct jb_field *f, void *ud);
+/* The schema of member 'f'; 'nested' (may be NULL) gives the shapes of JB_ANY members. */
+json_t *jb_field_schema(const struct jb_field *f, jb_nested_fn nested, void *ud);
+/* The schema of an object bound by 'b' (NULL: no members): its members, the required ones,
+ * and no others. */
+json_t *jb_binding_schema(const struct jb_binding *b, jb_nested_fn nested, void *ud);
+/* The NULL-terminated 'values' as a JSON array of strings. */
+json_t *jb_values_json(const char *const *values);
+bool jb_not_blank(const char *s, size_t len); /* a jb_check_fn: not only whitespace */
 
 /* ---- Output ---- */
 json_t *jo_object(void);                              /* new, never NULL */

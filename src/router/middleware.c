@@ -26,7 +26,6 @@
 #include <string.h>
 #include <strings.h>
 
-#define JSON_BODY_CAP (1u << 20)
 /* A refusal known at the headers is answered before a body larger than this (or chunked). */
 #define EARLY_BODY_MIN (64u * 1024)
 
@@ -42,25 +41,69 @@ const char *router_query(const struct router_req *r, const char *name)
     return NULL;
 }
 
-/*
- * Read the 'limit' query parameter: absent gives 'def'; otherwise it must be decimal digits
- * from 1 to 'max', else 400 with param "limit".
- */
-int router_query_limit(const struct router_req *r, unsigned def, unsigned max, unsigned *out,
-                       struct err *e)
+/* The row of the route's query parameter 'name', or NULL. */
+static const struct router_qparam *qparam(const struct router_req *r, const char *name)
 {
+    const struct route *rt = r->handling ? r->handling : router_req_route(r);
+    for (size_t i = 0; rt && rt->query && rt->query[i].name; i++) {
+        if (strcmp(rt->query[i].name, name) == 0)
+            return &rt->query[i];
+    }
+    return NULL;
+}
+
+/*
+ * Read the 'limit' query parameter: absent gives the row's default; otherwise it must be
+ * decimal digits from the row's min to its max, else 400 with param "limit".
+ */
+int router_query_limit(const struct router_req *r, unsigned *out, struct err *e)
+{
+    const struct router_qparam *q = qparam(r, "limit");
     const char *v = router_query(r, "limit");
     uint64_t n;
 
+    if (!q || q->type != ROUTER_Q_LIMIT)
+        return err_set(e, ERR_INTERNAL, "internal_error", NULL, "the route has no limit");
     if (!v) {
-        *out = def;
+        *out = (unsigned)q->def;
         return 0;
     }
-    if (str_to_u64(str_c(v), &n) || n < 1 || n > max)
+    if (str_to_u64(str_c(v), &n) || n < (uint64_t)q->min || n > (uint64_t)q->max)
         return err_set(e, ERR_INVALID, "invalid_request", "limit",
-                       "Invalid limit: must be an integer from 1 to %u.", max);
+                       "Invalid limit: must be an integer from %lld to %lld.", (long long)q->min,
+                       (long long)q->max);
     *out = (unsigned)n;
     return 0;
+}
+
+/* See router.h. */
+int router_query_enum(const struct router_req *r, const char *name, int *out, struct err *e)
+{
+    const struct router_qparam *q = qparam(r, name);
+    const char *v = router_query(r, name);
+    char list[256];
+    size_t used = 0;
+
+    *out = -1;
+    if (!q || q->type != ROUTER_Q_ENUM)
+        return err_set(e, ERR_INTERNAL, "internal_error", NULL, "the route has no %s", name);
+    if (!v)
+        return 0;
+    for (int i = 0; q->values[i]; i++) {
+        if (strcmp(v, q->values[i]) == 0) {
+            *out = i;
+            return 0;
+        }
+    }
+    list[0] = '\0';
+    for (int i = 0; q->values[i] && used < sizeof(list); i++) {
+        int w = snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "", q->values[i]);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+    return err_set(e, ERR_INVALID, "invalid_request", q->name, "Invalid %s: must be one of %s.",
+                   q->name, list);
 }
 
 /* The 'before' cursor of a newest-first list: see router.h. */
@@ -159,8 +202,8 @@ static int check_query(struct router_req *r, const struct route *rt, struct err 
 {
     for (size_t i = 0; i < r->nquery; i++) {
         bool known = false;
-        for (size_t j = 0; rt->query && rt->query[j]; j++) {
-            if (strcmp(rt->query[j], r->qname[i]) == 0)
+        for (size_t j = 0; rt->query && rt->query[j].name; j++) {
+            if (strcmp(rt->query[j].name, r->qname[i]) == 0)
                 known = true;
         }
         if (!known && !(rt->flags & ROUTE_LOOSE_QUERY))
@@ -339,7 +382,7 @@ static int read_body(struct router_req *r, struct err *e)
         return 0; /* streamed to the upload sink */
     if (http_req_body_too_large(r->http))
         return err_set(e, ERR_LIMIT, "request_too_large", NULL,
-                       "The request body is larger than %u bytes.", JSON_BODY_CAP);
+                       "The request body is larger than %u bytes.", ROUTER_JSON_BODY_MAX);
     body = http_req_body(r->http, &len);
     /* Elsewhere an empty body counts as {}; a webhook's body is its whole message. */
     if (len == 0 && r->route >= 0 && (r->app->routes[r->route].flags & ROUTE_HOOK))
@@ -592,7 +635,7 @@ static enum http_begin on_begin(struct http_req *h, void *ud)
     }
     http_req_set_user(h, r);
     http_resp_header(h, "X-Request-Id", r->request_id);
-    http_req_set_body_cap(h, JSON_BODY_CAP);
+    http_req_set_body_cap(h, ROUTER_JSON_BODY_MAX);
 
     refusal = http_req_refusal(h);
     if (refusal) {
@@ -614,10 +657,10 @@ static enum http_begin on_begin(struct http_req *h, void *ud)
         r->early = r->query_err;
     if (!r->early.code && r->route >= 0)
         check_query(r, &app->routes[r->route], &r->early);
-    if (!r->early.code && cl && !str_to_u64(str_c(cl), &n) && n > JSON_BODY_CAP &&
+    if (!r->early.code && cl && !str_to_u64(str_c(cl), &n) && n > ROUTER_JSON_BODY_MAX &&
         !(r->route >= 0 && (app->routes[r->route].flags & ROUTE_UPLOAD))) {
         err_set(&r->early, ERR_LIMIT, "request_too_large", NULL,
-                "The request body is larger than %u bytes.", JSON_BODY_CAP);
+                "The request body is larger than %u bytes.", ROUTER_JSON_BODY_MAX);
     }
     /*
      * A refusal known now is answered now when that saves reading a body that is large or of
@@ -676,6 +719,7 @@ static void on_handle(struct http_req *h, void *ud)
             return;
         }
     }
+    r->handling = rt;
     if (!rc)
         rc = rt->handler(r, &e);
     if (rc) {

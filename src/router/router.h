@@ -27,7 +27,8 @@
 #include <stdint.h>
 
 #define ROUTER_MAX_PARAMS 4
-#define ROUTER_MAX_QUERY 16
+#define ROUTER_MAX_QUERY 16             /* query parameters of a request (414 beyond) */
+#define ROUTER_JSON_BODY_MAX (1u << 20) /* bytes of a JSON body (413 beyond) */
 
 struct metrics;
 struct ratelimit;
@@ -63,13 +64,29 @@ enum router_flag {
 
 #define ROUTER_OPENAI_PREFIX "/v1/openai"
 
+/* The kinds of query parameters (router_qparam.type). */
+enum router_qtype {
+    ROUTER_Q_TEXT,   /* any text: an id, a tag, a provider's OAuth parameter */
+    ROUTER_Q_LIMIT,  /* a page size: decimal digits from 'min' to 'max', 'def' when absent */
+    ROUTER_Q_ENUM,   /* one of 'values' */
+    ROUTER_Q_CURSOR, /* the next_cursor a list answered */
+};
+
+/* One query parameter a route takes (its table ends with a NULL name). */
+struct router_qparam {
+    const char *name;
+    enum router_qtype type;
+    int64_t min, max, def;     /* ROUTER_Q_LIMIT */
+    const char *const *values; /* ROUTER_Q_ENUM: NULL-terminated */
+};
+
 struct route {
     const char *method;
     const char *pattern; /* "/v1/employees/{id}/stats" */
     router_handler_fn handler;
-    uint32_t scope;           /* enum auth_scope bits needed; 0: any key */
-    unsigned flags;           /* enum router_flag */
-    const char *const *query; /* allowed query parameters, NULL-terminated; NULL: none */
+    uint32_t scope;                    /* enum auth_scope bits needed; 0: any key */
+    unsigned flags;                    /* enum router_flag */
+    const struct router_qparam *query; /* the query parameters it takes; NULL: none */
     /* The JSON members the handler binds (its jb_bind() table); NULL: no JSON members (no
      * body, a multipart upload, or a free-form object). The document is checked against it. */
     const struct jb_binding *body;
@@ -117,6 +134,9 @@ struct router_req {
     const struct router_app *app;
     const struct router_env *env; /* app->env */
     int route;                    /* index in app->routes, -1 when none matched */
+    /* The route whose handler runs: the matched one, or the one a handler runs inside its own
+     * request (the MCP server's tool calls); its query parameters are the ones read. */
+    const struct route *handling;
     const char *params[ROUTER_MAX_PARAMS];
     const char *qname[ROUTER_MAX_QUERY];
     const char *qvalue[ROUTER_MAX_QUERY];
@@ -179,8 +199,12 @@ int router_query_parse(const char *q, struct arena *a, size_t max, const char **
 
 /* ---- Helpers for handlers (middleware.c) ---- */
 const char *router_query(const struct router_req *r, const char *name); /* NULL: absent */
-int router_query_limit(const struct router_req *r, unsigned def, unsigned max, unsigned *out,
-                       struct err *e);
+/* The route's 'limit' query parameter (its row gives the default and the range): 400 with
+ * param "limit" when it is not an integer in range. */
+int router_query_limit(const struct router_req *r, unsigned *out, struct err *e);
+/* The route's ROUTER_Q_ENUM query parameter 'name' as the index of its value in the row's
+ * 'values' ('*out' -1 when absent): 400 naming it when it is none of them. */
+int router_query_enum(const struct router_req *r, const char *name, int *out, struct err *e);
 /* Read the newest-first keyset cursor 'before' (a time and an id with 'id_prefix'); absent
  * leaves '*t' 0 and '*id' NULL; malformed is 400 with param "before". */
 int router_query_before(const struct router_req *r, const char *id_prefix, int64_t *t,

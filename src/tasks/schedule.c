@@ -162,6 +162,28 @@ int sched_recurring_parse(json_t *v, struct sched_recurring *out, struct err *e)
     return 0;
 }
 
+/* See schedule.h. The pattern of `time` is parse_hhmm()'s rule; `day` is a weekday name or a
+ * month day "1".."31" (which one, per frequency, is in the description: see bad_day()). */
+json_t *sched_recurring_schema(void)
+{
+    json_t *freq = json_array(), *days = json_array();
+    char d[4];
+
+    for (size_t i = 0; i < sizeof(freq_names) / sizeof(freq_names[0]); i++)
+        json_array_append_new(freq, json_string(freq_names[i]));
+    for (size_t i = 0; i < sizeof(day_names) / sizeof(day_names[0]); i++)
+        json_array_append_new(days, json_string(day_names[i]));
+    for (int i = 1; i <= 31; i++) {
+        snprintf(d, sizeof(d), "%d", i);
+        json_array_append_new(days, json_string(d));
+    }
+    return json_pack("{s:s,s:{s:{s:s,s:o},s:{s:s,s:o},s:{s:s,s:s}},s:[s,s],s:b}", "type", "object",
+                     "properties", "frequency", "type", "string", "enum", freq, "day", "type",
+                     "string", "enum", days, "time", "type", "string", "pattern",
+                     "^([01][0-9]|2[0-3]):[0-5][0-9]$", "required", "frequency", "time",
+                     "additionalProperties", 0);
+}
+
 /* True when 'r' is a rule sched_recurring_parse() could have produced. */
 bool sched_recurring_valid(const struct sched_recurring *r)
 {

@@ -55,6 +55,8 @@ struct sched_recurring {
 bool sched_recurring_is_stop(const json_t *v);
 /* The `recurring` object 'v' into '*out'; 0 or ERR_INVALID with the member path in 'e'. */
 int sched_recurring_parse(json_t *v, struct sched_recurring *out, struct err *e);
+/* The JSON Schema of what sched_recurring_parse() accepts (a new object). */
+json_t *sched_recurring_schema(void);
 /* True when 'r' holds a rule sched_recurring_parse() could have produced. */
 bool sched_recurring_valid(const struct sched_recurring *r);
 /* {"frequency","day"?,"time"}: a new reference the caller releases (or hands to jo_set). */

@@ -12,6 +12,10 @@
 #include <string.h>
 
 /* See task.h. */
+const char *const task_priorities[] = {"low", "medium", "high", "urgent", NULL};
+const char *const task_statuses[] = {"pending", "in_progress", "completed", "failed", NULL};
+
+/* See task.h. */
 int task_create(struct store *s, const struct store_tenant *t, struct store_task *k, char *id,
                 int64_t now)
 {

@@ -12,6 +12,11 @@
 
 #include <stdint.h>
 
+/* The priorities of a task, from the lowest (and the order of the queue, reversed), and its
+ * statuses: each vocabulary's one list, NULL-terminated. */
+extern const char *const task_priorities[];
+extern const char *const task_statuses[];
+
 /* Store the new task 'k' (employee_id, title, description?, priority?, due_at, recurring
  * filled; its id written into 'id', ID_MAX bytes, and the rest of 'k' completed) at 'now'.
  * The caller wakes the runner. 0 or the store's error. */

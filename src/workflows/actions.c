@@ -9,6 +9,8 @@
 
 #include "template.h"
 
+#include "../tasks/task.h"
+
 #include "../core/mem.h"
 #include "../core/utf8.h"
 
@@ -16,7 +18,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const priorities[] = {"low", "medium", "high", "urgent", NULL};
 static const char *const field_types[] = {"string", "number", "boolean", "date",
                                           "email",  "url",    "phone",   NULL};
 
@@ -40,7 +41,7 @@ static const struct wf_option search_options[] = {
     {"limit", WF_OPT_INT, false, 1, 50, NULL}, {"tags", WF_OPT_TAGS, false, 1, 50, NULL}, END};
 static const struct wf_option task_options[] = {
     {"title", WF_OPT_TEXT, false, 1, 200, NULL},
-    {"priority", WF_OPT_ENUM, false, 0, 0, priorities},
+    {"priority", WF_OPT_ENUM, false, 0, 0, task_priorities},
     {"due_in_hours", WF_OPT_NUMBER, false, 0, 8760, NULL},
     END};
 
@@ -159,7 +160,7 @@ static int check_labels(json_t *v, const struct wf_option *o, const char *param,
             }
             name = json_object_get(l, "name");
             m = json_object_get(l, "description");
-            if (m && !good_text(m, 1000)) {
+            if (m && !good_text(m, WF_LABEL_DESC_MAX)) {
                 char q[256];
                 snprintf(q, sizeof(q), "%s.description", p);
                 return bad(e, q, "must be a string of 1 to 1000 bytes");
@@ -171,7 +172,7 @@ static int check_labels(json_t *v, const struct wf_option *o, const char *param,
             }
             snprintf(p, sizeof(p), "%s[%zu].name", param, i);
         }
-        if (!good_text(name, 200))
+        if (!good_text(name, WF_LABEL_MAX))
             return bad(e, p, "a label name must be a string of 1 to 200 bytes");
         /* Names are what the output names: two alike could not be told apart. */
         for (size_t j = 0; j < i; j++) {
@@ -197,7 +198,7 @@ static int check_fields(json_t *v, const struct wf_option *o, const char *param,
     {
         char p[224];
         size_t klen = strlen(k);
-        bool name_ok = klen >= 1 && klen <= 64 && utf8_valid(k, klen);
+        bool name_ok = klen >= 1 && klen <= WF_FIELD_NAME_MAX && utf8_valid(k, klen);
         snprintf(p, sizeof(p), "%s.%.64s", param, name_ok ? k : "?");
         if (!name_ok)
             return bad(e, param, "field names must be 1 to 64 bytes of text");
@@ -255,7 +256,7 @@ static int check_one(const struct wf_option *o, json_t *v, const char *param, in
             return bad(e, param, "must be an array of 1 to 50 tags");
         json_array_foreach(v, i, t)
         {
-            if (!good_text(t, 100)) {
+            if (!good_text(t, WF_TAG_MAX)) {
                 char p[192];
                 snprintf(p, sizeof(p), "%s[%zu]", param, i);
                 return bad(e, p, "a tag must be a string of 1 to 100 bytes");
@@ -269,6 +270,57 @@ static int check_one(const struct wf_option *o, json_t *v, const char *param, in
         return check_fields(v, o, param, e);
     }
     return err_set(e, ERR_INTERNAL, "internal_error", NULL, "unknown option type");
+}
+
+/* ---- The options' schema ---- */
+
+/* The JSON Schema of option 'o' (a new object): what check_one() accepts. */
+static json_t *option_schema(const struct wf_option *o)
+{
+    switch (o->type) {
+    case WF_OPT_INT:
+        return json_pack("{s:s,s:f,s:f}", "type", "integer", "minimum", o->min, "maximum", o->max);
+    case WF_OPT_NUMBER:
+        return json_pack("{s:s,s:f,s:f}", "type", "number", "exclusiveMinimum", o->min, "maximum",
+                         o->max);
+    case WF_OPT_ENUM:
+        return json_pack("{s:s,s:o}", "type", "string", "enum", jb_values_json(o->values));
+    case WF_OPT_TEXT:
+        return json_pack("{s:s,s:f,s:f}", "type", "string", "minLength", o->min, "maxLength",
+                         o->max);
+    case WF_OPT_TAGS:
+        return json_pack("{s:s,s:i,s:i,s:{s:s,s:i,s:i}}", "type", "array", "minItems", 1,
+                         "maxItems", 50, "items", "type", "string", "minLength", 1, "maxLength",
+                         WF_TAG_MAX);
+    case WF_OPT_LABELS:
+        return json_pack(
+            "{s:s,s:f,s:f,s:{s:[{s:s,s:i,s:i},{s:s,s:{s:{s:s,s:i,s:i},s:{s:s,s:i,s:i}},s:[s],"
+            "s:b}]}}",
+            "type", "array", "minItems", o->min, "maxItems", o->max, "items", "oneOf", "type",
+            "string", "minLength", 1, "maxLength", WF_LABEL_MAX, "type", "object", "properties",
+            "name", "type", "string", "minLength", 1, "maxLength", WF_LABEL_MAX, "description",
+            "type", "string", "minLength", 1, "maxLength", WF_LABEL_DESC_MAX, "required", "name",
+            "additionalProperties", 0);
+    case WF_OPT_FIELDS:
+        return json_pack("{s:s,s:f,s:f,s:{s:i,s:i},s:{s:s,s:o}}", "type", "object", "minProperties",
+                         o->min, "maxProperties", o->max, "propertyNames", "minLength", 1,
+                         "maxLength", WF_FIELD_NAME_MAX, "additionalProperties", "type", "string",
+                         "enum", jb_values_json(field_types));
+    }
+    return json_object();
+}
+
+/* See workflow.h. */
+json_t *wf_action_options_schema(const struct wf_action *act)
+{
+    json_t *props = json_object(), *req = json_array();
+    for (const struct wf_option *o = act->options; o->name; o++) {
+        json_object_set_new(props, o->name, option_schema(o));
+        if (o->required)
+            json_array_append_new(req, json_string(o->name));
+    }
+    return json_pack("{s:s,s:o,s:o,s:b}", "type", "object", "properties", props, "required", req,
+                     "additionalProperties", 0);
 }
 
 /* See workflow.h. */

@@ -9,14 +9,13 @@
 
 #include "template.h"
 
+#include "../integrations/providers.h"
 #include "../core/utf8.h"
 
 #include <stdio.h>
 #include <string.h>
 
 static const char *const trigger_names[] = {"manual", "webhook", "schedule", "integration"};
-static const char *const providers[] = {"slack",  "google_calendar", "outlook",
-                                        "github", "hubspot",         NULL};
 
 /* See workflow.h. */
 const char *wf_trigger_name(enum wf_trigger t)
@@ -58,9 +57,9 @@ static bool integration_event_ok(const char *ev)
         if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_' || *p == '.'))
             return false;
     }
-    for (size_t i = 0; providers[i]; i++) {
-        if (strlen(providers[i]) == (size_t)(dot - ev) &&
-            memcmp(providers[i], ev, (size_t)(dot - ev)) == 0)
+    for (size_t i = 0; integ_provider_at(i); i++) {
+        const char *id = integ_provider_at(i)->id;
+        if (strlen(id) == (size_t)(dot - ev) && memcmp(id, ev, (size_t)(dot - ev)) == 0)
             return true;
     }
     return false;
@@ -148,10 +147,14 @@ static int parse_trigger(json_t *v, struct wf_def *d, struct err *e)
 
 /* ---- Steps ---- */
 
+/* The members of a step, the first three required. */
+static const char *const step_members[] = {"employee_id", "action",  "input",
+                                           "condition",   "options", NULL};
+#define STEP_ID_MAX 100 /* bytes of a step's employee_id and action */
+
 static int parse_step(json_t *v, int i, struct wf_def *d, struct err *e)
 {
-    static const char *const members[] = {"employee_id", "action",  "input",
-                                          "condition",   "options", NULL};
+    const char *const *members = step_members;
     struct wf_step *st = &d->steps[i];
     json_t *emp, *action, *input, *cond, *opts = NULL, *canon;
     char prefix[32], p[96];
@@ -186,12 +189,12 @@ static int parse_step(json_t *v, int i, struct wf_def *d, struct err *e)
         }
     }
     snprintf(p, sizeof(p), "%s.employee_id", prefix);
-    if (!text_ok(emp, 100))
+    if (!text_ok(emp, STEP_ID_MAX))
         return invalid(e, p, "must be an employee id");
     st->employee_id = json_string_value(emp);
 
     snprintf(p, sizeof(p), "%s.action", prefix);
-    if (!text_ok(action, 100))
+    if (!text_ok(action, STEP_ID_MAX))
         return invalid(e, p, "must be an action name");
     st->action = wf_action_find(json_string_value(action), json_string_length(action));
     if (!st->action)
@@ -258,6 +261,41 @@ int wf_def_parse(json_t *trigger, json_t *steps, struct wf_def *out, struct err 
             return rc;
     }
     return 0;
+}
+
+/* ---- Schemas: what parse_trigger() and parse_step() accept ---- */
+
+/* See workflow.h. Which members a type takes is in the trigger's description (the rules of
+ * parse_trigger() above). */
+json_t *wf_trigger_schema(void)
+{
+    json_t *types = json_array();
+    for (size_t i = 0; i < sizeof(trigger_names) / sizeof(trigger_names[0]); i++)
+        json_array_append_new(types, json_string(trigger_names[i]));
+    return json_pack("{s:s,s:{s:{s:s,s:o},s:{s:s,s:i,s:i},s:o},s:[s],s:b}", "type", "object",
+                     "properties", "type", "type", "string", "enum", types, "event", "type",
+                     "string", "minLength", 1, "maxLength", WF_EVENT_MAX, "recurring",
+                     sched_recurring_schema(), "required", "type", "additionalProperties", 0);
+}
+
+/* See workflow.h. A step's options are those of its action (wf_action_options_schema()). */
+json_t *wf_steps_schema(void)
+{
+    json_t *actions = json_array(), *req = json_array(), *step;
+    size_t n = 0;
+    const struct wf_action *all = wf_actions(&n);
+
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(actions, json_string(all[i].name));
+    for (size_t i = 0; i < 3; i++)
+        json_array_append_new(req, json_string(step_members[i]));
+    step = json_pack("{s:s,s:{s:{s:s,s:i,s:i},s:{s:s,s:o},s:{s:s},s:{s:[s,s]},s:{s:s}},s:o,s:b}",
+                     "type", "object", "properties", "employee_id", "type", "string", "minLength",
+                     1, "maxLength", STEP_ID_MAX, "action", "type", "string", "enum", actions,
+                     "input", "type", "string", "condition", "type", "string", "null", "options",
+                     "type", "object", "required", req, "additionalProperties", 0);
+    return json_pack("{s:s,s:o,s:i,s:i}", "type", "array", "items", step, "minItems", 1, "maxItems",
+                     WF_MAX_STEPS);
 }
 
 /* See workflow.h. */

@@ -23,6 +23,10 @@
 #define WF_DESCRIPTION_MAX 2000
 #define WF_EVENT_MAX 100
 #define WF_TEXT_OPTION_MAX 2000 /* a string option (to, tone, title) */
+#define WF_LABEL_MAX 200        /* bytes of a classify label's name */
+#define WF_LABEL_DESC_MAX 1000  /* bytes of a classify label's description */
+#define WF_FIELD_NAME_MAX 64    /* bytes of an extract field's name */
+#define WF_TAG_MAX 100          /* bytes of a search_knowledge tag */
 
 enum wf_trigger { WF_MANUAL, WF_WEBHOOK, WF_SCHEDULE, WF_INTEGRATION };
 
@@ -116,6 +120,13 @@ const struct wf_action *wf_action_find(const char *name, size_t len);
 
 /* Every action, for documentation and tests ('*n' entries). */
 const struct wf_action *wf_actions(size_t *n);
+
+/* The JSON Schema of the options of 'act' (a new object), from its table row: what
+ * wf_action_check() accepts. */
+json_t *wf_action_options_schema(const struct wf_action *act);
+/* The JSON Schema of a workflow's trigger and of its steps (definition.c; new objects). */
+json_t *wf_trigger_schema(void);
+json_t *wf_steps_schema(void);
 
 /*
  * Check 'options' (borrowed; NULL: none) of 'act' for step 'step' and return the canonical

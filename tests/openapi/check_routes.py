@@ -151,9 +151,9 @@ class Checker:
                 self.bad(where, "scope %r in the document, %r by the server" % (scope, want))
         params = [self.resolve(p) for p in op.get("parameters", [])]
         query = sorted(p["name"] for p in params if p.get("in") == "query")
-        if query != sorted(route["query"]):
+        if query != sorted(q["name"] for q in route["query"]):
             self.bad(where, "query parameters %s in the document, %s by the server"
-                     % (query, sorted(route["query"])))
+                     % (query, sorted(q["name"] for q in route["query"])))
         self.body(where, route, op)
 
     def run(self):
