@@ -3,7 +3,7 @@
  * oauth: the pieces of an OAuth 2.0 authorization-code connection with PKCE (contract §13)
  * that need no network: the sealing key, PKCE, the authorization URL, the token request
  * bodies, and the token response parser (pure, fuzzed). The exchange itself runs in
- * api/integrations.c through httpc.
+ * connect.c through httpc (connection.h).
  */
 #ifndef WORKFORCE_INTEGRATIONS_OAUTH_H
 #define WORKFORCE_INTEGRATIONS_OAUTH_H
