@@ -12,6 +12,9 @@
  */
 #include "api.h"
 
+#include "../tasks/runner.h"
+#include "../workflows/run.h"
+
 #include "../core/buf.h"
 #include "../core/clock.h"
 #include "../core/log.h"
@@ -309,29 +312,6 @@ static const char *req_header(void *ud, const char *name)
     return http_req_header(ud, name);
 }
 
-/* Queue every enabled workflow of the tenant triggered by 'name', with the payload as its
- * trigger data: the ids of the runs queued. */
-static int start_workflows(struct router_req *r, const char *name, json_t **runs, struct err *e)
-{
-    struct store_workflow *wfs = NULL;
-    size_t n = 0;
-    int rc = store_workflows_for_event(r->store, &r->tenant, name, r->arena, &wfs, &n);
-
-    if (rc)
-        return err_set(e, rc, "internal_error", NULL, "workflow read failed");
-    for (size_t i = 0; i < n; i++) {
-        struct store_wf_run queued;
-        struct err qe;
-        err_clear(&qe);
-        if (api_workflow_queue(r, &wfs[i], "integration", name, r->body, &queued, &qe) == 0)
-            json_array_append_new(*runs, json_string(queued.id));
-        else
-            log_warn("integrations: event %s did not start workflow %s: %s", name, wfs[i].id,
-                     qe.msg);
-    }
-    return 0;
-}
-
 /*
  * POST /v1/integrations/{provider}/events/{token}: an event the provider sends (no API key:
  * the token names the organization and mode, the provider's signature proves the sender).
@@ -364,11 +344,13 @@ int api_integrations_events(struct router_req *r, struct err *e)
     }
     runs = json_array();
     if (ev.name && !ev.duplicate) {
-        rc = start_workflows(r, ev.name, &runs, e);
+        rc = wf_runs_for_event(r->store, &r->tenant, ev.name, r->body, r->arena, runs, e);
         if (rc) {
             json_decref(runs);
             return rc;
         }
+        if (json_array_size(runs))
+            task_runner_wake(api_svc(r)->tasks);
     }
     router_respond(
         r, json_pack("{s:s?,s:b,s:o}", "event", ev.name, "duplicate", ev.duplicate, "runs", runs));

@@ -59,6 +59,15 @@ int wf_run_queue(struct store *s, const struct store_tenant *t, const struct sto
                  const struct wf_trigger_in *in, struct arena *a, struct store_wf_run *queued,
                  struct err *e);
 
+/*
+ * Queue a run of every enabled workflow of tenant 't' triggered by integration event 'event'
+ * (queue.c), with 'data' (the payload, an object) as its trigger data, each through
+ * wf_run_queue(): the ids of the runs queued are appended to 'runs' (a JSON array). A workflow
+ * whose run is refused (no credits left) is logged and skipped. The caller wakes the workers.
+ */
+int wf_runs_for_event(struct store *s, const struct store_tenant *t, const char *event,
+                      json_t *data, struct arena *a, json_t *runs, struct err *e);
+
 /* The run record as the API shows it (contract §12), with its steps. */
 void wf_run_write(struct jw *w, const struct store_wf_run *run);
 
