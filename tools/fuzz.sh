@@ -62,7 +62,7 @@ make --no-print-directory all || {
 LIB_SRC=$(find src -name '*.c' ! -path src/main.c | sort)
 GEN_SRC=$(ls build/gen/*.c)
 CFLAGS="-std=c17 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-PKG_CFLAGS=$(pkg-config --cflags $PKGS)
+PKG_CFLAGS="$(pkg-config --cflags $PKGS) -Isrc" # build/gen/console.c includes api/console_assets.h
 PKG_LIBS=$(pkg-config --libs $PKGS)
 
 mkdir -p "$OUT/bin" "$OUT/work" "$OUT/crashes" "$OUT/log"
