@@ -155,6 +155,74 @@ static int check_string(const struct jb_field *f, const char *param, const char 
     return 0;
 }
 
+/* A JB_ENUM member: the index of its value in f->values. */
+static int bind_enum(const struct jb_field *f, json_t *v, char *dst, struct err *e)
+{
+    char list[160] = "";
+    size_t used = 0;
+
+    if (json_is_string(v)) {
+        const char *s = json_string_value(v);
+        for (int i = 0; f->values[i]; i++) {
+            if (strcmp(s, f->values[i]) == 0) {
+                *(int *)(void *)dst = i;
+                return 0;
+            }
+        }
+    }
+    for (int i = 0; f->values[i] && used < sizeof(list); i++) {
+        int w = snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "", f->values[i]);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+    return bad(e, f->name, "must be one of %s", list);
+}
+
+/* A JB_STRING_ARRAY member: its items, each 1..200 characters, checked and copied into 'a';
+ * written to 'dst' only when every item passed. */
+static int bind_strings(const struct jb_field *f, json_t *v, char *dst, struct arena *a,
+                        struct err *e)
+{
+    struct jb_strings *out_sv = (struct jb_strings *)(void *)dst;
+    struct jb_strings tmp, *sv = &tmp;
+    size_t n, i;
+
+    if (!json_is_array(v))
+        return bad(e, f->name, "must be %s", type_name(f->type));
+    n = json_array_size(v);
+    if ((int64_t)n < f->min || (int64_t)n > f->max)
+        return bad(e, f->name, "must have between %lld and %lld items", (long long)f->min,
+                   (long long)f->max);
+    sv->v = arena_alloc(a, (n ? n : 1) * sizeof(*sv->v));
+    sv->n = 0;
+    for (i = 0; i < n; i++) {
+        json_t *item = json_array_get(v, i);
+        char ip[128];
+        int rc;
+        struct jb_field itf = *f;
+        snprintf(ip, sizeof(ip), "%s[%zu]", f->name, i);
+        if (!json_is_string(item))
+            return err_set(e, ERR_INVALID, "invalid_request", ip, "Invalid %s: must be a string.",
+                           ip);
+        itf.min = 1;
+        itf.max = 200;
+        rc = check_string(&itf, ip, json_string_value(item), json_string_length(item), e);
+        if (rc)
+            return rc;
+        if (f->flags & JB_UNIQUE) {
+            for (size_t j = 0; j < sv->n; j++) {
+                if (strcmp(sv->v[j], json_string_value(item)) == 0)
+                    return err_set(e, ERR_INVALID, "invalid_request", ip,
+                                   "Invalid %s: duplicates an earlier item.", ip);
+            }
+        }
+        sv->v[sv->n++] = arena_strndup(a, json_string_value(item), json_string_length(item));
+    }
+    *out_sv = tmp;
+    return 0;
+}
+
 static int bind_one(const struct jb_field *f, json_t *v, void *out, struct arena *a, struct err *e)
 {
     char *dst = (char *)out + f->offset;
@@ -191,65 +259,10 @@ static int bind_one(const struct jb_field *f, json_t *v, void *out, struct arena
             return bad(e, param, "must be %s", type_name(f->type));
         *(bool *)(void *)dst = json_is_true(v);
         return 0;
-    case JB_ENUM: {
-        const char *s;
-        char list[160] = "";
-        size_t used = 0;
-        if (json_is_string(v)) {
-            s = json_string_value(v);
-            for (int i = 0; f->values[i]; i++) {
-                if (strcmp(s, f->values[i]) == 0) {
-                    *(int *)(void *)dst = i;
-                    return 0;
-                }
-            }
-        }
-        for (int i = 0; f->values[i] && used < sizeof(list); i++) {
-            int w = snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "", f->values[i]);
-            if (w < 0)
-                break;
-            used += (size_t)w;
-        }
-        return bad(e, param, "must be one of %s", list);
-    }
-    case JB_STRING_ARRAY: {
-        struct jb_strings *out_sv = (struct jb_strings *)(void *)dst;
-        struct jb_strings tmp, *sv = &tmp;
-        size_t n, i;
-        if (!json_is_array(v))
-            return bad(e, param, "must be %s", type_name(f->type));
-        n = json_array_size(v);
-        if ((int64_t)n < f->min || (int64_t)n > f->max)
-            return bad(e, param, "must have between %lld and %lld items", (long long)f->min,
-                       (long long)f->max);
-        sv->v = arena_alloc(a, (n ? n : 1) * sizeof(*sv->v));
-        sv->n = 0;
-        for (i = 0; i < n; i++) {
-            json_t *item = json_array_get(v, i);
-            char ip[128];
-            int rc;
-            struct jb_field itf = *f;
-            snprintf(ip, sizeof(ip), "%s[%zu]", f->name, i);
-            if (!json_is_string(item))
-                return err_set(e, ERR_INVALID, "invalid_request", ip,
-                               "Invalid %s: must be a string.", ip);
-            itf.min = 1;
-            itf.max = 200;
-            rc = check_string(&itf, ip, json_string_value(item), json_string_length(item), e);
-            if (rc)
-                return rc;
-            if (f->flags & JB_UNIQUE) {
-                for (size_t j = 0; j < sv->n; j++) {
-                    if (strcmp(sv->v[j], json_string_value(item)) == 0)
-                        return err_set(e, ERR_INVALID, "invalid_request", ip,
-                                       "Invalid %s: duplicates an earlier item.", ip);
-                }
-            }
-            sv->v[sv->n++] = arena_strndup(a, json_string_value(item), json_string_length(item));
-        }
-        *out_sv = tmp; /* written only when every item passed */
-        return 0;
-    }
+    case JB_ENUM:
+        return bind_enum(f, v, dst, e);
+    case JB_STRING_ARRAY:
+        return bind_strings(f, v, dst, a, e);
     case JB_ANY:
         if ((f->flags & JB_OBJECT) && !json_is_object(v))
             return bad(e, param, "must be an object");

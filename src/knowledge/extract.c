@@ -502,105 +502,86 @@ static void nap(long ms)
         ;
 }
 
-/*
- * Run 'fn' with 'arg' in a child process set up as the DESIGN says ('mode' picks the memory
- * limit), under the limits 'lim'. The child's stdout is appended to 'text' (whose cap should
- * be lim->max_text), its stderr to 'diag' (cap DIAG_MAX). '*st' tells how the child ended.
- * Returns 0 when the child ran (whatever it did), ERR_NOMEM when 'text' could not grow, or
- * ERR_INTERNAL when no child could be started (e->msg says why).
- */
-static int run_child(child_fn fn, void *arg, enum child_mode mode, const struct extract_limits *lim,
-                     struct buf *text, struct buf *diag, struct child_status *st, struct err *e)
+/* What watching a child saw: why the watch ended early, and the text's outcome. */
+struct watch {
+    int64_t deadline; /* monotonic ms */
+    bool timed_out, cancelled;
+    int text_rc; /* ERR_LIMIT: the text passed its cap; ERR_NOMEM: it could not grow */
+};
+
+/* Read the child's stdout into 'text' and its stderr into 'diag' until both pipes close, the
+ * deadline passes, the caller cancels, or the text passes its cap. */
+static void read_child(int out_fd, int diag_fd, const struct extract_limits *lim, struct buf *text,
+                       struct buf *diag, struct watch *w)
 {
-    int out_p[2] = {-1, -1}, diag_p[2] = {-1, -1};
-    int64_t deadline;
-    bool timed_out = false, cancelled = false, out_open = true, diag_open = true;
-    pid_t pid, reaped, parent = getpid();
-    int status = 0, rc = 0, text_rc = 0, diag_rc = 0;
+    bool out_open = true, diag_open = true;
+    int diag_rc = 0;
 
-    st->end = CHILD_EXITED;
-    st->code = 0;
-    if (pipe2(out_p, O_CLOEXEC) != 0 || pipe2(diag_p, O_CLOEXEC) != 0) {
-        rc = err_set(e, ERR_INTERNAL, "internal_error", NULL, "cannot start the extractor");
-        goto out;
-    }
-    deadline = clock_mono_us() / 1000 + lim->timeout_ms;
-    pid = fork();
-    if (pid < 0) {
-        rc = err_set(e, ERR_INTERNAL, "internal_error", NULL, "cannot start the extractor");
-        goto out;
-    }
-    if (pid == 0)
-        child_main(fn, arg, mode, lim, out_p[1], diag_p[1], parent);
-    (void)setpgid(pid, pid); /* also here: the kill below must not race the child's own */
-    close(out_p[1]);
-    close(diag_p[1]);
-    out_p[1] = diag_p[1] = -1;
-
-    /* Read until both pipes close, the deadline passes, or the text passes its cap. */
     while (out_open || diag_open) {
         struct pollfd pf[2];
-        int64_t left = deadline - clock_mono_us() / 1000;
+        int64_t left = w->deadline - clock_mono_us() / 1000;
         nfds_t k = 0;
         int pr;
 
         if (left <= 0) {
-            timed_out = true;
-            break;
+            w->timed_out = true;
+            return;
         }
         if (lim->cancel && atomic_load(lim->cancel)) {
-            cancelled = true;
-            break;
+            w->cancelled = true;
+            return;
         }
         if (out_open)
-            pf[k++] = (struct pollfd){.fd = out_p[0], .events = POLLIN};
+            pf[k++] = (struct pollfd){.fd = out_fd, .events = POLLIN};
         if (diag_open)
-            pf[k++] = (struct pollfd){.fd = diag_p[0], .events = POLLIN};
+            pf[k++] = (struct pollfd){.fd = diag_fd, .events = POLLIN};
         pr = poll(pf, k, left > 200 ? 200 : (int)left);
         if (pr < 0 && errno != EINTR)
-            break;
+            return;
         for (nfds_t i = 0; pr > 0 && i < k; i++) {
             if (!pf[i].revents)
                 continue;
-            if (pf[i].fd == out_p[0])
-                out_open = drain(out_p[0], text, false, &text_rc) != 0;
+            if (pf[i].fd == out_fd)
+                out_open = drain(out_fd, text, false, &w->text_rc) != 0;
             else
-                diag_open = drain(diag_p[0], diag, true, &diag_rc) != 0;
+                diag_open = drain(diag_fd, diag, true, &diag_rc) != 0;
         }
-        if (text_rc)
-            break;
+        if (w->text_rc)
+            return;
     }
+}
 
-    /* Wait for the exit without reaping it, so the group id stays ours while we kill it. */
-    while (!timed_out && !text_rc && !cancelled) {
+/* Wait for child 'pid' to exit without reaping it, so the group id stays ours while it is
+ * killed, unless the watch has already ended (or ends now: deadline, cancel). */
+static void await_exit(pid_t pid, const struct extract_limits *lim, struct watch *w)
+{
+    while (!w->timed_out && !w->text_rc && !w->cancelled) {
         siginfo_t si;
 
         memset(&si, 0, sizeof(si));
         if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) != 0 && errno != EINTR)
-            break;
+            return;
         if (si.si_pid == pid)
-            break;
-        if (clock_mono_us() / 1000 >= deadline)
-            timed_out = true;
+            return;
+        if (clock_mono_us() / 1000 >= w->deadline)
+            w->timed_out = true;
         else if (lim->cancel && atomic_load(lim->cancel))
-            cancelled = true;
+            w->cancelled = true;
         else
             nap(2);
     }
-    kill_child(pid); /* the child, if it still runs, and anything it started */
-    while ((reaped = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
-        ;
+}
 
-    if (reaped != pid) {
-        /* Only when SIGCHLD is ignored (children reaped by the kernel): no status to trust. */
-        rc = err_set(e, ERR_INTERNAL, "internal_error", NULL, "cannot wait for the extractor");
-    } else if (text_rc == ERR_LIMIT) {
+/* How the reaped child ended ('status' of waitpid), after the watch 'w', into '*st'. */
+static int child_end(const struct watch *w, int status, struct child_status *st, struct err *e)
+{
+    if (w->text_rc == ERR_LIMIT) {
         st->end = CHILD_TOO_MUCH;
-    } else if (text_rc) {
-        rc = text_rc;
-    } else if (cancelled) {
-        rc = err_set(e, ERR_CONFLICT, "invalid_request", NULL, "cancelled");
-    } else if (timed_out) {
+    } else if (w->text_rc) {
+        return w->text_rc;
+    } else if (w->cancelled) {
+        return err_set(e, ERR_CONFLICT, "invalid_request", NULL, "cancelled");
+    } else if (w->timed_out) {
         st->end = CHILD_TIMEOUT;
     } else if (WIFEXITED(status)) {
         st->end = CHILD_EXITED;
@@ -612,6 +593,52 @@ static int run_child(child_fn fn, void *arg, enum child_mode mode, const struct 
         st->end = CHILD_SIGNALED;
         st->code = SIGKILL;
     }
+    return 0;
+}
+
+/*
+ * Run 'fn' with 'arg' in a child process set up as the DESIGN says ('mode' picks the memory
+ * limit), under the limits 'lim'. The child's stdout is appended to 'text' (whose cap should
+ * be lim->max_text), its stderr to 'diag' (cap DIAG_MAX). '*st' tells how the child ended.
+ * Returns 0 when the child ran (whatever it did), ERR_NOMEM when 'text' could not grow, or
+ * ERR_INTERNAL when no child could be started (e->msg says why).
+ */
+static int run_child(child_fn fn, void *arg, enum child_mode mode, const struct extract_limits *lim,
+                     struct buf *text, struct buf *diag, struct child_status *st, struct err *e)
+{
+    int out_p[2] = {-1, -1}, diag_p[2] = {-1, -1};
+    struct watch w = {0, false, false, 0};
+    pid_t pid, reaped, parent = getpid();
+    int status = 0, rc = 0;
+
+    st->end = CHILD_EXITED;
+    st->code = 0;
+    if (pipe2(out_p, O_CLOEXEC) != 0 || pipe2(diag_p, O_CLOEXEC) != 0) {
+        rc = err_set(e, ERR_INTERNAL, "internal_error", NULL, "cannot start the extractor");
+        goto out;
+    }
+    w.deadline = clock_mono_us() / 1000 + lim->timeout_ms;
+    pid = fork();
+    if (pid < 0) {
+        rc = err_set(e, ERR_INTERNAL, "internal_error", NULL, "cannot start the extractor");
+        goto out;
+    }
+    if (pid == 0)
+        child_main(fn, arg, mode, lim, out_p[1], diag_p[1], parent);
+    (void)setpgid(pid, pid); /* also here: the kill below must not race the child's own */
+    close(out_p[1]);
+    close(diag_p[1]);
+    out_p[1] = diag_p[1] = -1;
+    read_child(out_p[0], diag_p[0], lim, text, diag, &w);
+    await_exit(pid, lim, &w);
+    kill_child(pid); /* the child, if it still runs, and anything it started */
+    while ((reaped = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+        ;
+    if (reaped != pid)
+        /* Only when SIGCHLD is ignored (children reaped by the kernel): no status to trust. */
+        rc = err_set(e, ERR_INTERNAL, "internal_error", NULL, "cannot wait for the extractor");
+    else
+        rc = child_end(&w, status, st, e);
 out:
     for (int i = 0; i < 2; i++) {
         if (out_p[i] >= 0)

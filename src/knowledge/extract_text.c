@@ -520,6 +520,64 @@ static size_t scan_tag(const char *p, size_t n, size_t i, char *name, size_t cap
     return n;
 }
 
+/* The elements an HTML text is inside of, as extract_html() reads it. */
+struct html_state {
+    int hidden;           /* depth inside a hidden element (0: not hidden) */
+    char hidden_name[16]; /* its name */
+    int pre;              /* depth inside preformatted elements */
+};
+
+/*
+ * The tag 'name' ('nlen' bytes; 'closing', 'self_close') whose end is at byte 'i' of the 'n'
+ * bytes at 'in': the breaks and spaces it makes in 'w', the state it changes; returns where
+ * reading goes on (past a script's or style's source).
+ */
+static size_t on_tag(struct html_out *w, struct html_state *st, const char *in, size_t n, size_t i,
+                     char *name, size_t nlen, bool closing, bool self_close)
+{
+    switch (tag_kind(name, nlen)) {
+    case TAG_RAW:
+        if (!closing && !self_close) {
+            /* Everything up to "</name" is script or style source: skip it all. */
+            char end[20];
+            size_t at;
+
+            end[0] = '<';
+            end[1] = '/';
+            memcpy(end + 2, name, nlen + 1);
+            at = find_nocase(in, n, i, end);
+            i = at < n ? scan_tag(in, n, at + 2, name, 16, &nlen, &self_close) : n;
+        }
+        ho_break(w, 1);
+        break;
+    case TAG_HIDDEN:
+        if (!closing && !self_close) {
+            st->hidden = 1;
+            memcpy(st->hidden_name, name, nlen + 1);
+        }
+        break;
+    case TAG_PRE:
+        if (closing)
+            st->pre -= st->pre > 0;
+        else if (!self_close)
+            st->pre++;
+        ho_break(w, 2);
+        break;
+    case TAG_PARA:
+        ho_break(w, 2);
+        break;
+    case TAG_LINE:
+        ho_break(w, 1);
+        break;
+    case TAG_CELL:
+        w->space = true;
+        break;
+    case TAG_INLINE:
+        break;
+    }
+    return i;
+}
+
 /*
  * The text of an HTML document, as a browser would render it without styles (see DESIGN):
  * appended to 'out'. Returns 0; ERR_INVALID when it is not UTF-8 text; ERR_LIMIT when 'out'
@@ -528,9 +586,8 @@ static size_t scan_tag(const char *p, size_t n, size_t i, char *name, size_t cap
 int extract_html(const char *in, size_t n, struct buf *out)
 {
     struct html_out w = {out, buf_len(out), 0, false, 0};
-    char hidden_name[16] = "";
+    struct html_state st = {0, "", 0};
     size_t i = 0, text = 0;
-    int hidden = 0, pre = 0;
 
     skip_bom(&in, &n);
     if (!extract_utf8_mostly(extract_utf8_bad(in, n), n))
@@ -539,15 +596,14 @@ int extract_html(const char *in, size_t n, struct buf *out)
         char name[16];
         size_t nlen, next;
         bool closing = false, self_close;
-        enum tag_kind kind;
 
         if (in[i] != '<') {
             i++;
             continue;
         }
         /* The text before the '<'. */
-        if (!hidden)
-            ho_decoded(&w, in + text, i - text, pre > 0);
+        if (!st.hidden)
+            ho_decoded(&w, in + text, i - text, st.pre > 0);
         if (starts_nocase(in + i, n - i, "<!--")) {
             next = find(in, n, i + 4, "-->");
             i = next < n ? next + 3 : n;
@@ -556,8 +612,8 @@ int extract_html(const char *in, size_t n, struct buf *out)
         }
         if (starts_nocase(in + i, n - i, "<![cdata[")) {
             next = find(in, n, i + 9, "]]>");
-            if (!hidden)
-                ho_text(&w, in + i + 9, next - (i + 9), pre > 0);
+            if (!st.hidden)
+                ho_text(&w, in + i + 9, next - (i + 9), st.pre > 0);
             i = next < n ? next + 3 : n;
             text = i;
             continue;
@@ -577,59 +633,19 @@ int extract_html(const char *in, size_t n, struct buf *out)
             continue;
         }
         next = scan_tag(in, n, i + (closing ? 2 : 1), name, sizeof(name), &nlen, &self_close);
-        kind = tag_kind(name, nlen);
         i = next;
         text = i;
-        if (hidden) {
+        if (st.hidden) {
             /* Inside a hidden element only its own nesting matters. */
-            if (strcmp(name, hidden_name) == 0 && !self_close)
-                hidden += closing ? -1 : 1;
+            if (strcmp(name, st.hidden_name) == 0 && !self_close)
+                st.hidden += closing ? -1 : 1;
             continue;
         }
-        switch (kind) {
-        case TAG_RAW:
-            if (!closing && !self_close) {
-                /* Everything up to "</name" is script or style source: skip it all. */
-                char end[20];
-                size_t at;
-
-                end[0] = '<';
-                end[1] = '/';
-                memcpy(end + 2, name, nlen + 1);
-                at = find_nocase(in, n, i, end);
-                i = at < n ? scan_tag(in, n, at + 2, name, sizeof(name), &nlen, &self_close) : n;
-                text = i;
-            }
-            ho_break(&w, 1);
-            break;
-        case TAG_HIDDEN:
-            if (!closing && !self_close) {
-                hidden = 1;
-                memcpy(hidden_name, name, nlen + 1);
-            }
-            break;
-        case TAG_PRE:
-            if (closing)
-                pre -= pre > 0;
-            else if (!self_close)
-                pre++;
-            ho_break(&w, 2);
-            break;
-        case TAG_PARA:
-            ho_break(&w, 2);
-            break;
-        case TAG_LINE:
-            ho_break(&w, 1);
-            break;
-        case TAG_CELL:
-            w.space = true;
-            break;
-        case TAG_INLINE:
-            break;
-        }
+        i = on_tag(&w, &st, in, n, i, name, nlen, closing, self_close);
+        text = i;
     }
-    if (!hidden && !w.rc && text < n)
-        ho_decoded(&w, in + text, n - text, pre > 0);
+    if (!st.hidden && !w.rc && text < n)
+        ho_decoded(&w, in + text, n - text, st.pre > 0);
     return w.rc;
 }
 
