@@ -119,6 +119,7 @@ bench: deps
 
 generated: $(OUT)/workforce
 	python3 tools/gen_settings.py --bin $(OUT)/workforce
+	python3 tools/gen_api_facts.py --bin $(OUT)/workforce
 	python3 tools/gen_openapi.py
 
 clean:

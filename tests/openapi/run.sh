@@ -8,6 +8,8 @@
 #      strict program cannot use (tests/openapi/check_client.py)
 #   5. docs/settings.json and the README's Settings table are the binary's settings table
 #      (tools/gen_settings.py --check over `build/workforce config --json --defaults`)
+#   6. docs/api-facts.json, from which the document is generated, is the binary's facts
+#      (tools/gen_api_facts.py --check over `build/workforce describe`)
 # Needs python3 and the pinned npm tools (`npm ci` once; works offline afterwards).
 # Prints TAP lines and a summary; exits 0 when all passed, else 1.
 set -u
@@ -41,7 +43,7 @@ check() {
     fi
 }
 
-echo "1..5"
+echo "1..6"
 check "openapi.json is up to date" python3 tools/gen_openapi.py --check
 if [ -x node_modules/.bin/redocly ]; then
     check "redocly lint" npx --no-install redocly lint --format=stylish docs/openapi.json
@@ -55,6 +57,7 @@ fi
 check "the document agrees with the route table" python3 tests/openapi/check_routes.py
 check "the document generates a usable typed client" python3 tests/openapi/check_client.py
 check "the settings reference is the settings table" python3 tools/gen_settings.py --check
+check "docs/api-facts.json is the binary's facts" python3 tools/gen_api_facts.py --check
 
 echo "openapi: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
