@@ -54,45 +54,18 @@ def settings_text(text):
 # Vocabulary
 # ---------------------------------------------------------------------------
 
-# Error codes in contract order: code -> (status, meaning). The order here is the
-# order codes are listed in every response description.
-ERRORS = [
-    ("invalid_request", 400, "A request field, query parameter or body is invalid, or a required one is missing; `param` names it when one field is at fault."),
-    ("idempotency_key_reused", 400, "This Idempotency-Key was used in the last 24 hours with another method, path or request body."),
-    ("integration_not_configured", 400, "No OAuth client credentials are configured for this provider."),
-    ("missing_api_key", 401, "No Authorization header."),
-    ("invalid_api_key", 401, "The Authorization header is not `Bearer <key>`, or the key is malformed, unknown, revoked or expired."),
-    ("invalid_signature", 401, "An inbound integration event's signature is missing, does not match, or its timestamp is more than 5 minutes away; nothing was started."),
-    ("insufficient_credits", 402, "The organization's credit balance is below 1 (live keys only); no work was done."),
-    ("permission_denied", 403, "The key's scopes do not cover this operation, or the employee's tier is above the organization's subscription tier."),
-    ("route_not_found", 404, "No route matches this path."),
-    ("employee_not_found", 404, "No such employee in this organization and key mode."),
-    ("conversation_not_found", 404, "No such conversation in this organization and key mode."),
-    ("message_not_found", 404, "No such message in this conversation."),
-    ("task_not_found", 404, "No such task in this organization and key mode."),
-    ("document_not_found", 404, "No such knowledge document in this organization and key mode."),
-    ("workflow_not_found", 404, "No such workflow in this organization and key mode."),
-    ("run_not_found", 404, "No such run of this workflow."),
-    ("event_not_found", 404, "No such event in this organization and key mode (events are kept 30 days)."),
-    ("webhook_endpoint_not_found", 404, "No such webhook endpoint in this organization and key mode."),
-    ("provider_not_found", 404, "The provider is not one of slack, google_calendar, outlook, github, hubspot."),
-    ("method_not_allowed", 405, "The path exists but not with this method; the `Allow` header lists the methods it has."),
-    ("employee_offline", 409, "The employee is offline."),
-    ("workflow_disabled", 409, "The workflow is disabled: only a manual run starts it."),
-    ("run_not_cancellable", 409, "The run has already ended (completed, failed or cancelled)."),
-    ("idempotency_key_in_use", 409, "A request with this Idempotency-Key is still in flight."),
-    ("request_too_large", 413, "The JSON body is over 1 MiB (1,048,576 bytes)."),
-    ("uri_too_long", 414, "The request target is over 4,096 bytes, or has more than 16 query parameters; answered before any work, and the connection stays open."),
-    ("file_too_large", 413, "The uploaded file is over 52,428,800 bytes (or the declared upload body is over 52,690,944 bytes)."),
-    ("unsupported_media_type", 415, "A body was sent with a Content-Type this operation does not take."),
-    ("unsupported_file_type", 415, "The uploaded file is not PDF, DOCX, TXT, Markdown, HTML, CSV or JSON (detected by content, then by name)."),
-    ("request_header_fields_too_large", 431, "The request line and headers cost more than 8,192 bytes (each header line counts 64 bytes more than its length); answered before any work, and the connection closes."),
-    ("rate_limit_exceeded", 429, "Over the minute window or the burst bucket; retry after `Retry-After` seconds."),
-    ("concurrency_limit_exceeded", 429, "Too many requests in flight at once (an open stream counts); retry after `Retry-After` seconds."),
-    ("internal_error", 500, "An unexpected server error; the message carries no internals."),
-    ("upstream_error", 502, "The language-model or OAuth provider failed."),
-    ("service_unavailable", 503, "The service cannot answer now (for example the database does not answer)."),
-]
+# The API's facts as the C holds them (src/api/describe.c, checked in by tools/gen_api_facts.py
+# and kept in step with the binary by tests/openapi/run.sh): error codes with their statuses and
+# descriptions, vocabularies, limits, request bodies and query parameters. They are never
+# restated here: openapi_facts.apply() makes every request body and query parameter the C's.
+import gen_api_facts  # noqa: E402
+import openapi_facts  # noqa: E402
+
+FACTS = gen_api_facts.load()
+
+# Error codes in the C's order (the order of every response description): (code, status,
+# description).
+ERRORS = [(e["code"], e["status"], e["description"]) for e in FACTS["errors"]]
 ERROR_ORDER = {code: i for i, (code, _, _) in enumerate(ERRORS)}
 ERROR_STATUS = {code: status for code, status, _ in ERRORS}
 ERROR_MEANING = {code: meaning for code, _, meaning in ERRORS}
@@ -105,17 +78,14 @@ STATUS_TEXT = {
     502: "Bad gateway", 503: "Service unavailable",
 }
 
-SCOPES = ["employees:read", "employees:write", "chat", "conversations", "tasks",
-          "knowledge", "workflows", "integrations", "webhooks"]
-EVENT_TYPES = ["task.completed", "task.failed", "workflow_run.completed", "workflow_run.failed",
-               "document.ready", "document.failed", "integration.connected",
-               "integration.disconnected", "integration.error"]
-CATEGORIES = ["operations", "sales", "engineering", "marketing", "support", "finance", "hr"]
-PROVIDERS = ["slack", "google_calendar", "outlook", "github", "hubspot"]
-ACTIONS = ["respond", "summarize", "classify", "extract", "draft_email", "search_knowledge",
-           "create_task", "slack.post_message", "github.create_issue",
-           "google_calendar.create_event", "outlook.send_mail", "hubspot.create_note"]
-WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+VOCAB = FACTS["vocabularies"]
+SCOPES = VOCAB["scopes"]
+EVENT_TYPES = VOCAB["event_types"]
+CATEGORIES = VOCAB["employee_categories"]
+PROVIDERS = VOCAB["providers"]
+ACTIONS = VOCAB["actions"]
+TASK_PRIORITIES = VOCAB["task_priorities"]
+TASK_STATUSES = VOCAB["task_statuses"]
 
 PUBLIC_URL = "http://127.0.0.1:8080"  # default public_url in examples
 TS = "2026-11-21T09:30:00.123Z"
@@ -920,8 +890,8 @@ def build_schemas():
                    "comment": "Spot on.", "created_at": TS2}])
 
     # --- tasks -------------------------------------------------------------
-    s["TaskPriority"] = {"type": "string", "enum": ["low", "medium", "high", "urgent"]}
-    s["TaskStatus"] = {"type": "string", "enum": ["pending", "in_progress", "completed", "failed"]}
+    s["TaskPriority"] = {"type": "string", "enum": TASK_PRIORITIES}
+    s["TaskStatus"] = {"type": "string", "enum": TASK_STATUSES}
     s["Recurring"] = {
         "type": "object",
         "description": "`day` is required for `weekly` (`monday`..`sunday`) and `monthly` "
@@ -931,7 +901,7 @@ def build_schemas():
         "required": ["frequency", "time"],
         "properties": {
             "frequency": {"type": "string", "enum": ["daily", "weekdays", "weekly", "monthly"]},
-            "day": {"type": "string", "enum": WEEKDAYS + [str(d) for d in range(1, 32)],
+            "day": {
                     "description": "Weekly: `monday`..`sunday`; monthly: `\"1\"`..`\"31\"`; "
                                    "absent for daily and weekdays (else 400 "
                                    "`param: \"recurring.day\"`)."},
@@ -1814,15 +1784,25 @@ def build_headers():
     }
 
 
+def c_query(path, name):
+    """The C's schema of query parameter 'name' of GET 'path'."""
+    for route in FACTS["routes"]:
+        if route["method"] == "GET" and route["path"] == path:
+            for q in route["query"]:
+                if q["name"] == name:
+                    return dict(q["schema"])
+    raise SystemExit("gen_openapi: GET %s has no query parameter %s" % (path, name))
+
+
 def build_parameters():
-    def limit(default, maximum, what):
+    def limit(path, what):
+        # the page size of GET 'path'; @range and @max are written by openapi_facts.apply()
         return {
             "name": "limit", "in": "query", "required": False,
-            "description": "How many %s per page: decimal digits only, 1..%d, default %d. "
-                           "Anything else (0, over %d, a sign, a fraction, letters, empty) gives "
-                           "400 `invalid_request` with `param: \"limit\"`."
-                           % (what, maximum, default, maximum),
-            "schema": integer(minimum=1, maximum=maximum, default=default),
+            "description": "How many %s per page: decimal digits only, @range. Anything else "
+                           "(0, over @max, a sign, a fraction, letters, empty) gives 400 "
+                           "`invalid_request` with `param: \"limit\"`." % what,
+            "schema": c_query(path, "limit"),
         }
     return {
         "IdempotencyKey": {
@@ -1845,9 +1825,9 @@ def build_parameters():
                            "`^[A-Za-z0-9._-]{1,128}$`; otherwise a new id is made.",
             "schema": string(),
         },
-        "EmployeesLimit": limit(50, 100, "employees"),
-        "ConversationsLimit": limit(20, 100, "conversations"),
-        "ListLimit": limit(50, 100, "items"),
+        "EmployeesLimit": limit("/v1/employees", "employees"),
+        "ConversationsLimit": limit("/v1/conversations", "conversations"),
+        "ListLimit": limit("/v1/tasks", "items"),
         "After": {
             "name": "after", "in": "query", "required": False,
             "description": "Cursor: the `next_cursor` of the previous page; the page continues "
@@ -3151,6 +3131,7 @@ def build():
             "examples": {k: v for k, v in sorted(build_examples().items())},
         },
     }
+    openapi_facts.apply(doc, FACTS)
     check_doc(doc)
     return doc
 

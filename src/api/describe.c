@@ -97,6 +97,9 @@ json_t *api_query_schema(const struct router_qparam *q)
         return json_pack("{s:s,s:I,s:I,s:I}", "type", "integer", "minimum", (json_int_t)q->min,
                          "maximum", (json_int_t)q->max, "default", (json_int_t)q->def);
     case ROUTER_Q_ENUM:
+        if (q->def >= 0)
+            return json_pack("{s:s,s:o,s:s}", "type", "string", "enum", jb_values_json(q->values),
+                             "default", q->values[q->def]);
         return json_pack("{s:s,s:o}", "type", "string", "enum", jb_values_json(q->values));
     case ROUTER_Q_CURSOR:
     case ROUTER_Q_TEXT:
@@ -171,7 +174,7 @@ static json_t *vocabularies(void)
     json_object_set_new(v, "tiers", tiers);
     json_object_set_new(v, "providers", providers);
     json_object_set_new(v, "actions", actions);
-    json_object_set_new(v, "event_types", jb_values_json(webhooks_event_types));
+    json_object_set_new(v, "event_types", jb_values_json(WEBHOOKS_EVENT_TYPES));
     json_object_set_new(v, "employee_categories", jb_values_json(api_employee_categories));
     json_object_set_new(v, "employee_statuses", jb_values_json(api_employee_statuses));
     json_object_set_new(v, "stats_periods", jb_values_json(api_stats_periods));

@@ -28,7 +28,7 @@ const char *const api_employee_categories[] = {"operations", "sales",   "enginee
 static const char *const emp_tiers[] = {"starter", "manager", NULL};
 static const char *const settable_status[] = {"idle", "offline", NULL};
 const char *const api_employee_statuses[] = {"idle", "active", "offline", NULL};
-/* The periods of GET /v1/employees/{id}/stats; the default is the second. */
+/* The periods of GET /v1/employees/{id}/stats (the route's default: 7d). */
 const char *const api_stats_periods[] = {"24h", "7d", "30d", "90d", NULL};
 
 static void write_item(struct jw *w, const struct store_employee *emp)
@@ -221,8 +221,7 @@ int api_employees_stats(struct router_req *r, struct err *e)
     rc = router_query_enum(r, "period", &x, e);
     if (rc)
         return rc;
-    if (x >= 0)
-        pi = (size_t)x;
+    pi = (size_t)x; /* the row has a default */
     rc = store_employee_get(r->store, &r->tenant, id, r->arena, &emp);
     if (rc == ERR_NOT_FOUND)
         return err_set(e, rc, "employee_not_found", "id", "No employee %.60s.", id);

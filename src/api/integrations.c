@@ -140,7 +140,9 @@ static const struct jb_field connect_fields[] = {
     {"redirect_uri", JB_STRING, offsetof(struct connect_body, redirect_uri), 0, 1, REDIRECT_URI_MAX,
      NULL, NULL, NULL},
     {"scopes", JB_STRING_ARRAY, offsetof(struct connect_body, scopes), JB_UNIQUE, 1, 50, NULL,
-     scope_ok, "each scope must be 1 to 200 printable ASCII characters without spaces or commas"},
+     scope_ok,
+     "each scope must be 1 to 200 printable ASCII characters without spaces or commas (match "
+     "^[!-+--~]+$)"},
 };
 
 const struct jb_binding api_integrations_connect_body = {connect_fields, 2};

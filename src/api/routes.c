@@ -27,7 +27,11 @@
     }
 #define ENUM(name, values)                                                                         \
     {                                                                                              \
-        name, ROUTER_Q_ENUM, 0, 0, 0, values                                                       \
+        name, ROUTER_Q_ENUM, 0, 0, -1, values                                                      \
+    }
+#define ENUM_DEFAULT(name, values, i)                                                              \
+    {                                                                                              \
+        name, ROUTER_Q_ENUM, 0, 0, i, values                                                       \
     }
 #define CURSOR(name)                                                                               \
     {                                                                                              \
@@ -41,7 +45,7 @@
 static const struct router_qparam q_employees[] = {ENUM("category", api_employee_categories),
                                                    ENUM("status", api_employee_statuses), LIMIT(50),
                                                    CURSOR("after"), QEND};
-static const struct router_qparam q_stats[] = {ENUM("period", api_stats_periods), QEND};
+static const struct router_qparam q_stats[] = {ENUM_DEFAULT("period", api_stats_periods, 1), QEND};
 static const struct router_qparam q_conversations[] = {TEXT("employee_id"), LIMIT(20),
                                                        CURSOR("before"), QEND};
 static const struct router_qparam q_list[] = {LIMIT(50), CURSOR("before"), QEND};
@@ -54,7 +58,7 @@ static const struct router_qparam q_tasks[] = {TEXT("employee_id"),
                                                LIMIT(50),
                                                CURSOR("before"),
                                                QEND};
-static const struct router_qparam q_events[] = {ENUM("type", webhooks_event_types), LIMIT(50),
+static const struct router_qparam q_events[] = {ENUM("type", WEBHOOKS_EVENT_TYPES), LIMIT(50),
                                                 CURSOR("before"), QEND};
 static const struct router_qparam q_deliveries[] = {TEXT("event_id"), LIMIT(50), CURSOR("before"),
                                                     QEND};

@@ -208,20 +208,11 @@ struct endpoint_body {
 
 enum { F_URL, F_EVENTS, F_ENABLED, F_DESCRIPTION, F_N };
 
-/* "*" or one of the event types. */
-static bool type_ok(const char *s, size_t len)
-{
-    return (len == 1 && *s == '*') || webhooks_type_known(s, len);
-}
-
 static const struct jb_field create_fields[F_N] = {
     {"url", JB_STRING, offsetof(struct endpoint_body, url), JB_REQUIRED, 1, URL_MAX, NULL, NULL,
      NULL},
     {"events", JB_STRING_ARRAY, offsetof(struct endpoint_body, events), JB_REQUIRED | JB_UNIQUE, 1,
-     16, NULL, type_ok,
-     "\"*\" or event types: task.completed, task.failed, workflow_run.completed, "
-     "workflow_run.failed, document.ready, document.failed, integration.connected, "
-     "integration.disconnected, integration.error"},
+     16, webhooks_event_selectors, NULL, NULL},
     {"enabled", JB_BOOL, offsetof(struct endpoint_body, enabled), 0, 0, 0, NULL, NULL, NULL},
     {"description", JB_STRING, offsetof(struct endpoint_body, description), JB_NULLABLE, 0,
      DESCRIPTION_MAX, NULL, NULL, NULL},
@@ -231,11 +222,8 @@ const struct jb_binding api_webhook_endpoints_create_body = {create_fields, F_N}
 
 static const struct jb_field update_fields[F_N] = {
     {"url", JB_STRING, offsetof(struct endpoint_body, url), 0, 1, URL_MAX, NULL, NULL, NULL},
-    {"events", JB_STRING_ARRAY, offsetof(struct endpoint_body, events), JB_UNIQUE, 1, 16, NULL,
-     type_ok,
-     "\"*\" or event types: task.completed, task.failed, workflow_run.completed, "
-     "workflow_run.failed, document.ready, document.failed, integration.connected, "
-     "integration.disconnected, integration.error"},
+    {"events", JB_STRING_ARRAY, offsetof(struct endpoint_body, events), JB_UNIQUE, 1, 16,
+     webhooks_event_selectors, NULL, NULL},
     {"enabled", JB_BOOL, offsetof(struct endpoint_body, enabled), 0, 0, 0, NULL, NULL, NULL},
     {"description", JB_STRING, offsetof(struct endpoint_body, description), JB_NULLABLE, 0,
      DESCRIPTION_MAX, NULL, NULL, NULL},

@@ -155,11 +155,34 @@ static int check_string(const struct jb_field *f, const char *param, const char 
     return 0;
 }
 
+/* Whether 's' is one of the NULL-terminated 'values'. */
+static bool one_of(const char *s, const char *const *values)
+{
+    for (int i = 0; values[i]; i++) {
+        if (strcmp(s, values[i]) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* 'values' joined by ", " into 'list' (cut at its 'n' bytes); returns 'list'. */
+static const char *values_list(const char *const *values, char *list, size_t n)
+{
+    size_t used = 0;
+    list[0] = '\0';
+    for (int i = 0; values[i] && used < n; i++) {
+        int w = snprintf(list + used, n - used, "%s%s", i ? ", " : "", values[i]);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+    return list;
+}
+
 /* A JB_ENUM member: the index of its value in f->values. */
 static int bind_enum(const struct jb_field *f, json_t *v, char *dst, struct err *e)
 {
-    char list[160] = "";
-    size_t used = 0;
+    char list[160];
 
     if (json_is_string(v)) {
         const char *s = json_string_value(v);
@@ -170,13 +193,7 @@ static int bind_enum(const struct jb_field *f, json_t *v, char *dst, struct err 
             }
         }
     }
-    for (int i = 0; f->values[i] && used < sizeof(list); i++) {
-        int w = snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "", f->values[i]);
-        if (w < 0)
-            break;
-        used += (size_t)w;
-    }
-    return bad(e, f->name, "must be one of %s", list);
+    return bad(e, f->name, "must be one of %s", values_list(f->values, list, sizeof(list)));
 }
 
 /* A JB_STRING_ARRAY member: its items, each 1..200 characters, checked and copied into 'a';
@@ -186,6 +203,7 @@ static int bind_strings(const struct jb_field *f, json_t *v, char *dst, struct a
 {
     struct jb_strings *out_sv = (struct jb_strings *)(void *)dst;
     struct jb_strings tmp, *sv = &tmp;
+    char list[200];
     size_t n, i;
 
     if (!json_is_array(v))
@@ -210,6 +228,8 @@ static int bind_strings(const struct jb_field *f, json_t *v, char *dst, struct a
         rc = check_string(&itf, ip, json_string_value(item), json_string_length(item), e);
         if (rc)
             return rc;
+        if (f->values && !one_of(json_string_value(item), f->values))
+            return bad(e, ip, "must be one of %s", values_list(f->values, list, sizeof(list)));
         if (f->flags & JB_UNIQUE) {
             for (size_t j = 0; j < sv->n; j++) {
                 if (strcmp(sv->v[j], json_string_value(item)) == 0)

@@ -48,7 +48,7 @@ struct jb_field {
     size_t offset;
     unsigned flags;
     int64_t min, max;
-    const char *const *values; /* JB_ENUM: NULL-terminated */
+    const char *const *values; /* JB_ENUM, JB_STRING_ARRAY items: NULL-terminated; else NULL */
     jb_check_fn check;         /* JB_STRING / array items: extra rule */
     /* What 'check' requires, for the message; "... match ^...$" names the pattern it checks,
      * which the schema (schema.c) states. */

@@ -10,23 +10,32 @@
 
 #include <string.h>
 
-/* The pattern a check names in its message ("... must match ^[a-z]+$"), or NULL. */
-static const char *check_pattern(const struct jb_field *f)
+/* The pattern a check names in its message ("... must match ^[a-z]+$"), or NULL; its length
+ * (up to its closing '$') in '*len'. */
+static const char *check_pattern(const struct jb_field *f, size_t *len)
 {
     const char *p = f->check_msg ? strstr(f->check_msg, "match ^") : NULL;
-    return p ? p + 6 : NULL;
+    const char *end = p ? strchr(p + 6, '$') : NULL;
+    if (!end)
+        return NULL;
+    *len = (size_t)(end + 1 - (p + 6));
+    return p + 6;
 }
 
 /* The length and pattern rules of a string member 'f' into 'o' (items: 'item'). */
 static void string_rules(const struct jb_field *f, json_t *o, bool item)
 {
-    const char *pattern = check_pattern(f);
-    /* array items are 1..200 characters (bind.c) */
-    json_object_set_new(o, "minLength", json_integer(item ? 1 : f->min));
+    size_t plen = 0;
+    const char *pattern = check_pattern(f, &plen);
+    /* array items are 1..200 characters (bind.c); a minimum of 0 is no rule */
+    if (item || f->min > 0)
+        json_object_set_new(o, "minLength", json_integer(item ? 1 : f->min));
     if (item || f->max > 0)
         json_object_set_new(o, "maxLength", json_integer(item ? 200 : f->max));
     if (pattern)
-        json_object_set_new(o, "pattern", json_string(pattern));
+        json_object_set_new(o, "pattern", json_stringn(pattern, plen));
+    if (item && f->values)
+        json_object_set_new(o, "enum", jb_values_json(f->values));
     else if (f->check == jb_not_blank)
         json_object_set_new(o, "pattern", json_string("\\S"));
 }
@@ -68,7 +77,8 @@ json_t *jb_field_schema(const struct jb_field *f, jb_nested_fn nested, void *ud)
         string_rules(f, items, true);
         type = "array";
         json_object_set_new(o, "items", items);
-        json_object_set_new(o, "minItems", json_integer(f->min));
+        if (f->min > 0)
+            json_object_set_new(o, "minItems", json_integer(f->min));
         json_object_set_new(o, "maxItems", json_integer(f->max));
         if (f->flags & JB_UNIQUE)
             json_object_set_new(o, "uniqueItems", json_true());
@@ -86,9 +96,12 @@ json_t *jb_field_schema(const struct jb_field *f, jb_nested_fn nested, void *ud)
         break;
     }
     }
-    if (type && (f->flags & JB_NULLABLE))
+    if (type && (f->flags & JB_NULLABLE)) {
+        json_t *values = json_object_get(o, "enum");
         json_object_set_new(o, "type", json_pack("[s,s]", type, "null"));
-    else if (type)
+        if (values)
+            json_array_append_new(values, json_null()); /* an enum lists every value taken */
+    } else if (type)
         json_object_set_new(o, "type", json_string(type));
     else if (f->flags & JB_NULLABLE)
         json_object_del(o, "type"); /* any value, null included */

@@ -87,8 +87,10 @@ int router_query_enum(const struct router_req *r, const char *name, int *out, st
     *out = -1;
     if (!q || q->type != ROUTER_Q_ENUM)
         return err_set(e, ERR_INTERNAL, "internal_error", NULL, "the route has no %s", name);
-    if (!v)
+    if (!v) {
+        *out = (int)q->def;
         return 0;
+    }
     for (int i = 0; q->values[i]; i++) {
         if (strcmp(v, q->values[i]) == 0) {
             *out = i;

@@ -76,7 +76,7 @@ enum router_qtype {
 struct router_qparam {
     const char *name;
     enum router_qtype type;
-    int64_t min, max, def;     /* ROUTER_Q_LIMIT */
+    int64_t min, max, def;     /* ROUTER_Q_LIMIT; ROUTER_Q_ENUM: 'def' the default's index, or -1 */
     const char *const *values; /* ROUTER_Q_ENUM: NULL-terminated */
 };
 
@@ -203,7 +203,8 @@ const char *router_query(const struct router_req *r, const char *name); /* NULL:
  * param "limit" when it is not an integer in range. */
 int router_query_limit(const struct router_req *r, unsigned *out, struct err *e);
 /* The route's ROUTER_Q_ENUM query parameter 'name' as the index of its value in the row's
- * 'values' ('*out' -1 when absent): 400 naming it when it is none of them. */
+ * 'values' (absent: the row's default index, -1 when it has none): 400 naming it when it is
+ * none of them. */
 int router_query_enum(const struct router_req *r, const char *name, int *out, struct err *e);
 /* Read the newest-first keyset cursor 'before' (a time and an id with 'id_prefix'); absent
  * leaves '*t' 0 and '*id' NULL; malformed is 400 with param "before". */

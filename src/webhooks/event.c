@@ -17,18 +17,24 @@
 
 #define RENDER_CAP (8u << 20)
 
-const char *const webhooks_event_types[] = {"task.completed",         "task.failed",
-                                            "workflow_run.completed", "workflow_run.failed",
-                                            "document.ready",         "document.failed",
-                                            "integration.connected",  "integration.disconnected",
-                                            "integration.error",      NULL};
+const char *const webhooks_event_selectors[] = {"*",
+                                                "task.completed",
+                                                "task.failed",
+                                                "workflow_run.completed",
+                                                "workflow_run.failed",
+                                                "document.ready",
+                                                "document.failed",
+                                                "integration.connected",
+                                                "integration.disconnected",
+                                                "integration.error",
+                                                NULL};
 
 /* See webhooks.h. */
 bool webhooks_type_known(const char *type, size_t len)
 {
-    for (size_t i = 0; webhooks_event_types[i]; i++)
-        if (strlen(webhooks_event_types[i]) == len &&
-            memcmp(webhooks_event_types[i], type, len) == 0)
+    for (size_t i = 0; WEBHOOKS_EVENT_TYPES[i]; i++)
+        if (strlen(WEBHOOKS_EVENT_TYPES[i]) == len &&
+            memcmp(WEBHOOKS_EVENT_TYPES[i], type, len) == 0)
             return true;
     return false;
 }

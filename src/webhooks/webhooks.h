@@ -14,7 +14,10 @@
 #include <stddef.h>
 
 /* The event types, in the contract's order; NULL-terminated. */
-extern const char *const webhooks_event_types[];
+/* What an endpoint may subscribe to: "*" (every type), then each event type; NULL-terminated. */
+extern const char *const webhooks_event_selectors[];
+/* The event types (NULL-terminated). */
+#define WEBHOOKS_EVENT_TYPES (webhooks_event_selectors + 1)
 /* Whether 'type' ('len' bytes) is one of them. */
 bool webhooks_type_known(const char *type, size_t len);
 

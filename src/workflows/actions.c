@@ -274,38 +274,59 @@ static int check_one(const struct wf_option *o, json_t *v, const char *param, in
 
 /* ---- The options' schema ---- */
 
+/* 'x' as JSON: an integer when it is one. */
+static json_t *num(double x)
+{
+    return x == (double)(json_int_t)x ? json_integer((json_int_t)x) : json_real(x);
+}
+
+/* {"type": 'type', 'lo_key': lo, 'hi_key': hi} (a new object). */
+static json_t *bounded(const char *type, const char *lo_key, double lo, const char *hi_key,
+                       double hi)
+{
+    json_t *o = json_pack("{s:s}", "type", type);
+    json_object_set_new(o, lo_key, num(lo));
+    json_object_set_new(o, hi_key, num(hi));
+    return o;
+}
+
 /* The JSON Schema of option 'o' (a new object): what check_one() accepts. */
 static json_t *option_schema(const struct wf_option *o)
 {
+    json_t *s;
+
     switch (o->type) {
     case WF_OPT_INT:
-        return json_pack("{s:s,s:f,s:f}", "type", "integer", "minimum", o->min, "maximum", o->max);
+        return bounded("integer", "minimum", o->min, "maximum", o->max);
     case WF_OPT_NUMBER:
-        return json_pack("{s:s,s:f,s:f}", "type", "number", "exclusiveMinimum", o->min, "maximum",
-                         o->max);
+        return bounded("number", "exclusiveMinimum", o->min, "maximum", o->max);
     case WF_OPT_ENUM:
         return json_pack("{s:s,s:o}", "type", "string", "enum", jb_values_json(o->values));
     case WF_OPT_TEXT:
-        return json_pack("{s:s,s:f,s:f}", "type", "string", "minLength", o->min, "maxLength",
-                         o->max);
+        return bounded("string", "minLength", o->min, "maxLength", o->max);
     case WF_OPT_TAGS:
-        return json_pack("{s:s,s:i,s:i,s:{s:s,s:i,s:i}}", "type", "array", "minItems", 1,
-                         "maxItems", 50, "items", "type", "string", "minLength", 1, "maxLength",
-                         WF_TAG_MAX);
+        s = bounded("array", "minItems", 1, "maxItems", 50);
+        json_object_set_new(s, "items", bounded("string", "minLength", 1, "maxLength", WF_TAG_MAX));
+        return s;
     case WF_OPT_LABELS:
-        return json_pack(
-            "{s:s,s:f,s:f,s:{s:[{s:s,s:i,s:i},{s:s,s:{s:{s:s,s:i,s:i},s:{s:s,s:i,s:i}},s:[s],"
-            "s:b}]}}",
-            "type", "array", "minItems", o->min, "maxItems", o->max, "items", "oneOf", "type",
-            "string", "minLength", 1, "maxLength", WF_LABEL_MAX, "type", "object", "properties",
-            "name", "type", "string", "minLength", 1, "maxLength", WF_LABEL_MAX, "description",
-            "type", "string", "minLength", 1, "maxLength", WF_LABEL_DESC_MAX, "required", "name",
-            "additionalProperties", 0);
+        s = bounded("array", "minItems", o->min, "maxItems", o->max);
+        json_object_set_new(
+            s, "items",
+            json_pack("{s:[o,{s:s,s:{s:o,s:o},s:[s],s:b}]}", "oneOf",
+                      bounded("string", "minLength", 1, "maxLength", WF_LABEL_MAX), "type",
+                      "object", "properties", "name",
+                      bounded("string", "minLength", 1, "maxLength", WF_LABEL_MAX), "description",
+                      bounded("string", "minLength", 1, "maxLength", WF_LABEL_DESC_MAX), "required",
+                      "name", "additionalProperties", 0));
+        return s;
     case WF_OPT_FIELDS:
-        return json_pack("{s:s,s:f,s:f,s:{s:i,s:i},s:{s:s,s:o}}", "type", "object", "minProperties",
-                         o->min, "maxProperties", o->max, "propertyNames", "minLength", 1,
-                         "maxLength", WF_FIELD_NAME_MAX, "additionalProperties", "type", "string",
-                         "enum", jb_values_json(field_types));
+        s = bounded("object", "minProperties", o->min, "maxProperties", o->max);
+        json_object_set_new(s, "propertyNames",
+                            json_pack("{s:i,s:i}", "minLength", 1, "maxLength", WF_FIELD_NAME_MAX));
+        json_object_set_new(
+            s, "additionalProperties",
+            json_pack("{s:s,s:o}", "type", "string", "enum", jb_values_json(field_types)));
+        return s;
     }
     return json_object();
 }
