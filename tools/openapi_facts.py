@@ -28,6 +28,11 @@ STRUCTURE = {"type", "properties", "required", "additionalProperties", "minLengt
              "pattern", "items", "minItems", "maxItems", "uniqueItems", "minProperties",
              "maxProperties", "propertyNames", "oneOf", "anyOf", "allOf", "$ref", "default"}
 
+# Keywords that restate a fact of the C when written by hand in a request schema.
+RESTATED = STRUCTURE - {"$ref", "allOf", "anyOf", "oneOf", "properties", "items"}
+STRICT = True
+PROBLEMS = []
+
 # The nested shapes the C names (describe.c "schemas") and the components they become.
 NAMED = {"Recurring": "Recurring", "WorkflowTrigger": "WorkflowTrigger"}
 
@@ -95,6 +100,9 @@ def render(doc, c, hand, where, top=False):
             raise FactError("gen_openapi: %s: the document says type %s, the C %s"
                             % (where, htype, ctype))
         return kept
+    stated = sorted(set(node) & RESTATED) if hand else []
+    if stated and STRICT:
+        PROBLEMS.append("%s: %s" % (where, ", ".join(stated)))
     out = {k: copy.deepcopy(v) for k, v in prose.items()}
     for k, v in c.items():
         if k == "properties":
@@ -197,15 +205,17 @@ def _options_union(actions):
     return {"type": "object", "additionalProperties": False, "properties": out}
 
 
-def _named_components(doc, facts):
-    """Render the components of the named shapes from the C, with their prose."""
+def _named_components(doc, orig, facts):
+    """Render the components of the named shapes from the C, with their prose ('orig': the
+    document as gen_openapi.py wrote it)."""
     schemas = doc["components"]["schemas"]
+    hand = orig["components"]["schemas"]
     step_c = copy.deepcopy(facts["schemas"]["WorkflowSteps"]["items"])
     step_c["properties"]["options"] = _options_union(facts["actions"])
-    hand_step = schemas.get("WorkflowStep")
     for key, comp in NAMED.items():
-        schemas[comp] = render(doc, facts["schemas"][key], schemas.get(comp), comp, top=True)
-    schemas["WorkflowStep"] = render(doc, step_c, hand_step, "WorkflowStep", top=True)
+        schemas[comp] = render(orig, facts["schemas"][key], hand.get(comp), comp, top=True)
+    schemas["WorkflowStep"] = render(orig, step_c, hand.get("WorkflowStep"), "WorkflowStep",
+                                     top=True)
     # inside the trigger, the recurrence is the Recurring component
     trig = schemas["WorkflowTrigger"]["properties"]
     trig["recurring"] = _name_nested(trig["recurring"], {"Recurring": facts["schemas"]["Recurring"]})
@@ -214,7 +224,7 @@ def _named_components(doc, facts):
     return named, step_c
 
 
-def _apply_body(doc, op, route, named, done):
+def _apply_body(doc, orig, op, route, named, done):
     """The request body of 'op' rendered from the route's C schema; a component shared by
     several routes must come out the same for each ('done': name -> rendered)."""
     content = op.get("requestBody", {}).get("content", {}).get("application/json")
@@ -222,7 +232,7 @@ def _apply_body(doc, op, route, named, done):
     if not content:
         return
     hand = content["schema"]
-    rendered = _name_nested(render(doc, route["body_schema"], hand, where, top=True), named)
+    rendered = _name_nested(render(orig, route["body_schema"], hand, where, top=True), named)
     if "$ref" not in hand:
         content["schema"] = rendered
         return
@@ -297,7 +307,8 @@ def _fill_limits(doc, facts):
 
 def apply(doc, facts):
     """Make every fact of 'doc' that the C holds the C's (see the top)."""
-    named, step_c = _named_components(doc, facts)
+    orig = copy.deepcopy(doc)
+    named, step_c = _named_components(doc, orig, facts)
     named.update(_enum_components(doc, facts))
     step_bare = facts["schemas"]["WorkflowSteps"]["items"]
     done = {}
@@ -311,7 +322,7 @@ def apply(doc, facts):
             # a step's options are its action's: the union of the actions' table
             route = dict(route, body_schema=_replace_equal(route["body_schema"], step_bare,
                                                            step_c))
-            _apply_body(doc, op, route, named, done)
+            _apply_body(doc, orig, op, route, named, done)
         _apply_query(doc, op, route)
     _fill_limits(doc, facts)
     used = json.dumps(doc["paths"])
