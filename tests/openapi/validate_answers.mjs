@@ -38,7 +38,8 @@ async function main(argv) {
   }
   const doc = JSON.parse(fs.readFileSync(argv[0], "utf8"));
   const answers = [];
-  const lines = readline.createInterface({ input: fs.createReadStream(argv[1]), crlfDelay: Infinity });
+  const input = fs.createReadStream(argv[1]);
+  const lines = readline.createInterface({ input, crlfDelay: Infinity });
   for await (const l of lines) if (l.trim() !== "") answers.push(JSON.parse(l));
 
   // strict off: the document as a whole is not a schema (its `openapi`, `paths`, ... are
@@ -54,10 +55,11 @@ async function main(argv) {
   const counts = { json: 0, other: 0, unknown: 0, trimmed: 0 };
 
   const pair = (key) => {
-    if (!pairs.has(key)) pairs.set(key, { answers: 0, failures: new Map() });
+    if (!pairs.has(key)) pairs.set(key, { answers: 0, bad: new Set(), failures: new Map() });
     return pairs.get(key);
   };
   const fail = (p, what, a) => {
+    p.bad.add(a);
     if (!p.failures.has(what)) p.failures.set(what, { n: 0, example: a });
     p.failures.get(what).n++;
   };
@@ -74,10 +76,19 @@ async function main(argv) {
     if (a.trimmed_from !== undefined) counts.trimmed++;
     const validate = validator(ptr);
     if (validate(a.body)) return;
-    for (const e of validate.errors.slice(0, 4)) {
+    // The deepest places first (in an anyOf/oneOf, the branch that matched furthest), then the
+    // anyOf/oneOf that none matched.
+    const depth = (e) => e.instancePath.split("/").length;
+    const errors = [...validate.errors].sort((x, y) => depth(y) - depth(x));
+    const shown = errors.slice(0, 3);
+    const choice = errors.find((e) => e.keyword === "anyOf" || e.keyword === "oneOf");
+    if (choice && !shown.includes(choice)) shown.push(choice);
+    const what = new Set();
+    for (const e of shown) {
       const at = e.instancePath.replace(/\/[0-9]+(?=\/|$)/g, "/*") || "(the body)";
-      fail(p, `${at}: ${e.message} ${paramsText(e)}(schema ${e.schemaPath})`, a);
+      what.add(`${at}: ${e.message} ${paramsText(e)}(schema ${e.schemaPath})`);
     }
+    for (const w of what) fail(p, w, a);
   };
 
   for (const a of answers) {
@@ -157,9 +168,9 @@ async function main(argv) {
       continue;
     }
     invalid++;
-    const bad = [...p.failures.values()].reduce((n, f) => n + f.n, 0);
-    console.log(`not ok - ${key}: ${bad} failure(s) in ${p.answers} answer(s)`);
+    console.log(`not ok - ${key}: ${p.bad.size} of ${p.answers} answer(s) invalid`);
     let shown = 0;
+    let last;
     for (const [what, f] of p.failures) {
       if (shown++ === MAX_SHOWN) {
         console.log(`#   ... and ${p.failures.size - MAX_SHOWN} more`);
@@ -167,7 +178,9 @@ async function main(argv) {
       }
       const a = f.example;
       const body = a.text !== undefined ? a.text : JSON.stringify(a.body);
-      console.log(`#   ${what} [${f.n}x]`);
+      console.log(`#   ${what} [${f.n} answer(s)]`);
+      if (a === last) continue; // the same example as the line before
+      last = a;
       console.log(`#     e.g. ${a.test || "(no test)"}: ${a.method || "?"} ${a.path || "?"}`);
       if (body !== undefined) console.log(`#     body: ${excerpt(body, 400)}`);
     }
