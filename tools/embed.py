@@ -19,6 +19,8 @@ def c_string(data: bytes) -> str:
             piece = '\\"'
         elif ch == '\n':
             piece = '\\n'
+        elif ch == '?':
+            piece = '\\?'  # so that no trigraph forms (ISO C17 reads `??!` as `|`)
         elif 32 <= b < 127:
             piece = ch
         else:

@@ -1226,6 +1226,14 @@ def build_schemas():
                          "description": "`create_task`: default medium."},
             "due_in_hours": {"type": "number", "exclusiveMinimum": 0, "maximum": 8760,
                              "description": "`create_task`: due this long after the step."},
+            "channel": string("`slack.post_message` (required).", minLength=1, maxLength=200),
+            "repo": string("`github.create_issue` (required): owner/name.", minLength=3,
+                           maxLength=200),
+            "calendar_id": string("`google_calendar.create_event`: default `primary`.",
+                                  minLength=1, maxLength=500),
+            "subject": string("`outlook.send_mail` (required; `to` too).", minLength=1,
+                              maxLength=500),
+            "contact_email": string("`hubspot.create_note`.", minLength=3, maxLength=320),
         }, description="Per action; an option the action does not take is refused. Shown as "
                        "`{}` when none."),
     }, required=["employee_id", "action", "input"],
@@ -1564,13 +1572,65 @@ def build_schemas():
                                           "(an array) is refused.",
         examples=[{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                    "params": {"name": "get_task", "arguments": {"task_id": ID["task"]}}}])
+    s["McpInitializeResult"] = obj({
+        "protocolVersion": string("The client's version when it is one of ours, else the "
+                                  "newest.", examples=["2025-11-25"]),
+        "capabilities": obj({"tools": obj({})}, required=["tools"]),
+        "serverInfo": obj({"name": string(), "title": string(), "version": string()},
+                          required=["name", "title", "version"]),
+        "instructions": string(),
+    }, required=["protocolVersion", "capabilities", "serverInfo", "instructions"],
+        description="The result of `initialize`.")
+    hint = {"type": "boolean"}
+    s["McpToolList"] = obj({
+        "tools": {"type": "array", "items": obj({
+            "name": string(),
+            "title": string(),
+            "description": string(),
+            "inputSchema": {"type": "object", "additionalProperties": True,
+                            "description": "The JSON Schema of the tool's arguments."},
+            "outputSchema": {"type": "object", "additionalProperties": True,
+                             "description": "The JSON Schema of the result's "
+                                            "`structuredContent`."},
+            "annotations": obj({"readOnlyHint": hint, "destructiveHint": hint,
+                                "idempotentHint": hint, "openWorldHint": hint},
+                               required=["readOnlyHint", "destructiveHint", "idempotentHint",
+                                         "openWorldHint"]),
+        }, required=["name", "title", "description", "inputSchema", "outputSchema",
+                     "annotations"])},
+    }, required=["tools"], description="The result of `tools/list`: the tools the key's "
+                                       "scopes allow.")
+    mcp_text = {"type": "array", "minItems": 1, "maxItems": 1,
+                "items": obj({"type": {"type": "string", "const": "text"}, "text": string()},
+                             required=["type", "text"]),
+                "description": "One text item: the operation's JSON answer, or its error body."}
+    s["McpToolResult"] = {
+        "description": "The result of `tools/call`: the operation's answer (`isError: false`, "
+                       "with `structuredContent`), or its failure (`isError: true`, the "
+                       "text this API's error body).",
+        "oneOf": [
+            obj({"content": mcp_text,
+                 "structuredContent": {"type": "object", "additionalProperties": True,
+                                       "description": "The operation's JSON answer."},
+                 "isError": {"type": "boolean", "const": False}},
+                required=["content", "structuredContent", "isError"]),
+            obj({"content": mcp_text, "isError": {"type": "boolean", "const": True}},
+                required=["content", "isError"]),
+        ],
+    }
     s["McpResponse"] = obj({
         "jsonrpc": {"type": "string", "const": "2.0"},
         "id": {"type": ["string", "integer", "null"],
                "description": "The request's id; null when the message had no usable id."},
+        # `type` and `additionalProperties` too: typed clients then read a member by name
+        # (`result["tools"]`) without first telling the results apart.
         "result": {"type": "object", "additionalProperties": True,
-                   "description": "The method's result. `tools/call`: `{content: [{type: "
-                                  "\"text\", text}], structuredContent?, isError}`."},
+                   "allOf": [{"anyOf": [S("McpInitializeResult"), S("McpToolList"),
+                                        S("McpToolResult"),
+                                        {"type": "object", "additionalProperties": True,
+                                         "maxProperties": 0,
+                                         "description": "The result of `ping`: `{}`."}]}],
+                   "description": "The method's result."},
         "error": obj({
             "code": integer("-32700 parse error, -32600 invalid request, -32601 method not "
                             "found, -32602 invalid params (unknown tool, malformed "
@@ -1597,10 +1657,10 @@ def build_schemas():
                                      "or null.")),
             "code": S("ErrorCode"),
         }, required=["message", "type", "param", "code"]),
-    }, required=["error"], description="The body of every error of `/v1/openai/*` (also 401, "
-                                        "404, 405, 413, 415 and 429 found before the "
-                                        "operation): OpenAI's shape with this API's statuses "
-                                        "and codes.")
+    }, required=["error"], description="The body of every error of `/v1/openai` and "
+                                        "`/v1/openai/*` (also 401, 404, 405, 413, 415 and 429 "
+                                        "found before the operation): OpenAI's shape with "
+                                        "this API's statuses and codes.")
     s["OpenAIModel"] = obj({
         "id": S("EmployeeId"),
         "object": {"type": "string", "const": "model"},
@@ -1871,6 +1931,7 @@ SHARED_RESPONSES = {
     (429, ("rate_limit_exceeded", "concurrency_limit_exceeded"), True): "TooManyRequests",
     (500, ("internal_error",), True): "InternalError",
     (500, ("internal_error",), False): "InternalErrorPublic",
+    (503, ("service_unavailable",), True): "ServiceUnavailable",
 }
 
 
@@ -1958,8 +2019,10 @@ class Spec:
         all_codes = set(codes) | {"invalid_request", "internal_error", "uri_too_long",
                                   "request_header_fields_too_large"}
         if auth:
+            # the key is checked in the database: 503 while it cannot be reached
             all_codes |= {"missing_api_key", "invalid_api_key", "permission_denied",
-                          "rate_limit_exceeded", "concurrency_limit_exceeded"}
+                          "rate_limit_exceeded", "concurrency_limit_exceeded",
+                          "service_unavailable"}
         if json_body:
             all_codes |= {"request_too_large", "unsupported_media_type"}
         if method == "post":
@@ -2786,7 +2849,7 @@ def build_paths():
            body_required=True,
            ok=ok_json("WorkflowRun", "The queued run."),
            codes=["insufficient_credits", "workflow_disabled", "rate_limit_exceeded",
-                  "concurrency_limit_exceeded", "route_not_found"],
+                  "concurrency_limit_exceeded", "route_not_found", "service_unavailable"],
            notes={"route_not_found": "No workflow has this token (a rotated or deleted one, or "
                                      "a trigger that is no longer a webhook).",
                   "invalid_request": "The body is not a JSON object (an array, a string, "
@@ -2824,17 +2887,19 @@ def build_paths():
                        "because providers add their own (e.g. `scope`).",
            ok={"description": "Connected; a short HTML page (no `redirect_uri` was given).",
                "content": {"text/html": {"schema": {"type": "string"}}}},
-           codes=["provider_not_found", "upstream_error"],
+           codes=["provider_not_found", "upstream_error", "service_unavailable"],
            notes={"invalid_request": "`state` is missing, unknown, used, expired or of another "
                                      "provider (`param: \"state\"`), `code` is missing "
                                      "(`param: \"code\"`), or the provider answered `error`.",
                   "upstream_error": "The token exchange failed."},
            bad_param="state")
     sp.paths["/v1/integrations/{provider}/callback"]["get"]["responses"]["302"] = {
-        "description": "Connected; redirect to the `redirect_uri` given to connect.",
+        "description": "Connected; redirect to the `redirect_uri` given to connect, with a "
+                       "short HTML page.",
         "headers": {"X-Request-Id": ref("headers", "X-Request-Id"),
                     "Location": {"description": "The `redirect_uri`.", "required": True,
                                  "schema": string(format="uri")}},
+        "content": {"text/html": {"schema": {"type": "string"}}},
     }
     sp.add("delete", "/v1/integrations/{provider}", "disconnectIntegration",
            "Disconnect an integration", "Integrations", built=True, scope="integrations",
@@ -2876,7 +2941,8 @@ def build_paths():
            body_required=True,
            ok=ok_json("IntegrationEventResult", "Verified."),
            codes=["invalid_signature", "integration_not_configured", "route_not_found",
-                  "rate_limit_exceeded", "concurrency_limit_exceeded", "insufficient_credits"],
+                  "rate_limit_exceeded", "concurrency_limit_exceeded", "insufficient_credits",
+                  "service_unavailable"],
            notes={"route_not_found": "The token is unknown, or the provider sends no events "
                                      "the server can verify.",
                   "integration_not_configured": "No signing secret is configured for the "
@@ -3040,6 +3106,23 @@ def build_paths():
                        "`/v1/openapi.json`, with no request to any other host. "
                        "Operations have anchors: `/docs#<operationId>`. " + page_headers,
            ok={"description": "The page.", "content": html_page})
+    # The embedded files (the console's, the reference page and this document) carry an ETag
+    # and are sent gzip-compressed to a client that takes it (api/console.c).
+    for path in ("/console/", "/console/{file}", "/docs", "/v1/openapi.json"):
+        responses = sp.paths[path]["get"]["responses"]
+        items = list(responses.items())
+        responses.clear()
+        responses.update(items[:1])
+        responses["304"] = {
+            "description": "Not modified: the request's `If-None-Match` holds the `ETag` this "
+                           "content was sent with (an answer 200 carries `ETag`, "
+                           "`Cache-Control: no-cache` and, when `Accept-Encoding` takes "
+                           "`gzip`, `Content-Encoding: gzip`). No body.",
+            "headers": {"X-Request-Id": ref("headers", "X-Request-Id"),
+                        "ETag": {"description": "The content's entity tag.",
+                                 "schema": string()}},
+        }
+        responses.update(items[1:])
     return sp
 
 

@@ -16,8 +16,15 @@ Server is instead WORKFORCE_HTTP_NODES nodes (default 2) on a database of its ow
 PostgreSQL, and its requests alternate between the nodes; a test of a SQLite-only feature is
 skipped there (sqlite_only), and a test of several nodes is skipped on SQLite (pg_only). One node
 can be killed (kill_node) and started again on its port (start_node).
+
+With WORKFORCE_HTTP_ANSWERS set (tests/http/run.py sets it), every answer read by
+Server.request() or read_response() is appended to that file as one JSON line (method, path,
+status, content type, the body when it is JSON), and tests/openapi/validate_answers.mjs checks
+each against the API document's response for its operation and status.
 """
 
+import collections
+import gzip
 import http.client
 import json
 import os
@@ -28,6 +35,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 
@@ -195,6 +203,94 @@ class Response:
     def __repr__(self):
         b = self.body[:600]
         return "<Response %s %r>" % (self.status, b)
+
+
+# ---- Answers for the response-schema check ----
+
+# The test running now (tests/http/run.py sets it), named in each recorded answer.
+current_test = None
+_answers_lock = threading.Lock()
+ANSWER_BODY_MAX = 1024 * 1024
+
+
+def _trimmed(v):
+    if isinstance(v, list):
+        return [_trimmed(x) for x in v[:100]]
+    if isinstance(v, dict):
+        return {k: _trimmed(x) for k, x in v.items()}
+    if isinstance(v, str):
+        return v[:10000]
+    return v
+
+
+def record_answer(method, path, r):
+    """Append the answer 'r' to 'method path' as one JSON line to $WORKFORCE_HTTP_ANSWERS
+    (nothing when it is unset): tests/openapi/validate_answers.mjs validates each answer against
+    the API document's response for its operation and status. The body is kept when the content
+    type is JSON (as text when it does not parse, which the check reports); other bodies are not
+    kept, only their content type. method and path are None when not known."""
+    out = os.environ.get("WORKFORCE_HTTP_ANSWERS")
+    if not out or method == "HEAD":
+        return
+    ct = r.header("Content-Type", "") or ""
+    line = {"test": current_test, "method": method, "path": path, "status": r.status,
+            "content_type": ct}
+    media = ct.split(";", 1)[0].strip().lower()
+    if media == "application/json" or media.endswith("+json"):
+        raw, parsed = r.body, r.json
+        if (r.header("Content-Encoding") or "").lower() == "gzip":
+            try:
+                raw = gzip.decompress(raw)
+                parsed = json.loads(raw.decode("utf-8"))
+            except (OSError, EOFError, ValueError):
+                parsed = None
+        if parsed is not None or raw == b"null":
+            line["body"] = parsed
+            if len(raw) > ANSWER_BODY_MAX:
+                # a very large answer (a long conversation): its first array items and the
+                # beginning of its long strings, which only makes it smaller
+                line["body"] = _trimmed(parsed)
+                line["trimmed_from"] = len(raw)
+        else:
+            line["text"] = raw[:2000].decode("utf-8", "replace")
+    data = (json.dumps(line, separators=(",", ":")) + "\n").encode("utf-8")
+    with _answers_lock:
+        with open(out, "ab") as f:
+            f.write(data)
+
+
+class RecordingSocket:
+    """A socket of Server.connect(), which notes the request line of each request sent on it
+    (a send that begins with one), so that read_response() can record its answer with its
+    method and path. Everything else is the socket's own."""
+
+    REQUEST_LINE = re.compile(rb"([A-Z]+) (\S+) HTTP/1\.[01]\r\n")
+
+    def __init__(self, sock):
+        self._sock = sock
+        self.requests = collections.deque()
+
+    def _note(self, data):
+        m = self.REQUEST_LINE.match(bytes(data[:8192]))
+        if m:
+            self.requests.append((m.group(1).decode(), m.group(2).decode("latin-1")))
+
+    def sendall(self, data, *args):
+        self._note(data)
+        return self._sock.sendall(data, *args)
+
+    def send(self, data, *args):
+        self._note(data)
+        return self._sock.send(data, *args)
+
+    def __getattr__(self, name):
+        return getattr(self._sock, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._sock.close()
 
 
 # ---- The server process ----
@@ -494,7 +590,9 @@ class Server:
             conn.request(method, path, body=body, headers=hdrs)
             resp = conn.getresponse()
             data = resp.read()
-            return Response(resp.status, resp.getheaders(), data)
+            r = Response(resp.status, resp.getheaders(), data)
+            record_answer(method, path, r)
+            return r
         finally:
             conn.close()
 
@@ -518,7 +616,7 @@ class Server:
 
     def connect(self, timeout=30):
         s = socket.create_connection((self.host, self.port), timeout=timeout)
-        return s
+        return RecordingSocket(s)
 
 
 def run_cli(args, env=None, timeout=30):
@@ -565,7 +663,11 @@ def read_response(sock, timeout=15.0):
                 f.readline()
         else:
             body = f.read()
-        return Response(status, headers, body)
+        r = Response(status, headers, body)
+        sent = getattr(sock, "requests", None)
+        method, path = sent.popleft() if sent else (None, None)
+        record_answer(method, path, r)
+        return r
     finally:
         f.close()
 
@@ -585,6 +687,8 @@ class ServerTestCase(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
+        global current_test
+        current_test = "%s.%s (setUpClass)" % (cls.__module__, cls.__qualname__)
         cls.server = Server(env=cls.server_env, nodes=1 if cls.single_node else None)
         if cls.one_node:
             cls.server.pin = 0
