@@ -1160,10 +1160,9 @@ def build_schemas():
                    " (e.g. `github.issues.opened`)."),
         "recurring": P(),
     }, description="Members a type does not take are refused (400 with their `param`).")
-    s["WorkflowStep"] = obj({
-        "employee_id": S("EmployeeId"),
-        "action": {"type": "string", "enum": ACTIONS,
-                   "description": "What the employee does with the input. Outputs: `respond` "
+    s["WorkflowStep"] = PO({
+        "employee_id": P("An employee of this organization and key mode (`emp_...`)."),
+        "action": {"description": "What the employee does with the input. Outputs: `respond` "
                                   "and `summarize` a string; `classify` `{label, score}`; "
                                   "`extract` an object with every field (null when absent); "
                                   "`draft_email` `{subject, body}`; `search_knowledge` "
@@ -1182,14 +1181,14 @@ def build_schemas():
                                   "`integration_not_connected`; a provider's refusal fails it "
                                   "with the provider's reason; a busy provider (429, 5xx, no "
                                   "answer) is tried again like an engine."},
-        "input": string("Template: `{{trigger.<path>}}`, `{{steps[N].output}}`, "
+        "input": P("Template: `{{trigger.<path>}}`, `{{steps[N].output}}`, "
                         "`{{steps[N].output.<path>}}` (N earlier than this step), "
                         "`{{workflow.id}}`, `{{run.id}}`; paths take `.name` and `[index]`. "
                         "A string renders as itself, an object or array as compact JSON, null "
                         "or a missing value as nothing; `\\{{` writes a literal `{{`. At most "
                         "64 KiB and 256 references. Checked at creation (400 "
                         "`param: \"steps[i].input\"`).", examples=["{{trigger.body}}"]),
-        "condition": nullable(string(
+        "condition": P(
             "`{{ expr }}` with paths, literals (strings in single or double quotes, numbers, "
             "true, false, null), `== != < <= > >=`, `contains`, `&& || !` and parentheses. "
             "Comparisons bind tightest, then `!`, `&&`, `||`; comparisons do not chain. "
@@ -1197,47 +1196,31 @@ def build_schemas():
             "string never equals a number; ordering compares two numbers or two strings and "
             "is false otherwise; comparing a string literal with a number literal is refused "
             "at creation.",
-            examples=["{{ steps[0].output.label == \"billing\" && trigger.amount > 100 }}"])),
-        "options": obj({
-            "max_sentences": integer("`summarize`: 1..20, default 3.", minimum=1, maximum=20),
-            "labels": {"type": "array", "minItems": 2, "maxItems": 50,
-                       "description": "`classify` (required): names, or `{name, "
-                                      "description}`; names are unique.",
-                       "items": {"oneOf": [string(minLength=1, maxLength=200),
-                                           obj({"name": string(minLength=1, maxLength=200),
-                                                "description": string(minLength=1,
-                                                                      maxLength=1000)},
-                                               required=["name"])]}},
-            "fields": {"type": "object", "minProperties": 1, "maxProperties": 50,
-                       "description": "`extract` (required): field name to type.",
-                       "additionalProperties": {"type": "string", "enum": [
-                           "string", "number", "boolean", "date", "email", "url", "phone"]}},
-            "to": string("`draft_email`: the recipient (a template).", minLength=1,
-                         maxLength=2000),
-            "tone": string("`draft_email`: e.g. formal, friendly (a template).", minLength=1,
-                           maxLength=100),
-            "limit": integer("`search_knowledge`: 1..50, default 5.", minimum=1, maximum=50),
-            "tags": {"type": "array", "items": string(minLength=1, maxLength=100),
-                     "minItems": 1, "maxItems": 50,
-                     "description": "`search_knowledge`: documents having any of them."},
-            "title": string("`create_task`: the task's title (a template); default: the "
-                            "workflow's name.", minLength=1, maxLength=200),
-            "priority": {"type": "string", "enum": ["low", "medium", "high", "urgent"],
-                         "description": "`create_task`: default medium."},
-            "due_in_hours": {"type": "number", "exclusiveMinimum": 0, "maximum": 8760,
-                             "description": "`create_task`: due this long after the step."},
-            "channel": string("`slack.post_message` (required).", minLength=1, maxLength=200),
-            "repo": string("`github.create_issue` (required): owner/name.", minLength=3,
-                           maxLength=200),
-            "calendar_id": string("`google_calendar.create_event`: default `primary`.",
-                                  minLength=1, maxLength=500),
-            "subject": string("`outlook.send_mail` (required; `to` too).", minLength=1,
-                              maxLength=500),
-            "contact_email": string("`hubspot.create_note`.", minLength=3, maxLength=320),
+            examples=["{{ steps[0].output.label == \"billing\" && trigger.amount > 100 }}"]),
+        # Which action takes which option, and their rules, are the actions' table's
+        # (src/workflows/actions.c): openapi_facts writes them.
+        "options": PO({
+            "max_sentences": P("`summarize`; default 3."),
+            "labels": P("`classify` (required): names, or `{name, description}`; names are "
+                        "unique."),
+            "fields": P("`extract` (required): field name to type."),
+            "to": P("`draft_email`: the recipient (a template); `outlook.send_mail` "
+                    "(required)."),
+            "tone": P("`draft_email`: e.g. formal, friendly (a template)."),
+            "limit": P("`search_knowledge`; default 5."),
+            "tags": P("`search_knowledge`: documents having any of them."),
+            "title": P("`create_task`: the task's title (a template); default: the workflow's "
+                       "name."),
+            "priority": P("`create_task`: default medium."),
+            "due_in_hours": P("`create_task`: due this long after the step."),
+            "channel": P("`slack.post_message` (required)."),
+            "repo": P("`github.create_issue` (required): owner/name."),
+            "calendar_id": P("`google_calendar.create_event`: default `primary`."),
+            "subject": P("`outlook.send_mail` (required; `to` too)."),
+            "contact_email": P("`hubspot.create_note`."),
         }, description="Per action; an option the action does not take is refused. Shown as "
                        "`{}` when none."),
-    }, required=["employee_id", "action", "input"],
-        description="On a record, `condition` is null and `options` `{}` when not given.")
+    }, description="On a record, `condition` is null and `options` `{}` when not given.")
     wf_create = {
         "name": P(),
         "description": P(),

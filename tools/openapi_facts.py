@@ -13,8 +13,9 @@ the order of things) and calls apply(), which makes every fact the C holds the C
   - a workflow step's options are the union of the options of every action of the C's table;
   - the query parameters of each operation are exactly the route's, and the page sizes and
     enumerations take the C's schema (default, range, values);
-  - an operation is refused (the generator stops) when the C has no such route, or the
-    document has a member or a query parameter the C does not take.
+  - the generator stops when the document has an operation, a member or a query parameter
+    the C does not, or when a request schema written in gen_openapi.py states a rule (type,
+    limit, values, required) of a member whose rules the C holds: it must be prose only.
 
 Standard library only; deterministic.
 """
@@ -325,6 +326,9 @@ def apply(doc, facts):
             _apply_body(doc, orig, op, route, named, done)
         _apply_query(doc, op, route)
     _fill_limits(doc, facts)
+    if PROBLEMS:
+        raise FactError("gen_openapi: request schemas restate what the C holds (write only "
+                        "prose there, with P and PO):\n  " + "\n  ".join(PROBLEMS))
     used = json.dumps(doc["paths"])
     for name in list(doc["components"].get("parameters", {})):
         if '"#/components/parameters/%s"' % name not in used:
