@@ -1805,6 +1805,14 @@ def build_headers():
     }
 
 
+def c_route(method, path):
+    """The C's route 'method' 'path' (docs/api-facts.json), or None."""
+    for route in FACTS["routes"]:
+        if route["method"] == method.upper() and route["path"] == path:
+            return route
+    return None
+
+
 def c_query(path, name):
     """The C's schema of query parameter 'name' of GET 'path'."""
     for route in FACTS["routes"]:
@@ -1996,6 +2004,11 @@ class Spec:
         """
         assert op_id not in self.op_ids, op_id
         self.op_ids.add(op_id)
+        # whether a key is needed, and its scope, are the C route's
+        route = c_route(method, path)
+        if route:
+            auth = not route["public"]
+            scope = route["scopes"][0] if route["scopes"] else None
         notes = dict(notes or {})
         if json_body is None:
             json_body = body is not None
@@ -2199,7 +2212,7 @@ def build_paths():
 
     # --- employees -----------------------------------------------------------
     sp.add("get", "/v1/employees", "listEmployees", "List employees", "Employees",
-           built=True, scope="employees:read",
+           built=True,
            description="Employees ordered by name, then id. `total` counts all employees "
                        "matching the filters, ignoring the cursor. Every organization starts "
                        "with the shipped catalog (at least 8 employees over at least 5 "
@@ -2211,17 +2224,17 @@ def build_paths():
                    ref("parameters", "EmployeesLimit"), ref("parameters", "After")],
            ok=ok_json("EmployeeList", "A page of employees."), bad_param="limit")
     sp.add("post", "/v1/employees", "createEmployee", "Create an employee", "Employees",
-           built=True, scope="employees:write",
+           built=True,
            description="Operator extension: adds an employee to this organization (and key "
                        "mode). Answers the detail object.",
            body=json_content("EmployeeCreate"), body_required=True,
            ok=ok_json("Employee", "The new employee."), bad_param="name")
     sp.add("get", "/v1/employees/{id}", "getEmployee", "Get an employee", "Employees",
-           built=True, scope="employees:read", params=[emp_id],
+           built=True, params=[emp_id],
            ok=ok_json("Employee", "The employee."), codes=["employee_not_found"],
            notes={"employee_not_found": not_found_note})
     sp.add("patch", "/v1/employees/{id}", "updateEmployee", "Update an employee", "Employees",
-           built=True, scope="employees:write", params=[emp_id],
+           built=True, params=[emp_id],
            description="Operator extension: changes any of the creation fields. `status` "
                        "`offline` disables the employee (chat then gives 409 "
                        "`employee_offline`; its tasks wait as pending) and `idle` brings it "
@@ -2231,7 +2244,7 @@ def build_paths():
            codes=["employee_not_found"], notes={"employee_not_found": not_found_note},
            bad_param="status")
     sp.add("get", "/v1/employees/{id}/stats", "getEmployeeStats", "Get employee statistics",
-           "Employees", built=True, scope="employees:read",
+           "Employees", built=True,
            description="Computed from stored facts over the period ending now: 24 hourly "
                        "buckets for `24h`, 7/30/90 daily buckets for `7d`/`30d`/`90d`, UTC "
                        "aligned; `from` is the start of the first bucket, `to` is now.",
@@ -2295,7 +2308,7 @@ def build_paths():
         "from the organization's balance, never below 0; test keys: 0 and the balance is "
         "untouched. A failed reply charges nothing and stores no assistant message.")
     sp.add("post", "/v1/chat", "createChatMessage", "Chat with an employee", "Chat",
-           built=True, scope="chat",
+           built=True,
            description="Sends a message and answers the employee's reply, a Message with "
                        "`sources` and `usage`.\n\n"
                        "With `stream: true` the answer is `text/event-stream` instead, exactly "
@@ -2311,7 +2324,7 @@ def build_paths():
                "content": {"application/json": {"schema": S("Message")}}},
            codes=chat_codes, notes=chat_notes, bad_param="message")
     sp.add("post", "/v1/chat/stream", "streamChatMessage", "Chat with an employee, streamed",
-           "Chat", built=True, scope="chat",
+           "Chat", built=True,
            description="The same body as `POST /v1/chat`; the answer is always an event stream "
                        "(`stream` is accepted and ignored). `Accept` is not checked; clients "
                        "should send `Accept: text/event-stream`.\n\n" + chat_common,
@@ -2328,14 +2341,14 @@ def build_paths():
                  "415, 429), have OpenAI's shape `{\"error\": {\"message\", \"type\", "
                  "\"param\", \"code\"}}` with this API's statuses and codes.")
     sp.add("get", "/v1/openai/models", "listOpenAIModels", "List employees as OpenAI models",
-           "OpenAI", built=True, scope="chat",
+           "OpenAI", built=True,
            description="The employees the key may chat with (those the organization's tier "
                        "allows; offline ones too, a chat with them gives 409), ordered by "
                        "name, as OpenAI model objects: `id` is the employee id, `owned_by` the "
                        "organization. " + oa_scope + oa_errors,
            ok=ok_json("OpenAIModelList", "The models."), openai=True)
     sp.add("get", "/v1/openai/models/{id}", "getOpenAIModel", "Get an employee as an OpenAI model",
-           "OpenAI", built=True, scope="chat",
+           "OpenAI", built=True,
            params=[path_param("id", "Employee id (`emp_...`).")],
            description="One employee as a model object. Unknown: 404 `employee_not_found` "
                        "(`param: \"model\"`); a `manager` employee for a `starter` "
@@ -2344,7 +2357,6 @@ def build_paths():
            openai=True)
     sp.add("post", "/v1/openai/chat/completions", "createOpenAIChatCompletion",
            "Chat with an employee through OpenAI's chat completions", "OpenAI", built=True,
-           scope="chat",
            description="OpenAI's chat completion request answered by an employee: `model` is "
                        "the employee id, the last user message the message, the earlier user "
                        "and assistant messages the history, system and developer messages the "
@@ -2446,7 +2458,7 @@ def build_paths():
     conv_nf = {"conversation_not_found": "No such conversation in this organization and key "
                                          "mode (`param: \"id\"`); also after it was deleted."}
     sp.add("get", "/v1/conversations", "listConversations", "List conversations",
-           "Conversations", built=True, scope="conversations",
+           "Conversations", built=True,
            description="Conversations of this organization and key mode, newest activity "
                        "(`updated_at`, then id) first, keyset-paginated with `before`.",
            params=[query_param("employee_id", "Only conversations with this employee "
@@ -2463,7 +2475,7 @@ def build_paths():
                                         "(`param: \"employee_id\"`)."},
            bad_param="limit")
     sp.add("get", "/v1/conversations/{id}", "getConversation", "Get a conversation",
-           "Conversations", built=True, scope="conversations", params=[conv_id],
+           "Conversations", built=True, params=[conv_id],
            description="The conversation with all its messages, oldest first; `sources` only "
                        "on assistant messages. The answer is streamed from the database "
                        "(`Transfer-Encoding: chunked`, a few messages at a time), so a "
@@ -2475,7 +2487,6 @@ def build_paths():
            notes=conv_nf)
     sp.add("get", "/v1/conversations/{id}/messages", "listConversationMessages",
            "List a conversation's messages", "Conversations", built=True,
-           scope="conversations",
            params=[conv_id, ref("parameters", "ListLimit"), ref("parameters", "Before")],
            description="Extension: the messages of a conversation, newest first (so the first "
                        "page is the latest exchange), keyset-paginated with `before`; each "
@@ -2488,7 +2499,7 @@ def build_paths():
                                                "parameter (`param` names it)."),
            bad_param="limit")
     sp.add("delete", "/v1/conversations/{id}", "deleteConversation", "Delete a conversation",
-           "Conversations", built=True, scope="conversations", params=[conv_id],
+           "Conversations", built=True, params=[conv_id],
            description="Deletes the conversation and all its messages; then reads give 404. A "
                        "reply still being generated for it is finished and charged but not "
                        "stored.",
@@ -2496,7 +2507,6 @@ def build_paths():
            codes=["conversation_not_found"], notes=conv_nf)
     sp.add("post", "/v1/conversations/{id}/messages/{message_id}/feedback",
            "createMessageFeedback", "Rate a message", "Conversations", built=True,
-           scope="conversations",
            params=[conv_id, path_param("message_id", "Message id (`msg_...`) of an assistant "
                                                      "message of this conversation.")],
            description="Extension: rates one of the employee's replies 1..5 with an optional "
@@ -2526,7 +2536,6 @@ def build_paths():
     task_notes = {"permission_denied": "The key lacks the `tasks` scope, or the employee's tier "
                                        "is above the organization's subscription tier."}
     sp.add("post", "/v1/tasks", "createTask", "Create a task", "Tasks", built=True,
-           scope="tasks",
            description="Assigns a task to an employee; answers the task (status `pending`).\n\n"
                        "A one-time task runs as soon as a worker is free (`next_run_at` null); "
                        "a recurring one at each occurrence (`next_run_at`, UTC), pending until "
@@ -2566,7 +2575,7 @@ def build_paths():
                "`recurring.day`, `recurring.time`, or an unknown member (its name). Nothing "
                "is written.")),
            bad_param="recurring.time")
-    sp.add("get", "/v1/tasks", "listTasks", "List tasks", "Tasks", built=True, scope="tasks",
+    sp.add("get", "/v1/tasks", "listTasks", "List tasks", "Tasks", built=True,
            description="Tasks of this organization and key mode, newest first (`created_at`, "
                        "then id), keyset-paginated with `before`.",
            params=[query_param("employee_id", "Only this employee's tasks; an id that names no "
@@ -2579,11 +2588,9 @@ def build_paths():
                    ref("parameters", "ListLimit"), ref("parameters", "Before")],
            ok=ok_json("TaskList", "A page of tasks."), codes=["employee_not_found"],
            bad_param="status")
-    sp.add("get", "/v1/tasks/{id}", "getTask", "Get a task", "Tasks", built=True,
-           scope="tasks", params=[task_id], ok=ok_json("Task", "The task."),
+    sp.add("get", "/v1/tasks/{id}", "getTask", "Get a task", "Tasks", built=True, params=[task_id], ok=ok_json("Task", "The task."),
            codes=["task_not_found"])
-    sp.add("patch", "/v1/tasks/{id}", "updateTask", "Update a task", "Tasks", built=True,
-           scope="tasks", params=[task_id],
+    sp.add("patch", "/v1/tasks/{id}", "updateTask", "Update a task", "Tasks", built=True, params=[task_id],
            description="Changes title, description, due_at (`null` clears it), priority, "
                        "employee_id (checked as on create), recurring (a new rule counts from "
                        "now; `null` makes it a one-time task, which, when pending, runs once "
@@ -2599,13 +2606,12 @@ def build_paths():
            body=json_content("TaskUpdate"), ok=ok_json("Task", "The updated task."),
            codes=["task_not_found", "employee_not_found"], notes=task_notes,
            bad_param="status")
-    sp.add("delete", "/v1/tasks/{id}", "deleteTask", "Delete a task", "Tasks", built=True,
-           scope="tasks", params=[task_id],
+    sp.add("delete", "/v1/tasks/{id}", "deleteTask", "Delete a task", "Tasks", built=True, params=[task_id],
            description="Deletes the task and its runs; a run in progress is cancelled (its "
                        "outcome is discarded and it costs nothing).",
            ok=ok_json("Deleted", "Deleted."), codes=["task_not_found"])
     sp.add("get", "/v1/tasks/{id}/runs", "listTaskRuns", "List a task's runs", "Tasks",
-           built=True, scope="tasks",
+           built=True,
            params=[task_id, ref("parameters", "ListLimit"), ref("parameters", "Before")],
            description="Extension: each execution of the task, newest first (`started_at`, "
                        "then id).",
@@ -2618,7 +2624,7 @@ def build_paths():
     doc_nf = {"document_not_found": "No such document in this organization and key mode "
                                     "(`param: \"id\"`); also after it was deleted."}
     sp.add("post", "/v1/knowledge/documents", "uploadDocument", "Upload a knowledge document",
-           "Knowledge", built=True, scope="knowledge",
+           "Knowledge", built=True,
            description="Stores the file and answers the document at once with status "
                        "`processing`; a background worker then extracts its text in an "
                        "isolated child process (time and memory limits), cuts it into chunks of "
@@ -2677,7 +2683,7 @@ def build_paths():
                                         "(`param: \"employee_ids\"`)."},
            bad_param="file")
     sp.add("get", "/v1/knowledge/documents", "listDocuments", "List knowledge documents",
-           "Knowledge", built=True, scope="knowledge",
+           "Knowledge", built=True,
            description="Documents of this organization and key mode in any status, newest "
                        "first (`created_at`, then id), keyset-paginated with `before`.",
            params=[query_param("tag", "Only documents having this tag (exact, "
@@ -2697,12 +2703,12 @@ def build_paths():
                                         "(`param: \"employee_id\"`)."},
            bad_param="limit")
     sp.add("get", "/v1/knowledge/documents/{id}", "getDocument", "Get a knowledge document",
-           "Knowledge", built=True, scope="knowledge", params=[doc_id],
+           "Knowledge", built=True, params=[doc_id],
            description="Extension: one document, e.g. to poll its `status` after an upload.",
            ok=ok_json("Document", "The document."), codes=["document_not_found"],
            notes=doc_nf)
     sp.add("delete", "/v1/knowledge/documents/{id}", "deleteDocument",
-           "Delete a knowledge document", "Knowledge", built=True, scope="knowledge",
+           "Delete a knowledge document", "Knowledge", built=True,
            params=[doc_id],
            description="Deletes the document in any status with its chunks, their index "
                        "entries and the stored file; then reads give 404 and it is never "
@@ -2711,7 +2717,7 @@ def build_paths():
            ok=ok_json("Deleted", "Deleted: `{id, deleted: true}`."),
            codes=["document_not_found"], notes=doc_nf)
     sp.add("post", "/v1/knowledge/query", "queryKnowledge", "Search the knowledge",
-           "Knowledge", built=True, scope="knowledge",
+           "Knowledge", built=True,
            description="Hybrid search over the chunks of `ready` documents: BM25 (SQLite FTS5) "
                        "and USE-lite embedding similarity, each up to 50 candidates, fused by "
                        "reciprocal rank (k = 60) and scaled to a `score` in [0, 1]; best "
@@ -2747,7 +2753,7 @@ def build_paths():
     # --- workflows --------------------------------------------------------------------
     wf_id = path_param("id", "Workflow id (`wf_...`).")
     sp.add("post", "/v1/workflows", "createWorkflow", "Create a workflow", "Workflows",
-           built=True, scope="workflows",
+           built=True,
            description="1..20 steps; templates and conditions are checked at creation (400 "
                        "with `param` such as `steps[2].input`). A `webhook` trigger gives the "
                        "workflow a `webhook_url` holding a secret.",
@@ -2761,21 +2767,21 @@ def build_paths():
                                        "\"steps[i].employee_id\"`)."},
            bad_param="steps[0].input")
     sp.add("get", "/v1/workflows", "listWorkflows", "List workflows", "Workflows",
-           built=True, scope="workflows", description="Newest first.",
+           built=True, description="Newest first.",
            params=[ref("parameters", "ListLimit"), ref("parameters", "Before")],
            ok=ok_json("WorkflowList", "A page of workflows."), bad_param="limit")
     sp.add("get", "/v1/workflows/{id}", "getWorkflow", "Get a workflow", "Workflows",
-           built=True, scope="workflows", params=[wf_id], description="Extension.",
+           built=True, params=[wf_id], description="Extension.",
            ok=ok_json("Workflow", "The workflow."), codes=["workflow_not_found"])
     sp.add("patch", "/v1/workflows/{id}", "updateWorkflow", "Update a workflow", "Workflows",
-           built=True, scope="workflows", params=[wf_id], description="Extension.",
+           built=True, params=[wf_id], description="Extension.",
            body=json_content("WorkflowUpdate"), ok=ok_json("Workflow", "The updated workflow."),
            codes=["workflow_not_found", "employee_not_found"], bad_param="steps[0].input")
     sp.add("delete", "/v1/workflows/{id}", "deleteWorkflow", "Delete a workflow", "Workflows",
-           built=True, scope="workflows", params=[wf_id], description="Extension.",
+           built=True, params=[wf_id], description="Extension.",
            ok=ok_json("Deleted", "Deleted."), codes=["workflow_not_found"])
     sp.add("post", "/v1/workflows/{id}/rotate_webhook", "rotateWorkflowWebhook",
-           "Rotate a workflow's webhook URL", "Workflows", built=True, scope="workflows",
+           "Rotate a workflow's webhook URL", "Workflows", built=True,
            params=[wf_id],
            description="A new `webhook_url`; the old one stops working at once. Takes no "
                        "parameters (an empty body or `{}`). A workflow whose trigger is not "
@@ -2783,7 +2789,7 @@ def build_paths():
            body=json_content("Empty"), ok=ok_json("Workflow", "The workflow with its new URL."),
            codes=["workflow_not_found"], bad_param="id")
     sp.add("post", "/v1/workflows/{id}/run", "runWorkflow", "Run a workflow", "Workflows",
-           built=True, scope="workflows", params=[wf_id],
+           built=True, params=[wf_id],
            description="Queues a run with `input` as its trigger data and answers it (status "
                        "`queued`); it runs on the durable queue shared with tasks, a step at a "
                        "time, and survives a restart. A disabled workflow still runs by hand. "
@@ -2796,19 +2802,19 @@ def build_paths():
                    "oneOf": [S("WorkflowRun"), S("WorkflowDryRun")]}}}},
            codes=["insufficient_credits", "workflow_not_found"], bad_param="input")
     sp.add("get", "/v1/workflows/{id}/runs", "listWorkflowRuns", "List a workflow's runs",
-           "Workflows", built=True, scope="workflows",
+           "Workflows", built=True,
            description="The run history, newest first.",
            params=[wf_id, ref("parameters", "ListLimit"), ref("parameters", "Before")],
            ok=ok_json("WorkflowRunList", "A page of runs."), codes=["workflow_not_found"],
            bad_param="limit")
     sp.add("get", "/v1/workflows/{id}/runs/{run_id}", "getWorkflowRun", "Get a workflow run",
-           "Workflows", built=True, scope="workflows",
+           "Workflows", built=True,
            params=[wf_id, path_param("run_id", "Run id (`run_...`); a run of another workflow is "
                                    "not found here.")],
            ok=ok_json("WorkflowRun", "The run."),
            codes=["workflow_not_found", "run_not_found"])
     sp.add("post", "/v1/workflows/{id}/runs/{run_id}/cancel", "cancelWorkflowRun",
-           "Cancel a workflow run", "Workflows", built=True, scope="workflows",
+           "Cancel a workflow run", "Workflows", built=True,
            params=[wf_id, path_param("run_id", "Run id (`run_...`); a run of another workflow is "
                                    "not found here.")],
            description="Stops a queued or running run: the step in flight finishes uncharged "
@@ -2819,7 +2825,7 @@ def build_paths():
            notes={"run_not_cancellable": "The run already ended (completed, failed or "
                                          "cancelled)."})
     sp.add("post", "/v1/hooks/{token}", "triggerWorkflowWebhook",
-           "Trigger a workflow by webhook", "Workflows", built=True, auth=False,
+           "Trigger a workflow by webhook", "Workflows", built=True,
            params=[path_param("token", "The token at the end of the workflow's `webhook_url`.")],
            description="The `webhook_url` of a webhook-triggered workflow. No API key: the "
                        "token alone authenticates. A POST of a JSON object (at most 1 MiB, "
@@ -2843,10 +2849,10 @@ def build_paths():
                                   "`provider_not_found`.", {"type": "string",
                                                             "examples": PROVIDERS})
     sp.add("get", "/v1/integrations", "listIntegrations", "List integrations", "Integrations",
-           built=True, scope="integrations", description="Always the five providers, available or connected.",
+           built=True, description="Always the five providers, available or connected.",
            ok=ok_json("IntegrationList", "The integrations."))
     sp.add("post", "/v1/integrations/{provider}/connect", "connectIntegration",
-           "Start an OAuth connection", "Integrations", built=True, scope="integrations",
+           "Start an OAuth connection", "Integrations", built=True,
            params=[prov],
            description="OAuth 2.0 authorization code with PKCE (S256). Answers the URL to send "
                        "the user to and a single-use `state` bound to the organization and "
@@ -2855,7 +2861,7 @@ def build_paths():
            ok=ok_json("ConnectResponse", "The pending connection."),
            codes=["integration_not_configured", "provider_not_found"], bad_param="redirect_uri")
     sp.add("get", "/v1/integrations/{provider}/callback", "integrationCallback",
-           "OAuth callback", "Integrations", built=True, auth=False, query_strict=False,
+           "OAuth callback", "Integrations", built=True, query_strict=False,
            params=[prov,
                    query_param("code", "Authorization code from the provider.", string()),
                    query_param("state", "The `state` from connect.", string()),
@@ -2885,7 +2891,7 @@ def build_paths():
         "content": {"text/html": {"schema": {"type": "string"}}},
     }
     sp.add("delete", "/v1/integrations/{provider}", "disconnectIntegration",
-           "Disconnect an integration", "Integrations", built=True, scope="integrations",
+           "Disconnect an integration", "Integrations", built=True,
            params=[prov],
            description="Revokes the tokens at the provider where it can, forgets them and "
                        "answers the integration with status `available` (also when it was not "
@@ -2898,7 +2904,7 @@ def build_paths():
            codes=["provider_not_found"])
 
     sp.add("post", "/v1/integrations/{provider}/events/{token}", "receiveIntegrationEvent",
-           "Receive a provider's event", "Integrations", built=True, auth=False,
+           "Receive a provider's event", "Integrations", built=True,
            params=[prov, path_param("token", "The token at the end of the integration's "
                                              "`events_url` (it names the organization and key "
                                              "mode).")],
@@ -2936,16 +2942,14 @@ def build_paths():
     evt_id = path_param("id", "Event id (`evt_...`).")
     we_id = path_param("id", "Webhook endpoint id (`we_...`).")
     sp.add("get", "/v1/events", "listEvents", "List events", "Webhooks", built=True,
-           scope="webhooks",
            description="Newest first; kept 30 days. `type` keeps one event type.",
            params=[query_param("type", "One event type.", S("EventType")),
                    ref("parameters", "ListLimit"), ref("parameters", "Before")],
            ok=ok_json("EventList", "A page of events."), bad_param="type")
-    sp.add("get", "/v1/events/{id}", "getEvent", "Get an event", "Webhooks", built=True,
-           scope="webhooks", params=[evt_id],
+    sp.add("get", "/v1/events/{id}", "getEvent", "Get an event", "Webhooks", built=True, params=[evt_id],
            ok=ok_json("Event", "The event."), codes=["event_not_found"])
     sp.add("post", "/v1/events/{id}/redeliver", "redeliverEvent", "Deliver an event again",
-           "Webhooks", built=True, scope="webhooks", params=[evt_id],
+           "Webhooks", built=True, params=[evt_id],
            description="The event's delivery to each enabled endpoint that takes its type (or "
                        "only to `endpoint_id`) becomes due now, whatever its state: a new one "
                        "where there was none. One in flight is attempted again when its "
@@ -2957,32 +2961,32 @@ def build_paths():
            notes={"webhook_endpoint_not_found": "`endpoint_id` names no endpoint of this key "
                                                 "(`param: \"endpoint_id\"`)."})
     sp.add("post", "/v1/webhook_endpoints", "createWebhookEndpoint", "Create a webhook endpoint",
-           "Webhooks", built=True, scope="webhooks",
+           "Webhooks", built=True,
            description="At most 16 per organization and key mode. The answer carries the "
                        "signing `secret`, shown only here and by `rotate_secret`.",
            body=json_content("WebhookEndpointCreate"), body_required=True,
            ok=ok_json("WebhookEndpointWithSecret", "The endpoint with its secret."),
            bad_param="url")
     sp.add("get", "/v1/webhook_endpoints", "listWebhookEndpoints", "List webhook endpoints",
-           "Webhooks", built=True, scope="webhooks", description="Newest first.",
+           "Webhooks", built=True, description="Newest first.",
            params=[ref("parameters", "ListLimit"), ref("parameters", "Before")],
            ok=ok_json("WebhookEndpointList", "A page of endpoints."), bad_param="limit")
     sp.add("get", "/v1/webhook_endpoints/{id}", "getWebhookEndpoint", "Get a webhook endpoint",
-           "Webhooks", built=True, scope="webhooks", params=[we_id],
+           "Webhooks", built=True, params=[we_id],
            ok=ok_json("WebhookEndpoint", "The endpoint (without its secret)."),
            codes=["webhook_endpoint_not_found"])
     sp.add("patch", "/v1/webhook_endpoints/{id}", "updateWebhookEndpoint",
-           "Update a webhook endpoint", "Webhooks", built=True, scope="webhooks",
+           "Update a webhook endpoint", "Webhooks", built=True,
            params=[we_id], description="Any of `url`, `events`, `enabled`, `description`.",
            body=json_content("WebhookEndpointUpdate"),
            ok=ok_json("WebhookEndpoint", "The updated endpoint."),
            codes=["webhook_endpoint_not_found"], bad_param="url")
     sp.add("delete", "/v1/webhook_endpoints/{id}", "deleteWebhookEndpoint",
-           "Delete a webhook endpoint", "Webhooks", built=True, scope="webhooks",
+           "Delete a webhook endpoint", "Webhooks", built=True,
            params=[we_id], description="With its deliveries: nothing more is sent to it.",
            ok=ok_json("Deleted", "Deleted."), codes=["webhook_endpoint_not_found"])
     sp.add("post", "/v1/webhook_endpoints/{id}/rotate_secret", "rotateWebhookEndpointSecret",
-           "Rotate a webhook endpoint's secret", "Webhooks", built=True, scope="webhooks",
+           "Rotate a webhook endpoint's secret", "Webhooks", built=True,
            params=[we_id],
            description="A new signing secret, answered once. For 24 hours the previous one "
                        "signs too: `webhook-signature` then carries both signatures, separated "
@@ -2992,7 +2996,7 @@ def build_paths():
            ok=ok_json("WebhookEndpointWithSecret", "The endpoint with its new secret."),
            codes=["webhook_endpoint_not_found"], bad_param="id")
     sp.add("get", "/v1/webhook_endpoints/{id}/deliveries", "listWebhookDeliveries",
-           "List an endpoint's deliveries", "Webhooks", built=True, scope="webhooks",
+           "List an endpoint's deliveries", "Webhooks", built=True,
            description="Newest first; `event_id` keeps one event's.",
            params=[we_id, query_param("event_id", "One event's deliveries.", S("EventId")),
                    ref("parameters", "ListLimit"), ref("parameters", "Before")],
@@ -3000,10 +3004,10 @@ def build_paths():
            codes=["webhook_endpoint_not_found"], bad_param="limit")
 
     # --- operations ----------------------------------------------------------------------
-    sp.add("get", "/healthz", "getHealth", "Liveness", "Operations", built=True, auth=False,
+    sp.add("get", "/healthz", "getHealth", "Liveness", "Operations", built=True,
            description="The process answers.",
            ok={"description": "Alive.", "content": json_content("Health", {"status": "ok"})})
-    sp.add("get", "/readyz", "getReadiness", "Readiness", "Operations", built=True, auth=False,
+    sp.add("get", "/readyz", "getReadiness", "Readiness", "Operations", built=True,
            description="Ready when the database answers, and the Redis of the shared rate "
                        "limits too when `WORKFORCE_REDIS_URL` is set (while Redis does not "
                        "answer, the API still serves, with the limits kept in the database).",
@@ -3012,7 +3016,6 @@ def build_paths():
            notes={"service_unavailable": "The database, or the configured Redis, does not "
                                          "answer."})
     sp.add("get", "/metrics", "getMetrics", "Prometheus metrics", "Operations", built=True,
-           auth=False,
            description="Prometheus text exposition format (version 0.0.4): "
                        "`workforce_http_requests_total{route,method,status}`, "
                        "`workforce_http_request_duration_seconds` (histogram), "
@@ -3023,7 +3026,7 @@ def build_paths():
                                                      "{route=\"/healthz\",method=\"GET\","
                                                      "status=\"200\"} 1\n"}}})
     sp.add("get", "/v1/openapi.json", "getOpenApi", "This OpenAPI document", "Operations",
-           built=True, auth=False,
+           built=True,
            description="The OpenAPI 3.1 document of the whole API (this document).",
            ok={"description": "The document.",
                "content": {"application/json": {"schema": {
@@ -3040,7 +3043,7 @@ def build_paths():
                        "components": {"type": "object", "additionalProperties": True},
                    }}}}})
     sp.add("get", "/docs/errors/{code}", "getErrorDoc", "Error code documentation",
-           "Operations", built=True, auth=False,
+           "Operations", built=True,
            params=[path_param("code", "An error code of the contract.", S("ErrorCode"))],
            description="An HTML page explaining one error code; the `doc_url` of every error "
                        "points here. An unknown code gives 404 `route_not_found`.",
@@ -3055,15 +3058,14 @@ def build_paths():
     html_page = {"text/html": {"schema": {"type": "string"}}}
     for path, op_id, summary in (("/", "getRoot", "Redirect to the console"),
                                  ("/console", "getConsoleRedirect", "Redirect to the console")):
-        sp.add("get", path, op_id, summary, "Console", built=True, auth=False,
+        sp.add("get", path, op_id, summary, "Console", built=True,
                query_strict=False,
                description="302 to `/console/`. " + page_headers,
                ok={"status": "302", "description": "To the console.",
                    "headers": {"Location": {"description": "`/console/`.",
                                             "schema": {"type": "string"}}},
                    "content": {"text/plain": {"schema": {"type": "string"}}}})
-    sp.add("get", "/console/", "getConsole", "The web console", "Console", built=True,
-           auth=False, query_strict=False,
+    sp.add("get", "/console/", "getConsole", "The web console", "Console", built=True, query_strict=False,
            description="The console's page: a client of this API that runs in the browser, "
                        "which reads its own query (an integration's OAuth round trip ends here "
                        "with `?provider=&status=&error=`; other query parameters are ignored), "
@@ -3071,7 +3073,7 @@ def build_paths():
                        "docs/console.md). Its files are embedded in the binary. " + page_headers,
            ok={"description": "The page.", "content": html_page})
     sp.add("get", "/console/{file}", "getConsoleFile", "A file of the console", "Console",
-           built=True, auth=False, query_strict=False,
+           built=True, query_strict=False,
            params=[path_param("file", "A file name, such as `app.js`.")],
            description="A script, style sheet or image of the console, gzip-compressed for a "
                        "client that accepts it, with an `ETag`: a request with a matching "
@@ -3083,7 +3085,7 @@ def build_paths():
                            "image/svg+xml": {"schema": {"type": "string"}}}},
            codes=["route_not_found"],
            notes={"route_not_found": "No such file."})
-    sp.add("get", "/docs", "getDocs", "The API reference", "Console", built=True, auth=False,
+    sp.add("get", "/docs", "getDocs", "The API reference", "Console", built=True,
            query_strict=False,
            description="This document, rendered as a page in the browser from "
                        "`/v1/openapi.json`, with no request to any other host. "
