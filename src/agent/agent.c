@@ -19,6 +19,16 @@
 /* ---- The pieces chat uses too ---- */
 
 /* See agent.h. */
+void agent_request_employee(struct llm_request *req, const struct store_employee *emp)
+{
+    req->model = emp->model;
+    req->employee_name = emp->name;
+    req->employee_role = emp->role;
+    req->persona = emp->instructions;
+    req->capabilities = emp->capabilities;
+}
+
+/* See agent.h. */
 struct llm *agent_engine(const struct agent_env *a, enum store_mode mode)
 {
     if (mode == STORE_TEST && strcmp(a->cfg->test_llm, "builtin") == 0)
@@ -180,11 +190,7 @@ int agent_answer(const struct agent_env *a, const struct agent_ask *q, struct ag
         return 0;
     }
     memset(&lreq, 0, sizeof(lreq));
-    lreq.model = emp->model;
-    lreq.employee_name = emp->name;
-    lreq.employee_role = emp->role;
-    lreq.persona = emp->instructions;
-    lreq.capabilities = emp->capabilities;
+    agent_request_employee(&lreq, emp);
     lreq.message = q->message;
     lreq.knowledge = kn.ps;
     lreq.nknowledge = kn.n;

@@ -49,6 +49,10 @@ void agent_knowledge_start(const struct agent_env *a, const struct store_tenant 
                            const char *employee_id, const char *text, struct store *s,
                            knowledge_search_fn done, void *ud);
 
+/* The employee's part of an engine request: its model, name, role, persona and capabilities
+ * (borrowed from 'emp'); the rest of 'req' is left as it is. */
+void agent_request_employee(struct llm_request *req, const struct store_employee *emp);
+
 /* The hits as the engine's passages, copied into 'a' ('*out' holds 'n' + 1 entries). */
 struct llm_passage *agent_passages(struct arena *a, const struct store_hit *hits, size_t n);
 

@@ -130,24 +130,14 @@ int api_chat_stream(struct router_req *r, struct err *e);
 #define API_CHAT_MESSAGE_MAX 32000      /* characters of a user message */
 #define API_UPLOAD_FILE_MAX 52428800ull /* bytes of an uploaded knowledge file (413 beyond) */
 
-/* One chat turn, as POST /v1/chat takes it; strings live as long as the request's arena. */
-struct api_chat_turn {
-    const char *employee_id;
-    const char *employee_param; /* the member errors about the employee name (employee_id) */
-    const char *message;
-    const char *conversation_id;       /* NULL: a new conversation */
-    const struct llm_message *history; /* new conversation: earlier turns, oldest first */
-    size_t nhistory;
-    const char *context; /* JSON text of an object, or NULL */
-    bool stream;
-    const struct turn_format *format; /* NULL: the Message of POST /v1/chat */
-    unsigned opts;                    /* for the format */
-    const char *conversation_header;  /* a response header naming the conversation, or NULL */
-};
-
-/* Start a chat turn of request 'r' (chat.c: a turn of src/turn over the request): 0 with the
- * answer pending, or an error with nothing stored. */
-int api_chat_turn(struct router_req *r, const struct api_chat_turn *t, struct err *e);
+/* Start chat turn 't' of request 'r' (chat.c: a turn of src/turn over the request); the
+ * caller fills what the request says (employee, message, conversation, history, context,
+ * stream, format: NULL for the Message of POST /v1/chat), this the tenant, organization and
+ * request (tenant, org, concurrent, arena, t0_us, idem_key). 'conversation_header' (NULL:
+ * none) is a response header naming the conversation. 0 with the answer pending, or an
+ * error with nothing stored. */
+int api_chat_turn(struct router_req *r, struct turn_req *t, const char *conversation_header,
+                  struct err *e);
 
 /* openai.c: the OpenAI-compatible door (contract §16) */
 int api_openai_models(struct router_req *r, struct err *e);

@@ -235,42 +235,32 @@ static void door_end(void *ud, int rc, const struct err *e, char *body, size_t l
 }
 
 /*
- * One chat turn of request 'r' (see api.h): the turn's request from 't' and the request's
- * tenant, then turn_start() with this door. Returns 0 with the response pending, or an error
- * with nothing stored. Every string of 't' must live as long as the request's arena.
+ * One chat turn of request 'r' (see api.h): the request's tenant in 't', then turn_start()
+ * with this door. Returns 0 with the response pending, or an error with nothing stored. Every
+ * string of 't' must live as long as the request's arena.
  */
-int api_chat_turn(struct router_req *r, const struct api_chat_turn *t, struct err *e)
+int api_chat_turn(struct router_req *r, struct turn_req *t, const char *conversation_header,
+                  struct err *e)
 {
-    const struct api_services *svc = api_svc(r);
-    struct turn_req q;
     struct turn_out out = {door_open, door_write, door_close, door_conversation, door_end, NULL};
     struct door *d = xcalloc(1, sizeof(*d));
     int rc;
 
-    memset(&q, 0, sizeof(q));
-    q.tenant = r->tenant;
-    q.org = &r->org;
-    q.concurrent = r->limits.concurrent;
-    q.arena = r->arena;
-    q.t0_us = r->t0_us;
-    q.employee_id = t->employee_id;
-    q.employee_param = t->employee_param;
-    q.message = t->message;
-    q.conversation_id = t->conversation_id;
-    q.history = t->history;
-    q.nhistory = t->nhistory;
-    q.context = t->context;
-    q.stream = t->stream;
-    q.format = t->format ? t->format : &message_format;
-    q.opts = t->opts;
+    t->tenant = r->tenant;
+    t->org = &r->org;
+    t->concurrent = r->limits.concurrent;
+    t->arena = r->arena;
+    t->t0_us = r->t0_us;
+    if (!t->format)
+        t->format = &message_format;
     /* Inside another route's request the Idempotency-Key records that route's answer, once it
      * is shaped (router_async_finish), not this turn's. */
-    q.idem_key = r->answer_wrap ? NULL : r->idem_key;
+    t->idem_key = r->answer_wrap ? NULL : r->idem_key;
     d->r = r;
     d->streaming = t->stream;
-    d->conv_header = t->conversation_header;
+    d->conv_header = conversation_header;
     out.ud = d;
-    rc = turn_start(&svc->turn, r->store, &q, &out, e);
+    rc = turn_start(&api_svc(r)->turn, r->store, t, &out, e);
     if (rc)
         free(d);
     return rc;
@@ -282,7 +272,7 @@ static int chat(struct router_req *r, struct err *e, bool always_stream)
 {
     struct chat_body b;
     struct jb_result res;
-    struct api_chat_turn t;
+    struct turn_req t;
     int rc;
 
     memset(&b, 0, sizeof(b));
@@ -299,7 +289,7 @@ static int chat(struct router_req *r, struct err *e, bool always_stream)
         t.context = s ? arena_strdup(r->arena, s) : NULL;
         free(s);
     }
-    return api_chat_turn(r, &t, e);
+    return api_chat_turn(r, &t, NULL, e);
 }
 
 /* POST /v1/chat */

@@ -551,7 +551,7 @@ int api_openai_completions(struct router_req *r, struct err *e)
     struct oa_body b;
     struct jb_result res;
     struct api_openai_input in;
-    struct api_chat_turn t;
+    struct turn_req t;
     int rc;
 
     memset(&b, 0, sizeof(b));
@@ -579,8 +579,7 @@ int api_openai_completions(struct router_req *r, struct err *e)
     }
     t.stream = b.stream;
     t.format = &completion_format;
-    t.conversation_header = "X-Workforce-Conversation-Id";
-    return api_chat_turn(r, &t, e);
+    return api_chat_turn(r, &t, "X-Workforce-Conversation-Id", e);
 }
 
 /* One employee as an OpenAI model object. */

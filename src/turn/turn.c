@@ -496,11 +496,7 @@ static void assemble(struct turn *j, const struct turn_req *t, const struct stor
 {
     if (t->context)
         j->context = xstrdup(t->context);
-    j->lreq.model = emp->model;
-    j->lreq.employee_name = emp->name;
-    j->lreq.employee_role = emp->role;
-    j->lreq.persona = emp->instructions;
-    j->lreq.capabilities = emp->capabilities;
+    agent_request_employee(&j->lreq, emp);
     j->lreq.context = j->context;
     j->lreq.message = t->message;
     j->engine = agent_engine(j->env->agent, t->tenant.mode);
