@@ -2553,7 +2553,10 @@ def build_paths():
                        "Credits (live keys): as chat, `max(1, ceil(tokens / 1000))` per run, "
                        "one credit reserved when the run starts, never below 0; a failed run "
                        "costs nothing; a live run with no credits left ends `failed` at once "
-                       "(`error` starts with `insufficient_credits`). Test keys: 0.\n\n"
+                       "(`error` starts with `insufficient_credits`). Test keys: 0. A run "
+                       "checks the employee's tier again when it starts: a manager-tier "
+                       "employee's task, once its organization is back on `starter`, ends "
+                       "`failed` with `error` starting with `permission_denied`, uncharged.\n\n"
                        + settings_text("@setting(WORKFORCE_TASK_WORKERS) runs that many tasks "
                                        "at once. ") + "The "
                        "queue is in the database: a run in progress when the server stopped "
@@ -2794,7 +2797,10 @@ def build_paths():
                        "`queued`); it runs on the durable queue shared with tasks, a step at a "
                        "time, and survives a restart. A disabled workflow still runs by hand. "
                        "A live key needs credits left (402 otherwise); each step that calls "
-                       "an engine is charged like a chat reply. With `dry_run: true` the "
+                       "an engine is charged like a chat reply. (A scheduled run that comes "
+                       "when a live organization has none is recorded `failed` at once, its "
+                       "first step failed with `insufficient_credits` and the others "
+                       "`cancelled`.) With `dry_run: true` the "
                        "answer is a `WorkflowDryRun` and nothing is stored or called.",
            body=json_content("WorkflowRunRequest"),
            ok={"description": "The queued run, or the dry run.",
