@@ -1674,7 +1674,9 @@ def build_schemas():
         "tool_call_id": {"type": "null", "description": "Refused unless null."},
     }, required=["role", "content"], description="One message of OpenAI's `messages`.")
 
-    def ignored(schema, what="Accepted (checked against OpenAI's bounds) and ignored."):
+    IGNORED = "Accepted (checked against OpenAI's bounds) and ignored."
+
+    def ignored(schema, what=IGNORED):
         out = dict(schema, anyOf=schema["anyOf"] + [{"type": "null"}]) if "anyOf" in schema \
             else nullable(schema)
         out["description"] = what
@@ -1698,34 +1700,27 @@ def build_schemas():
                                     "context `{\"system\": ...}`. No user message: 400 "
                                     "`param: \"messages\"`; an assistant message after the "
                                     "last user message: 400 `messages[i].role`."},
-        "stream": nullable(request_default({"type": "boolean",
-                                            "description": "`true`: answer `text/event-stream` "
-                                                           "of `chat.completion.chunk` events "
-                                                           "ending in `data: [DONE]`."}, False)),
-        "stream_options": nullable(obj({"include_usage": {"type": "boolean"}},
-                                       description="`include_usage: true`: a last chunk with "
-                                                   "empty `choices` and the `usage`; the "
-                                                   "other chunks carry `usage: null`.")),
+        "stream": request_default(P("`true`: answer `text/event-stream` of "
+                                    "`chat.completion.chunk` events ending in `data: [DONE]`."),
+                                  False),
+        "stream_options": P("`include_usage: true`: a last chunk with empty `choices` and the "
+                            "`usage`; the other chunks carry `usage: null`."),
         "user": P("Accepted and ignored."),
         "n": P("Only 1 (400 `param: \"n\"` otherwise)."),
-        "temperature": ignored({"type": "number", "minimum": 0, "maximum": 2}),
-        "top_p": ignored({"type": "number", "minimum": 0, "maximum": 1}),
-        "presence_penalty": ignored({"type": "number", "minimum": -2, "maximum": 2}),
-        "frequency_penalty": ignored({"type": "number", "minimum": -2, "maximum": 2}),
-        "max_tokens": P("Accepted (checked against OpenAI's bounds) and ignored."),
-        "max_completion_tokens": P("Accepted (checked against OpenAI's bounds) and ignored."),
-        "seed": P("Accepted (checked against OpenAI's bounds) and ignored."),
-        "stop": ignored({"anyOf": [string(), {"type": "array", "maxItems": 4,
-                                               "items": string()}]}),
+        "temperature": P(IGNORED),
+        "top_p": P(IGNORED),
+        "presence_penalty": P(IGNORED),
+        "frequency_penalty": P(IGNORED),
+        "max_tokens": P(IGNORED),
+        "max_completion_tokens": P(IGNORED),
+        "seed": P(IGNORED),
+        "stop": P(IGNORED),
         "metadata": ignored({"type": "object"}),
         "logit_bias": ignored({"type": "object"}),
-        "response_format": nullable(obj({"type": {"type": "string", "const": "text"}},
-                                        required=["type"],
-                                        description="Only `{\"type\": \"text\"}`; anything "
-                                                    "else is refused.")),
-        "store": ignored({"type": "boolean"}),
-        "logprobs": nullable({"type": "boolean", "description": "Only `false`."}),
-        "parallel_tool_calls": ignored({"type": "boolean"}, "Accepted and ignored."),
+        "response_format": P("Only `{\"type\": \"text\"}`; anything else is refused."),
+        "store": P(IGNORED),
+        "logprobs": P("Only `false`."),
+        "parallel_tool_calls": P("Accepted and ignored."),
         "tools": nullable({"type": "array", "description": refused}),
         "tool_choice": {"anyOf": [string(), {"type": "object", "additionalProperties": True},
                                   {"type": "null"}],

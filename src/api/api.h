@@ -52,6 +52,10 @@ extern const size_t api_nroutes;
  * 'svc' must outlive the server. */
 struct router_app api_app(const struct api_services *svc);
 
+/* openai.c: the JSON Schema of a member of the completion request that its code checks by
+ * hand (the sampling numbers, stop, stream_options, response_format; a new object), or NULL. */
+json_t *api_openai_member_schema(const char *name);
+
 /* knowledge.c: the JSON Schema of the query's `filters` (a new object). */
 json_t *api_knowledge_filters_schema(void);
 

@@ -51,6 +51,8 @@ static json_t *shape_of(const struct jb_field *f, void *ud)
         if (shapes[i].body == ud && strcmp(shapes[i].member, f->name) == 0)
             return shapes[i].schema();
     }
+    if (ud == &api_openai_completion_body)
+        return api_openai_member_schema(f->name);
     return NULL;
 }
 

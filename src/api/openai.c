@@ -312,6 +312,32 @@ static const struct {
     {F_FREQUENCY, -2, 2},
 };
 
+#define STOP_MAX 4 /* strings of `stop` */
+
+/* See api.h. The shapes check_body() checks by hand. */
+json_t *api_openai_member_schema(const char *name)
+{
+    for (size_t i = 0; i < sizeof(numbers) / sizeof(numbers[0]); i++) {
+        if (strcmp(completion_fields[numbers[i].field].name, name) == 0) {
+            json_t *o = json_pack("{s:s}", "type", "number");
+            json_object_set_new(o, "minimum", jo_number(numbers[i].min));
+            json_object_set_new(o, "maximum", jo_number(numbers[i].max));
+            return o;
+        }
+    }
+    if (strcmp(name, "stop") == 0)
+        return json_pack("{s:[{s:s},{s:s,s:i,s:{s:s}}]}", "anyOf", "type", "string", "type",
+                         "array", "maxItems", STOP_MAX, "items", "type", "string");
+    if (strcmp(name, "stream_options") == 0)
+        return json_pack("{s:s,s:{s:{s:s}},s:b}", "type", "object", "properties", "include_usage",
+                         "type", "boolean", "additionalProperties", 0);
+    if (strcmp(name, "response_format") == 0)
+        return json_pack("{s:s,s:{s:{s:s,s:s}},s:[s],s:b}", "type", "object", "properties", "type",
+                         "type", "string", "const", "text", "required", "type",
+                         "additionalProperties", 0);
+    return NULL;
+}
+
 /* Members that ask for what an employee cannot do; refused when not null. */
 static const int refused[] = {F_TOOLS, F_TOOL_CHOICE, F_FUNCTIONS, F_FUNCTION_CALL};
 
@@ -345,7 +371,7 @@ static int check_body(const struct oa_body *b, const struct jb_result *res, unsi
     if (b->stop && !json_is_string(b->stop)) {
         size_t i;
         json_t *s;
-        if (!json_is_array(b->stop) || json_array_size(b->stop) > 4)
+        if (!json_is_array(b->stop) || json_array_size(b->stop) > STOP_MAX)
             return err_set(e, ERR_INVALID, "invalid_request", "stop",
                            "Invalid stop: must be a string or an array of up to 4 strings.");
         json_array_foreach(b->stop, i, s)

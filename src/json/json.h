@@ -92,8 +92,9 @@ json_t *jb_values_json(const char *const *values);
 bool jb_not_blank(const char *s, size_t len); /* a jb_check_fn: not only whitespace */
 
 /* ---- Output ---- */
-json_t *jo_object(void);                              /* new, never NULL */
-json_t *jo_string(const char *v);                     /* new; NULL -> null; never NULL */
+json_t *jo_object(void);          /* new, never NULL */
+json_t *jo_string(const char *v); /* new; NULL -> null; never NULL */
+json_t *jo_number(double v);      /* new: an integer when 'v' is one, else a real */
 void jo_str(json_t *o, const char *k, const char *v); /* NULL -> null */
 void jo_int(json_t *o, const char *k, int64_t v);
 void jo_bool(json_t *o, const char *k, bool v);

@@ -46,6 +46,15 @@ json_t *jo_string(const char *v)
     return js;
 }
 
+/* A new JSON number of 'v': an integer when it is one (so that 2 is written 2, not 2.0). */
+json_t *jo_number(double v)
+{
+    json_t *n = v == (double)(json_int_t)v ? json_integer((json_int_t)v) : json_real(v);
+    if (!n)
+        abort();
+    return n;
+}
+
 /*
  * Set 'k' to the string 'v', or null when 'v' is NULL. Invalid UTF-8 in 'v' becomes U+FFFD
  * (jansson refuses to build a string of it, and an answer must never lose or break a field).

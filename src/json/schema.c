@@ -87,9 +87,12 @@ json_t *jb_field_schema(const struct jb_field *f, jb_nested_fn nested, void *ud)
     case JB_ANY: {
         json_t *shape = nested ? nested(f, ud) : NULL;
         if (shape) {
+            json_t *any = json_object_get(shape, "anyOf");
             json_decref(o);
             o = shape;
             type = json_string_value(json_object_get(o, "type"));
+            if (!type && any && (f->flags & JB_NULLABLE))
+                json_array_append_new(any, json_pack("{s:s}", "type", "null"));
         } else if (f->flags & JB_OBJECT) {
             type = "object";
         }

@@ -274,19 +274,13 @@ static int check_one(const struct wf_option *o, json_t *v, const char *param, in
 
 /* ---- The options' schema ---- */
 
-/* 'x' as JSON: an integer when it is one. */
-static json_t *num(double x)
-{
-    return x == (double)(json_int_t)x ? json_integer((json_int_t)x) : json_real(x);
-}
-
 /* {"type": 'type', 'lo_key': lo, 'hi_key': hi} (a new object). */
 static json_t *bounded(const char *type, const char *lo_key, double lo, const char *hi_key,
                        double hi)
 {
     json_t *o = json_pack("{s:s}", "type", type);
-    json_object_set_new(o, lo_key, num(lo));
-    json_object_set_new(o, hi_key, num(hi));
+    json_object_set_new(o, lo_key, jo_number(lo));
+    json_object_set_new(o, hi_key, jo_number(hi));
     return o;
 }
 
