@@ -75,7 +75,7 @@ struct config {
     char embeddings[16];           /* builtin | openai */
     char embeddings_base_url[512]; /* openai: "" = llm_base_url */
     char embeddings_api_key[512];  /* openai: "" = llm_api_key; a secret */
-    char embeddings_model[200];    /* openai: "" = text-embedding-3-small */
+    char embeddings_model[200];    /* openai (default in the settings table) */
     unsigned embeddings_threads;   /* builtin: threads that embed (one kept for queries) */
     unsigned task_workers;         /* tasks carried out at once */
     unsigned lease_seconds;        /* a node silent this long is dead: its work is taken back */
