@@ -563,41 +563,141 @@ out:
     return rc;
 }
 
+/* Copy the file 'from' to the new file 'to' (0600 by the umask) and fsync it. 0, or -1 with
+ * the reason on stderr. */
+static int copy_file(const char *from, const char *to)
+{
+    char buf[1 << 16];
+    int in = open(from, O_RDONLY | O_CLOEXEC), out = -1, rc = -1;
+    ssize_t n = 0;
+
+    if (in < 0) {
+        fprintf(stderr, "workforce: cannot read %s: %s\n", from, strerror(errno));
+        return -1;
+    }
+    out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (out < 0) {
+        fprintf(stderr, "workforce: cannot create %s: %s\n", to, strerror(errno));
+        goto out;
+    }
+    while ((n = read(in, buf, sizeof(buf))) > 0) {
+        if (write(out, buf, (size_t)n) != n) {
+            fprintf(stderr, "workforce: cannot write %s: %s\n", to, strerror(errno));
+            goto out;
+        }
+    }
+    if (n < 0 || fsync(out) != 0) {
+        fprintf(stderr, "workforce: cannot copy %s: %s\n", from, strerror(errno));
+        goto out;
+    }
+    rc = 0;
+out:
+    close(in);
+    if (out >= 0 && close(out) != 0 && rc == 0) {
+        fprintf(stderr, "workforce: cannot write %s: %s\n", to, strerror(errno));
+        rc = -1;
+    }
+    return rc;
+}
+
+/* Remove 'path' with its "-wal" and "-shm" files (a temporary database). */
+static void remove_db_files(const char *path)
+{
+    char side[1200];
+    unlink(path);
+    snprintf(side, sizeof(side), "%s-wal", path);
+    unlink(side);
+    snprintf(side, sizeof(side), "%s-shm", path);
+    unlink(side);
+}
+
 /*
- * restore --from FILE: the server must be stopped (its lock is free). FILE is checked (sound,
- * a Workforce database, a schema this build knows); the current database is kept as
- * "<db>.before-restore-<UTC time>" (a consistent copy, 0600); FILE is copied beside the
- * database, fsynced, and renamed over it with its WAL and shared-memory files removed; then
- * the migrations bring it to this build's schema.
+ * Remove the write-ahead log and shared-memory index of the database 'path' when no connection
+ * is open and the log holds nothing (a read-only connection leaves both behind, empty). A log
+ * that still holds commits is kept: -1, the reason on stderr.
+ */
+static int drop_empty_log(const char *path)
+{
+    char side[1200];
+    struct stat st;
+
+    snprintf(side, sizeof(side), "%s-wal", path);
+    if (stat(side, &st) == 0 && st.st_size > 0) {
+        fprintf(stderr, "workforce: the write-ahead log of %s could not be folded in\n", path);
+        return -1;
+    }
+    unlink(side);
+    snprintf(side, sizeof(side), "%s-shm", path);
+    unlink(side);
+    return 0;
+}
+
+/* Migrate the database file 'path' to this build's schema and close it (its write-ahead log
+ * folded in and removed). 0 or -1, the reason on stderr. */
+static int migrate_file(const char *path)
+{
+    struct store *s = NULL;
+    struct err e;
+    int rc;
+
+    err_clear(&e);
+    rc = store_open(path, &s, &e);
+    if (!rc)
+        rc = store_migrate(s, &e);
+    store_close(s);
+    if (rc)
+        fprintf(stderr, "workforce: the copy could not be migrated to schema version %lld: %s\n",
+                (long long)store_sqlite_schema_version(), e.msg[0] ? e.msg : "store error");
+    return rc ? -1 : 0;
+}
+
+/*
+ * Keep the current database 'db' as 'keep' (a consistent copy, 0600), opened as it is (not
+ * migrated), and make sure that nothing of it is left in its write-ahead log, which the
+ * database put in its place would otherwise read. 0 or -1, the reason on stderr.
+ */
+static int keep_current(const char *db, const char *keep)
+{
+    struct store *s = NULL;
+    struct err e;
+    int rc;
+
+    err_clear(&e);
+    rc = store_open(db, &s, &e);
+    if (!rc)
+        rc = store_backup(s, keep);
+    store_close(s); /* the last connection: the log is folded in and removed */
+    if (rc) {
+        fprintf(stderr, "workforce: cannot keep the current database as %s\n", keep);
+        return -1;
+    }
+    return drop_empty_log(db);
+}
+
+/*
+ * restore --from FILE: the server must be stopped (its lock is free, and held here until the
+ * end). FILE is copied beside the database ("<db>.restore-<pid>", 0600, fsynced), and that copy
+ * is what is checked and used: sound, Workforce's, its schema_migrations whole, and its whole
+ * schema exactly the one of its recorded version (store_sqlite_check_file()); then the copy is
+ * migrated to this build's schema and checked again. Only then is the current database kept
+ * as "<db>.before-restore-<UTC time>" and the copy renamed over it (one rename in the same
+ * directory, then an fsync of the directory). Any failure before the rename removes the copy
+ * and leaves the current database as it was. Exit status 0 restored, 1 not restored (the
+ * reason on stderr), 2 bad usage.
  */
 static int cmd_restore(const struct config *c, const struct opts *o)
 {
     const char *db = c->database;
     char keep[1200], tmp[1200], side[1200], ts[32];
     int64_t version, counts[5];
-    struct store *s = NULL;
     struct err e;
-    bool busy;
-    int lock, in = -1, out = -1, rc = 1;
-    char buf[1 << 16];
-    ssize_t n;
+    bool busy, made = false;
+    int lock, rc = 1;
 
     if (o->npos != 1 || !o->from || !*o->from)
         return usage("restore needs --from FILE");
     if (strncmp(db, "postgres", 8) == 0 || strcmp(db, ":memory:") == 0)
         return usage("restore works on a SQLite database file");
-    err_clear(&e);
-    if (store_sqlite_check_file(o->from, &version, counts, &e) != 0) {
-        fprintf(stderr, "workforce: %s cannot be restored: %s\n", o->from, e.msg);
-        return 1;
-    }
-    if (version > store_sqlite_schema_version()) {
-        fprintf(stderr,
-                "workforce: %s has schema version %lld, newer than this build's %lld: restore "
-                "it with a newer workforce\n",
-                o->from, (long long)version, (long long)store_sqlite_schema_version());
-        return 1;
-    }
     if (ensure_parent_dir(db) != 0) {
         fprintf(stderr, "workforce: cannot create the directory of %s\n", db);
         return 1;
@@ -609,58 +709,64 @@ static int cmd_restore(const struct config *c, const struct opts *o)
                      : "cannot take the database's lock");
         return 1;
     }
+    snprintf(tmp, sizeof(tmp), "%s.restore-%ld", db, (long)getpid());
+    remove_db_files(tmp);
+    made = true;
+    if (copy_file(o->from, tmp) != 0)
+        goto out;
+    err_clear(&e);
+    if (store_sqlite_check_file(tmp, &version, counts, &e) != 0) {
+        fprintf(stderr, "workforce: %s cannot be restored: %s\n", o->from, e.msg);
+        goto out;
+    }
+    if (version > store_sqlite_schema_version()) {
+        fprintf(stderr,
+                "workforce: %s has schema version %lld, newer than this build's %lld: restore "
+                "it with a newer workforce\n",
+                o->from, (long long)version, (long long)store_sqlite_schema_version());
+        goto out;
+    }
+    if (migrate_file(tmp) != 0)
+        goto out;
+    err_clear(&e);
+    if (store_sqlite_check_schema(tmp, &version, &e) != 0 ||
+        version != store_sqlite_schema_version()) {
+        fprintf(stderr, "workforce: the migrated copy of %s failed its check: %s\n", o->from,
+                e.msg[0] ? e.msg : "wrong schema version");
+        goto out;
+    }
+    if (sync_path(tmp, O_RDONLY) != 0) {
+        fprintf(stderr, "workforce: cannot flush %s: %s\n", tmp, strerror(errno));
+        goto out;
+    }
     if (access(db, F_OK) == 0) {
         clock_fmt_iso(clock_now_ms(), ts, sizeof(ts));
         snprintf(keep, sizeof(keep), "%s.before-restore-%s", db, ts);
-        if (open_store(c, &s) || store_backup(s, keep) != 0) {
-            fprintf(stderr, "workforce: cannot keep the current database as %s\n", keep);
+        if (keep_current(db, keep) != 0)
             goto out;
-        }
-        store_close(s);
-        s = NULL;
         printf("kept the current database as %s\n", keep);
     }
-    snprintf(tmp, sizeof(tmp), "%s.restore-%ld", db, (long)getpid());
-    in = open(o->from, O_RDONLY | O_CLOEXEC);
-    out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (in < 0 || out < 0) {
-        fprintf(stderr, "workforce: cannot copy %s: %s\n", o->from, strerror(errno));
+    /* No log may be left beside either file: the database put in place must read none of the
+     * current one's, and the copy's would be left behind (keep_current() folded the current
+     * one's in; the checks' read-only connections leave empty ones). */
+    if (drop_empty_log(tmp) != 0 || drop_empty_log(db) != 0)
         goto out;
-    }
-    while ((n = read(in, buf, sizeof(buf))) > 0) {
-        if (write(out, buf, (size_t)n) != n) {
-            fprintf(stderr, "workforce: cannot write %s: %s\n", tmp, strerror(errno));
-            goto out;
-        }
-    }
-    if (n < 0 || fsync(out) != 0) {
-        fprintf(stderr, "workforce: cannot copy %s: %s\n", o->from, strerror(errno));
-        goto out;
-    }
-    close(out);
-    out = -1;
-    snprintf(side, sizeof(side), "%s-wal", db);
-    unlink(side);
-    snprintf(side, sizeof(side), "%s-shm", db);
-    unlink(side);
     if (rename(tmp, db) != 0) {
         fprintf(stderr, "workforce: cannot put the backup in place: %s\n", strerror(errno));
         goto out;
     }
+    made = false;
     dir_of(db, side, sizeof(side));
-    sync_path(side, O_RDONLY | O_DIRECTORY);
-    if (open_store(c, &s)) /* migrates it to this build's schema */
-        goto out;
+    if (sync_path(side, O_RDONLY | O_DIRECTORY) != 0)
+        fprintf(stderr, "workforce: warning: cannot flush the directory %s: %s\n", side,
+                strerror(errno));
     print_counts("restored", db, counts);
     rc = 0;
 out:
-    if (in >= 0)
-        close(in);
-    if (out >= 0)
-        close(out);
+    if (made)
+        remove_db_files(tmp);
     if (rc)
-        unlink(tmp);
-    store_close(s);
+        fprintf(stderr, "workforce: nothing was restored; %s is as it was\n", db);
     db_unlock(lock);
     return rc;
 }

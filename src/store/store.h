@@ -256,8 +256,11 @@ int store_org_update(struct store *s, const char *slug, int tier, int64_t credit
                      struct store_org *out);
 /* A consistent copy of the database, made while it is in use, into the new file 'to'. */
 int store_backup(struct store *s, const char *to);
-/* Check a SQLite database file read-only: sound, Workforce's; its version and row counts. */
+/* Check a SQLite database file read-only: sound, its whole schema the one of its recorded
+ * version (none more, none missing); its version and row counts. */
 int store_sqlite_check_file(const char *path, int64_t *version, int64_t counts[5], struct err *e);
+/* The same checks of the schema alone (no integrity check, no counts). */
+int store_sqlite_check_schema(const char *path, int64_t *version, struct err *e);
 int64_t store_sqlite_schema_version(void); /* the version this build migrates to */
 /* The operator sets an employee's tier ("starter" or "manager"); never the API. */
 int store_employee_set_tier(struct store *s, const char *id, const char *tier);
