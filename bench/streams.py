@@ -291,7 +291,9 @@ def main():
         srv = wfbench.Server(args.bin, args.tmp, {
             "WORKFORCE_LLM": "openai",
             "WORKFORCE_LLM_BASE_URL": "http://127.0.0.1:%d/v1" % up_port,
-            "WORKFORCE_LLM_MODEL": "bench-slow"}, name="streams")
+            "WORKFORCE_LLM_MODEL": "bench-slow",
+            # every stream comes from 127.0.0.1: the per-address limit up to the total
+            "WORKFORCE_CONNECTIONS_PER_ADDRESS": "20000"}, name="streams")
         key = srv.key("bench-streams")
         probe_key = srv.key("bench-probe")
         srv.start()

@@ -1090,15 +1090,20 @@ static int serve_limits(const struct config *c, struct server *sv)
     return 0;
 }
 
-/* The store: this node registered, the pool, the committer. */
+/* The store: this node registered, the pool, the committer. 0, or the exit status: 2 when a
+ * PostgreSQL database cannot be reached or its URL is wrong (open_store()), else 1. */
 static int serve_store(const struct config *c, struct server *sv)
 {
     struct api_services *svc = &sv->svc;
     bool busy;
     struct err e;
+    int rc;
 
     err_clear(&e);
-    if (open_store(c, &sv->s) || load_secret(c, svc->router.secret))
+    rc = open_store(c, &sv->s);
+    if (rc)
+        return rc;
+    if (load_secret(c, svc->router.secret))
         return 1;
     sv->lock = db_lock(c->database, true, &busy);
     if (sv->lock < 0) {
@@ -1115,7 +1120,7 @@ static int serve_store(const struct config *c, struct server *sv)
                            c->webhooks_workers,
                        &svc->router.pool, &e)) {
         fprintf(stderr, "workforce: %s: %s\n", e.param, e.msg);
-        return 1;
+        return config_database_is_postgres(c->database) ? 2 : 1;
     }
     svc->agent.knowledge.pool = svc->router.pool;
     if (store_committer_new(c->database, &svc->committer, &e)) {
@@ -1160,8 +1165,9 @@ static int serve_start(const struct config *c, const char *argv0, struct server 
     svc->router.cfg = c;
     svc->agent.cfg = c;
     svc->started_ms = clock_now_ms();
-    if (serve_store(c, sv))
-        return 1;
+    rc = serve_store(c, sv);
+    if (rc)
+        return rc;
     rc = serve_limits(c, sv);
     if (rc)
         return rc;
@@ -1279,6 +1285,7 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
     ho.port = c->listen_port;
     ho.threads = c->threads;
     ho.conn_timeout_s = 60;
+    ho.per_address = c->connections_per_address;
     app = api_app(&sv.svc);
     happ = router_http_app(&app);
     if (http_server_start(&ho, &happ, &srv)) {
