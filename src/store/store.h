@@ -962,6 +962,15 @@ int store_hook_deliveries_list(struct store *s, const struct store_tenant *t,
  */
 int store_hook_redeliver(struct store *s, const struct store_tenant *t, const char *event_id,
                          const char *endpoint_id, int64_t now, size_t *n);
+/*
+ * The attempts of event 'event_id''s deliveries to 'endpoint_id' (NULL: every enabled endpoint)
+ * made after 'since', one more for an attempt under way or due at 'now': '*most' gets the
+ * highest number among those deliveries and '*oldest' that delivery's oldest such attempt
+ * ('now' when none). What a redelivery is weighed against; 0s when there is no delivery.
+ */
+int store_hook_recent_attempts(struct store *s, const struct store_tenant *t, const char *event_id,
+                               const char *endpoint_id, int64_t since, int64_t now, int64_t *most,
+                               int64_t *oldest);
 
 /* A delivery taken from the outbox by store_hook_claim(). */
 struct store_hook_claim {
