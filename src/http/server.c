@@ -84,9 +84,9 @@ struct http_server {
     atomic_bool stopping;
     unsigned ping_s;
     const char *ping_text;
-    atomic_uint refused;        /* connections over a limit since the last log line */
-    atomic_llong refused_at_ms; /* when that line was written */
-    char per_address_text[16];  /* the per-address limit, for that line */
+    atomic_uint refused;           /* connections over a limit since the last log line */
+    _Atomic int64_t refused_at_ms; /* when that line was written */
+    char per_address_text[16];     /* the per-address limit, for that line */
 };
 
 struct http_stream {
