@@ -984,12 +984,17 @@ struct server {
  * memory back to the system only from the top of an arena. After 10,000 streams had closed the
  * process kept 431 MB resident for good (bench/streams.py). Once a second the main thread
  * compares the process's anonymous resident memory with what malloc has handed out and not
- * taken back; when more than MEM_SLACK_MAX lies free, malloc_trim() gives every whole free page
- * of every arena back (MADV_DONTNEED). Allocations go on as before: a burst costs its memory
- * while it lasts, and only then. The cost, a walk of each arena's free chunks, is paid once
- * per burst, off the request threads.
+ * taken back, and malloc_trim() gives every whole free page of every arena back
+ * (MADV_DONTNEED) when more than MEM_SLACK_MAX lies free (while a burst ends), or more than
+ * MEM_SLACK_QUIET that has stayed put for MEM_QUIET_S seconds (what the last frees of a burst
+ * left). Allocations go on as before: a burst costs its memory while it lasts, and only then.
+ * The cost, a walk of each arena's free chunks (10 to 90 ms after 10,000 streams), is paid a
+ * few times per burst, off the request threads; a steady load, whose free memory stays within
+ * a few MiB of what the last trim left, pays nothing.
  */
 #define MEM_SLACK_MAX (32u << 20)
+#define MEM_SLACK_QUIET (4u << 20)
+#define MEM_QUIET_S 2
 
 /* The process's anonymous resident memory in bytes (statm: resident minus shared), or 0. */
 static size_t resident_anon(void)
@@ -1017,6 +1022,8 @@ static size_t resident_anon(void)
 static void give_back_memory(void)
 {
     static size_t settled; /* what lay free after the last trim: fragments no trim returns */
+    static size_t last;    /* what lay free a second ago */
+    static int still;      /* seconds it has stayed within 1 MiB */
     size_t before = resident_anon(), after, used, slack;
     struct mallinfo2 mi = mallinfo2();
     int64_t t0;
@@ -1025,12 +1032,17 @@ static void give_back_memory(void)
     slack = before > used ? before - used : 0;
     if (slack < settled)
         settled = slack;
-    if (slack <= settled + MEM_SLACK_MAX)
+    still = slack + (1u << 20) >= last && slack <= last + (1u << 20) ? still + 1 : 0;
+    last = slack;
+    if (slack <= settled + MEM_SLACK_MAX &&
+        (still < MEM_QUIET_S || slack <= settled + MEM_SLACK_QUIET))
         return;
     t0 = clock_mono_us();
     malloc_trim(0);
     after = resident_anon();
     settled = after > used ? after - used : 0;
+    last = settled;
+    still = 0;
     log_info("memory: %zu MiB resident, %zu MiB of it free: %zu MiB given back in %lld ms",
              before >> 20, slack >> 20, (before > after ? before - after : 0) >> 20,
              (long long)((clock_mono_us() - t0) / 1000));

@@ -64,7 +64,8 @@ class NosniffAndMessagesTest(ServerTestCase):
     def test_messages_never_quote_other_characters(self):
         srv, key = self.server, self.key
         r = srv.get("/v1/nothing-here", key=key)
-        self.assertIn("GET /v1/nothing-here", self.assertError(r, 404, "route_not_found")["message"])
+        msg = self.assertError(r, 404, "route_not_found")["message"]
+        self.assertIn("GET /v1/nothing-here", msg)
         for path in ("/v1/%3Cscript%3Ealert(1)%3C/script%3E", "/v1/%22%27%0d%0aX-Evil:%201",
                      "/v1/" + "a" * 300, "/v1/%E2%80%AE%F0%9F%98%80"):
             with self.subTest(path=path[:40]):
