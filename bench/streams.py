@@ -8,8 +8,12 @@ one libcurl transfer to the upstream). An asyncio client ramps up the streams wi
 --window of them not yet past `event: message.created`, keeps reading them, and while all are
 open measures, from a separate process (no shared interpreter lock), the latency of 500
 sequential GET /v1/employees?limit=10 of another org, and the server's VmRSS. Then it closes the
-streams, stops the upstream and the server (by their PIDs) and prints a table with PASS/FAIL:
-RSS < 500 MB, p99 < 20 ms. Exits 1 only when something failed to run.
+streams, stops the upstream, and watches the server's VmRSS for --after seconds (30) from the
+moment the last stream has ended (its descriptors are back near the idle count): the memory of a
+burst must go back to the system, and stay back. Then it stops the server (by its PID) and prints
+a table with PASS/FAIL: RSS < 500 MB with the streams open, probe p99 < 20 ms, and RSS < 64 MiB
+within 30 s of the last stream's end (and still at the end of those 30 s). Exits 1 only when
+something failed to run.
 
 Needs RLIMIT_NOFILE well above 2 x streams for the server (client + upstream sockets); bench/chat.sh
 raises it. Usage: streams.py --bin build/workforce --tmp DIR [--streams 10000].
@@ -220,6 +224,26 @@ def wait_fds(srv, limit_s, below):
     return time.monotonic() - t0, st
 
 
+def wait_rss(srv, limit_s, below_kib):
+    """Poll the server's VmRSS every 0.2 s for 'limit_s' s -> (seconds until it was first under
+    'below_kib', or None; the status at the end; [(s, RSS KiB)] every second or so)."""
+    t0 = time.monotonic()
+    trace, next_mark, first = [], 0.0, None
+    st = wfbench.proc_status(srv.pid)
+    while srv.alive():
+        el = time.monotonic() - t0
+        if el >= next_mark:
+            trace.append((el, st.get("VmRSS", 0)))
+            next_mark += 1.0
+        if first is None and st.get("VmRSS", 1 << 40) < below_kib:
+            first = el
+        if el >= limit_s:
+            break
+        time.sleep(0.2)
+        st = wfbench.proc_status(srv.pid)
+    return first, st, trace
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default="build/workforce")
@@ -230,6 +254,8 @@ def main():
     ap.add_argument("--probe-n", type=int, default=500)
     ap.add_argument("--interval", type=float, default=5.0)
     ap.add_argument("--chunks", type=int, default=9)
+    ap.add_argument("--after", type=float, default=30.0,
+                    help="seconds after the last stream ended within which RSS must be < 64 MiB")
     ap.add_argument("--settle", type=float, default=3.0,
                     help="seconds after the ramp before measuring (upstream retries take ~2 s)")
     args = ap.parse_args()
@@ -266,7 +292,9 @@ def main():
         srv = wfbench.Server(args.bin, args.tmp, {
             "WORKFORCE_LLM": "openai",
             "WORKFORCE_LLM_BASE_URL": "http://127.0.0.1:%d/v1" % up_port,
-            "WORKFORCE_LLM_MODEL": "bench-slow"}, name="streams")
+            "WORKFORCE_LLM_MODEL": "bench-slow",
+            # every stream comes from 127.0.0.1: the per-address limit up to the total
+            "WORKFORCE_CONNECTIONS_PER_ADDRESS": "20000"}, name="streams")
         key = srv.key("bench-streams")
         probe_key = srv.key("bench-probe")
         srv.start()
@@ -282,7 +310,11 @@ def main():
         res["close_clients_s"], res["status_clients_closed"] = wait_fds(
             srv, args.interval + 2, args.streams + 200)
         wfbench.stop_proc(upstream)
-        res["close_upstream_s"], res["status_closed"] = wait_fds(srv, 20, 200)
+        res["close_upstream_s"], res["status_closed"] = wait_fds(
+            srv, 20, res["idle"].get("fds", 0) + 50)
+        # The last stream has ended: from now on the burst's memory must go back.
+        res["rss_back_s"], res["status_after"], res["rss_trace"] = wait_rss(
+            srv, args.after, RSS_AFTER_KIB)
     except Exception as e:  # noqa: BLE001
         log("streams: error: %s" % e)
         ok = False
@@ -295,6 +327,9 @@ def main():
         return 1
     report(args, res, rc, stop_s, time.monotonic() - t_total, soft)
     return 0
+
+
+RSS_AFTER_KIB = 64 * 1024  # the goal: under 64 MiB within --after s of the last stream's end
 
 
 def report(args, r, rc, stop_s, total_s, nofile):
@@ -331,7 +366,12 @@ def report(args, r, rc, stop_s, total_s, nofile):
         ("server threads", "%d" % so.get("Threads", 0)),
         ("clients closed: fds after %.1f s" % r["close_clients_s"], "%d" % sc.get("fds", 0)),
         ("upstream stopped: fds after %.1f s" % r["close_upstream_s"], "%d" % sd.get("fds", 0)),
-        ("RSS after close (MiB)", "%.1f" % mib(sd.get("VmRSS", 0))),
+        ("RSS when the last stream ended (MiB)", "%.1f" % mib(sd.get("VmRSS", 0))),
+        ("RSS under 64 MiB after (s)", "%.1f" % r["rss_back_s"] if r["rss_back_s"] is not None
+         else "not within %g s" % args.after),
+        ("RSS %g s after the last stream ended (MiB)" % args.after,
+         "%.1f" % mib(r["status_after"].get("VmRSS", 0))),
+        ("  RSS each second after (MiB)", " ".join("%.0f" % mib(k) for _, k in r["rss_trace"])),
         ("server SIGTERM exit status / time (s)", "%s / %.1f" % (rc, stop_s)),
         ("total time of this part (s)", "%.1f" % total_s),
     ]
@@ -353,6 +393,13 @@ def report(args, r, rc, stop_s, total_s, nofile):
                                   "PASS" if rss * 1024 < 500e6 else "FAIL"))
     print("    %-38s %-12s %s" % ("probe p99 < 20 ms with streams open", "%.3f ms" % p["p99_ms"],
                                   "PASS" if p["p99_ms"] < 20 and p["ok"] == args.probe_n else "FAIL"))
+    # under 64 MiB within the window, and still under at its end
+    back, end_kib = r["rss_back_s"], r["status_after"].get("VmRSS", 1 << 40)
+    print("    %-38s %-12s %s" % ("RSS < 64 MiB within %g s of the end" % args.after,
+                                  "%.1f s" % back if back is not None else
+                                  "%.1f MiB" % mib(end_kib),
+                                  "PASS" if back is not None and end_kib < RSS_AFTER_KIB
+                                  else "FAIL"))
     if not r["alive_after"]:
         print("  warning: the server was not running after the load")
     if nofile < 2 * args.streams + 100:

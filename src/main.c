@@ -563,41 +563,141 @@ out:
     return rc;
 }
 
+/* Copy the file 'from' to the new file 'to' (0600 by the umask) and fsync it. 0, or -1 with
+ * the reason on stderr. */
+static int copy_file(const char *from, const char *to)
+{
+    char buf[1 << 16];
+    int in = open(from, O_RDONLY | O_CLOEXEC), out = -1, rc = -1;
+    ssize_t n = 0;
+
+    if (in < 0) {
+        fprintf(stderr, "workforce: cannot read %s: %s\n", from, strerror(errno));
+        return -1;
+    }
+    out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (out < 0) {
+        fprintf(stderr, "workforce: cannot create %s: %s\n", to, strerror(errno));
+        goto out;
+    }
+    while ((n = read(in, buf, sizeof(buf))) > 0) {
+        if (write(out, buf, (size_t)n) != n) {
+            fprintf(stderr, "workforce: cannot write %s: %s\n", to, strerror(errno));
+            goto out;
+        }
+    }
+    if (n < 0 || fsync(out) != 0) {
+        fprintf(stderr, "workforce: cannot copy %s: %s\n", from, strerror(errno));
+        goto out;
+    }
+    rc = 0;
+out:
+    close(in);
+    if (out >= 0 && close(out) != 0 && rc == 0) {
+        fprintf(stderr, "workforce: cannot write %s: %s\n", to, strerror(errno));
+        rc = -1;
+    }
+    return rc;
+}
+
+/* Remove 'path' with its "-wal" and "-shm" files (a temporary database). */
+static void remove_db_files(const char *path)
+{
+    char side[1200];
+    unlink(path);
+    snprintf(side, sizeof(side), "%s-wal", path);
+    unlink(side);
+    snprintf(side, sizeof(side), "%s-shm", path);
+    unlink(side);
+}
+
 /*
- * restore --from FILE: the server must be stopped (its lock is free). FILE is checked (sound,
- * a Workforce database, a schema this build knows); the current database is kept as
- * "<db>.before-restore-<UTC time>" (a consistent copy, 0600); FILE is copied beside the
- * database, fsynced, and renamed over it with its WAL and shared-memory files removed; then
- * the migrations bring it to this build's schema.
+ * Remove the write-ahead log and shared-memory index of the database 'path' when no connection
+ * is open and the log holds nothing (a read-only connection leaves both behind, empty). A log
+ * that still holds commits is kept: -1, the reason on stderr.
+ */
+static int drop_empty_log(const char *path)
+{
+    char side[1200];
+    struct stat st;
+
+    snprintf(side, sizeof(side), "%s-wal", path);
+    if (stat(side, &st) == 0 && st.st_size > 0) {
+        fprintf(stderr, "workforce: the write-ahead log of %s could not be folded in\n", path);
+        return -1;
+    }
+    unlink(side);
+    snprintf(side, sizeof(side), "%s-shm", path);
+    unlink(side);
+    return 0;
+}
+
+/* Migrate the database file 'path' to this build's schema and close it (its write-ahead log
+ * folded in and removed). 0 or -1, the reason on stderr. */
+static int migrate_file(const char *path)
+{
+    struct store *s = NULL;
+    struct err e;
+    int rc;
+
+    err_clear(&e);
+    rc = store_open(path, &s, &e);
+    if (!rc)
+        rc = store_migrate(s, &e);
+    store_close(s);
+    if (rc)
+        fprintf(stderr, "workforce: the copy could not be migrated to schema version %lld: %s\n",
+                (long long)store_sqlite_schema_version(), e.msg[0] ? e.msg : "store error");
+    return rc ? -1 : 0;
+}
+
+/*
+ * Keep the current database 'db' as 'keep' (a consistent copy, 0600), opened as it is (not
+ * migrated), and make sure that nothing of it is left in its write-ahead log, which the
+ * database put in its place would otherwise read. 0 or -1, the reason on stderr.
+ */
+static int keep_current(const char *db, const char *keep)
+{
+    struct store *s = NULL;
+    struct err e;
+    int rc;
+
+    err_clear(&e);
+    rc = store_open(db, &s, &e);
+    if (!rc)
+        rc = store_backup(s, keep);
+    store_close(s); /* the last connection: the log is folded in and removed */
+    if (rc) {
+        fprintf(stderr, "workforce: cannot keep the current database as %s\n", keep);
+        return -1;
+    }
+    return drop_empty_log(db);
+}
+
+/*
+ * restore --from FILE: the server must be stopped (its lock is free, and held here until the
+ * end). FILE is copied beside the database ("<db>.restore-<pid>", 0600, fsynced), and that copy
+ * is what is checked and used: sound, Workforce's, its schema_migrations whole, and its whole
+ * schema exactly the one of its recorded version (store_sqlite_check_file()); then the copy is
+ * migrated to this build's schema and checked again. Only then is the current database kept
+ * as "<db>.before-restore-<UTC time>" and the copy renamed over it (one rename in the same
+ * directory, then an fsync of the directory). Any failure before the rename removes the copy
+ * and leaves the current database as it was. Exit status 0 restored, 1 not restored (the
+ * reason on stderr), 2 bad usage.
  */
 static int cmd_restore(const struct config *c, const struct opts *o)
 {
     const char *db = c->database;
     char keep[1200], tmp[1200], side[1200], ts[32];
     int64_t version, counts[5];
-    struct store *s = NULL;
     struct err e;
-    bool busy;
-    int lock, in = -1, out = -1, rc = 1;
-    char buf[1 << 16];
-    ssize_t n;
+    bool busy, made = false;
+    int lock, rc = 1;
 
     if (o->npos != 1 || !o->from || !*o->from)
         return usage("restore needs --from FILE");
     if (strncmp(db, "postgres", 8) == 0 || strcmp(db, ":memory:") == 0)
         return usage("restore works on a SQLite database file");
-    err_clear(&e);
-    if (store_sqlite_check_file(o->from, &version, counts, &e) != 0) {
-        fprintf(stderr, "workforce: %s cannot be restored: %s\n", o->from, e.msg);
-        return 1;
-    }
-    if (version > store_sqlite_schema_version()) {
-        fprintf(stderr,
-                "workforce: %s has schema version %lld, newer than this build's %lld: restore "
-                "it with a newer workforce\n",
-                o->from, (long long)version, (long long)store_sqlite_schema_version());
-        return 1;
-    }
     if (ensure_parent_dir(db) != 0) {
         fprintf(stderr, "workforce: cannot create the directory of %s\n", db);
         return 1;
@@ -609,58 +709,64 @@ static int cmd_restore(const struct config *c, const struct opts *o)
                      : "cannot take the database's lock");
         return 1;
     }
+    snprintf(tmp, sizeof(tmp), "%s.restore-%ld", db, (long)getpid());
+    remove_db_files(tmp);
+    made = true;
+    if (copy_file(o->from, tmp) != 0)
+        goto out;
+    err_clear(&e);
+    if (store_sqlite_check_file(tmp, &version, counts, &e) != 0) {
+        fprintf(stderr, "workforce: %s cannot be restored: %s\n", o->from, e.msg);
+        goto out;
+    }
+    if (version > store_sqlite_schema_version()) {
+        fprintf(stderr,
+                "workforce: %s has schema version %lld, newer than this build's %lld: restore "
+                "it with a newer workforce\n",
+                o->from, (long long)version, (long long)store_sqlite_schema_version());
+        goto out;
+    }
+    if (migrate_file(tmp) != 0)
+        goto out;
+    err_clear(&e);
+    if (store_sqlite_check_schema(tmp, &version, &e) != 0 ||
+        version != store_sqlite_schema_version()) {
+        fprintf(stderr, "workforce: the migrated copy of %s failed its check: %s\n", o->from,
+                e.msg[0] ? e.msg : "wrong schema version");
+        goto out;
+    }
+    if (sync_path(tmp, O_RDONLY) != 0) {
+        fprintf(stderr, "workforce: cannot flush %s: %s\n", tmp, strerror(errno));
+        goto out;
+    }
     if (access(db, F_OK) == 0) {
         clock_fmt_iso(clock_now_ms(), ts, sizeof(ts));
         snprintf(keep, sizeof(keep), "%s.before-restore-%s", db, ts);
-        if (open_store(c, &s) || store_backup(s, keep) != 0) {
-            fprintf(stderr, "workforce: cannot keep the current database as %s\n", keep);
+        if (keep_current(db, keep) != 0)
             goto out;
-        }
-        store_close(s);
-        s = NULL;
         printf("kept the current database as %s\n", keep);
     }
-    snprintf(tmp, sizeof(tmp), "%s.restore-%ld", db, (long)getpid());
-    in = open(o->from, O_RDONLY | O_CLOEXEC);
-    out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (in < 0 || out < 0) {
-        fprintf(stderr, "workforce: cannot copy %s: %s\n", o->from, strerror(errno));
+    /* No log may be left beside either file: the database put in place must read none of the
+     * current one's, and the copy's would be left behind (keep_current() folded the current
+     * one's in; the checks' read-only connections leave empty ones). */
+    if (drop_empty_log(tmp) != 0 || drop_empty_log(db) != 0)
         goto out;
-    }
-    while ((n = read(in, buf, sizeof(buf))) > 0) {
-        if (write(out, buf, (size_t)n) != n) {
-            fprintf(stderr, "workforce: cannot write %s: %s\n", tmp, strerror(errno));
-            goto out;
-        }
-    }
-    if (n < 0 || fsync(out) != 0) {
-        fprintf(stderr, "workforce: cannot copy %s: %s\n", o->from, strerror(errno));
-        goto out;
-    }
-    close(out);
-    out = -1;
-    snprintf(side, sizeof(side), "%s-wal", db);
-    unlink(side);
-    snprintf(side, sizeof(side), "%s-shm", db);
-    unlink(side);
     if (rename(tmp, db) != 0) {
         fprintf(stderr, "workforce: cannot put the backup in place: %s\n", strerror(errno));
         goto out;
     }
+    made = false;
     dir_of(db, side, sizeof(side));
-    sync_path(side, O_RDONLY | O_DIRECTORY);
-    if (open_store(c, &s)) /* migrates it to this build's schema */
-        goto out;
+    if (sync_path(side, O_RDONLY | O_DIRECTORY) != 0)
+        fprintf(stderr, "workforce: warning: cannot flush the directory %s: %s\n", side,
+                strerror(errno));
     print_counts("restored", db, counts);
     rc = 0;
 out:
-    if (in >= 0)
-        close(in);
-    if (out >= 0)
-        close(out);
+    if (made)
+        remove_db_files(tmp);
     if (rc)
-        unlink(tmp);
-    store_close(s);
+        fprintf(stderr, "workforce: nothing was restored; %s is as it was\n", db);
     db_unlock(lock);
     return rc;
 }
@@ -872,6 +978,76 @@ struct server {
     int lock;        /* the database's shared lock (a restore takes it exclusively) */
 };
 
+/*
+ * Memory after a burst. glibc's malloc gives each thread that meets a locked arena an arena of
+ * its own (up to 8 per core: 17 on 2 cores, 64 MiB of address space each), and gives freed
+ * memory back to the system only from the top of an arena. After 10,000 streams had closed the
+ * process kept 431 MB resident for good (bench/streams.py). Once a second the main thread
+ * compares the process's anonymous resident memory with what malloc has handed out and not
+ * taken back, and malloc_trim() gives every whole free page of every arena back
+ * (MADV_DONTNEED) when more than MEM_SLACK_MAX lies free (while a burst ends), or more than
+ * MEM_SLACK_QUIET that has stayed put for MEM_QUIET_S seconds (what the last frees of a burst
+ * left). Allocations go on as before: a burst costs its memory while it lasts, and only then.
+ * The cost, a walk of each arena's free chunks (10 to 90 ms after 10,000 streams), is paid a
+ * few times per burst, off the request threads; a steady load, whose free memory stays within
+ * a few MiB of what the last trim left, pays nothing.
+ */
+#define MEM_SLACK_MAX (32u << 20)
+#define MEM_SLACK_QUIET (4u << 20)
+#define MEM_QUIET_S 2
+
+/* The process's anonymous resident memory in bytes (statm: resident minus shared), or 0. */
+static size_t resident_anon(void)
+{
+    uint64_t v[3] = {0, 0, 0};
+    char text[128];
+    const char *p = text;
+    int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd < 0 ? -1 : read(fd, text, sizeof(text) - 1);
+
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return 0;
+    text[n] = '\0';
+    for (int i = 0; i < 3; i++) {
+        size_t len = strcspn(p, " \n");
+        if (!len || str_to_u64((struct str){p, len}, &v[i]))
+            return 0;
+        p += len + (p[len] ? 1 : 0);
+    }
+    return v[1] > v[2] ? (size_t)(v[1] - v[2]) * (size_t)sysconf(_SC_PAGESIZE) : 0;
+}
+
+static void give_back_memory(void)
+{
+    static size_t settled; /* what lay free after the last trim: fragments no trim returns */
+    static size_t last;    /* what lay free a second ago */
+    static int still;      /* seconds it has stayed within 1 MiB */
+    size_t before = resident_anon(), after, used, slack;
+    struct mallinfo2 mi = mallinfo2();
+    int64_t t0;
+
+    used = mi.uordblks + mi.hblkhd;
+    slack = before > used ? before - used : 0;
+    if (slack < settled)
+        settled = slack;
+    still = slack + (1u << 20) >= last && slack <= last + (1u << 20) ? still + 1 : 0;
+    last = slack;
+    if (slack <= settled + MEM_SLACK_MAX &&
+        (still < MEM_QUIET_S || slack <= settled + MEM_SLACK_QUIET))
+        return;
+    t0 = clock_mono_us();
+    malloc_trim(0);
+    after = resident_anon();
+    settled = after > used ? after - used : 0;
+    last = settled;
+    still = 0;
+    log_info("memory: %zu MiB resident, %zu MiB of it free: %zu MiB given back in %lld ms",
+             before >> 20, slack >> 20, (before > after ? before - after : 0) >> 20,
+             (long long)((clock_mono_us() - t0) / 1000));
+}
+
 /* This process is a node; the work of dead ones (an earlier process of this machine, or another
  * node silent for longer than the lease) is taken back. */
 static int serve_register(const struct config *c, struct store *s)
@@ -926,15 +1102,20 @@ static int serve_limits(const struct config *c, struct server *sv)
     return 0;
 }
 
-/* The store: this node registered, the pool, the committer. */
+/* The store: this node registered, the pool, the committer. 0, or the exit status: 2 when a
+ * PostgreSQL database cannot be reached or its URL is wrong (open_store()), else 1. */
 static int serve_store(const struct config *c, struct server *sv)
 {
     struct api_services *svc = &sv->svc;
     bool busy;
     struct err e;
+    int rc;
 
     err_clear(&e);
-    if (open_store(c, &sv->s) || load_secret(c, svc->router.secret))
+    rc = open_store(c, &sv->s);
+    if (rc)
+        return rc;
+    if (load_secret(c, svc->router.secret))
         return 1;
     sv->lock = db_lock(c->database, true, &busy);
     if (sv->lock < 0) {
@@ -951,7 +1132,7 @@ static int serve_store(const struct config *c, struct server *sv)
                            c->webhooks_workers,
                        &svc->router.pool, &e)) {
         fprintf(stderr, "workforce: %s: %s\n", e.param, e.msg);
-        return 1;
+        return config_database_is_postgres(c->database) ? 2 : 1;
     }
     svc->agent.knowledge.pool = svc->router.pool;
     if (store_committer_new(c->database, &svc->committer, &e)) {
@@ -996,8 +1177,9 @@ static int serve_start(const struct config *c, const char *argv0, struct server 
     svc->router.cfg = c;
     svc->agent.cfg = c;
     svc->started_ms = clock_now_ms();
-    if (serve_store(c, sv))
-        return 1;
+    rc = serve_store(c, sv);
+    if (rc)
+        return rc;
     rc = serve_limits(c, sv);
     if (rc)
         return rc;
@@ -1115,6 +1297,7 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
     ho.port = c->listen_port;
     ho.threads = c->threads;
     ho.conn_timeout_s = 60;
+    ho.per_address = c->connections_per_address;
     app = api_app(&sv.svc);
     happ = router_http_app(&app);
     if (http_server_start(&ho, &happ, &srv)) {
@@ -1126,8 +1309,16 @@ static int cmd_serve(const struct config *c, const struct opts *o, const char *a
              http_server_port(srv), c->database, c->threads);
     fprintf(stderr, "workforce: listening on http://%s:%u\n", c->listen_host,
             http_server_port(srv));
-    while (sigwait(&set, &sig) != 0)
-        ;
+    /* The main thread waits for the stop signal, and each second gives back the memory a
+     * burst left (give_back_memory()). */
+    for (;;) {
+        struct timespec second = {1, 0};
+        sig = sigtimedwait(&set, NULL, &second);
+        if (sig > 0)
+            break;
+        if (errno == EAGAIN)
+            give_back_memory();
+    }
     log_info("workforce: signal %d, draining requests in flight", sig);
     http_server_drain(srv, 30);
     serve_quiesce(&sv);

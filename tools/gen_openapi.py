@@ -2954,13 +2954,20 @@ def build_paths():
            description="The event's delivery to each enabled endpoint that takes its type (or "
                        "only to `endpoint_id`) becomes due now, whatever its state: a new one "
                        "where there was none. One in flight is attempted again when its "
-                       "attempt ends (never two at once). After the seventh attempt a "
-                       "redelivery gets one attempt. Answers the event's deliveries.",
+                       "attempt ends (never two at once), and asking again while one is due or "
+                       "in flight adds nothing. After the seventh attempt a redelivery gets one "
+                       "attempt. A delivery is attempted at most 10 times within any hour, its "
+                       "automatic retries included: a redelivery past that is refused with 429 "
+                       "`rate_limit_exceeded` and `Retry-After`. Answers the event's deliveries.",
            body=json_content("RedeliverRequest"),
            ok=ok_json("WebhookDeliveryList", "The event's deliveries."),
            codes=["event_not_found", "webhook_endpoint_not_found"], bad_param="endpoint_id",
            notes={"webhook_endpoint_not_found": "`endpoint_id` names no endpoint of this key "
-                                                "(`param: \"endpoint_id\"`)."})
+                                                "(`param: \"endpoint_id\"`).",
+                  "rate_limit_exceeded": "Over the minute window or the burst bucket, or a "
+                                         "delivery of the event (to `endpoint_id`, or to any "
+                                         "endpoint) was attempted 10 times in the last hour; "
+                                         "retry after `Retry-After` seconds."})
     sp.add("post", "/v1/webhook_endpoints", "createWebhookEndpoint", "Create a webhook endpoint",
            "Webhooks", built=True,
            description="At most 16 per organization and key mode. The answer carries the "
@@ -2989,10 +2996,13 @@ def build_paths():
     sp.add("post", "/v1/webhook_endpoints/{id}/rotate_secret", "rotateWebhookEndpointSecret",
            "Rotate a webhook endpoint's secret", "Webhooks", built=True,
            params=[we_id],
-           description="A new signing secret, answered once. For 24 hours the previous one "
-                       "signs too: `webhook-signature` then carries both signatures, separated "
-                       "by a space, so a receiver can switch without losing a delivery. Takes "
-                       "no parameters (an empty body or `{}`).",
+           description="A new signing secret, answered once. For 24 hours the secret it "
+                       "replaces signs too, and so does each one replaced before it until its "
+                       "own 24 hours end: `webhook-signature` carries one signature per secret "
+                       "in force, separated by spaces, so a receiver can switch without losing "
+                       "a delivery. At most four replaced secrets are kept: a fifth rotation "
+                       "within a day retires the oldest at once. Takes no parameters (an empty "
+                       "body or `{}`).",
            body=json_content("Empty"),
            ok=ok_json("WebhookEndpointWithSecret", "The endpoint with its new secret."),
            codes=["webhook_endpoint_not_found"], bad_param="id")

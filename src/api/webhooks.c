@@ -3,8 +3,8 @@
  * webhooks.c: /v1/events and /v1/webhook_endpoints (contract §15). Events are read here; they
  * are written by the store with the change they report. An endpoint's signing secret is shown
  * at its creation and by rotate_secret only; it is kept sealed (integ_seal(), bound to the
- * tenant and the endpoint's id). A rotation keeps the previous secret signing next to the new
- * one for WEBHOOK_ROTATE_OVERLAP_MS, as receivers need a moment to take the new one.
+ * tenant and the endpoint's id). A rotation keeps the replaced secrets signing next to the new
+ * one for WEBHOOKS_ROTATE_OVERLAP_MS each, as receivers need a moment to take the new one.
  */
 #include "api.h"
 
@@ -163,14 +163,54 @@ const struct jb_binding api_events_redeliver_body = {redeliver_fields, 1};
 static int read_endpoint(struct router_req *r, const char *id, const char *param,
                          struct store_hook_endpoint *ep, struct err *e);
 
+/*
+ * How much redelivery one event may ask for. Each POST /v1/events/{id}/redeliver makes one POST
+ * per endpoint (up to 16) from this server to addresses the tenant chose; without a bound a loop
+ * of calls made the server send as fast as the key's rate limit allowed, 16 times over, and kept
+ * the delivery threads every tenant shares busy. As Stripe bounds its own "resend": a delivery
+ * is attempted at most REDELIVER_PER_WINDOW times within any REDELIVER_WINDOW_MS, its automatic
+ * retries included (they make 4 in their first hour), counting one under way or due; a
+ * redelivery past that is refused with 429 rate_limit_exceeded and Retry-After. A redelivery
+ * asked while one is due or under way adds no POST (the store makes it due once).
+ */
+#define REDELIVER_PER_WINDOW 10
+#define REDELIVER_WINDOW_MS (3600 * 1000LL)
+
+/* 0 when event 'ev_id''s deliveries (to 'endpoint_id', NULL: all) may be attempted again now,
+ * else 429 rate_limit_exceeded in 'e' with Retry-After. */
+static int redeliver_allowed(struct router_req *r, const char *ev_id, const char *endpoint_id,
+                             int64_t now, struct err *e)
+{
+    int64_t most = 0, oldest = now, wait_s;
+    char v[24];
+    int rc = store_hook_recent_attempts(r->store, &r->tenant, ev_id, endpoint_id,
+                                        now - REDELIVER_WINDOW_MS, now, &most, &oldest);
+
+    if (rc)
+        return err_set(e, rc, "internal_error", NULL, "redelivery check failed");
+    if (most < REDELIVER_PER_WINDOW)
+        return 0;
+    wait_s = (oldest + REDELIVER_WINDOW_MS - now + 999) / 1000;
+    if (wait_s < 1)
+        wait_s = 1;
+    snprintf(v, sizeof(v), "%lld", (long long)wait_s);
+    http_resp_header(r->http, "Retry-After", v);
+    return err_set(e, ERR_LIMIT, "rate_limit_exceeded", NULL,
+                   "A delivery of this event was attempted %lld times in the last hour, retries "
+                   "included (at most %d). Retry after %lld s.",
+                   (long long)most, REDELIVER_PER_WINDOW, (long long)wait_s);
+}
+
 /* POST /v1/events/{id}/redeliver {endpoint_id?}: the event's deliveries due again now, to one
- * endpoint or to every enabled endpoint that takes its type; answers those deliveries. */
+ * endpoint or to every enabled endpoint that takes its type (within the bound above); answers
+ * those deliveries. */
 int api_events_redeliver(struct router_req *r, struct err *e)
 {
     struct redeliver_body body = {0};
     struct store_hook_event ev;
     struct store_hook_endpoint ep;
     struct jb_result res;
+    int64_t now = clock_now_ms();
     size_t n = 0;
     int rc = jb_bind(r->body, redeliver_fields, 1, &body, r->arena, &res, e);
 
@@ -182,9 +222,11 @@ int api_events_redeliver(struct router_req *r, struct err *e)
             return err_set(e, ERR_INVALID, "invalid_request", "endpoint_id",
                            "The endpoint %.60s is disabled: enable it first.", ep.id);
     }
+    if (!rc)
+        rc = redeliver_allowed(r, ev.id, body.endpoint_id, now, e);
     if (rc)
         return rc;
-    rc = store_hook_redeliver(r->store, &r->tenant, ev.id, body.endpoint_id, clock_now_ms(), &n);
+    rc = store_hook_redeliver(r->store, &r->tenant, ev.id, body.endpoint_id, now, &n);
     if (rc == ERR_NOT_FOUND)
         return err_set(e, rc, "event_not_found", "id", "No event %.60s.", ev.id);
     if (rc)
@@ -197,7 +239,6 @@ int api_events_redeliver(struct router_req *r, struct err *e)
 #define ENDPOINTS_MAX 16
 #define URL_MAX HTTPC_HOOK_URL_MAX
 #define DESCRIPTION_MAX 500
-#define WEBHOOK_ROTATE_OVERLAP_MS (24 * 3600 * 1000LL)
 
 struct endpoint_body {
     const char *url;
@@ -454,22 +495,45 @@ int api_webhook_endpoints_delete(struct router_req *r, struct err *e)
     return 0;
 }
 
-/* POST /v1/webhook_endpoints/{id}/rotate_secret: a new secret, answered once; the previous one
- * signs too for WEBHOOK_ROTATE_OVERLAP_MS. */
+/*
+ * POST /v1/webhook_endpoints/{id}/rotate_secret: a new secret, answered once. The one it
+ * replaces signs too for WEBHOOKS_ROTATE_OVERLAP_MS, and so do the ones replaced before it
+ * until their own end (webhooks/secrets.c): a second rotation within the day leaves the first
+ * one's secret its day. A current secret that no longer opens (the server secret changed) is
+ * not kept: it could not sign.
+ */
 int api_webhook_endpoints_rotate(struct router_req *r, struct err *e)
 {
+    struct webhooks_previous prev[WEBHOOKS_PREVIOUS_MAX];
     struct store_hook_endpoint ep;
-    const char *secret;
-    int64_t now = clock_now_ms();
+    const char *secret, *current, *text;
+    int64_t now = clock_now_ms(), until = 0;
+    size_t n = 0;
     int rc = read_endpoint(r, r->params[0], "id", &ep, e);
 
     if (rc)
         return rc;
     if (!(secret = new_secret(r)))
         return err_set(e, ERR_INTERNAL, "internal_error", NULL, "no random bytes");
-    ep.previous_secret = ep.secret;
-    ep.previous_len = ep.secret_len;
-    ep.previous_until = now + WEBHOOK_ROTATE_OVERLAP_MS;
+    if (ep.previous_secret && ep.previous_until > now) {
+        text = integ_open(KEY(api_svc(r)), &r->tenant, ep.id, SEAL_WHAT, ep.previous_secret,
+                          ep.previous_len, r->arena);
+        n = text ? webhooks_previous_parse(text, ep.previous_until, now, prev) : 0;
+    }
+    current = integ_open(KEY(api_svc(r)), &r->tenant, ep.id, SEAL_WHAT, ep.secret, ep.secret_len,
+                         r->arena);
+    if (current)
+        n = webhooks_previous_push(prev, n, current, now + WEBHOOKS_ROTATE_OVERLAP_MS);
+    ep.previous_secret = NULL;
+    ep.previous_len = 0;
+    ep.previous_until = 0;
+    if (n) {
+        text = webhooks_previous_text(prev, n, &until, r->arena);
+        rc = seal(r, ep.id, text, &ep.previous_secret, &ep.previous_len, e);
+        if (rc)
+            return rc;
+        ep.previous_until = until;
+    }
     rc = seal(r, ep.id, secret, &ep.secret, &ep.secret_len, e);
     if (rc)
         return rc;

@@ -268,6 +268,10 @@ static const struct config_setting settings[] = {
     {.name = "WORKFORCE_THREADS", INT_RANGE(1, 256), .def = NULL, .compute = compute_threads,
      .computed = "one per processor, 2 when unknown", MEMBER(threads),
      .desc = "Threads that answer HTTP requests."},
+    {.name = "WORKFORCE_CONNECTIONS_PER_ADDRESS", INT_RANGE(1, 20000), .def = "1000",
+     MEMBER(connections_per_address),
+     .desc = "Connections one client address may hold open at once (of 20,000 in all); more are "
+             "closed at once. Behind a proxy every client has its address: set 20000."},
     {.name = "WORKFORCE_RATE_LIMITS", .type = CONFIG_RATE_LIMITS,
      .def = "starter:60/10/5,manager:300/50/20,agency:1000/200/100", MEMBER(limits),
      .desc = "Rate limits of each tier: requests per minute/burst/concurrent, each from 1 to "

@@ -62,6 +62,7 @@ struct config {
     char files_dir[1024];       /* uploaded documents: "files" beside the database */
     char embeddings_path[1024]; /* the model's package directory ("" = look in node_modules) */
     unsigned threads;
+    unsigned connections_per_address; /* connections one client address may hold open */
     struct config_limits limits[TIER_COUNT];
     char llm[16]; /* builtin | openai */
     char llm_base_url[512];

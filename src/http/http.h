@@ -48,6 +48,7 @@ struct http_options {
     unsigned conn_timeout_s;
     unsigned ping_s;       /* a stream silent this long gets ping_text; 0: 15 */
     const char *ping_text; /* NULL: ": ping\n\n" */
+    unsigned per_address;  /* connections one client address may hold open; 0: no limit */
 };
 
 /* ---- Server ---- */

@@ -63,6 +63,9 @@
  * refused before the application: the 4 KiB left always hold the largest response head we
  * make. tests/http/test_framing.py walks every size and count.
  */
+/* The connections held open at once, in all (libmicrohttpd closes any more at once). */
+#define HTTP_CONNECTIONS_MAX 20000u
+
 #define HTTP_HEADER_MAX_TEXT "8,192" /* HTTP_HEADER_MAX (http.h) */
 #define HTTP_URI_MAX_TEXT "4,096"    /* HTTP_URI_MAX (http.h) */
 
@@ -81,6 +84,9 @@ struct http_server {
     atomic_bool stopping;
     unsigned ping_s;
     const char *ping_text;
+    atomic_uint refused;           /* connections over a limit since the last log line */
+    _Atomic int64_t refused_at_ms; /* when that line was written */
+    char per_address_text[16];     /* the per-address limit, for that line */
 };
 
 struct http_stream {
@@ -302,6 +308,24 @@ static void app_error(struct http_req *r, unsigned status, const char *code, con
         http_resp_set(r, status, "text/plain", NULL, 0);
 }
 
+/*
+ * The application's headers of 'r' on 'resp', and X-Content-Type-Options: nosniff on every
+ * answer that does not carry it already: a browser never reads a JSON answer (whose message may
+ * quote what the client sent) or an event stream as another type, HTML above all.
+ */
+static void add_headers(struct MHD_Response *resp, const struct http_req *r)
+{
+    bool nosniff = false;
+    if (r->ctype)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->ctype);
+    for (unsigned i = 0; i < r->nheaders; i++) {
+        MHD_add_response_header(resp, r->hname[i], r->hvalue[i]);
+        nosniff = nosniff || strcasecmp(r->hname[i], "X-Content-Type-Options") == 0;
+    }
+    if (!nosniff)
+        MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+}
+
 static enum MHD_Result send_response(struct http_req *r)
 {
     struct MHD_Response *resp;
@@ -323,10 +347,7 @@ static enum MHD_Result send_response(struct http_req *r)
     if (!resp)
         return MHD_NO;
     r->resp_body = NULL; /* MHD owns it now */
-    if (r->ctype)
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->ctype);
-    for (unsigned i = 0; i < r->nheaders; i++)
-        MHD_add_response_header(resp, r->hname[i], r->hvalue[i]);
+    add_headers(resp, r);
     if (r->early) /* the body is not read: MHD closes the connection after this answer */
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
     ret = MHD_queue_response(r->conn, r->status, resp);
@@ -386,10 +407,7 @@ static enum MHD_Result send_pull(struct http_req *r)
         pull_free(p);
         return MHD_NO;
     }
-    if (r->ctype)
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->ctype);
-    for (unsigned i = 0; i < r->nheaders; i++)
-        MHD_add_response_header(resp, r->hname[i], r->hvalue[i]);
+    add_headers(resp, r);
     ret = MHD_queue_response(r->conn, r->status, resp);
     MHD_destroy_response(resp);
     r->responded = true;
@@ -632,10 +650,7 @@ static enum MHD_Result send_stream(struct http_req *r)
         stream_free(r->stream);
         return MHD_NO;
     }
-    if (r->ctype)
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->ctype);
-    for (unsigned i = 0; i < r->nheaders; i++)
-        MHD_add_response_header(resp, r->hname[i], r->hvalue[i]);
+    add_headers(resp, r);
     park(r);
     ret = MHD_queue_response(r->conn, r->status, resp);
     MHD_destroy_response(resp);
@@ -991,12 +1006,31 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)
     __attribute__((format(printf, 2, 0)));
 
+/*
+ * libmicrohttpd's messages, into our log. A connection over the per-address or the total limit
+ * is closed by the library with a message each time: a client that keeps trying would fill the
+ * log, so those are counted and written at most once every REFUSED_LOG_MS.
+ */
+#define REFUSED_LOG_MS 10000
+
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 {
+    struct http_server *srv = cls;
     char line[512];
-    (void)cls;
     vsnprintf(line, sizeof(line), fmt, ap);
     line[strcspn(line, "\n")] = '\0';
+    if (srv && strstr(line, "reached connection limit")) {
+        int64_t now = clock_now_ms(), at = atomic_load(&srv->refused_at_ms);
+        unsigned n = atomic_fetch_add(&srv->refused, 1) + 1;
+        if (now - at < REFUSED_LOG_MS ||
+            !atomic_compare_exchange_strong(&srv->refused_at_ms, &at, now))
+            return;
+        atomic_fetch_sub(&srv->refused, n);
+        log_warn("http: %u connection%s closed at once, over the limit of connections per "
+                 "client address (%s) or in all (%u)",
+                 n, n == 1 ? "" : "s", srv->per_address_text, HTTP_CONNECTIONS_MAX);
+        return;
+    }
     log_warn("http: %s", line);
 }
 
@@ -1029,6 +1063,10 @@ int http_server_start(const struct http_options *o, const struct http_app *app,
     srv->app = *app;
     srv->ping_s = o->ping_s ? o->ping_s : 15;
     srv->ping_text = o->ping_text;
+    if (o->per_address)
+        snprintf(srv->per_address_text, sizeof(srv->per_address_text), "%u", o->per_address);
+    else
+        snprintf(srv->per_address_text, sizeof(srv->per_address_text), "none");
     pthread_mutex_init(&srv->mu, NULL);
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -1051,15 +1089,18 @@ int http_server_start(const struct http_options *o, const struct http_app *app,
     srv->d = MHD_start_daemon(
         flags, (uint16_t)o->port, on_accept, srv, on_request, srv,
         /* the logger first, so that MHD never prints with its own */
-        MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+        MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, srv, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
         MHD_OPTION_URI_LOG_CALLBACK, on_uri, srv, MHD_OPTION_THREAD_POOL_SIZE,
         (unsigned)(o->threads ? o->threads : 1),
         /* 12 KiB per connection (headers, response head, send buffer) instead of MHD's 32:
          * an open stream holds it for its whole life. */
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(12 * 1024), MHD_OPTION_NOTIFY_COMPLETED,
         on_completed, srv, MHD_OPTION_CONNECTION_TIMEOUT,
-        (unsigned)(o->conn_timeout_s ? o->conn_timeout_s : 60), MHD_OPTION_CONNECTION_LIMIT, 20000u,
-        MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u, MHD_OPTION_END);
+        (unsigned)(o->conn_timeout_s ? o->conn_timeout_s : 60), MHD_OPTION_CONNECTION_LIMIT,
+        HTTP_CONNECTIONS_MAX, MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u,
+        /* one client address holds at most this many of them (0: the option is not given) */
+        o->per_address ? MHD_OPTION_PER_IP_CONNECTION_LIMIT : MHD_OPTION_END, o->per_address,
+        MHD_OPTION_END);
     freeaddrinfo(ai);
     if (!srv->d) {
         log_error("http: cannot listen on %s:%u", o->host, o->port);

@@ -297,6 +297,41 @@ static int authenticate(struct router_req *r, struct err *e)
     return 0;
 }
 
+/*
+ * What an error message may quote of the request line: the method when it is 1-10 capital
+ * letters, the path when it is at most 200 bytes of the characters our routes are made of
+ * (letters, digits, "/-._~"). Anything else (decoded from '%' escapes: markup, quotes, control
+ * bytes, a long string) is never sent back: NULL.
+ */
+static const char *quotable(const char *s, size_t max, const char *allowed)
+{
+    size_t n = s ? strspn(s, allowed) : 0;
+    return s && n > 0 && n <= max && s[n] == '\0' ? s : NULL;
+}
+
+static const char *quote_method(const struct http_req *h)
+{
+    return quotable(http_req_method(h), 10, "ABCDEFGHIJKLMNOPQRSTUVWXYZ");
+}
+
+static const char *quote_path(const struct http_req *h)
+{
+    return quotable(http_req_path(h), 200,
+                    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/-._~");
+}
+
+/* 404 route_not_found for 'h' into 'e'; its message quotes the request line only as above. */
+static int no_route(struct http_req *h, struct err *e)
+{
+    const char *method = quote_method(h), *path = quote_path(h);
+    if (method && path)
+        return err_set(e, ERR_NOT_FOUND, "route_not_found", NULL, "No such route: %s %s.", method,
+                       path);
+    return err_set(e, ERR_NOT_FOUND, "route_not_found", NULL,
+                   "No such route (the request line is not shown: it holds characters no route "
+                   "has).");
+}
+
 /* A webhook's token (the route's first parameter) names a workflow: its organization and mode
  * are the request's tenant. An unknown token is an unknown route. */
 static int hook_authenticate(struct router_req *r, struct err *e)
@@ -315,8 +350,7 @@ static int hook_authenticate(struct router_req *r, struct err *e)
     if (!rc)
         rc = store_org_get(r->store, wf.tenant.org_id, &r->org);
     if (rc == ERR_NOT_FOUND)
-        return err_set(e, ERR_NOT_FOUND, "route_not_found", NULL, "No such route: POST %.200s.",
-                       http_req_path(r->http));
+        return no_route(r->http, e);
     if (rc)
         return err_set(e, ERR_STORE, "internal_error", NULL, "The webhook could not be checked.");
     r->tenant = wf.tenant;
@@ -545,11 +579,14 @@ static void begin_unrouted(struct router_req *r, const struct router_match *m)
         /* over a limit: 429 */
     } else if (m->allow[0]) {
         http_resp_header(h, "Allow", m->allow);
-        err_set(&r->early, ERR_INVALID, "method_not_allowed", NULL,
-                "Method %.10s is not allowed here. Allowed: %s.", http_req_method(h), m->allow);
+        if (quote_method(h))
+            err_set(&r->early, ERR_INVALID, "method_not_allowed", NULL,
+                    "Method %s is not allowed here. Allowed: %s.", quote_method(h), m->allow);
+        else
+            err_set(&r->early, ERR_INVALID, "method_not_allowed", NULL,
+                    "This method is not allowed here. Allowed: %s.", m->allow);
     } else {
-        err_set(&r->early, ERR_NOT_FOUND, "route_not_found", NULL, "No such route: %.10s %.200s.",
-                http_req_method(h), http_req_path(h));
+        no_route(h, &r->early);
     }
 }
 

@@ -556,6 +556,41 @@ int hook_redeliver(struct store *s, const struct store_tenant *t, const char *ev
     return rc;
 }
 
+/* See store_int.h. */
+int hook_recent_attempts(struct store *s, const struct store_tenant *t, const char *event_id,
+                         const char *endpoint_id, int64_t since, int64_t now, int64_t *most,
+                         int64_t *oldest)
+{
+    struct db_stmt *st = db_prepare(
+        s, "SELECT (SELECT count(*) FROM webhook_attempts a WHERE a.delivery_id = d.id AND a.at >"
+           " CAST($3 AS BIGINT)) + CASE WHEN d.lease_until > CAST($4 AS BIGINT) OR (d.status ="
+           " 'pending' AND d.next_attempt_at <= CAST($4 AS BIGINT)) THEN 1 ELSE 0 END AS n,"
+           " coalesce((SELECT min(a.at) FROM webhook_attempts a WHERE a.delivery_id = d.id AND"
+           " a.at > CAST($3 AS BIGINT)), CAST($4 AS BIGINT)) FROM webhook_deliveries d JOIN"
+           " webhook_endpoints e ON e.id = d.endpoint_id WHERE d.org_id = $1 AND d.mode = $2 AND"
+           " d.event_id = $5 AND e.enabled = 1 AND (CAST($6 AS TEXT) IS NULL OR d.endpoint_id ="
+           " $6) ORDER BY n DESC LIMIT 1");
+    bool row = false;
+    int rc;
+
+    *most = 0;
+    *oldest = now;
+    if (!st)
+        return ERR_STORE;
+    db_bind_tenant(st, t);
+    db_bind_int64(st, 3, since);
+    db_bind_int64(st, 4, now);
+    db_bind_text(st, 5, event_id);
+    db_bind_text(st, 6, endpoint_id);
+    rc = db_step(st, &row);
+    if (!rc && row) {
+        *most = db_int64(st, 0);
+        *oldest = db_int64(st, 1);
+    }
+    db_done(st);
+    return rc;
+}
+
 /* ---- The outbox ---- */
 
 /* The due delivery statement, each database its own way: SQLite's write transaction already

@@ -478,14 +478,18 @@ static void s_close(struct store *s)
     free(ss);
 }
 
+/* The table of applied versions; its text is part of every schema (check_schema()). */
+#define MIGRATIONS_TABLE                                                                           \
+    "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY,"                   \
+    " applied_at INTEGER NOT NULL)"
+
 static int s_migrate(struct store *s, struct err *e)
 {
     sqlite3_stmt *st = NULL;
     int64_t have = 0;
     int rc;
 
-    rc = exec(s, "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY,"
-                 " applied_at INTEGER NOT NULL)");
+    rc = exec(s, MIGRATIONS_TABLE);
     if (rc)
         goto out;
     rc = exec(s, "BEGIN IMMEDIATE");
@@ -542,10 +546,172 @@ static int s_backup(struct store *s, const char *to)
     return rc;
 }
 
+/* ---- Checking a database file (backup, restore) ---- */
+
+/* The first value of the one-row query 'sql' on 'db' into '*out'; 0 or -1. */
+static int query_one(sqlite3 *db, const char *sql, int64_t *out)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+        *out = sqlite3_column_int64(st, 0);
+        rc = 0;
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* 'in' (NULL: "") cut to fit 'out' ('n' bytes), each byte that is not printable ASCII as '?':
+ * a name read from a file that may be hostile is printed on a terminal. */
+static void printable(const unsigned char *in, char *out, size_t n)
+{
+    size_t i = 0;
+    for (; in && in[i] && i + 1 < n; i++)
+        out[i] = in[i] >= 0x20 && in[i] < 0x7f ? (char)in[i] : '?';
+    out[i] = '\0';
+}
+
+/* Open the file 'path' read-only as an untrusted database (SQLite's advice for files from
+ * elsewhere: defensive mode, no functions with side effects run from its schema, cell sizes
+ * checked, no memory map). 0, or -1 with '*out' still to be closed. */
+static int open_untrusted(const char *path, sqlite3 **out)
+{
+    if (sqlite3_open_v2(path, out, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_db_config(*out, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+    sqlite3_db_config(*out, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+    return sqlite3_exec(*out, "PRAGMA cell_size_check = ON; PRAGMA mmap_size = 0", NULL, NULL,
+                        NULL) == SQLITE_OK
+               ? 0
+               : -1;
+}
+
+/* Copy the schema rows of 'from' (type, name, tbl_name, sql) into the temporary table 'theirs'
+ * of 'to'. 0 or -1. */
+static int copy_schema(sqlite3 *from, sqlite3 *to)
+{
+    sqlite3_stmt *rd = NULL, *wr = NULL;
+    int rc = -1, step;
+
+    if (sqlite3_exec(to, "CREATE TEMP TABLE theirs (type TEXT, name TEXT, tbl_name TEXT, sql TEXT)",
+                     NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(from, "SELECT type, name, tbl_name, sql FROM sqlite_master", -1, &rd,
+                           NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(to, "INSERT INTO temp.theirs VALUES (?1, ?2, ?3, ?4)", -1, &wr, NULL) !=
+            SQLITE_OK)
+        goto out;
+    while ((step = sqlite3_step(rd)) == SQLITE_ROW) {
+        for (int i = 0; i < 4; i++)
+            sqlite3_bind_value(wr, i + 1, sqlite3_column_value(rd, i));
+        if (sqlite3_step(wr) != SQLITE_DONE)
+            goto out;
+        sqlite3_reset(wr);
+    }
+    rc = step == SQLITE_DONE ? 0 : -1;
+out:
+    sqlite3_finalize(rd);
+    sqlite3_finalize(wr);
+    return rc;
+}
+
 /*
- * Check the SQLite file 'path' without changing it: it opens read-only, passes
- * PRAGMA integrity_check, and has Workforce's schema_migrations table. '*version' gets its
- * schema version and 'counts' the rows of a few tables (organizations, conversations,
+ * The schema of the open database 'db' must be exactly the one a database migrated from empty
+ * to 'version' holds: the same tables, indexes, triggers and views, each with the same
+ * definition (sqlite_master, compared row by row with a reference made in memory now). A
+ * table, trigger or view more (a trigger that changes balances), or one less (no api_keys), is
+ * refused with ERR_INVALID naming it in 'e'.
+ */
+static int check_schema(sqlite3 *db, int64_t version, struct err *e)
+{
+    /* each: a verdict, and the query that finds the first object it applies to */
+    static const struct {
+        const char *what;
+        const char *sql;
+    } diffs[] = {
+        {"is not part of it",
+         "SELECT t.type, t.name FROM temp.theirs t WHERE t.name NOT IN (SELECT name FROM"
+         " main.sqlite_master) ORDER BY t.type != 'table', t.type, t.name LIMIT 1"},
+        {"is missing",
+         "SELECT m.type, m.name FROM main.sqlite_master m WHERE m.name NOT IN (SELECT name FROM"
+         " temp.theirs) ORDER BY m.type != 'table', m.type, m.name LIMIT 1"},
+        {"has another definition",
+         "SELECT t.type, t.name FROM temp.theirs t JOIN main.sqlite_master m ON m.name = t.name"
+         " WHERE t.type IS NOT m.type OR t.tbl_name IS NOT m.tbl_name OR t.sql IS NOT m.sql"
+         " ORDER BY t.type, t.name LIMIT 1"},
+    };
+    sqlite3 *ref = NULL;
+    sqlite3_stmt *st = NULL;
+    int rc = 0;
+
+    if (sqlite3_open_v2(":memory:", &ref, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+            SQLITE_OK ||
+        sqlite3_exec(ref, MIGRATIONS_TABLE, NULL, NULL, NULL) != SQLITE_OK) {
+        rc = err_set(e, ERR_INTERNAL, "internal_error", NULL, "cannot make the reference schema");
+        goto out;
+    }
+    for (int64_t v = 1; v <= version; v++) {
+        if (sqlite3_exec(ref, store_sqlite_migrations[v - 1], NULL, NULL, NULL) != SQLITE_OK) {
+            rc = err_set(e, ERR_INTERNAL, "internal_error", NULL,
+                         "cannot make the reference schema of version %lld", (long long)v);
+            goto out;
+        }
+    }
+    if (copy_schema(db, ref) != 0) {
+        rc = err_set(e, ERR_INVALID, "invalid_request", NULL, "its schema cannot be read");
+        goto out;
+    }
+    for (size_t i = 0; !rc && i < sizeof(diffs) / sizeof(diffs[0]); i++) {
+        if (sqlite3_prepare_v2(ref, diffs[i].sql, -1, &st, NULL) != SQLITE_OK) {
+            rc = err_set(e, ERR_INTERNAL, "internal_error", NULL, "cannot compare the schema");
+            break;
+        }
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            char type[16], name[81];
+            printable(sqlite3_column_text(st, 0), type, sizeof(type));
+            printable(sqlite3_column_text(st, 1), name, sizeof(name));
+            rc = err_set(e, ERR_INVALID, "invalid_request", NULL,
+                         "its schema is not the one of version %lld: %s %s %s", (long long)version,
+                         type, name, diffs[i].what);
+        }
+        sqlite3_finalize(st);
+        st = NULL;
+    }
+out:
+    sqlite3_finalize(st);
+    sqlite3_close(ref);
+    return rc;
+}
+
+/*
+ * The schema version of the open database 'db' into '*version': its schema_migrations table
+ * must hold each version from 1 to the highest, once (rows deleted from it would have the
+ * migrations run again over tables that exist). When the version is one this build knows, the
+ * whole schema must be that version's (check_schema()); a newer one is left to the caller.
+ * 0, or ERR_INVALID with 'e' set.
+ */
+static int check_versions(sqlite3 *db, int64_t *version, struct err *e)
+{
+    int64_t rows = 0, lowest = 0;
+
+    *version = 0;
+    if (query_one(db, "SELECT coalesce(max(version), 0) FROM schema_migrations", version) ||
+        query_one(db, "SELECT count(*) FROM schema_migrations", &rows) ||
+        query_one(db, "SELECT coalesce(min(version), 0) FROM schema_migrations", &lowest))
+        return err_set(e, ERR_INVALID, "invalid_request", NULL, "it is not a Workforce database");
+    if (*version < 1 || rows != *version || lowest != 1)
+        return err_set(e, ERR_INVALID, "invalid_request", NULL,
+                       "its schema_migrations table is damaged (%lld rows, versions %lld to "
+                       "%lld; each version from 1 must be there once)",
+                       (long long)rows, (long long)lowest, (long long)*version);
+    if (*version <= (int64_t)store_sqlite_migrations_count)
+        return check_schema(db, *version, e);
+    return 0;
+}
+
+/*
+ * Check the SQLite file 'path' without changing it: it opens read-only (as an untrusted file),
+ * passes PRAGMA integrity_check, and its schema is Workforce's (check_versions()). '*version'
+ * gets its schema version and 'counts' the rows of a few tables (organizations, conversations,
  * messages, documents, tasks). ERR_INVALID with 'e' set when it is not a sound database.
  */
 int store_sqlite_check_file(const char *path, int64_t *version, int64_t counts[5], struct err *e)
@@ -558,7 +724,7 @@ int store_sqlite_check_file(const char *path, int64_t *version, int64_t counts[5
     char sql[96];
 
     *version = 0;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+    if (open_untrusted(path, &db) != 0) {
         rc = err_set(e, ERR_INVALID, "invalid_request", NULL, "cannot open it as a database");
         goto out;
     }
@@ -569,26 +735,30 @@ int store_sqlite_check_file(const char *path, int64_t *version, int64_t counts[5
                      "it is not a database, or it is damaged (integrity check failed)");
         goto out;
     }
-    sqlite3_finalize(st);
-    st = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT coalesce(max(version), 0) FROM schema_migrations", -1, &st,
-                           NULL) != SQLITE_OK ||
-        sqlite3_step(st) != SQLITE_ROW) {
-        rc = err_set(e, ERR_INVALID, "invalid_request", NULL, "it is not a Workforce database");
+    rc = check_versions(db, version, e);
+    if (rc)
         goto out;
-    }
-    *version = sqlite3_column_int64(st, 0);
     for (int i = 0; i < 5; i++) {
-        sqlite3_finalize(st);
-        st = NULL;
-        counts[i] = -1;
         snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s", tables[i]);
-        if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
-            sqlite3_step(st) == SQLITE_ROW)
-            counts[i] = sqlite3_column_int64(st, 0);
+        if (query_one(db, sql, &counts[i]) != 0)
+            counts[i] = -1;
     }
 out:
     sqlite3_finalize(st);
+    sqlite3_close(db);
+    return rc;
+}
+
+/*
+ * Check the schema of the SQLite file 'path' read-only, as store_sqlite_check_file() does but
+ * without its integrity check and counts (a file checked whole before, then migrated here).
+ */
+int store_sqlite_check_schema(const char *path, int64_t *version, struct err *e)
+{
+    sqlite3 *db = NULL;
+    int rc = open_untrusted(path, &db) != 0
+                 ? err_set(e, ERR_INVALID, "invalid_request", NULL, "cannot open it as a database")
+                 : check_versions(db, version, e);
     sqlite3_close(db);
     return rc;
 }

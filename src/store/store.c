@@ -1263,6 +1263,14 @@ int store_hook_redeliver(struct store *s, const struct store_tenant *t, const ch
 }
 
 /* See store.h. */
+int store_hook_recent_attempts(struct store *s, const struct store_tenant *t, const char *event_id,
+                               const char *endpoint_id, int64_t since, int64_t now, int64_t *most,
+                               int64_t *oldest)
+{
+    return hook_recent_attempts(s, t, event_id, endpoint_id, since, now, most, oldest);
+}
+
+/* See store.h. */
 int store_hook_claim(struct store *s, int64_t now, int64_t lease_ms, struct arena *a,
                      struct store_hook_claim *out, int64_t *wake_at)
 {

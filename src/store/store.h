@@ -256,8 +256,11 @@ int store_org_update(struct store *s, const char *slug, int tier, int64_t credit
                      struct store_org *out);
 /* A consistent copy of the database, made while it is in use, into the new file 'to'. */
 int store_backup(struct store *s, const char *to);
-/* Check a SQLite database file read-only: sound, Workforce's; its version and row counts. */
+/* Check a SQLite database file read-only: sound, its whole schema the one of its recorded
+ * version (none more, none missing); its version and row counts. */
 int store_sqlite_check_file(const char *path, int64_t *version, int64_t counts[5], struct err *e);
+/* The same checks of the schema alone (no integrity check, no counts). */
+int store_sqlite_check_schema(const char *path, int64_t *version, struct err *e);
 int64_t store_sqlite_schema_version(void); /* the version this build migrates to */
 /* The operator sets an employee's tier ("starter" or "manager"); never the API. */
 int store_employee_set_tier(struct store *s, const char *id, const char *tier);
@@ -959,6 +962,15 @@ int store_hook_deliveries_list(struct store *s, const struct store_tenant *t,
  */
 int store_hook_redeliver(struct store *s, const struct store_tenant *t, const char *event_id,
                          const char *endpoint_id, int64_t now, size_t *n);
+/*
+ * The attempts of event 'event_id''s deliveries to 'endpoint_id' (NULL: every enabled endpoint)
+ * made after 'since', one more for an attempt under way or due at 'now': '*most' gets the
+ * highest number among those deliveries and '*oldest' that delivery's oldest such attempt
+ * ('now' when none). What a redelivery is weighed against; 0s when there is no delivery.
+ */
+int store_hook_recent_attempts(struct store *s, const struct store_tenant *t, const char *event_id,
+                               const char *endpoint_id, int64_t since, int64_t now, int64_t *most,
+                               int64_t *oldest);
 
 /* A delivery taken from the outbox by store_hook_claim(). */
 struct store_hook_claim {

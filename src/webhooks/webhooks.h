@@ -7,11 +7,13 @@
 #ifndef WORKFORCE_WEBHOOKS_H
 #define WORKFORCE_WEBHOOKS_H
 
+#include "../core/crypto.h"
 #include "../json/json.h"
 #include "../store/store.h"
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* The event types, in the contract's order; NULL-terminated. */
 /* What an endpoint may subscribe to: "*" (every type), then each event type; NULL-terminated. */
@@ -47,5 +49,32 @@ void webhooks_worker_wake(void *ud);
 void webhooks_worker_stop(struct webhooks_worker *w);
 /* When attempt 'attempt' (from 1) that failed at 'now' is tried again; 0: no attempt left. */
 int64_t webhooks_retry_at(int64_t attempt, int64_t now);
+
+/* ---- The secrets that still sign after a rotation (secrets.c) ---- */
+
+#define WEBHOOKS_ROTATE_OVERLAP_MS (24 * 3600 * 1000LL) /* a replaced secret signs this long */
+#define WEBHOOKS_PREVIOUS_MAX 4 /* replaced secrets kept at once (a fifth retires the oldest) */
+#define WEBHOOKS_PREVIOUS_TEXT (WEBHOOKS_PREVIOUS_MAX * (CRYPTO_WHSEC_STR_LEN + 21) + 1)
+/* The webhook-signature value: one signature per secret in force, space-separated, NUL. */
+#define WEBHOOKS_SIGNATURES_LEN ((WEBHOOKS_PREVIOUS_MAX + 1) * CRYPTO_WHSIG_LEN)
+
+/* A replaced secret and the moment it stops signing (ms since the epoch). */
+struct webhooks_previous {
+    char secret[CRYPTO_WHSEC_STR_LEN];
+    int64_t until;
+};
+/* The secrets of 'text' (an endpoint's previous_secret, opened; a text of an older version, one
+ * secret alone, signs until 'until') still signing at 'now', newest first, into 'out'; their
+ * number. Malformed entries are skipped. Pure. */
+size_t webhooks_previous_parse(const char *text, int64_t until, int64_t now,
+                               struct webhooks_previous out[WEBHOOKS_PREVIOUS_MAX]);
+/* Put 'secret' first in 'list' (its 'n' entries), signing until 'until'; with the list full, the
+ * oldest goes. The new number. Pure. */
+size_t webhooks_previous_push(struct webhooks_previous list[WEBHOOKS_PREVIOUS_MAX], size_t n,
+                              const char *secret, int64_t until);
+/* The text of the 'n' entries of 'list' (to be sealed), from 'a'; '*until' gets the latest end
+ * (the endpoint's previous_until), 0 when the list is empty. */
+char *webhooks_previous_text(const struct webhooks_previous *list, size_t n, int64_t *until,
+                             struct arena *a);
 
 #endif

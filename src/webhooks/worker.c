@@ -15,7 +15,8 @@
  *
  * Retries: an attempt that gets no 2xx is tried again after 5 s, 5 min, 30 min, 2 h, 5 h and
  * 10 h; after the seventh attempt the delivery is failed. The signing secret is opened per
- * attempt (it may have been rotated since the event); during a rotation both secrets sign.
+ * attempt (it may have been rotated since the event); after a rotation the replaced secrets
+ * sign too, each for a day.
  */
 #include "webhooks.h"
 
@@ -79,11 +80,17 @@ static int signatures(struct webhooks_worker *w, const struct store_hook_claim *
         return rc;
     snprintf(out, n, "%s", sig);
     if (c->previous_secret && c->previous_until > now) {
-        const char *prev = integ_open(w->key, &c->tenant, c->endpoint_id, SEAL_WHAT,
+        /* the secrets replaced by rotations, each until its own end (secrets.c) */
+        struct webhooks_previous prev[WEBHOOKS_PREVIOUS_MAX];
+        const char *text = integ_open(w->key, &c->tenant, c->endpoint_id, SEAL_WHAT,
                                       c->previous_secret, c->previous_len, a);
-        if (prev && !crypto_whsec_sign(prev, strlen(prev), c->event.id, ts, body, len, sig)) {
-            size_t used = strlen(out);
-            snprintf(out + used, n - used, " %s", sig);
+        size_t np = text ? webhooks_previous_parse(text, c->previous_until, now, prev) : 0;
+        for (size_t i = 0; i < np; i++) {
+            if (!crypto_whsec_sign(prev[i].secret, strlen(prev[i].secret), c->event.id, ts, body,
+                                   len, sig)) {
+                size_t used = strlen(out);
+                snprintf(out + used, n - used, " %s", sig);
+            }
         }
     }
     return 0;
@@ -95,7 +102,7 @@ static void attempt(struct webhooks_worker *w, const struct store_hook_claim *c,
     struct httpc_hook_req req;
     struct httpc_hook_res *res = arena_calloc(a, sizeof(*res));
     struct store_hook_attempt done;
-    char sigs[2 * CRYPTO_WHSIG_LEN + 2];
+    char sigs[WEBHOOKS_SIGNATURES_LEN];
     int64_t now = clock_now_ms();
     struct buf b;
     struct jw jw;

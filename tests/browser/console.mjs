@@ -153,6 +153,64 @@ async function headerTests() {
   });
 }
 
+// The console's inert Markdown (ui.js), tried in the page itself: the module the chat, task and
+// employee pages render user text with.
+async function markdownTests() {
+  await test('markdown: safeHref refuses what a browser opens as another host (/\\host, tabs, ' +
+             'newlines), keeps this site\'s paths and http(s) links', async (ctx) => {
+    const page = await open(ctx, S);
+    const got = await page.evaluate(async () => {
+      const ui = await import('/console/ui.js');
+      const { render } = await import('/console/preact.js');
+      const refused = ['/\\evil.example', '/\\/evil.example', ' /\\evil.example ',
+                       '/\t/evil.example', '/\n/evil.example', '/\r/evil.example',
+                       '//evil.example', '\\\\evil.example', 'javascript:alert(1)', '/a\u0000b', ''];
+      const kept = ['/docs', '/docs/errors/route_not_found', '#intro', 'https://ok.example/a',
+                    'http://ok.example', 'mailto:someone@ok.example'];
+      const text = refused.concat(kept).map((h, i) => `[l${i}](${h})`).join(' ');
+      const div = document.createElement('div');
+      render(ui.Markdown({ text }), div);
+      return {
+        refused: refused.map((h) => [h, ui.safeHref(h)]),
+        kept: kept.map((h) => [h, ui.safeHref(h)]),
+        hrefs: [...div.querySelectorAll('a')].map((a) => a.getAttribute('href')),
+      };
+    });
+    for (const [h, v] of got.refused) assert(v === null, `safeHref(${JSON.stringify(h)}) = ${v}`);
+    for (const [h, v] of got.kept) assert(v === h, `safeHref(${JSON.stringify(h)}) = ${v}`);
+    for (const h of got.hrefs)
+      assert(/^(\/(?![\/\\])|#|https?:\/\/ok\.example|mailto:)/.test(h), `a link to ${h}`);
+    assert(got.hrefs.length === 6, `links kept: ${got.hrefs.join(' ')}`);
+  }, { browser });
+
+  await test('markdown: rendering is linear in the text (400,000 characters of link-like runs, ' +
+             'such as "[a](" again and again, each in under 1 s: a few ms now; the pattern that ' +
+             'read to the end of the line from every "[" took 18 s for the one, 0.5 s for 32,000 ' +
+             '"[")', async (ctx) => {
+    const page = await open(ctx, S);
+    const times = await page.evaluate(async () => {
+      const ui = await import('/console/ui.js');
+      const runs = { '[': 400000, '[a': 400000, '[a](': 400000, '[a](b': 400000, '](': 400000,
+                     // emphasis and code make an element each: 100,000 characters
+                     '*a': 100000, '`a': 100000, '_ a': 100000 };
+      const out = {};
+      for (const [unit, n] of Object.entries(runs)) {
+        const text = unit.repeat(Math.floor(n / unit.length));
+        const t0 = performance.now();
+        ui.Markdown({ text });
+        out[`${unit} x ${Math.floor(n / unit.length)}`] = performance.now() - t0;
+      }
+      return out;
+    });
+    note('markdown (ms): ' +
+         Object.entries(times).map(([k, ms]) => `${k}: ${ms.toFixed(1)}`).join(', '));
+    // A linear renderer takes milliseconds here (100 times under the bound); the quadratic
+    // pattern took seconds.
+    for (const [k, ms] of Object.entries(times))
+      assert(ms < 1000, `${JSON.stringify(k)}: ${ms.toFixed(0)} ms`);
+  }, { browser });
+}
+
 async function signInTests() {
   await test('sign-in: with the keyboard alone (Tab, type, Enter); the test-mode banner shows',
              async (ctx) => {
@@ -853,6 +911,7 @@ async function main() {
     note(`setup ${((Date.now() - t0) / 1000).toFixed(1)} s (chromium ${await browser.version()})`);
 
     await headerTests();
+    await markdownTests();
     await signInTests();
     await shellTests();
     await chatTests();

@@ -416,6 +416,80 @@ class DeliveryTest(HooksCase):
                                           {"endpoint_id": NO_ENDPOINT}, key=key), 404,
                          "webhook_endpoint_not_found", "endpoint_id")
 
+    def test_redeliver_is_bounded(self):
+        # Issue 26: each call made one POST per endpoint, without limit. A delivery is attempted
+        # at most 10 times within an hour, retries included; the 11th is refused with 429.
+        key = self.org()
+        a = self.endpoint(key)
+        b = self.endpoint(key)
+        t = self.task_done(key)
+        ev = self.event_of(key, "task.completed", t["id"])
+        for ep in (a, b):
+            self.delivery(key, ep["id"], ev["id"], lambda d: d["status"] == "delivered",
+                          "delivered to %s" % ep["id"])
+
+        def attempts(ep):
+            return self.delivery(key, ep["id"], ev["id"], lambda d: d["status"] == "delivered",
+                                 "delivered")["attempts"]
+
+        for n in range(2, 11):  # attempts 2..10 to a, each asked once it was delivered
+            self.assertJson(self.server.post("/v1/events/%s/redeliver" % ev["id"],
+                                             {"endpoint_id": a["id"]}, key=key))
+            self.poll(lambda: attempts(a) == n, "attempt %d to a" % n, timeout=30)
+        r = self.server.post("/v1/events/%s/redeliver" % ev["id"], {"endpoint_id": a["id"]},
+                             key=key)
+        err = self.assertError(r, 429, "rate_limit_exceeded")
+        self.assertIn("10 times", err["message"])
+        self.assertTrue(1 <= int(r.header("Retry-After")) <= 3600, r.headers)
+        # the whole fan-out is refused too (it would reach a); b alone is not
+        self.assertError(self.server.post("/v1/events/%s/redeliver" % ev["id"], {}, key=key),
+                         429, "rate_limit_exceeded")
+        self.assertJson(self.server.post("/v1/events/%s/redeliver" % ev["id"],
+                                         {"endpoint_id": b["id"]}, key=key))
+        self.poll(lambda: attempts(b) == 2, "b delivered again", timeout=30)
+        self.assertEqual(attempts(a), 10)
+        self.assertEqual(len([g for g in self.recv.received(ev["id"])]), 12)
+
+    def test_second_rotation_keeps_the_first_secret_its_day(self):
+        # Issue 26: a second rotate_secret dropped the original secret at once. Every replaced
+        # secret signs for its own 24 hours; at most four are kept.
+        key = self.org()
+        ep = self.endpoint(key, events=["task.completed"])
+        secrets = [ep["secret"]]
+
+        def rotate():
+            rot = self.assertJson(self.server.post(
+                "/v1/webhook_endpoints/%s/rotate_secret" % ep["id"], {}, key=key))
+            self.assertRegex(rot["secret"], SECRET_RE)
+            secrets.append(rot["secret"])
+
+        def signatures(ev_id, nth):
+            self.poll(lambda: len(self.recv.received(ev_id)) > nth, "delivery %d" % nth,
+                      timeout=30)
+            g = self.recv.received(ev_id)[nth]
+            h = g["headers"]
+            return h, g["body"], h["webhook-signature"].split(" ")
+
+        rotate()
+        rotate()
+        t = self.task_done(key)
+        ev = self.event_of(key, "task.completed", t["id"])
+        h, body, sigs = signatures(ev["id"], 0)
+        ts = h["webhook-timestamp"]
+        self.assertEqual(sigs, [sign(s, ev["id"], ts, body) for s in reversed(secrets)])
+        # a receiver that still holds any of the three verifies it (the reference library)
+        heads = {k: h[k] for k in ("webhook-id", "webhook-timestamp", "webhook-signature")}
+        res = node_verify([{"secret": s, "headers": heads, "body": body} for s in secrets])
+        self.assertEqual([x["ok"] for x in res], [True, True, True], res)
+        # four rotations more: the current secret and the four replaced last; the oldest two
+        # are retired
+        for _ in range(4):
+            rotate()
+        self.assertJson(self.server.post("/v1/events/%s/redeliver" % ev["id"], {}, key=key))
+        h, body, sigs = signatures(ev["id"], 1)
+        self.assertEqual(sigs, [sign(s, ev["id"], h["webhook-timestamp"], body)
+                                for s in reversed(secrets[2:])])
+
     @slow
     def test_slow_receiver_does_not_slow_the_api(self):
         key = self.org()
