@@ -1266,7 +1266,14 @@ int store_hook_redeliver(struct store *s, const struct store_tenant *t, const ch
 int store_hook_claim(struct store *s, int64_t now, int64_t lease_ms, struct arena *a,
                      struct store_hook_claim *out, int64_t *wake_at)
 {
-    return hook_claim(s, now, lease_ms, a, out, wake_at);
+    return hook_claim(s, now, lease_ms, false, a, out, wake_at);
+}
+
+/* See store.h. */
+int store_hook_claim_idle(struct store *s, int64_t now, int64_t lease_ms, struct arena *a,
+                          struct store_hook_claim *out, int64_t *wake_at)
+{
+    return hook_claim(s, now, lease_ms, true, a, out, wake_at);
 }
 
 /* See store.h. */

@@ -311,7 +311,7 @@ int hook_deliveries_list(struct store *s, const struct store_tenant *t, const ch
                          struct store_hook_delivery_page *out);
 int hook_redeliver(struct store *s, const struct store_tenant *t, const char *event_id,
                    const char *endpoint_id, int64_t now, size_t *n);
-int hook_claim(struct store *s, int64_t now, int64_t lease_ms, struct arena *a,
+int hook_claim(struct store *s, int64_t now, int64_t lease_ms, bool idle_only, struct arena *a,
                struct store_hook_claim *out, int64_t *wake_at);
 int hook_attempted(struct store *s, const struct store_hook_attempt *in);
 int hook_purge(struct store *s, int64_t before);
