@@ -782,6 +782,10 @@ struct store_claim {
  */
 int store_claim(struct store *s, int64_t now, const struct store_queue_rules *rules,
                 struct arena *a, struct store_claim *out, int64_t *wake_at);
+/* As store_claim(), but only work of an organization that has none in progress (no task run,
+ * no workflow step): what a node's last free worker takes (tasks/runner.c). */
+int store_claim_idle(struct store *s, int64_t now, const struct store_queue_rules *rules,
+                     struct arena *a, struct store_claim *out, int64_t *wake_at);
 
 struct store_task_finish {
     const struct store_tenant *tenant;

@@ -24,7 +24,10 @@
  * served round-robin, one unit each: another tenant's backlog delays a task by at most the
  * time a worker needs to come free, never by the length of the backlog. The turns are in the
  * database, so the rotation holds across nodes (two nodes claiming at the same moment may
- * serve one organization twice in a row; its rows are locked, so never the same unit).
+ * serve one organization twice in a row; its rows are locked, so never the same unit). A
+ * node's last free worker claims with 'idle_only' (store_claim_idle): it passes over the
+ * organizations that already have work in progress, so that one organization never holds
+ * every worker of a node and the next one's task starts at once (tasks/runner.c).
  *
  * Every other write that depends on what it read locks the row first by writing it (the task, in
  * tasks_finish), in the order the other writers take rows (task, run, organization, employee), so
@@ -900,6 +903,28 @@ static int served(struct store *s, const char *org)
                   texts, 1, NULL, 0);
 }
 
+/* Whether organization 'org' has work in progress: a task run, or a workflow step in flight
+ * (a cancelled run's too). Both are as few as the workers of every node. */
+static int org_busy(struct store *s, const char *org, bool *busy)
+{
+    struct db_stmt *st = db_prepare(
+        s, "SELECT CASE WHEN EXISTS (SELECT 1 FROM task_runs WHERE status = 'in_progress' AND"
+           " org_id = $1) OR EXISTS (SELECT 1 FROM workflow_runs WHERE lease IS NOT NULL AND"
+           " org_id = $1) THEN 1 ELSE 0 END");
+    bool row = false;
+    int rc;
+
+    *busy = false;
+    if (!st)
+        return ERR_STORE;
+    db_bind_text(st, 1, org);
+    rc = db_step(st, &row);
+    if (!rc && row)
+        *busy = db_int64(st, 0) != 0;
+    db_done(st);
+    return rc;
+}
+
 /* Start the unit of work of organization 'org' that runs first by the contract's order (its
  * head task, or its head step as a medium-priority task); '*took' whether it had one (on
  * PostgreSQL, rows another node is taking are passed over). */
@@ -939,7 +964,7 @@ static int claim_org(struct store *s, int64_t now, const char *org,
  * queue indexes; a recurring task waiting for its first occurrence is skipped.
  */
 static int claim_in(struct store *s, int64_t now, const struct store_queue_rules *rules,
-                    struct arena *a, struct store_claim *out, int64_t *wake_at)
+                    bool idle_only, struct arena *a, struct store_claim *out, int64_t *wake_at)
 {
     struct turns t = {NULL, 0, 0};
     bool took = false;
@@ -950,6 +975,12 @@ static int claim_in(struct store *s, int64_t now, const struct store_queue_rules
     if (!rc)
         rc = queue_turns(s, now, &t);
     for (size_t i = 0; !rc && !took && i < t.n; i++) {
+        bool busy = false;
+        if (idle_only) {
+            rc = org_busy(s, t.v[i].org, &busy);
+            if (rc || busy)
+                continue;
+        }
         rc = claim_org(s, now, t.v[i].org, rules, a, out, &took);
         if (!rc && took)
             rc = served(s, t.v[i].org);
@@ -962,7 +993,7 @@ static int claim_in(struct store *s, int64_t now, const struct store_queue_rules
 }
 
 /* See store_int.h. */
-int tasks_claim(struct store *s, int64_t now, const struct store_queue_rules *rules,
+int tasks_claim(struct store *s, int64_t now, const struct store_queue_rules *rules, bool idle_only,
                 struct arena *a, struct store_claim *out, int64_t *wake_at)
 {
     bool busy = false;
@@ -985,7 +1016,7 @@ int tasks_claim(struct store *s, int64_t now, const struct store_queue_rules *ru
      * was created. */
     if (now == 0)
         now = clock_now_ms();
-    rc = claim_in(s, now, rules, a, out, wake_at);
+    rc = claim_in(s, now, rules, idle_only, a, out, wake_at);
     if (rc == 0 || rc == ERR_NOT_FOUND) {
         /* Nothing to take still commits what was woken. */
         int crc = db_commit(s);

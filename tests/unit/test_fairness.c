@@ -9,6 +9,8 @@
  *     as a medium task), whichever connection claims;
  *   the outbox: an endpoint has at most one attempt in flight, so another endpoint and another
  *     organization are served beside a dead receiver's backlog; organizations take turns;
+ *   the last free worker or delivery thread of a node (store_claim_idle,
+ *     store_hook_claim_idle) takes only an organization with nothing in progress;
  *   paused deliveries: a disabled endpoint's deliveries are not claimed, do not move the wake
  *     time, come back due when it is enabled again, and (SQLite) 100,000 of them cost the claim
  *     nothing measurable.
@@ -169,6 +171,59 @@ static void test_tasks(struct store *s1, struct store *s2, const struct org *a, 
     }
 }
 
+/* Claim at 'now' on 's' (the last free worker's claim when 'idle'), then end the run at once
+ * when 'end': the claimed task's id, or "". */
+static const char *claim_end(struct store *s, int64_t now, bool idle, bool end)
+{
+    static char what[ID_MAX];
+    struct store_claim c;
+    int64_t wake = 0, charged = 0;
+    bool discarded = false;
+    int rc = idle ? store_claim_idle(s, now, &task_queue_rules, &A, &c, &wake)
+                  : store_claim(s, now, &task_queue_rules, &A, &c, &wake);
+    if (rc || c.is_step)
+        return "";
+    snprintf(what, sizeof(what), "%s", c.task.task.id);
+    if (end) {
+        struct store_task_finish f;
+        memset(&f, 0, sizeof(f));
+        f.tenant = &c.task.task.tenant;
+        f.task_id = c.task.task.id;
+        f.run_id = c.task.run_id;
+        f.employee_id = c.task.task.employee_id;
+        f.ok = true;
+        f.result = "done";
+        f.reserved = c.task.reserved;
+        f.now = now + 1;
+        if (store_task_finish(s, &f, &charged, &discarded) != 0)
+            printf("# cannot finish %s\n", what);
+    }
+    return what;
+}
+
+/* A node's last free worker claims with store_claim_idle(): only an organization with nothing
+ * in progress. */
+static void test_tasks_idle(struct store *s1, struct store *s2, const struct org *e,
+                            const struct org *f)
+{
+    subtest("tasks: the last free worker is kept for an idle organization")
+    {
+        add_task(s1, f, "task_f1", "medium", T0 + 300);
+        is_str(claim_end(s1, T0 + 301, false, true), "task_f1", "F served (and done)");
+        add_task(s1, e, "task_e1", "medium", T0 + 310);
+        is_str(claim_end(s2, T0 + 311, false, false), "task_e1", "E served (still running)");
+        add_task(s1, f, "task_f2", "medium", T0 + 320);
+        is_str(claim_end(s1, T0 + 321, false, true), "task_f2", "F served again (and done)");
+        add_task(s1, e, "task_e2", "urgent", T0 + 330);
+        add_task(s1, f, "task_f3", "low", T0 + 331);
+        is_str(claim_end(s2, T0 + 340, true, false), "task_f3",
+               "the last worker passes over E (served least recently, but running) for F");
+        is_str(claim_end(s1, T0 + 341, true, false), "",
+               "and takes nothing while both have work in progress");
+        is_str(claim_end(s2, T0 + 342, false, false), "task_e2", "any other worker takes E's");
+    }
+}
+
 /* ---- The outbox ---- */
 
 static const char *fake_render(enum store_hook_kind kind, const void *obj, struct arena *a)
@@ -326,6 +381,34 @@ static void test_outbox(struct store *s1, struct store *s2, const struct org *a,
     }
 }
 
+static void test_outbox_idle(struct store *s1, struct store *s2, const struct org *a,
+                             const struct org *b)
+{
+    subtest("outbox: the last free thread is kept for an idle organization")
+    {
+        struct store_hook_claim c;
+        int64_t now, w = 0;
+
+        endpoint(s1, b, EB1, true);
+        endpoint(s1, b, EB2, true);
+        endpoint(s1, a, EA, true);
+        event(s1, b, "doc_fairb6");
+        event(s1, a, "doc_faira4");
+        now = clock_now_ms();
+        is_int(hook_claim_at(s1, now + 10, &c, NULL), 0, "a claim");
+        is_str(c.tenant.org_id, b->t.org_id, "B's delivery, due first");
+        is_int(store_hook_claim_idle(s2, now + 20, LEASE, &A, &c, &w), 0, "the last thread's");
+        is_str(c.endpoint_id, EA, "passes over B's other endpoint (B has one in flight) for A");
+        is_int(store_hook_claim_idle(s1, now + 30, LEASE, &A, &c, &w), ERR_NOT_FOUND,
+               "and takes nothing while both have one in flight");
+        is_int(hook_claim_at(s2, now + 40, &c, NULL), 0, "any other thread");
+        is_str(c.endpoint_id, EB2, "takes B's");
+        store_hook_endpoint_delete(s1, &b->t, EB1);
+        store_hook_endpoint_delete(s1, &b->t, EB2);
+        store_hook_endpoint_delete(s1, &a->t, EA);
+    }
+}
+
 static void test_paused(struct store *s, const struct org *c_org)
 {
     subtest("paused deliveries")
@@ -443,13 +526,16 @@ static void test_paused_cost(struct store *s, const struct org *d_org)
 
 static void run_all(struct store *s1, struct store *s2, bool sqlite)
 {
-    struct org a, b, c, d;
+    struct org a, b, c, d, e, f;
     ok(org_new(s1, "fair-a", &a) == 0 && org_new(s1, "fair-b", &b) == 0 &&
-           org_new(s1, "fair-c", &c) == 0 && org_new(s1, "fair-d", &d) == 0,
-       "four organizations");
+           org_new(s1, "fair-c", &c) == 0 && org_new(s1, "fair-d", &d) == 0 &&
+           org_new(s1, "fair-e", &e) == 0 && org_new(s1, "fair-f", &f) == 0,
+       "six organizations");
     store_hooks_init(fake_render, NULL, NULL);
     test_tasks(s1, s2, &a, &b);
+    test_tasks_idle(s1, s2, &e, &f);
     test_outbox(s1, s2, &a, &b);
+    test_outbox_idle(s1, s2, &a, &b);
     test_paused(s1, &c);
     if (sqlite)
         test_paused_cost(s1, &d);
