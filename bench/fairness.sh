@@ -37,7 +37,10 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-[ "${BENCH_FAIRNESS:-1}" = "0" ] && { log "fairness benchmarks skipped (BENCH_FAIRNESS=0)"; exit 0; }
+if [ "${BENCH_FAIRNESS:-1}" = "0" ]; then
+    log "fairness benchmarks skipped (BENCH_FAIRNESS=0)"
+    exit 0
+fi
 command -v python3 >/dev/null 2>&1 || die "python3 not found (the fairness benchmarks need it)"
 [ -x "$BIN" ] || die "$BIN not found; run make first (from the repository root)"
 

@@ -183,9 +183,10 @@ def delivery_latency(port, k, emp, rec, n, what):
 
 def part_webhooks(a, out):
     rec, dead = Receiver(), DeadReceiver()
-    srv = wfbench.Server(a.bin, tempfile.mkdtemp(dir=a.tmp), {"WORKFORCE_WEBHOOKS_ALLOW_PRIVATE": "1",
-                                        "WORKFORCE_WEBHOOKS_TIMEOUT_MS": "3000",
-                                        "WORKFORCE_RATE_LIMITS": LIFTED}, "fair-webhooks")
+    srv = wfbench.Server(a.bin, tempfile.mkdtemp(dir=a.tmp),
+                         {"WORKFORCE_WEBHOOKS_ALLOW_PRIVATE": "1",
+                          "WORKFORCE_WEBHOOKS_TIMEOUT_MS": "3000",
+                          "WORKFORCE_RATE_LIMITS": LIFTED}, "fair-webhooks")
     try:
         srv.start()
         ka = key(srv, "fair-a", "agency", "test")
@@ -246,7 +247,8 @@ def task_times(port, k, emp, n, what):
 
 
 def part_tasks(a, out):
-    srv = wfbench.Server(a.bin, tempfile.mkdtemp(dir=a.tmp), {"WORKFORCE_RATE_LIMITS": LIFTED}, "fair-tasks")
+    srv = wfbench.Server(a.bin, tempfile.mkdtemp(dir=a.tmp), {"WORKFORCE_RATE_LIMITS": LIFTED},
+                         "fair-tasks")
     try:
         srv.start()
         ka = key(srv, "fair-a", "agency", "test")
@@ -335,7 +337,8 @@ def write_paused(db, org_id, endpoints, events):
                         " 'wdl_' || substr(?, 4) || substr(v.id, 5), v.org_id, 'test', ?, v.id,"
                         " 'pending', 0, v.created_at, v.created_at, v.created_at FROM events v"
                         " WHERE v.org_id = ? AND v.id LIKE 'evt_paused%'", (ep, ep, org_id))
-    n = con.execute("SELECT count(*) FROM webhook_deliveries WHERE status = 'pending'").fetchone()[0]
+    n = con.execute("SELECT count(*) FROM webhook_deliveries WHERE status = 'pending'"
+                    ).fetchone()[0]
     con.close()
     return n
 

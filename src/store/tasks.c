@@ -948,8 +948,12 @@ static int claim_org(struct store *s, int64_t now, const char *org,
             have_step = false;
     }
     *took = have_task || have_step;
+    /* On PostgreSQL a task written after this claim read the clock is seen by its later
+     * statements (and another node's clock may be behind this one's): its run starts no
+     * earlier than that write. (A step is ready at or before 'now': the query says so.) */
     if (have_task)
-        return claim_task(s, now, rules, &out->task);
+        return claim_task(s, now > out->task.task.updated_at ? now : out->task.task.updated_at,
+                          rules, &out->task);
     if (have_step) {
         out->is_step = true;
         return claim_step(s, now, run_id, &out->step);
