@@ -15,8 +15,9 @@ first alone (the reference, same server, same run) and then beside organization 
   (3) paused deliveries: another organization's POST /v1/chat p99 with 200,000 paused
       deliveries stored (12,500 events x 16 disabled endpoints of B, written directly into the
       SQLite file while the server is stopped, as a long history would leave them) against a
-      second server set up alike with none; one chat to each in turn, so that both see the same
-      machine. Goal: within 20% of the reference.
+      second server set up alike with none, both loaded at once with open-loop traffic (50
+      chats a second each, latency counted from when a chat was due), so that both see the same
+      machine and a stall delays every chat due during it. Goal: within 20% of the reference.
 
 Prints one table with each figure, its reference and PASS/FAIL, and the machine (lscpu model
 name). Exits 1 only when something failed to run. Every server and receiver is stopped by its
@@ -163,10 +164,15 @@ class DeadReceiver:
 
 # ---------------------------------------------------------------- (1) webhooks
 
-def delivery_latency(port, k, emp, rec, n, what):
-    """'n' tasks of A one after the other; each one's task.completed event -> arrival (ms)."""
+def delivery_latency(port, k, emp, rec, n, what, pace=0.3):
+    """'n' tasks of A one after the other, each started 'pace' seconds after the previous one at
+    the soonest (so that the samples span several of B's 3 s attempts); each one's
+    task.completed event -> arrival (ms)."""
     lat = []
+    next_at = time.monotonic()
     for i in range(n):
+        time.sleep(max(0.0, next_at - time.monotonic()))
+        next_at = time.monotonic() + pace
         t = call(port, "POST", "/v1/tasks", k, {"employee_id": emp, "title": "%s %d" % (what, i)})
 
         def ev():
@@ -297,27 +303,43 @@ def part_tasks(a, out):
 
 # ---------------------------------------------------------------- (3) paused deliveries
 
-def chat_latency(servers, n):
-    """'n' POST /v1/chat to each of 'servers' ((port, key, employee) each), one at a time,
-    alternating between them so that both see the same machine: latencies (ms) per server."""
-    conns = [http.client.HTTPConnection("127.0.0.1", p, timeout=60) for p, _, _ in servers]
+def chat_load(servers, rate, seconds, threads=8):
+    """Open-loop chat traffic to each of 'servers' ((port, key, employee) each) at once: 'rate'
+    POST /v1/chat a second to each for 'seconds', as independent users send them (request i is
+    due at t0 + i / rate, whether or not earlier answers came). A request's latency counts from
+    the time it was due, so that a stall delays every request due during it, as it would a
+    user's. Latencies (ms) per server."""
+    n = int(rate * seconds)
+    t0 = time.monotonic() + 0.2
     lat = [[] for _ in servers]
-    for i in range(n + 20):
-        for j, (_, k, emp) in enumerate(servers):
+    lock = threading.Lock()
+
+    def worker(j, port, k, emp, me):
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        hdr = {"Authorization": "Bearer " + k, "Content-Type": "application/json"}
+        for i in range(me, n, threads):
+            due = t0 + i / rate
+            time.sleep(max(0.0, due - time.monotonic()))
             body = json.dumps({"employee_id": emp,
                                "message": "What is the status of order %d?" % i})
-            t0 = time.perf_counter()
-            conns[j].request("POST", "/v1/chat", body=body,
-                             headers={"Authorization": "Bearer " + k,
-                                      "Content-Type": "application/json"})
-            r = conns[j].getresponse()
+            c.request("POST", "/v1/chat", body=body, headers=hdr)
+            r = c.getresponse()
             r.read()
+            took = (time.monotonic() - due) * 1000.0
             if r.status != 200:
                 raise RuntimeError("POST /v1/chat answered %d" % r.status)
-            if i >= 20:  # the first 20 warm up
-                lat[j].append((time.perf_counter() - t0) * 1000.0)
-    for c in conns:
+            with lock:
+                lat[j].append(took)
         c.close()
+
+    ts_ = [threading.Thread(target=worker, args=(j,) + srv + (me,))
+           for j, srv in enumerate(servers) for me in range(threads)]
+    for t in ts_:
+        t.start()
+    for t in ts_:
+        t.join()
+    if any(len(x) != n for x in lat):
+        raise RuntimeError("chat load: some requests failed")
     return lat
 
 
@@ -371,11 +393,13 @@ def part_chat(a, out):
             srv.start()
         # The p99 of a 1 ms request is the machine's hiccups: measured in rounds, each figure
         # is the median of the rounds' p99 (and the table's p99 column that of all samples).
+        for srv in srvs:  # warm up
+            chat_load([(srv.port,) + srv.chat], 50, 1)
         ref, got, r99s, g99s = [], [], [], []
         for r in range(a.rounds):
-            log("chat: round %d of %d: %d chats to each server, alternating"
-                % (r + 1, a.rounds, a.chats))
-            x, y = chat_latency([(s.port,) + s.chat for s in srvs], a.chats)
+            log("chat: round %d of %d: %d chats a second to each server for %d s"
+                % (r + 1, a.rounds, a.rate, a.seconds))
+            x, y = chat_load([(s.port,) + s.chat for s in srvs], a.rate, a.seconds)
             ref += x
             got += y
             r99s.append(wfbench.pct(x, 99))
@@ -385,8 +409,9 @@ def part_chat(a, out):
                     "p99 <= 1.2 x reference (%.1f <= 1.2 x %.1f ms)" % (g99, r99),
                     g99 <= 1.2 * r99,
                     "%d paused deliveries (12,500 events x 16 disabled endpoints) against none:"
-                    " two servers started alike, one chat to each in turn; the goal compares"
-                    " the medians of %d rounds' p99" % (n, a.rounds)))
+                    " two servers started alike, loaded at once, %d chats a second each from"
+                    " 8 connections, latency counted from when each was due; the goal compares"
+                    " the medians of %d rounds' p99" % (n, a.rate, a.rounds)))
     finally:
         for srv in srvs:
             srv.stop()
@@ -409,7 +434,8 @@ def main():
     ap.add_argument("--tmp", required=True)
     ap.add_argument("--parts", default="webhooks,tasks,chat")
     ap.add_argument("--samples", type=int, default=20, help="A's deliveries and tasks per phase")
-    ap.add_argument("--chats", type=int, default=1000, help="chats to each server per round")
+    ap.add_argument("--rate", type=int, default=50, help="chats a second to each server")
+    ap.add_argument("--seconds", type=int, default=10, help="seconds of a round of chats")
     ap.add_argument("--rounds", type=int, default=5, help="rounds of chats")
     a = ap.parse_args()
     parts = {"webhooks": part_webhooks, "tasks": part_tasks, "chat": part_chat}

@@ -616,6 +616,7 @@ static int endpoint_due(struct store *s, const char *id)
 #define PICK_SQLITE                                                                                \
     "SELECT e.id FROM webhook_endpoints e INDEXED BY webhook_endpoints_due" PICK_WHERE
 #define PICK_PG "SELECT e.id FROM webhook_endpoints e" PICK_WHERE " FOR UPDATE OF e SKIP LOCKED"
+#define PICK_PG_PEEK "SELECT e.id FROM webhook_endpoints e" PICK_WHERE
 
 /* The delivery of endpoint $2 due first at $1, with what its attempt needs. */
 #define DUE_COLS                                                                                   \
@@ -635,10 +636,14 @@ static int endpoint_due(struct store *s, const char *id)
     " 0 OR NOT EXISTS (SELECT 1 FROM webhook_endpoints b WHERE b.org_id = e.org_id AND"            \
     " b.busy_until > $1))"
 
-/* The endpoint to serve at 'now' into 'id' ('*row': there is one). */
-static int pick_endpoint(struct store *s, int64_t now, bool idle_only, char id[ID_MAX], bool *row)
+/* The endpoint to serve at 'now' into 'id' ('*row': there is one); on PostgreSQL locked when
+ * 'lock' (inside the claim's transaction). */
+static int pick_endpoint(struct store *s, int64_t now, bool idle_only, bool lock, char id[ID_MAX],
+                         bool *row)
 {
-    struct db_stmt *st = db_prepare(s, db_dialect(s) == DB_POSTGRES ? PICK_PG : PICK_SQLITE);
+    struct db_stmt *st = db_prepare(s, db_dialect(s) != DB_POSTGRES ? PICK_SQLITE
+                                       : lock                       ? PICK_PG
+                                                                    : PICK_PG_PEEK);
     int rc;
 
     *row = false;
@@ -749,10 +754,19 @@ int hook_claim(struct store *s, int64_t now, int64_t lease_ms, bool idle_only, s
 
     memset(out, 0, sizeof(*out));
     *wake_at = 0;
+    /* Nothing to take is the usual answer (every delivery thread looks after every event):
+     * it is read without the write lock, so that looking costs the writers nothing. */
+    rc = pick_endpoint(s, now, idle_only, false, endpoint, &row);
+    if (!rc && !row) {
+        rc = wake_time(s, now, idle_only, wake_at);
+        return rc ? rc : ERR_NOT_FOUND;
+    }
+    if (rc)
+        return rc;
     rc = db_begin(s, DB_TX_WRITE);
     if (rc)
         return rc;
-    rc = pick_endpoint(s, now, idle_only, endpoint, &row);
+    rc = pick_endpoint(s, now, idle_only, true, endpoint, &row);
     if (!rc && row) {
         rc = pick_delivery(s, now, endpoint, a, out, &row);
         if (!rc && !row) {

@@ -371,6 +371,7 @@ out:
 /* The statements of the queue that each database reads its own way (see the top of the file). */
 struct queue_sql {
     const char *check;      /* is anything runnable, or due to be woken, at $1? */
+    const char *wakes;      /* is anything due to be woken at $1? */
     const char *next_wake;  /* the first time after $1 that makes something runnable (or null) */
     const char *schedules;  /* the enabled scheduled workflows due at $1, taken */
     const char *task_org;   /* the first organization after $2 with a runnable task at $1 */
@@ -391,6 +392,10 @@ static const struct queue_sql sqlite_queue = {
              " held = 0 AND ready_at <= $1) OR EXISTS (SELECT 1 FROM workflows INDEXED BY"
              " workflows_scheduled WHERE recurring IS NOT NULL AND next_run_at <= $1 AND enabled"
              " = 1)",
+    .wakes = "SELECT EXISTS (SELECT 1 FROM tasks WHERE recurring IS NOT NULL AND next_run_at <="
+             " $1 AND status IN ('completed', 'failed')) OR EXISTS (SELECT 1 FROM workflows"
+             " INDEXED BY workflows_scheduled WHERE recurring IS NOT NULL AND next_run_at <= $1"
+             " AND enabled = 1)",
     .next_wake = "SELECT min(coalesce((SELECT min(next_run_at) FROM tasks WHERE recurring IS NOT"
                  " NULL AND next_run_at > $1), 9e18), coalesce((SELECT min(next_run_at) FROM"
                  " workflows WHERE recurring IS NOT NULL AND enabled = 1 AND next_run_at > $1),"
@@ -430,6 +435,9 @@ static const struct queue_sql pg_queue = {
              " ('queued', 'running') AND lease IS NULL AND NOT held AND ready_at <= $1) OR EXISTS"
              " (SELECT 1 FROM workflows WHERE recurring IS NOT NULL AND next_run_at <= $1 AND"
              " enabled)",
+    .wakes = "SELECT EXISTS (SELECT 1 FROM tasks WHERE recurring IS NOT NULL AND next_run_at <="
+             " $1 AND status IN ('completed', 'failed')) OR EXISTS (SELECT 1 FROM workflows WHERE"
+             " recurring IS NOT NULL AND next_run_at <= $1 AND enabled)",
     .next_wake = "SELECT LEAST((SELECT min(next_run_at) FROM tasks WHERE recurring IS NOT NULL"
                  " AND next_run_at > $1), (SELECT min(next_run_at) FROM workflows WHERE recurring"
                  " IS NOT NULL AND enabled AND next_run_at > $1), (SELECT min(ready_at) FROM"
@@ -925,6 +933,36 @@ static int org_busy(struct store *s, const char *org, bool *busy)
     return rc;
 }
 
+/* For a node's last free worker (idle_only): whether its claim can find anything, read
+ * without a transaction so that looking costs the writers nothing: something time made
+ * runnable (the claim wakes it), or runnable work of an organization with none in progress. */
+static int idle_work(struct store *s, int64_t now, bool *found)
+{
+    struct turns t = {NULL, 0, 0};
+    struct db_stmt *st = db_prepare(s, queue_sql(s)->wakes);
+    bool row = false;
+    int rc;
+
+    *found = false;
+    if (!st)
+        return ERR_STORE;
+    db_bind_int64(st, 1, now);
+    rc = db_step(st, &row);
+    if (!rc && row)
+        *found = db_int64(st, 0) != 0;
+    db_done(st);
+    if (rc || *found)
+        return rc;
+    rc = queue_turns(s, now, &t);
+    for (size_t i = 0; !rc && !*found && i < t.n; i++) {
+        bool busy = false;
+        rc = org_busy(s, t.v[i].org, &busy);
+        *found = !busy;
+    }
+    free(t.v);
+    return rc;
+}
+
 /* Start the unit of work of organization 'org' that runs first by the contract's order (its
  * head task, or its head step as a medium-priority task); '*took' whether it had one (on
  * PostgreSQL, rows another node is taking are passed over). */
@@ -1006,6 +1044,8 @@ int tasks_claim(struct store *s, int64_t now, const struct store_queue_rules *ru
     memset(out, 0, sizeof(*out));
     *wake_at = 0;
     rc = queue_busy(s, now ? now : clock_now_ms(), &busy);
+    if (!rc && busy && idle_only)
+        rc = idle_work(s, now ? now : clock_now_ms(), &busy);
     if (rc)
         return rc;
     if (!busy) {
