@@ -367,4 +367,5 @@ bash bench/console.sh || exit 1
 python3 bench/memory.py || exit 1
 bash bench/soak.sh || exit 1
 bash bench/nodes.sh || exit 1
+bash bench/fairness.sh || exit 1
 exit 0

@@ -17,6 +17,24 @@
  * (FOR UPDATE SKIP LOCKED). The end of an attempt is written only while the lease is still the
  * taker's, so an attempt that outlived its lease (a node stopped mid-way) cannot overwrite the
  * attempt of the node that took the delivery over.
+ *
+ * Fair shares (sql/014_fair_queues.sql). A claim picks an endpoint first, then that endpoint's
+ * delivery due first. Each endpoint row carries its part of the outbox: 'due_at', the time its
+ * first pending delivery is due while it is enabled (null when it is disabled or has nothing
+ * pending), and the one attempt it may have in flight ('busy_lease', 'busy_until', the lease of
+ * that delivery). The claim reads only endpoints with a due time (an index of them), never a
+ * delivery of another endpoint: a disabled endpoint's deliveries stay pending, as the API
+ * shows them, but are in no due set, so 200,000 of them cost the claim and the wake-up query
+ * nothing; a failed or delivered one leaves the endpoint's pending index. 'due_at' is kept by
+ * every write that changes what is pending: a delivery recorded (hook_fan_out), an attempt's
+ * end (hook_attempted), the endpoint enabled or disabled (hook_endpoint_update: enabled again,
+ * its pending deliveries are due at their times, as before the pause), a purge. Among the
+ * endpoints that can be served, the claim takes the one of the organization served least
+ * recently (the largest 'turn' of its endpoints: a counter every claim advances), then the
+ * endpoint of it served least recently: round-robin between organizations, then between one
+ * organization's endpoints, whatever their backlogs. On PostgreSQL the endpoint row is locked
+ * (SKIP LOCKED) and its lease written in the claim, so two nodes never attempt one endpoint at
+ * once.
  */
 #include "store_int.h"
 
@@ -116,6 +134,11 @@ static int hook_fan_out(struct store *s, const struct store_tenant *t, const cha
                         " event_id) DO UPDATE SET status = 'pending', next_attempt_at = $6,"
                         " redeliver = 1, updated_at = $6",
                         texts, 5, ints, 1);
+        if (!rc) /* the endpoint is due by then (if still enabled: a PATCH racing is seen) */
+            rc = db_run(s,
+                        "UPDATE webhook_endpoints SET due_at = CASE WHEN due_at IS NULL OR due_at"
+                        " > $2 THEN $2 ELSE due_at END WHERE id = $1 AND enabled = 1",
+                        &texts[3], 1, ints, 1);
     }
     free(ids);
     return rc;
@@ -424,7 +447,10 @@ int hook_endpoint_update(struct store *s, const struct store_tenant *t,
     struct db_stmt *st = db_prepare(
         s, "UPDATE webhook_endpoints SET url = $4, events = $5, enabled = $6, description = $7,"
            " secret = $8, previous_secret = $9, previous_until = nullif(CAST($10 AS BIGINT), 0),"
-           " updated_at = $11 WHERE org_id = $1 AND mode = $2 AND id = $3");
+           " updated_at = $11, due_at = CASE WHEN CAST($6 AS BIGINT) = 1 THEN (SELECT"
+           " min(d.next_attempt_at) FROM webhook_deliveries d WHERE d.endpoint_id ="
+           " webhook_endpoints.id AND d.status = 'pending') END WHERE org_id = $1 AND mode = $2"
+           " AND id = $3");
     if (!st)
         return ERR_STORE;
     db_bind_tenant(st, t);
@@ -593,82 +619,208 @@ int hook_recent_attempts(struct store *s, const struct store_tenant *t, const ch
 
 /* ---- The outbox ---- */
 
-/* The due delivery statement, each database its own way: SQLite's write transaction already
- * excludes every other taker; PostgreSQL locks the row and passes over one being taken. */
-#define DUE_WHERE                                                                                  \
-    " FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id JOIN events v ON" \
-    " v.id = d.event_id WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND (d.lease_until" \
-    " IS NULL OR d.lease_until <= $1) AND e.enabled = 1 ORDER BY d.next_attempt_at LIMIT 1"
+/* The time the first pending delivery of the endpoint in the statement is due, or null (for
+ * ENDPOINT_DUE_SET: the endpoint row being written is "webhook_endpoints"). One seek of
+ * webhook_deliveries_pending, whatever the endpoint's history holds. */
+#define ENDPOINT_DUE_SET                                                                           \
+    "due_at = CASE WHEN enabled = 1 THEN (SELECT min(d.next_attempt_at) FROM webhook_deliveries"   \
+    " d WHERE d.endpoint_id = webhook_endpoints.id AND d.status = 'pending') END"
+
+/* Endpoint 'id' due again as its deliveries say (none pending, or disabled: in no due set). */
+static int endpoint_due(struct store *s, const char *id)
+{
+    const char *texts[] = {id};
+    return db_run(s, "UPDATE webhook_endpoints SET " ENDPOINT_DUE_SET " WHERE id = $1", texts, 1,
+                  NULL, 0);
+}
+
+/*
+ * The endpoint to serve at $1: enabled, due, and with no attempt in flight (a lease that ended
+ * counts as none: its taker may be gone); of the organization served least recently (the
+ * largest turn of its endpoints), then the endpoint served least recently. With $2 = 1 only
+ * an organization that has no attempt in flight at all (the last free thread of a node keeps
+ * itself for those: store_hook_claim_idle). It reads endpoints with pending work only
+ * (webhook_endpoints_due), never a delivery; PostgreSQL passes over an endpoint another node
+ * is taking, and the lease written on the row keeps a second claim off it once committed.
+ */
+#define PICK_WHERE                                                                                 \
+    " WHERE e.due_at <= $1 AND e.enabled = 1 AND (e.busy_until IS NULL OR e.busy_until <= $1) AND" \
+    " (CAST($2 AS BIGINT) = 0 OR NOT EXISTS (SELECT 1 FROM webhook_endpoints b WHERE b.org_id ="   \
+    " e.org_id AND b.busy_until > $1)) ORDER BY (SELECT max(o.turn) FROM webhook_endpoints o"      \
+    " WHERE o.org_id = e.org_id), e.turn, e.due_at, e.id LIMIT 1"
+#define PICK_SQLITE                                                                                \
+    "SELECT e.id FROM webhook_endpoints e INDEXED BY webhook_endpoints_due" PICK_WHERE
+#define PICK_PG "SELECT e.id FROM webhook_endpoints e" PICK_WHERE " FOR UPDATE OF e SKIP LOCKED"
+#define PICK_PG_PEEK "SELECT e.id FROM webhook_endpoints e" PICK_WHERE
+
+/* The delivery of endpoint $2 due first at $1, with what its attempt needs. */
 #define DUE_COLS                                                                                   \
     "d.id, d.org_id, d.mode, d.endpoint_id, d.event_id, d.attempts, e.url, e.secret,"              \
     " e.previous_secret, coalesce(e.previous_until, 0), v.type, v.created_at, v.data"
+#define DUE_WHERE                                                                                  \
+    " FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id JOIN events v ON" \
+    " v.id = d.event_id WHERE d.endpoint_id = $2 AND d.status = 'pending' AND d.next_attempt_at"   \
+    " <= $1 AND (d.lease_until IS NULL OR d.lease_until <= $1) ORDER BY d.next_attempt_at, d.id"   \
+    " LIMIT 1"
+
+/* When the next claim can find something, for the claims of PICK_WHERE ($2 likewise): the
+ * first due time of an endpoint, or the end of its attempt in flight if that is later. */
+#define WAKE_SQL                                                                                   \
+    "SELECT min(CASE WHEN e.busy_until > e.due_at THEN e.busy_until ELSE e.due_at END) FROM"       \
+    " webhook_endpoints e WHERE e.due_at IS NOT NULL AND e.enabled = 1 AND (CAST($2 AS BIGINT) ="  \
+    " 0 OR NOT EXISTS (SELECT 1 FROM webhook_endpoints b WHERE b.org_id = e.org_id AND"            \
+    " b.busy_until > $1))"
+
+/* The endpoint to serve at 'now' into 'id' ('*row': there is one); on PostgreSQL locked when
+ * 'lock' (inside the claim's transaction). */
+static int pick_endpoint(struct store *s, int64_t now, bool idle_only, bool lock, char id[ID_MAX],
+                         bool *row)
+{
+    struct db_stmt *st = db_prepare(s, db_dialect(s) != DB_POSTGRES ? PICK_SQLITE
+                                       : lock                       ? PICK_PG
+                                                                    : PICK_PG_PEEK);
+    int rc;
+
+    *row = false;
+    if (!st)
+        return ERR_STORE;
+    db_bind_int64(st, 1, now);
+    db_bind_int64(st, 2, idle_only ? 1 : 0);
+    rc = db_step(st, row);
+    if (!rc && *row)
+        db_copy(st, 0, id, ID_MAX);
+    db_done(st);
+    return rc;
+}
+
+/* The delivery of endpoint 'endpoint_id' due first at 'now' into 'out' ('*row': found). */
+static int pick_delivery(struct store *s, int64_t now, const char *endpoint_id, struct arena *a,
+                         struct store_hook_claim *out, bool *row)
+{
+    struct db_stmt *st = db_prepare(s, db_dialect(s) == DB_POSTGRES ? "SELECT " DUE_COLS DUE_WHERE
+                                                                      " FOR UPDATE OF d SKIP LOCKED"
+                                                                    : "SELECT " DUE_COLS DUE_WHERE);
+    const void *p;
+    size_t len = 0;
+    int rc;
+
+    *row = false;
+    if (!st)
+        return ERR_STORE;
+    db_bind_int64(st, 1, now);
+    db_bind_text(st, 2, endpoint_id);
+    rc = db_step(st, row);
+    if (rc || !*row) {
+        db_done(st);
+        return rc;
+    }
+    db_copy(st, 0, out->delivery_id, sizeof(out->delivery_id));
+    db_copy(st, 1, out->tenant.org_id, sizeof(out->tenant.org_id));
+    out->tenant.mode = db_mode(db_text(st, 2));
+    db_copy(st, 3, out->endpoint_id, sizeof(out->endpoint_id));
+    db_copy(st, 4, out->event_id, sizeof(out->event_id));
+    out->attempt = db_int64(st, 5) + 1;
+    out->url = db_arena_text(a, st, 6);
+    p = db_blob(st, 7, &len);
+    out->secret = p ? memcpy(arena_alloc(a, len + 1), p, len) : NULL;
+    out->secret_len = p ? len : 0;
+    len = 0;
+    p = db_blob(st, 8, &len);
+    out->previous_secret = p && len ? memcpy(arena_alloc(a, len), p, len) : NULL;
+    out->previous_len = p ? len : 0;
+    out->previous_until = db_int64(st, 9);
+    out->event.id = out->event_id;
+    out->event.type = db_arena_text(a, st, 10);
+    out->event.created_at = db_int64(st, 11);
+    out->event.data = db_arena_text(a, st, 12);
+    db_done(st);
+    return 0;
+}
+
+/* Delivery 'c' and its endpoint taken under a new lease until 'now' + 'lease_ms'; the endpoint
+ * takes the next turn (it and its organization are now the ones served most recently). */
+static int take(struct store *s, int64_t now, int64_t lease_ms, struct store_hook_claim *c)
+{
+    int rc = id_base62(c->lease, 16);
+    if (!rc) {
+        const char *texts[] = {c->delivery_id, c->lease};
+        const int64_t ints[] = {now + lease_ms, now};
+        rc = db_run(s,
+                    "UPDATE webhook_deliveries SET lease = $2, lease_until = $3, attempts ="
+                    " attempts + 1, redeliver = 0, updated_at = $4 WHERE id = $1",
+                    texts, 2, ints, 2);
+    }
+    if (!rc) {
+        const char *texts[] = {c->endpoint_id, c->lease};
+        const int64_t ints[] = {now + lease_ms};
+        rc = db_run(s,
+                    "UPDATE webhook_endpoints SET busy_lease = $2, busy_until = $3, turn ="
+                    " (SELECT coalesce(max(o.turn), 0) + 1 FROM webhook_endpoints o) WHERE id = $1",
+                    texts, 2, ints, 1);
+    }
+    return rc;
+}
+
+/* When the claims of 'idle_only' can next find something (0: nothing pending for them). */
+static int wake_time(struct store *s, int64_t now, bool idle_only, int64_t *wake_at)
+{
+    struct db_stmt *st = db_prepare(s, WAKE_SQL);
+    bool row = false;
+    int rc;
+
+    if (!st)
+        return ERR_STORE;
+    db_bind_int64(st, 1, now);
+    db_bind_int64(st, 2, idle_only ? 1 : 0);
+    rc = db_step(st, &row);
+    if (!rc && row)
+        *wake_at = db_int64(st, 0);
+    db_done(st);
+    return rc;
+}
 
 /* See store_int.h. */
-int hook_claim(struct store *s, int64_t now, int64_t lease_ms, struct arena *a,
+int hook_claim(struct store *s, int64_t now, int64_t lease_ms, bool idle_only, struct arena *a,
                struct store_hook_claim *out, int64_t *wake_at)
 {
-    struct db_stmt *st;
+    char endpoint[ID_MAX];
     bool row = false;
     int rc;
 
     memset(out, 0, sizeof(*out));
     *wake_at = 0;
+    /* Nothing to take is the usual answer (every delivery thread looks after every event):
+     * it is read without the write lock, so that looking costs the writers nothing. */
+    rc = pick_endpoint(s, now, idle_only, false, endpoint, &row);
+    if (!rc && !row) {
+        rc = wake_time(s, now, idle_only, wake_at);
+        return rc ? rc : ERR_NOT_FOUND;
+    }
+    if (rc)
+        return rc;
     rc = db_begin(s, DB_TX_WRITE);
     if (rc)
         return rc;
-    st = db_prepare(s, db_dialect(s) == DB_POSTGRES ? "SELECT " DUE_COLS DUE_WHERE
-                                                      " FOR UPDATE OF d SKIP LOCKED"
-                                                    : "SELECT " DUE_COLS DUE_WHERE);
-    if (!st) {
-        rc = ERR_STORE;
-        goto out;
-    }
-    db_bind_int64(st, 1, now);
-    rc = db_step(st, &row);
+    rc = pick_endpoint(s, now, idle_only, true, endpoint, &row);
     if (!rc && row) {
-        const void *p;
-        size_t len = 0;
-        db_copy(st, 0, out->delivery_id, sizeof(out->delivery_id));
-        db_copy(st, 1, out->tenant.org_id, sizeof(out->tenant.org_id));
-        out->tenant.mode = db_mode(db_text(st, 2));
-        db_copy(st, 3, out->endpoint_id, sizeof(out->endpoint_id));
-        db_copy(st, 4, out->event_id, sizeof(out->event_id));
-        out->attempt = db_int64(st, 5) + 1;
-        out->url = db_arena_text(a, st, 6);
-        p = db_blob(st, 7, &len);
-        out->secret = p ? memcpy(arena_alloc(a, len + 1), p, len) : NULL;
-        out->secret_len = p ? len : 0;
-        len = 0;
-        p = db_blob(st, 8, &len);
-        out->previous_secret = p && len ? memcpy(arena_alloc(a, len), p, len) : NULL;
-        out->previous_len = p ? len : 0;
-        out->previous_until = db_int64(st, 9);
-        out->event.id = out->event_id;
-        out->event.type = db_arena_text(a, st, 10);
-        out->event.created_at = db_int64(st, 11);
-        out->event.data = db_arena_text(a, st, 12);
-    }
-    db_done(st);
-    if (!rc && row) {
-        const char *texts[] = {out->delivery_id, out->lease};
-        const int64_t ints[] = {now + lease_ms, now};
-        rc = id_base62(out->lease, 16);
+        rc = pick_delivery(s, now, endpoint, a, out, &row);
+        if (!rc && !row) {
+            /* The endpoint's due time was behind (its delivery went with its event), or on
+             * PostgreSQL its delivery is being written by another transaction: set it right
+             * and look again shortly. */
+            rc = endpoint_due(s, endpoint);
+            if (!rc) {
+                *wake_at = now + 100;
+                rc = ERR_NOT_FOUND;
+            }
+            goto out;
+        }
         if (!rc)
-            rc = db_run(s,
-                        "UPDATE webhook_deliveries SET lease = $2, lease_until = $3, attempts ="
-                        " attempts + 1, redeliver = 0, updated_at = $4 WHERE id = $1",
-                        texts, 2, ints, 2);
+            rc = take(s, now, lease_ms, out);
     } else if (!rc) {
-        rc = ERR_NOT_FOUND;
-        /* when the next one is due (a lease that ends counts: its taker may be gone) */
-        st = db_prepare(s, "SELECT min(CASE WHEN d.lease_until > d.next_attempt_at THEN"
-                           " d.lease_until ELSE d.next_attempt_at END) FROM webhook_deliveries d"
-                           " JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE d.status ="
-                           " 'pending' AND e.enabled = 1");
-        if (st && !db_step(st, &row) && row)
-            *wake_at = db_int64(st, 0);
-        if (st)
-            db_done(st);
+        rc = wake_time(s, now, idle_only, wake_at);
+        if (!rc)
+            rc = ERR_NOT_FOUND;
     }
 out:
     if (!rc || rc == ERR_NOT_FOUND) {
@@ -688,6 +840,7 @@ int hook_attempted(struct store *s, const struct store_hook_attempt *in)
 {
     const char *lease[] = {in->delivery_id, in->lease};
     int64_t live = 0, attempts = 0, again = 0;
+    char endpoint[ID_MAX] = "";
     struct db_stmt *st;
     bool row = false;
     int rc = db_begin(s, DB_TX_WRITE);
@@ -695,10 +848,10 @@ int hook_attempted(struct store *s, const struct store_hook_attempt *in)
     if (rc)
         return rc;
     st = db_prepare(s, db_dialect(s) == DB_POSTGRES
-                           ? "SELECT attempts, redeliver FROM webhook_deliveries WHERE id = $1"
-                             " AND lease = $2 FOR UPDATE"
-                           : "SELECT attempts, redeliver FROM webhook_deliveries WHERE id = $1"
-                             " AND lease = $2");
+                           ? "SELECT attempts, redeliver, endpoint_id FROM webhook_deliveries"
+                             " WHERE id = $1 AND lease = $2 FOR UPDATE"
+                           : "SELECT attempts, redeliver, endpoint_id FROM webhook_deliveries"
+                             " WHERE id = $1 AND lease = $2");
     if (!st) {
         rc = ERR_STORE;
         goto out;
@@ -710,6 +863,7 @@ int hook_attempted(struct store *s, const struct store_hook_attempt *in)
         live = 1;
         attempts = db_int64(st, 0);
         again = db_int64(st, 1);
+        db_copy(st, 2, endpoint, sizeof(endpoint));
     }
     db_done(st);
     if (!rc && !live) {
@@ -745,6 +899,16 @@ int hook_attempted(struct store *s, const struct store_hook_attempt *in)
                     " updated_at = $6 WHERE id = $1",
                     texts, 3, ints, 3);
     }
+    if (!rc) {
+        /* The endpoint is free for its next attempt (if this one still held it), due as its
+         * pending deliveries now say. */
+        const char *texts[] = {endpoint, in->lease};
+        rc = db_run(s,
+                    "UPDATE webhook_endpoints SET busy_lease = CASE WHEN busy_lease = $2 THEN NULL"
+                    " ELSE busy_lease END, busy_until = CASE WHEN busy_lease = $2 THEN NULL ELSE"
+                    " busy_until END, " ENDPOINT_DUE_SET " WHERE id = $1",
+                    texts, 2, NULL, 0);
+    }
 out:
     if (!rc)
         rc = db_commit(s);
@@ -771,6 +935,9 @@ int hook_purge(struct store *s, int64_t before)
                     NULL, 0, ints, 1);
     if (!rc)
         rc = db_run(s, "DELETE FROM events WHERE created_at < $1", NULL, 0, ints, 1);
+    if (!rc) /* pending deliveries may have gone with their events */
+        rc = db_run(s, "UPDATE webhook_endpoints SET " ENDPOINT_DUE_SET " WHERE due_at IS NOT NULL",
+                    NULL, 0, NULL, 0);
     if (!rc)
         rc = db_commit(s);
     if (rc)

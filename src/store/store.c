@@ -632,7 +632,14 @@ int store_task_runs(struct store *s, const struct store_tenant *t, const char *t
 int store_claim(struct store *s, int64_t now, const struct store_queue_rules *rules,
                 struct arena *a, struct store_claim *out, int64_t *wake_at)
 {
-    return tasks_claim(s, now, rules, a, out, wake_at);
+    return tasks_claim(s, now, rules, false, a, out, wake_at);
+}
+
+/* See store.h. */
+int store_claim_idle(struct store *s, int64_t now, const struct store_queue_rules *rules,
+                     struct arena *a, struct store_claim *out, int64_t *wake_at)
+{
+    return tasks_claim(s, now, rules, true, a, out, wake_at);
 }
 
 int store_task_finish(struct store *s, const struct store_task_finish *in, int64_t *charged,
@@ -1274,7 +1281,14 @@ int store_hook_recent_attempts(struct store *s, const struct store_tenant *t, co
 int store_hook_claim(struct store *s, int64_t now, int64_t lease_ms, struct arena *a,
                      struct store_hook_claim *out, int64_t *wake_at)
 {
-    return hook_claim(s, now, lease_ms, a, out, wake_at);
+    return hook_claim(s, now, lease_ms, false, a, out, wake_at);
+}
+
+/* See store.h. */
+int store_hook_claim_idle(struct store *s, int64_t now, int64_t lease_ms, struct arena *a,
+                          struct store_hook_claim *out, int64_t *wake_at)
+{
+    return hook_claim(s, now, lease_ms, true, a, out, wake_at);
 }
 
 /* See store.h. */

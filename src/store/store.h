@@ -769,10 +769,11 @@ struct store_claim {
  * First, what time makes runnable: recurring tasks whose occurrence has come become pending,
  * and every enabled scheduled workflow whose occurrence has come gets one queued run (missed
  * occurrences make one run, its next occurrence computed by 'next_run' from 'now'). Then the
- * head of the queue: the first pending task (priority, due, creation) whose time has come and
- * whose employee is not offline, or the first workflow run whose current step is ready
- * (ordered as a medium-priority task without a due date, by the time the step became ready),
- * whichever runs first by that order.
+ * organization served least recently among those with runnable work (round-robin between
+ * organizations, whatever their backlogs), and the head of its queue: its first pending task
+ * (priority, due, creation) whose time has come and whose employee is not offline, or its
+ * first workflow run whose current step is ready (ordered as a medium-priority task without a
+ * due date, by the time the step became ready), whichever runs first by that order.
  *
  * A task: set in_progress with a new run, its next occurrence computed, the employee busy, and
  * (live keys) one credit taken. A step: the run running, the step running with one more
@@ -784,6 +785,10 @@ struct store_claim {
  */
 int store_claim(struct store *s, int64_t now, const struct store_queue_rules *rules,
                 struct arena *a, struct store_claim *out, int64_t *wake_at);
+/* As store_claim(), but only work of an organization that has none in progress (no task run,
+ * no workflow step): what a node's last free worker takes (tasks/runner.c). */
+int store_claim_idle(struct store *s, int64_t now, const struct store_queue_rules *rules,
+                     struct arena *a, struct store_claim *out, int64_t *wake_at);
 
 struct store_task_finish {
     const struct store_tenant *tenant;
@@ -989,12 +994,18 @@ struct store_hook_claim {
     struct store_hook_event event;
 };
 /*
- * Take the delivery due first at 'now' (of an enabled endpoint) for 'lease_ms': '*out', its
- * strings from 'a'. ERR_NOT_FOUND when none is due; '*wake_at' then says when the next one will
- * be (0: none pending).
+ * Take a due delivery at 'now' for 'lease_ms': '*out', its strings from 'a'. Fair shares: of
+ * the enabled endpoints that have a delivery due and no attempt in flight (an endpoint has at
+ * most one), the one of the organization served least recently, then the endpoint of it served
+ * least recently; of its deliveries, the one due first. ERR_NOT_FOUND when none can be taken;
+ * '*wake_at' then says when one may be (0: none pending).
  */
 int store_hook_claim(struct store *s, int64_t now, int64_t lease_ms, struct arena *a,
                      struct store_hook_claim *out, int64_t *wake_at);
+/* As store_hook_claim(), but only a delivery of an organization that has no attempt in flight
+ * (what a node's last free delivery thread takes: see webhooks/worker.c). */
+int store_hook_claim_idle(struct store *s, int64_t now, int64_t lease_ms, struct arena *a,
+                          struct store_hook_claim *out, int64_t *wake_at);
 /* The end of an attempt of a claimed delivery. */
 struct store_hook_attempt {
     const char *delivery_id;

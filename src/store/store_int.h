@@ -205,7 +205,7 @@ int tasks_delete(struct store *s, const struct store_tenant *t, const char *id);
 int tasks_runs(struct store *s, const struct store_tenant *t, const char *task_id, unsigned limit,
                int64_t before_started, const char *before_id, struct arena *a,
                struct store_run_page *out);
-int tasks_claim(struct store *s, int64_t now, const struct store_queue_rules *rules,
+int tasks_claim(struct store *s, int64_t now, const struct store_queue_rules *rules, bool idle_only,
                 struct arena *a, struct store_claim *out, int64_t *wake_at);
 int tasks_finish(struct store *s, const struct store_task_finish *in, int64_t *charged,
                  bool *discarded);
@@ -314,7 +314,7 @@ int hook_redeliver(struct store *s, const struct store_tenant *t, const char *ev
 int hook_recent_attempts(struct store *s, const struct store_tenant *t, const char *event_id,
                          const char *endpoint_id, int64_t since, int64_t now, int64_t *most,
                          int64_t *oldest);
-int hook_claim(struct store *s, int64_t now, int64_t lease_ms, struct arena *a,
+int hook_claim(struct store *s, int64_t now, int64_t lease_ms, bool idle_only, struct arena *a,
                struct store_hook_claim *out, int64_t *wake_at);
 int hook_attempted(struct store *s, const struct store_hook_attempt *in);
 int hook_purge(struct store *s, int64_t before);

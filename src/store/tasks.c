@@ -15,6 +15,20 @@
  * uses a partial index only when the query repeats the index's condition as written (held = 0),
  * and is told which one (INDEXED BY); PostgreSQL's flags are booleans, and it alone locks rows.
  *
+ * Fair shares (sql/014_fair_queues.sql): the queue indexes begin with the organization, so a
+ * claim first lists the organizations that have runnable work (a skip scan: one index seek per
+ * organization, however long its backlog), orders them by the turn at which each was last
+ * served (queue_turns; never served first), and takes the head of the first one that has a
+ * unit it can take, in the contract's order within it (priority, due, creation; a step as a
+ * medium-priority task). That organization then takes the next turn. So organizations are
+ * served round-robin, one unit each: another tenant's backlog delays a task by at most the
+ * time a worker needs to come free, never by the length of the backlog. The turns are in the
+ * database, so the rotation holds across nodes (two nodes claiming at the same moment may
+ * serve one organization twice in a row; its rows are locked, so never the same unit). A
+ * node's last free worker claims with 'idle_only' (store_claim_idle): it passes over the
+ * organizations that already have work in progress, so that one organization never holds
+ * every worker of a node and the next one's task starts at once (tasks/runner.c).
+ *
  * Every other write that depends on what it read locks the row first by writing it (the task, in
  * tasks_finish), in the order the other writers take rows (task, run, organization, employee), so
  * that a cancel or delete racing with it is either seen or waits for it.
@@ -357,16 +371,20 @@ out:
 /* The statements of the queue that each database reads its own way (see the top of the file). */
 struct queue_sql {
     const char *check;      /* is anything runnable, or due to be woken, at $1? */
+    const char *wakes;      /* is anything due to be woken at $1? */
     const char *next_wake;  /* the first time after $1 that makes something runnable (or null) */
     const char *schedules;  /* the enabled scheduled workflows due at $1, taken */
-    const char *task_head;  /* the first runnable task at $1, taken */
-    const char *step_head;  /* the first run whose current step is ready at $1, taken */
+    const char *task_org;   /* the first organization after $2 with a runnable task at $1 */
+    const char *step_org;   /* the first organization after $2 with a ready step at $1 */
+    const char *task_head;  /* the first runnable task at $1 of organization $2, taken */
+    const char *step_head;  /* the first run of organization $2 whose step is ready at $1, taken */
     const char *run_insert; /* a run of a workflow ($8: its steps, a JSON array of step_count) */
     const char *run_steps;  /* the pending steps of run $1 from its steps $2 (JSON array) */
 };
 
 static const struct queue_sql sqlite_queue = {
-    .check = "SELECT EXISTS (SELECT 1 FROM tasks INDEXED BY tasks_queue WHERE status = 'pending'"
+    .check = "SELECT EXISTS (SELECT 1 FROM tasks INDEXED BY tasks_queue_org WHERE status ="
+             " 'pending'"
              " AND held = 0 AND (next_run_at IS NULL OR next_run_at <= $1 OR run_now = 1)) OR"
              " EXISTS (SELECT 1 FROM tasks WHERE recurring IS NOT NULL AND next_run_at <= $1 AND"
              " status IN ('completed', 'failed')) OR EXISTS (SELECT 1 FROM workflow_runs INDEXED"
@@ -374,6 +392,10 @@ static const struct queue_sql sqlite_queue = {
              " held = 0 AND ready_at <= $1) OR EXISTS (SELECT 1 FROM workflows INDEXED BY"
              " workflows_scheduled WHERE recurring IS NOT NULL AND next_run_at <= $1 AND enabled"
              " = 1)",
+    .wakes = "SELECT EXISTS (SELECT 1 FROM tasks WHERE recurring IS NOT NULL AND next_run_at <="
+             " $1 AND status IN ('completed', 'failed')) OR EXISTS (SELECT 1 FROM workflows"
+             " INDEXED BY workflows_scheduled WHERE recurring IS NOT NULL AND next_run_at <= $1"
+             " AND enabled = 1)",
     .next_wake = "SELECT min(coalesce((SELECT min(next_run_at) FROM tasks WHERE recurring IS NOT"
                  " NULL AND next_run_at > $1), 9e18), coalesce((SELECT min(next_run_at) FROM"
                  " workflows WHERE recurring IS NOT NULL AND enabled = 1 AND next_run_at > $1),"
@@ -383,12 +405,19 @@ static const struct queue_sql sqlite_queue = {
     .schedules = "SELECT id, org_id, mode, steps, recurring, next_run_at FROM workflows INDEXED BY"
                  " workflows_scheduled WHERE recurring IS NOT NULL AND next_run_at <= $1 AND"
                  " enabled = 1",
-    .task_head = "SELECT " TASK_COLS " FROM tasks t INDEXED BY tasks_queue WHERE t.status ="
-                 " 'pending' AND t.held = 0 AND (t.next_run_at IS NULL OR t.next_run_at <= $1 OR"
-                 " t.run_now = 1) ORDER BY t.prio_rank, t.due_key, t.created_at, t.id LIMIT 1",
-    .step_head = "SELECT id, ready_at FROM workflow_runs INDEXED BY workflow_runs_queue WHERE"
-                 " status IN ('queued', 'running') AND lease IS NULL AND held = 0 AND ready_at <="
-                 " $1 ORDER BY ready_at, id LIMIT 1",
+    .task_org = "SELECT t.org_id FROM tasks t INDEXED BY tasks_queue_org WHERE t.status ="
+                " 'pending' AND t.held = 0 AND (t.next_run_at IS NULL OR t.next_run_at <= $1 OR"
+                " t.run_now = 1) AND t.org_id > $2 ORDER BY t.org_id LIMIT 1",
+    .step_org = "SELECT org_id FROM workflow_runs INDEXED BY workflow_runs_queue_org WHERE status"
+                " IN ('queued', 'running') AND lease IS NULL AND held = 0 AND ready_at <= $1 AND"
+                " org_id > $2 ORDER BY org_id LIMIT 1",
+    .task_head = "SELECT " TASK_COLS " FROM tasks t INDEXED BY tasks_queue_org WHERE t.org_id = $2"
+                 " AND t.status = 'pending' AND t.held = 0 AND (t.next_run_at IS NULL OR"
+                 " t.next_run_at <= $1 OR t.run_now = 1) ORDER BY t.prio_rank, t.due_key,"
+                 " t.created_at, t.id LIMIT 1",
+    .step_head = "SELECT id, ready_at FROM workflow_runs INDEXED BY workflow_runs_queue_org WHERE"
+                 " org_id = $2 AND status IN ('queued', 'running') AND lease IS NULL AND held = 0"
+                 " AND ready_at <= $1 ORDER BY ready_at, id LIMIT 1",
     .run_insert = "INSERT INTO workflow_runs (id, workflow_id, org_id, mode, status, trigger_type,"
                   " trigger_event, trigger_data, definition, step_count, ready_at, created_at)"
                   " SELECT $1, $2, $3, $4, 'queued', $5, $6, $7, $8, json_array_length($8), $9,"
@@ -406,6 +435,9 @@ static const struct queue_sql pg_queue = {
              " ('queued', 'running') AND lease IS NULL AND NOT held AND ready_at <= $1) OR EXISTS"
              " (SELECT 1 FROM workflows WHERE recurring IS NOT NULL AND next_run_at <= $1 AND"
              " enabled)",
+    .wakes = "SELECT EXISTS (SELECT 1 FROM tasks WHERE recurring IS NOT NULL AND next_run_at <="
+             " $1 AND status IN ('completed', 'failed')) OR EXISTS (SELECT 1 FROM workflows WHERE"
+             " recurring IS NOT NULL AND next_run_at <= $1 AND enabled)",
     .next_wake = "SELECT LEAST((SELECT min(next_run_at) FROM tasks WHERE recurring IS NOT NULL"
                  " AND next_run_at > $1), (SELECT min(next_run_at) FROM workflows WHERE recurring"
                  " IS NOT NULL AND enabled AND next_run_at > $1), (SELECT min(ready_at) FROM"
@@ -413,12 +445,18 @@ static const struct queue_sql pg_queue = {
                  " held AND ready_at > $1))",
     .schedules = "SELECT id, org_id, mode, steps, recurring, next_run_at FROM workflows WHERE"
                  " recurring IS NOT NULL AND next_run_at <= $1 AND enabled FOR UPDATE SKIP LOCKED",
-    .task_head = "SELECT " TASK_COLS " FROM tasks t WHERE t.status = 'pending' AND NOT t.held AND"
-                 " (t.next_run_at IS NULL OR t.next_run_at <= $1 OR t.run_now) ORDER BY"
-                 " t.prio_rank, t.due_key, t.created_at, t.id LIMIT 1 FOR UPDATE SKIP LOCKED",
-    .step_head = "SELECT id, ready_at FROM workflow_runs WHERE status IN ('queued', 'running') AND"
-                 " lease IS NULL AND NOT held AND ready_at <= $1 ORDER BY ready_at, id LIMIT 1"
-                 " FOR UPDATE SKIP LOCKED",
+    .task_org = "SELECT t.org_id FROM tasks t WHERE t.status = 'pending' AND NOT t.held AND"
+                " (t.next_run_at IS NULL OR t.next_run_at <= $1 OR t.run_now) AND t.org_id > $2"
+                " ORDER BY t.org_id LIMIT 1",
+    .step_org = "SELECT org_id FROM workflow_runs WHERE status IN ('queued', 'running') AND lease"
+                " IS NULL AND NOT held AND ready_at <= $1 AND org_id > $2 ORDER BY org_id LIMIT 1",
+    .task_head = "SELECT " TASK_COLS " FROM tasks t WHERE t.org_id = $2 AND t.status = 'pending'"
+                 " AND NOT t.held AND (t.next_run_at IS NULL OR t.next_run_at <= $1 OR t.run_now)"
+                 " ORDER BY t.prio_rank, t.due_key, t.created_at, t.id LIMIT 1 FOR UPDATE SKIP"
+                 " LOCKED",
+    .step_head = "SELECT id, ready_at FROM workflow_runs WHERE org_id = $2 AND status IN"
+                 " ('queued', 'running') AND lease IS NULL AND NOT held AND ready_at <= $1 ORDER"
+                 " BY ready_at, id LIMIT 1 FOR UPDATE SKIP LOCKED",
     .run_insert = "INSERT INTO workflow_runs (id, workflow_id, org_id, mode, status, trigger_type,"
                   " trigger_event, trigger_data, definition, step_count, ready_at, created_at)"
                   " SELECT $1, $2, $3, $4, 'queued', $5, $6, $7, CAST($8 AS TEXT),"
@@ -741,15 +779,16 @@ static int claim_step(struct store *s, int64_t now, const char *run_id,
     return rc;
 }
 
-/* The head of the task queue into 'k' ('*have' says whether there is one). */
-static int task_head(struct store *s, int64_t now, struct arena *a, struct store_task *k,
-                     bool *have)
+/* The head of organization 'org''s task queue into 'k' ('*have' says whether there is one). */
+static int task_head(struct store *s, int64_t now, const char *org, struct arena *a,
+                     struct store_task *k, bool *have)
 {
     struct db_stmt *st = db_prepare(s, queue_sql(s)->task_head);
     int rc;
     if (!st)
         return ERR_STORE;
     db_bind_int64(st, 1, now);
+    db_bind_text(st, 2, org);
     rc = db_step(st, have);
     if (!rc && *have)
         read_task(st, a, k);
@@ -757,15 +796,17 @@ static int task_head(struct store *s, int64_t now, struct arena *a, struct store
     return rc;
 }
 
-/* The run at the head of the step queue into 'run_id' and its 'ready_at'. */
-static int step_head(struct store *s, int64_t now, char run_id[ID_MAX], int64_t *ready_at,
-                     bool *have)
+/* The run of organization 'org' at the head of the step queue into 'run_id' and its
+ * 'ready_at'. */
+static int step_head(struct store *s, int64_t now, const char *org, char run_id[ID_MAX],
+                     int64_t *ready_at, bool *have)
 {
     struct db_stmt *st = db_prepare(s, queue_sql(s)->step_head);
     int rc;
     if (!st)
         return ERR_STORE;
     db_bind_int64(st, 1, now);
+    db_bind_text(st, 2, org);
     rc = db_step(st, have);
     if (!rc && *have) {
         db_copy(st, 0, run_id, ID_MAX);
@@ -784,23 +825,158 @@ static bool step_first(const struct store_task *k, int64_t ready_at)
     return rank > medium || (rank == medium && due == INT64_MAX && ready_at < k->created_at);
 }
 
-/* Inside the claim's transaction: wake, read both heads and start the one that runs first. */
-static int claim_in(struct store *s, int64_t now, const struct store_queue_rules *rules,
-                    struct arena *a, struct store_claim *out, int64_t *wake_at)
+/* An organization with work runnable now, and its turn (larger: served more recently). */
+struct turn {
+    char org[ID_MAX];
+    int64_t turn;
+};
+
+struct turns {
+    struct turn *v;
+    size_t n, cap;
+};
+
+/* Add the organizations that statement 'sql' ($1 now, $2 the organization after which to
+ * look) finds, one index seek each, to 't' (a skip scan: however many rows each one has). */
+static int orgs_of(struct store *s, const char *sql, int64_t now, struct turns *t)
+{
+    char after[ID_MAX] = "";
+    for (;;) {
+        struct db_stmt *st = db_prepare(s, sql);
+        bool row = false, seen = false;
+        int rc;
+        if (!st)
+            return ERR_STORE;
+        db_bind_int64(st, 1, now);
+        db_bind_text(st, 2, after);
+        rc = db_step(st, &row);
+        if (!rc && row)
+            db_copy(st, 0, after, sizeof(after));
+        db_done(st);
+        if (rc || !row)
+            return rc;
+        for (size_t i = 0; i < t->n && !seen; i++)
+            seen = strcmp(t->v[i].org, after) == 0;
+        if (seen)
+            continue;
+        if (t->n == t->cap) {
+            t->cap = t->cap ? 2 * t->cap : 8;
+            t->v = xrealloc(t->v, t->cap * sizeof(*t->v));
+        }
+        snprintf(t->v[t->n].org, sizeof(t->v[t->n].org), "%s", after);
+        t->v[t->n++].turn = 0;
+    }
+}
+
+static int turn_cmp(const void *pa, const void *pb)
+{
+    const struct turn *a = pa, *b = pb;
+    if (a->turn != b->turn)
+        return a->turn < b->turn ? -1 : 1;
+    return strcmp(a->org, b->org);
+}
+
+/* The organizations with a runnable task or a ready step at 'now', the one served least
+ * recently first (one never served: turn 0). The caller frees t->v. */
+static int queue_turns(struct store *s, int64_t now, struct turns *t)
+{
+    const struct queue_sql *q = queue_sql(s);
+    int rc = orgs_of(s, q->task_org, now, t);
+    if (!rc)
+        rc = orgs_of(s, q->step_org, now, t);
+    for (size_t i = 0; !rc && i < t->n; i++) {
+        struct db_stmt *st = db_prepare(s, "SELECT turn FROM queue_turns WHERE org_id = $1");
+        bool row = false;
+        if (!st)
+            return ERR_STORE;
+        db_bind_text(st, 1, t->v[i].org);
+        rc = db_step(st, &row);
+        if (!rc && row)
+            t->v[i].turn = db_int64(st, 0);
+        db_done(st);
+    }
+    if (!rc && t->n > 1)
+        qsort(t->v, t->n, sizeof(*t->v), turn_cmp);
+    return rc;
+}
+
+/* Organization 'org' was served: it takes the next turn (after every other's). */
+static int served(struct store *s, const char *org)
+{
+    const char *texts[] = {org};
+    return db_run(s,
+                  "INSERT INTO queue_turns (org_id, turn) VALUES ($1, (SELECT coalesce(max(turn),"
+                  " 0) + 1 FROM queue_turns)) ON CONFLICT (org_id) DO UPDATE SET turn ="
+                  " excluded.turn",
+                  texts, 1, NULL, 0);
+}
+
+/* Whether organization 'org' has work in progress: a task run, or a workflow step in flight
+ * (a cancelled run's too). Both are as few as the workers of every node. */
+static int org_busy(struct store *s, const char *org, bool *busy)
+{
+    struct db_stmt *st = db_prepare(
+        s, "SELECT CASE WHEN EXISTS (SELECT 1 FROM task_runs WHERE status = 'in_progress' AND"
+           " org_id = $1) OR EXISTS (SELECT 1 FROM workflow_runs WHERE lease IS NOT NULL AND"
+           " org_id = $1) THEN 1 ELSE 0 END");
+    bool row = false;
+    int rc;
+
+    *busy = false;
+    if (!st)
+        return ERR_STORE;
+    db_bind_text(st, 1, org);
+    rc = db_step(st, &row);
+    if (!rc && row)
+        *busy = db_int64(st, 0) != 0;
+    db_done(st);
+    return rc;
+}
+
+/* For a node's last free worker (idle_only): whether its claim can find anything, read
+ * without a transaction so that looking costs the writers nothing: something time made
+ * runnable (the claim wakes it), or runnable work of an organization with none in progress. */
+static int idle_work(struct store *s, int64_t now, bool *found)
+{
+    struct turns t = {NULL, 0, 0};
+    struct db_stmt *st = db_prepare(s, queue_sql(s)->wakes);
+    bool row = false;
+    int rc;
+
+    *found = false;
+    if (!st)
+        return ERR_STORE;
+    db_bind_int64(st, 1, now);
+    rc = db_step(st, &row);
+    if (!rc && row)
+        *found = db_int64(st, 0) != 0;
+    db_done(st);
+    if (rc || *found)
+        return rc;
+    rc = queue_turns(s, now, &t);
+    for (size_t i = 0; !rc && !*found && i < t.n; i++) {
+        bool busy = false;
+        rc = org_busy(s, t.v[i].org, &busy);
+        *found = !busy;
+    }
+    free(t.v);
+    return rc;
+}
+
+/* Start the unit of work of organization 'org' that runs first by the contract's order (its
+ * head task, or its head step as a medium-priority task); '*took' whether it had one (on
+ * PostgreSQL, rows another node is taking are passed over). */
+static int claim_org(struct store *s, int64_t now, const char *org,
+                     const struct store_queue_rules *rules, struct arena *a,
+                     struct store_claim *out, bool *took)
 {
     char run_id[ID_MAX] = "";
     bool have_task = false, have_step = false;
     int64_t ready_at = 0;
-    int rc = wake_recurring(s, now);
+    int rc = task_head(s, now, org, a, &out->task.task, &have_task);
 
     if (!rc)
-        rc = wake_schedules(s, now, rules);
-    /* The head of each queue index (tasks and runs of offline employees are not in them); a
-     * recurring task waiting for its first occurrence is skipped. */
-    if (!rc)
-        rc = task_head(s, now, a, &out->task.task, &have_task);
-    if (!rc)
-        rc = step_head(s, now, run_id, &ready_at, &have_step);
+        rc = step_head(s, now, org, run_id, &ready_at, &have_step);
     if (rc)
         return rc;
     if (have_task && have_step) {
@@ -809,18 +985,57 @@ static int claim_in(struct store *s, int64_t now, const struct store_queue_rules
         else
             have_step = false;
     }
+    *took = have_task || have_step;
+    /* On PostgreSQL a task written after this claim read the clock is seen by its later
+     * statements (and another node's clock may be behind this one's): its run starts no
+     * earlier than that write. (A step is ready at or before 'now': the query says so.) */
     if (have_task)
-        return claim_task(s, now, rules, &out->task);
+        return claim_task(s, now > out->task.task.updated_at ? now : out->task.task.updated_at,
+                          rules, &out->task);
     if (have_step) {
         out->is_step = true;
         return claim_step(s, now, run_id, &out->step);
     }
+    return 0;
+}
+
+/*
+ * Inside the claim's transaction: wake what time made runnable, then serve the organization
+ * served least recently among those with runnable work (round-robin between organizations),
+ * and within it, the contract's order. Tasks and runs of offline employees are not in the
+ * queue indexes; a recurring task waiting for its first occurrence is skipped.
+ */
+static int claim_in(struct store *s, int64_t now, const struct store_queue_rules *rules,
+                    bool idle_only, struct arena *a, struct store_claim *out, int64_t *wake_at)
+{
+    struct turns t = {NULL, 0, 0};
+    bool took = false;
+    int rc = wake_recurring(s, now);
+
+    if (!rc)
+        rc = wake_schedules(s, now, rules);
+    if (!rc)
+        rc = queue_turns(s, now, &t);
+    for (size_t i = 0; !rc && !took && i < t.n; i++) {
+        bool busy = false;
+        if (idle_only) {
+            rc = org_busy(s, t.v[i].org, &busy);
+            if (rc || busy)
+                continue;
+        }
+        rc = claim_org(s, now, t.v[i].org, rules, a, out, &took);
+        if (!rc && took)
+            rc = served(s, t.v[i].org);
+    }
+    free(t.v);
+    if (rc || took)
+        return rc;
     *wake_at = next_wake(s, now);
     return ERR_NOT_FOUND;
 }
 
 /* See store_int.h. */
-int tasks_claim(struct store *s, int64_t now, const struct store_queue_rules *rules,
+int tasks_claim(struct store *s, int64_t now, const struct store_queue_rules *rules, bool idle_only,
                 struct arena *a, struct store_claim *out, int64_t *wake_at)
 {
     bool busy = false;
@@ -829,6 +1044,8 @@ int tasks_claim(struct store *s, int64_t now, const struct store_queue_rules *ru
     memset(out, 0, sizeof(*out));
     *wake_at = 0;
     rc = queue_busy(s, now ? now : clock_now_ms(), &busy);
+    if (!rc && busy && idle_only)
+        rc = idle_work(s, now ? now : clock_now_ms(), &busy);
     if (rc)
         return rc;
     if (!busy) {
@@ -843,7 +1060,7 @@ int tasks_claim(struct store *s, int64_t now, const struct store_queue_rules *ru
      * was created. */
     if (now == 0)
         now = clock_now_ms();
-    rc = claim_in(s, now, rules, a, out, wake_at);
+    rc = claim_in(s, now, rules, idle_only, a, out, wake_at);
     if (rc == 0 || rc == ERR_NOT_FOUND) {
         /* Nothing to take still commits what was woken. */
         int crc = db_commit(s);

@@ -6,6 +6,12 @@
  * it may read (the embedding happens on the embedding pool; this thread waits), call the
  * engine and wait for its answer, then price it and store the outcome. A store handle is
  * borrowed only for each store call, never across the engine's wait.
+ *
+ * Fair shares: the store serves organizations round-robin (store_claim). With two workers or
+ * more, the last free one of this node claims only work of an organization that has none in
+ * progress (store_claim_idle), as the document workers do: one organization's backlog holds
+ * every worker but one, and another organization's task starts at once instead of after the
+ * step in flight. The price is one worker fewer for an organization alone with a backlog.
  */
 #include "runner.h"
 
@@ -32,7 +38,9 @@ struct task_runner {
     task_step_fn step;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    unsigned seq; /* bumped by every wake-up */
+    unsigned seq;  /* bumped by every wake-up */
+    unsigned busy; /* workers claiming or carrying out a unit (under mu) */
+    unsigned size; /* the workers asked for (set before the first starts) */
     bool stop;
     unsigned n;
     pthread_t *threads;
@@ -221,6 +229,7 @@ static void *worker(void *arg)
         struct store *s;
         int64_t wake_at = 0, now = clock_now_ms();
         unsigned seen;
+        bool last;
         int rc;
 
         pthread_mutex_lock(&tr->mu);
@@ -229,11 +238,15 @@ static void *worker(void *arg)
             pthread_mutex_unlock(&tr->mu);
             break;
         }
+        /* counted busy from the claim on: two workers never both think the other is the last
+         * free one */
+        last = ++tr->busy == tr->size && tr->size > 1;
         pthread_mutex_unlock(&tr->mu);
 
         arena_init(&a);
         s = store_pool_get(tr->env->knowledge.pool);
-        rc = store_claim(s, 0, &task_queue_rules, &a, &c, &wake_at);
+        rc = last ? store_claim_idle(s, 0, &task_queue_rules, &a, &c, &wake_at)
+                  : store_claim(s, 0, &task_queue_rules, &a, &c, &wake_at);
         store_pool_put(tr->env->knowledge.pool, s);
         if (rc == 0) {
             task_runner_wake(tr); /* there may be more: one more worker looks */
@@ -242,9 +255,15 @@ static void *worker(void *arg)
             else
                 carry_out(tr, &c.task);
             arena_cleanup(&a);
+            pthread_mutex_lock(&tr->mu);
+            tr->busy--;
+            pthread_mutex_unlock(&tr->mu);
             continue;
         }
         arena_cleanup(&a);
+        pthread_mutex_lock(&tr->mu);
+        tr->busy--;
+        pthread_mutex_unlock(&tr->mu);
         if (rc != ERR_NOT_FOUND)
             log_error("tasks: the queue cannot be read (%s)", err_name((enum err_code)rc));
         {
@@ -340,6 +359,7 @@ int task_runner_start(const struct agent_env *env, unsigned workers, task_step_f
     pthread_cond_init(&tr->cv, NULL);
     pthread_cond_init(&tr->kcv, NULL);
     tr->threads = xcalloc(workers ? workers : 1, sizeof(*tr->threads));
+    tr->size = workers ? workers : 1;
     for (unsigned i = 0; i < (workers ? workers : 1); i++) {
         if (pthread_create(&tr->threads[i], NULL, worker, tr) != 0)
             break;

@@ -2,16 +2,28 @@
 /*
  * worker.c: the delivery of the outbox (contract §15), off the request path.
  *
- * DESIGN: a few threads of their own (WORKFORCE_WEBHOOKS_WORKERS) each take the delivery due
- * first (store_hook_claim(): under a lease, so no two threads or nodes attempt it at once), POST
- * it signed (httpc_hook_post(): the host resolved now, private addresses refused, no redirect,
- * the attempt bounded by WORKFORCE_WEBHOOKS_TIMEOUT_MS) and record the attempt and what comes
- * next (store_hook_attempted()). A slow or failing receiver holds one thread for at most the
- * timeout and never a request: the API only writes the outbox. The threads sleep until the
- * first due delivery, and are woken at once when this process records an event (the store
- * calls webhooks_worker_wake() after the commit); events recorded by other nodes are seen
- * within POLL_MS. The lease outlives the attempt, so a node that dies mid-attempt leaves the
- * delivery to another after LEASE_MS; that attempt counts.
+ * DESIGN: a few threads of their own (WORKFORCE_WEBHOOKS_WORKERS) each take a due delivery
+ * (store_hook_claim(): under a lease, so no two threads or nodes attempt it at once), POST it
+ * signed (httpc_hook_post(): the host resolved now, private addresses refused, no redirect, the
+ * attempt bounded by WORKFORCE_WEBHOOKS_TIMEOUT_MS) and record the attempt and what comes next
+ * (store_hook_attempted()). A slow or failing receiver holds one thread for at most the timeout
+ * and never a request: the API only writes the outbox. The threads sleep until the first due
+ * delivery, and are woken at once when this process records an event (the store calls
+ * webhooks_worker_wake() after the commit); events recorded by other nodes are seen within
+ * POLL_MS. The lease outlives the attempt, so a node that dies mid-attempt leaves the delivery
+ * to another after LEASE_MS; that attempt counts.
+ *
+ * Fair shares: one tenant's backlog or dead receivers must cost another tenant at most one
+ * slot's time. The store does most of it: an endpoint has at most one attempt in flight (16
+ * dead endpoints hold at most 16 attempts, and one dead endpoint of an organization at most one
+ * thread while its other endpoints are served), and a claim serves the organization served
+ * least recently, then its endpoint served least recently (round-robin, across nodes), then
+ * that endpoint's delivery due first. This file adds the last piece: with two threads or more,
+ * the last free thread of the node takes only a delivery of an organization that has no attempt
+ * in flight (store_hook_claim_idle()). An organization whose receivers hang therefore holds at
+ * most all threads but one, and the next organization's delivery starts at once instead of
+ * after a timeout; with many such organizations it waits for the first attempt to end, never
+ * for their backlogs. The price: one organization alone with a backlog uses one thread fewer.
  *
  * Retries: an attempt that gets no 2xx is tried again after 5 s, 5 min, 30 min, 2 h, 5 h and
  * 10 h; after the seventh attempt the delivery is failed. The signing secret is opened per
@@ -51,6 +63,8 @@ struct webhooks_worker {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     uint64_t wakes; /* moves on each wake-up (under mu) */
+    size_t busy;    /* threads claiming or attempting (under mu) */
+    size_t size;    /* the threads asked for (set before the first starts) */
     bool stop;
     int64_t purged_at;
     pthread_t *threads;
@@ -209,6 +223,7 @@ static void *run(void *ud)
         struct store *s;
         int64_t wake_at = 0, now;
         uint64_t seen;
+        bool last;
         int rc;
 
         pthread_mutex_lock(&w->mu);
@@ -217,16 +232,23 @@ static void *run(void *ud)
             pthread_mutex_unlock(&w->mu);
             break;
         }
+        /* counted busy from the claim on, so that two threads never both think the other
+         * one is the last free one */
+        last = ++w->busy == w->size && w->size > 1;
         pthread_mutex_unlock(&w->mu);
         /* a store handle only while the database is used, not during the POST */
         s = store_pool_get(w->pool);
         now = clock_now_ms();
         purge(w, s, now);
-        rc = store_hook_claim(s, now, LEASE_MS, &a, &c, &wake_at);
+        rc = last ? store_hook_claim_idle(s, now, LEASE_MS, &a, &c, &wake_at)
+                  : store_hook_claim(s, now, LEASE_MS, &a, &c, &wake_at);
         store_pool_put(w->pool, s);
         if (!rc)
             attempt(w, &c, &a);
         arena_cleanup(&a);
+        pthread_mutex_lock(&w->mu);
+        w->busy--;
+        pthread_mutex_unlock(&w->mu);
         if (rc)
             nap(w, rc == ERR_NOT_FOUND ? wake_at : 0, seen);
     }
@@ -249,6 +271,7 @@ int webhooks_worker_start(struct store_pool *pool, const unsigned char key[32],
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);
     w->threads = xcalloc(o->threads, sizeof(*w->threads));
+    w->size = o->threads;
     for (unsigned i = 0; i < o->threads; i++) {
         if (pthread_create(&w->threads[i], NULL, run, w) != 0) {
             webhooks_worker_stop(w);

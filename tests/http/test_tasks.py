@@ -91,6 +91,10 @@ def credits_of(usage):
 
 # ---- helpers shared by the task suites ----
 
+# runner_passed(): witnesses made at once (see there).
+WITNESSES = 4
+
+
 class TaskHelpers:
     """Mixed into ChatTestCase / MockChatTestCase."""
 
@@ -223,17 +227,21 @@ class TaskHelpers:
                               % (status, run_count))
 
     def runner_passed(self):
-        """The condition that stands for "nothing else ran": a witness task (low priority, no
-        due date) of an organization of its own, in test mode (the built-in engine, free), is
-        created now and completes. The runner claims tasks by priority, due date and creation,
-        across organizations, so every task that was runnable when the witness was created has
-        been claimed by then and would show it."""
+        """The condition that stands for "nothing else ran": WITNESSES witness tasks (low
+        priority, no due date) of an organization of its own, in test mode (the built-in
+        engine, free), are created now, at once, and complete. The runner serves organizations
+        in turns, least recently served first, one unit each (and by priority, due date and
+        creation within one): between two of the witnesses' claims every other organization
+        with a runnable task is served, so its first WITNESSES - 1 runnable tasks have been
+        claimed by then and would show it."""
         w = getattr(self.server, "task_witness", None)
         if w is None:
             wkey = self.server.create_key(uniq("wit"), mode="test")
             w = self.server.task_witness = (wkey, self.employee(wkey, "starter"))
-        t = self.create_ok(w[0], w[1], "Witness " + uniq("w"), priority="low")
-        self.wait_status(w[0], t["id"], "completed", timeout=60)
+        made = [self.create_ok(w[0], w[1], "Witness " + uniq("w"), priority="low")
+                for _ in range(WITNESSES)]
+        for t in made:
+            self.wait_status(w[0], t["id"], "completed", timeout=60)
 
     def wait_run_end_logged(self, tid):
         """The runner has finished with the run of 'tid' (stored, or discarded because the

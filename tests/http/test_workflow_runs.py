@@ -18,10 +18,11 @@ cancel, the webhook trigger POST /v1/hooks/{token}, and scheduled workflows.
 - Schedules: an occurrence in the past (set in the database while the server is stopped)
   gives exactly one run at the next start; a disabled scheduled workflow gets none.
 
-"Nothing ran" is shown by a witness: a run of a one-step workflow of another organization
-(test mode, built-in engine) created afterwards that completes. Runs are claimed in the
-order their steps became ready, so every step that was runnable before the witness was made
-has been claimed (and shows it) by then.
+"Nothing ran" is shown by a witness: runs of a one-step workflow of another organization
+(test mode, built-in engine) created afterwards, at once, that complete. Organizations are
+served in turns (one unit each, least recently served first) and, within one, steps in the
+order they became ready, so an organization's first ready steps have been claimed (and show
+it) by then.
 """
 
 import base64
@@ -50,6 +51,9 @@ ENDED = ("completed", "failed", "cancelled")
 HIT_FIELDS = {"document_id", "document_name", "chunk_id", "content", "score", "tags"}
 NO_WF = "wf_" + "Z" * 24
 NO_RUN = "run_" + "Z" * 24
+
+# witness(): runs made at once (see there).
+WITNESSES = 4
 
 BILLING_LABELS = [
     {"name": "billing", "description": "payments, invoices, charges, refunds and receipts"},
@@ -206,16 +210,20 @@ class RunHelpers:
         return self.server.post("/v1/workflows/%s/runs/%s/cancel" % (wf_id, run_id), {}, key=key)
 
     def witness(self):
-        """Nothing else is runnable: a run of another organization's one-step workflow (test
-        mode, built-in engine), made now, completes."""
+        """Nothing else is runnable: WITNESSES runs of another organization's one-step workflow
+        (test mode, built-in engine), made now, at once, complete. Organizations are served in
+        turns, one unit each (within one, steps in the order they became ready): between two
+        of the witness runs' claims every other organization with a ready step is served."""
         w = getattr(self.server, "wf_witness", None)
         if w is None:
             wkey, _ = self.fresh("test")
             wf = self.make_wf(wkey, [self.step(self.emp(wkey), "extract", "Email: w@x.org",
                                                options={"fields": {"email": "email"}})])
             w = self.server.wf_witness = (wkey, wf["id"])
-        done = self.run_and_wait(w[0], w[1], {"n": uniq("w")}, timeout=60)
-        self.assertEqual(done["steps"][0]["output"], {"email": "w@x.org"})
+        runs = [self.start(w[0], w[1], {"n": uniq("w")}) for _ in range(WITNESSES)]
+        for run in runs:
+            done = self.wait_ended(w[0], w[1], run["id"], "completed", 60)
+            self.assertEqual(done["steps"][0]["output"], {"email": "w@x.org"})
 
     # -- webhooks --
 
