@@ -365,6 +365,11 @@ static void ask_who(struct exchange *x)
     struct httpc_request req;
     struct buf auth;
 
+    if (strstr(x->p->whoami_path, "{token}") &&
+        !integ_segment_ok(x->got.access_token, 4096, NULL)) {
+        who_done(x, ERR_INVALID, 0, "the token cannot be a segment of the lookup's path");
+        return; /* nothing sent: the account's name stays unknown */
+    }
     buf_init(&auth, 64 * 1024);
     buf_appendf(&auth, "Authorization: Bearer %s", x->got.access_token);
     headers[0] = buf_ptr(&auth);

@@ -97,3 +97,20 @@ bool integ_configured(const struct config *c, const struct integ_provider *p)
     return *integ_setting(c, p, CONFIG_OAUTH_CLIENT_ID) &&
            *integ_setting(c, p, CONFIG_OAUTH_CLIENT_SECRET);
 }
+
+/* See providers.h. Checked before a URL is built from a value that a template, a provider or an
+ * operator gave, so that nothing is sent to a path other than the operation's. */
+bool integ_segment_ok(const char *s, size_t max, const char *extra)
+{
+    size_t n = s ? strlen(s) : 0;
+
+    if (n == 0 || n > max || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
+        return false;
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        bool alnum =
+            (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9');
+        if (*c < 0x20 || *c == 0x7f || (extra && !alnum && !strchr(extra, *c)))
+            return false;
+    }
+    return true;
+}

@@ -58,4 +58,9 @@ const char *integ_setting(const struct config *c, const struct integ_provider *p
 /* Whether its client id and secret are set. */
 bool integ_configured(const struct config *c, const struct integ_provider *p);
 
+/* Whether 's' may be one segment of a URL path at a provider: 1 to 'max' bytes, none a control
+ * character, and not "." or ".." (which a URL resolves to another path). 'extra' NULL: any other
+ * byte may follow (the caller percent-encodes it); else only letters, digits and 'extra'. */
+bool integ_segment_ok(const char *s, size_t max, const char *extra);
+
 #endif

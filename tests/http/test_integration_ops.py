@@ -144,6 +144,39 @@ class IntegrationOpsTest(ChatTestCase):
                 self.assertEqual(run["status"], "failed")
                 self.assertIn(why, run["steps"][0]["error"])
 
+    def test_path_parts_are_checked(self):
+        """Issue 26 finding 7: a repository or calendar id from the options (a template's
+        value included) becomes a segment of the provider's URL only when it is one: "../user"
+        once sent the organization's token to POST /user/issues. Refused with the step's
+        error, nothing sent."""
+        key = self.org()
+        self.connect(key, "github")
+        self.connect(key, "google_calendar")
+        for repo in ("../user", "acme/..", "acme/.", "./x", "acme/../../user", "..%2fuser/x",
+                     "acme/wid gets", "acme/widgets?x=1", "acme\\x/y", "ab/"):
+            with self.subTest(repo=repo):
+                run = self.run_one(key, "github.create_issue", {"repo": repo}, "Title")
+                self.assertEqual(run["status"], "failed", run)
+                self.assertIn("options.repo must be owner/name", run["steps"][0]["error"])
+                self.assertEqual(run["steps"][0]["attempts"], 1)
+        run = self.run_one(key, "github.create_issue", {"repo": "{{trigger.repo}}"}, "Title",
+                           {"repo": "../user"})
+        self.assertEqual(run["status"], "failed", run)
+        self.assertIn("options.repo must be owner/name", run["steps"][0]["error"])
+        event = {"summary": "S", "start": "2026-12-01T10:00:00Z", "end": "2026-12-01T11:00:00Z"}
+        for cal in ("..", "."):
+            with self.subTest(calendar_id=cal):
+                run = self.run_one(key, "google_calendar.create_event", {"calendar_id": cal},
+                                   "{{trigger}}", event)
+                self.assertEqual(run["status"], "failed", run)
+                self.assertIn("options.calendar_id", run["steps"][0]["error"])
+        sent = [r["method"] + " " + r["path"] for r in self.mock_requests("/")
+                if "issues" in r["path"] or "/calendar/" in r["path"]]
+        self.assertEqual(sent, [], "nothing was sent to a provider's API")
+        # names with dots, dashes and underscores are repositories
+        run = self.run_one(key, "github.create_issue", {"repo": "acme/widgets"}, "Title")
+        self.assertEqual(run["status"], "completed", run)
+
     def test_google_calendar_create_event(self):
         key = self.org()
         self.connect(key, "google_calendar")
