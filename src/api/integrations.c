@@ -314,47 +314,234 @@ static const char *req_header(void *ud, const char *name)
     return http_req_header(ud, name);
 }
 
+/* What the provider sent: the raw body, the parsed one (NULL before it is parsed), headers. */
+static void inbound_of(struct router_req *r, struct integ_inbound *in)
+{
+    memset(in, 0, sizeof(*in));
+    in->body = http_req_body(r->http, &in->len);
+    in->payload = r->body;
+    in->header = req_header;
+    in->header_ud = r->http;
+    in->now_ms = clock_now_ms();
+}
+
+/* The provider of an events route that receives events: 'team' also needs it to find its
+ * organizations by workspace (Slack's). Else the route is not one (404). */
+static const struct integ_provider *events_provider(struct router_req *r, bool team, struct err *e)
+{
+    const struct integ_provider *p = integ_provider_find(r->params[0]);
+    if (!p || p->events == INTEG_EVENTS_NONE || (team && p->events != INTEG_EVENTS_SLACK)) {
+        err_set(e, ERR_NOT_FOUND, "route_not_found", NULL, "No such route: POST %.200s.",
+                http_req_path(r->http));
+        return NULL;
+    }
+    return p;
+}
+
+/*
+ * The router's ROUTE_VERIFY check of both events routes, before the request counts against any
+ * limit: the provider's signature over the raw body, with the organization's own secret where
+ * the token's tenant set one (r->authed), else the server's.
+ */
+int api_integrations_verify(struct router_req *r, struct err *e)
+{
+    const struct integ_provider *p = events_provider(r, !r->authed, e);
+    struct integ_inbound in;
+
+    if (!p)
+        return ERR_NOT_FOUND;
+    inbound_of(r, &in);
+    return integ_event_authenticate(INTEG(r), r->store, r->authed ? &r->tenant : NULL, p, &in,
+                                    r->arena, e);
+}
+
+/* Note 'ev' for tenant 't' and queue the runs it starts into 'runs'. */
+static int receive(struct router_req *r, const struct store_tenant *t,
+                   const struct integ_provider *p, const struct integ_inbound *in,
+                   struct integ_event *ev, json_t *runs, struct err *e)
+{
+    size_t before = json_array_size(runs);
+    int rc = integ_event_note(r->store, t, p, in, ev, e);
+
+    if (rc || !ev->name || ev->duplicate)
+        return rc;
+    rc = wf_runs_for_event(r->store, t, ev->name, r->body, r->arena, runs, e);
+    if (!rc && json_array_size(runs) > before)
+        task_runner_wake(api_svc(r)->tasks);
+    return rc;
+}
+
+/* Answer {event, duplicate, runs} (takes 'runs'). */
+static void respond_event(struct router_req *r, const struct integ_event *ev, bool duplicate,
+                          json_t *runs)
+{
+    router_respond(
+        r, json_pack("{s:s?,s:b,s:o}", "event", ev->name, "duplicate", duplicate, "runs", runs));
+}
+
 /*
  * POST /v1/integrations/{provider}/events/{token}: an event the provider sends (no API key:
- * the token names the organization and mode, the provider's signature proves the sender).
- * A verified event starts every enabled workflow of the tenant triggered by its name, with
- * the payload as trigger data; a delivery seen before starts nothing again.
+ * the token names the organization and mode; the signature, checked by
+ * api_integrations_verify() before the limits, proves the sender). A verified event starts
+ * every enabled workflow of the tenant triggered by its name, with the payload as trigger
+ * data; a delivery seen before starts nothing again.
  */
 int api_integrations_events(struct router_req *r, struct err *e)
 {
-    const struct integ_provider *p = integ_provider_find(r->params[0]);
+    const struct integ_provider *p = events_provider(r, false, e);
     struct integ_inbound in;
     struct integ_event ev;
     json_t *runs;
     int rc;
 
-    if (!p || p->events == INTEG_EVENTS_NONE)
-        return err_set(e, ERR_NOT_FOUND, "route_not_found", NULL, "No such route: POST %.200s.",
-                       http_req_path(r->http));
-    memset(&in, 0, sizeof(in));
-    in.body = http_req_body(r->http, &in.len);
-    in.payload = r->body;
-    in.header = req_header;
-    in.header_ud = r->http;
-    in.now_ms = clock_now_ms();
-    rc = integ_event_receive(r->env->cfg, r->store, &r->tenant, p, &in, r->arena, &ev, e);
-    if (rc)
-        return rc;
+    if (!p)
+        return ERR_NOT_FOUND;
+    inbound_of(r, &in);
+    integ_event_name(p, &in, r->arena, &ev);
     if (ev.answer) {
         router_respond(r, ev.answer);
         return 0;
     }
     runs = json_array();
-    if (ev.name && !ev.duplicate) {
-        rc = wf_runs_for_event(r->store, &r->tenant, ev.name, r->body, r->arena, runs, e);
-        if (rc) {
-            json_decref(runs);
-            return rc;
-        }
-        if (json_array_size(runs))
-            task_runner_wake(api_svc(r)->tasks);
+    rc = receive(r, &r->tenant, p, &in, &ev, runs, e);
+    if (rc) {
+        json_decref(runs);
+        return rc;
     }
-    router_respond(
-        r, json_pack("{s:s?,s:b,s:o}", "event", ev.name, "duplicate", ev.duplicate, "runs", runs));
+    respond_event(r, &ev, ev.duplicate, runs);
     return 0;
+}
+
+/*
+ * POST /v1/integrations/{provider}/events (Slack only): the request URL of the server's Slack
+ * app, which serves every organization. The event (signed with the app's secret) goes to each
+ * organization and mode whose Slack connection holds its workspace (team_id), noted for each;
+ * no organization's limits apply (Slack's own do), each run's credits do. 'duplicate': every
+ * organization it reached had it already.
+ */
+int api_integrations_slack_events(struct router_req *r, struct err *e)
+{
+    const struct integ_provider *p = events_provider(r, true, e);
+    struct store_tenant tenants[INTEG_TEAM_TENANTS];
+    struct integ_inbound in;
+    struct integ_event ev;
+    size_t n = 0, seen = 0;
+    json_t *runs;
+    int rc;
+
+    if (!p)
+        return ERR_NOT_FOUND;
+    inbound_of(r, &in);
+    integ_event_name(p, &in, r->arena, &ev);
+    if (ev.answer) {
+        router_respond(r, ev.answer);
+        return 0;
+    }
+    rc = ev.name ? integ_event_tenants(INTEG(r), r->store, p, &in, tenants, &n, e) : 0;
+    if (rc)
+        return rc;
+    runs = json_array();
+    for (size_t i = 0; i < n && !rc; i++) {
+        rc = receive(r, &tenants[i], p, &in, &ev, runs, e);
+        seen += ev.duplicate;
+    }
+    if (rc) {
+        json_decref(runs);
+        return rc;
+    }
+    respond_event(r, &ev, n > 0 && seen == n, runs);
+    return 0;
+}
+
+/* ---- The organization's events URL and signing secret ---- */
+
+/* {provider, events_url, secret_set, verified_with} */
+static int respond_events_view(struct router_req *r, const struct integ_events_view *v,
+                               struct err *e)
+{
+    struct buf b;
+    struct jw w;
+    buf_init(&b, 64 * 1024);
+    jw_init(&w, &b);
+    jw_obj(&w);
+    jw_key(&w, "provider");
+    jw_str(&w, v->p->id);
+    jw_key(&w, "events_url");
+    jw_str(&w, v->events_url);
+    jw_key(&w, "secret_set");
+    jw_bool(&w, v->secret_set);
+    jw_key(&w, "verified_with");
+    jw_str(&w, v->verified_with);
+    jw_obj_end(&w);
+    return router_respond_jw(r, &w, &b, e);
+}
+
+/* GET /v1/integrations/{provider}/events: how the provider's events reach the organization. */
+int api_integrations_events_get(struct router_req *r, struct err *e)
+{
+    const struct integ_provider *p = find_provider(r, e);
+    struct integ_events_view v;
+    int rc;
+
+    if (!p)
+        return ERR_NOT_FOUND;
+    rc = integ_events_get(INTEG(r), r->store, &r->tenant, p, r->arena, &v, e);
+    return rc ? rc : respond_events_view(r, &v, e);
+}
+
+/* POST /v1/integrations/{provider}/events/rotate: a new events URL; the old one is 404 now. */
+int api_integrations_events_rotate(struct router_req *r, struct err *e)
+{
+    const struct integ_provider *p = find_provider(r, e);
+    struct integ_events_view v;
+    int rc;
+
+    if (!p)
+        return ERR_NOT_FOUND;
+    rc = integ_events_rotate(INTEG(r), r->store, &r->tenant, p, r->arena, &v, e);
+    return rc ? rc : respond_events_view(r, &v, e);
+}
+
+struct secret_body {
+    const char *secret;
+};
+
+/* Printable ASCII: what GitHub's form takes and a header-free HMAC key needs. */
+static bool secret_chars_ok(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c < 0x20 || c >= 0x7f)
+            return false;
+    }
+    return true;
+}
+
+static const struct jb_field secret_fields[] = {
+    {"secret", JB_STRING, offsetof(struct secret_body, secret), JB_REQUIRED | JB_NULLABLE,
+     INTEG_SECRET_MIN, INTEG_SECRET_MAX, NULL, secret_chars_ok,
+     "must be printable ASCII (match ^[ -~]+$)"},
+};
+
+const struct jb_binding api_integrations_secret_body = {secret_fields, 1};
+
+/* POST /v1/integrations/{provider}/events/secret {secret}: the organization's own signing
+ * secret (write-only; null forgets it). */
+int api_integrations_events_secret(struct router_req *r, struct err *e)
+{
+    const struct integ_provider *p = find_provider(r, e);
+    struct integ_events_view v;
+    struct secret_body b;
+    struct jb_result res;
+    int rc;
+
+    if (!p)
+        return ERR_NOT_FOUND;
+    memset(&b, 0, sizeof(b));
+    rc = jb_bind(r->body, secret_fields, 1, &b, r->arena, &res, e);
+    if (rc)
+        return rc;
+    rc = integ_events_secret(INTEG(r), r->store, &r->tenant, p,
+                             JB_IS_NULL(res, 0) ? NULL : b.secret, r->arena, &v, e);
+    return rc ? rc : respond_events_view(r, &v, e);
 }

@@ -149,8 +149,16 @@ const struct route api_routes[] = {
      ROUTE_PUBLIC | ROUTE_LOOSE_QUERY, q_callback, NULL, NULL},
     {"DELETE", "/v1/integrations/{provider}", api_integrations_disconnect, INTG, 0, NULL, NULL,
      NULL},
+    {"GET", "/v1/integrations/{provider}/events", api_integrations_events_get, INTG, 0, NULL, NULL,
+     NULL},
+    {"POST", "/v1/integrations/{provider}/events", api_integrations_slack_events, 0,
+     ROUTE_PUBLIC | ROUTE_VERIFY, NULL, NULL, NULL},
+    {"POST", "/v1/integrations/{provider}/events/rotate", api_integrations_events_rotate, INTG, 0,
+     NULL, &api_no_body, NULL},
+    {"POST", "/v1/integrations/{provider}/events/secret", api_integrations_events_secret, INTG, 0,
+     NULL, &api_integrations_secret_body, NULL},
     {"POST", "/v1/integrations/{provider}/events/{token}", api_integrations_events, 0,
-     ROUTE_PUBLIC | ROUTE_HOOK | ROUTE_EVENTS, NULL, NULL, NULL},
+     ROUTE_PUBLIC | ROUTE_HOOK | ROUTE_EVENTS | ROUTE_VERIFY, NULL, NULL, NULL},
     {"GET", "/v1/events", api_events_list, HOOK, 0, q_events, NULL, NULL},
     {"GET", "/v1/events/{id}", api_events_get, HOOK, 0, NULL, NULL, NULL},
     {"POST", "/v1/events/{id}/redeliver", api_events_redeliver, HOOK, 0, NULL,
@@ -174,6 +182,7 @@ const size_t api_nroutes = sizeof(api_routes) / sizeof(api_routes[0]);
 /* See api.h. */
 struct router_app api_app(const struct api_services *svc)
 {
-    struct router_app app = {api_routes, api_nroutes, api_error_respond, &svc->router, svc};
+    struct router_app app = {api_routes,   api_nroutes, api_error_respond,
+                             &svc->router, svc,         api_integrations_verify};
     return app;
 }

@@ -14,6 +14,7 @@
  * half made is stored; the failure is kept as the record's error otherwise.
  */
 #include "connection.h"
+#include "inbound.h"
 
 #include "../core/buf.h"
 #include "../core/clock.h"
@@ -277,6 +278,8 @@ static int store_connection(struct exchange *x, struct store *s, struct arena *a
     row.status = "connected";
     row.connected_at = now;
     row.updated_at = now;
+    /* Slack's workspace: the events of the server's Slack app find the connection by it */
+    row.account_key = integ_account_key(x->env->key, x->p, x->got.account_id, a);
     if (text) {
         row.secrets =
             integ_seal(x->env->key, &x->tenant, x->p->id, "secrets", text, a, &row.secrets_len);

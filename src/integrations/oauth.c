@@ -256,6 +256,7 @@ int integ_token_parse(long status, const char *body, size_t len, struct arena *a
     if (out->expires_in < 0 || out->expires_in > 100LL * 365 * 86400)
         out->expires_in = 0;
     out->account = member(json_object_get(o, "team"), "name", a); /* Slack tells it here */
+    out->account_id = member(json_object_get(o, "team"), "id", a);
     rc = 0;
 out:
     json_decref(o);

@@ -71,6 +71,7 @@ struct integ_token {
     const char *refresh_token; /* NULL: none given */
     const char *scope;         /* space separated as granted; NULL: not said */
     const char *account;       /* the account's name where the answer tells it, else NULL */
+    const char *account_id;    /* the account's id where the answer tells it (Slack's team.id) */
     int64_t expires_in;        /* seconds; 0: not said */
 };
 

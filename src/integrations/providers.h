@@ -44,6 +44,9 @@ struct integ_provider {
     /* Where the account's name is asked for when the token answer does not tell it: a path
      * under the API URL ("{token}" replaced by the access token) and the member naming it. */
     const char *whoami_path, *whoami_field;
+    /* Whether an organization may set its own signing secret for its events (GitHub's webhook
+     * secret is chosen for each repository; Slack signs with its app's, the server's). */
+    bool own_secret;
 };
 
 /* The provider named 'id', or NULL. */
