@@ -1430,15 +1430,19 @@ def build_schemas():
     s["ConnectRequest"] = PO({
         "redirect_uri": P("Where the callback sends the user when done, with `provider`, "
                           "`status` (`connected` or `error`) and `error` added to its query. "
-                          "An absolute http(s) URL with a host and no fragment. Absent: the "
-                          "callback shows a short page.", format="uri"),
+                          "An absolute http(s) URL with a host and no fragment, no user name or "
+                          "password, of an origin the operator allows "
+                          "(`WORKFORCE_OAUTH_REDIRECT_ORIGINS`, by default the public URL's). "
+                          "Absent: the callback shows a short page.", format="uri"),
         "scopes": P("Provider scopes; default the configured ones "
                     "(`WORKFORCE_OAUTH_<PROVIDER>_SCOPES`) or the provider's defaults."),
     })
     s["ConnectResponse"] = obj({
         "provider": S("Provider"),
         "status": {"type": "string", "const": "pending"},
-        "authorization_url": string("Send the user here.", format="uri"),
+        "authorization_url": string("Send the user here: this server's start page, "
+                                    "`{public_url}/v1/integrations/{provider}/authorize?state=` "
+                                    "the state, which leads on to the provider.", format="uri"),
         "state": string("Single-use, bound to the organization and provider."),
         "expires_at": {"$ref": "#/components/schemas/Timestamp",
                        "description": "10 minutes after creation."},
@@ -2883,11 +2887,55 @@ def build_paths():
            "Start an OAuth connection", "Integrations", built=True,
            params=[prov],
            description="OAuth 2.0 authorization code with PKCE (S256). Answers the URL to send "
-                       "the user to and a single-use `state` bound to the organization and "
-                       "provider, valid 10 minutes.",
+                       "the user to, a page of this server "
+                       "(`{public_url}/v1/integrations/{provider}/authorize?state=...`) that "
+                       "leads on to the provider, and a single-use `state` bound to the "
+                       "organization and provider, valid 10 minutes. The answer also sets the "
+                       "cookie `workforce_oauth` (HttpOnly, SameSite=Lax, Path "
+                       "`/v1/integrations/{provider}/`): the connection is bound to the browser "
+                       "that holds it, or, when the URL is opened by another browser, to the one "
+                       "that confirms on that page (see its operation). `redirect_uri` must be "
+                       "of an origin listed in `WORKFORCE_OAUTH_REDIRECT_ORIGINS` (by default "
+                       "the public URL's), without a user name or password; what a `Location` "
+                       "header cannot carry raw is percent-encoded.",
            body=json_content("ConnectRequest"),
            ok=ok_json("ConnectResponse", "The pending connection."),
            codes=["integration_not_configured", "provider_not_found"], bad_param="redirect_uri")
+    sp.add("get", "/v1/integrations/{provider}/authorize", "startIntegrationAuthorization",
+           "Start the authorization in the browser", "Integrations", built=True,
+           params=[prov,
+                   query_param("state", "The `state` from connect.", string()),
+                   query_param("confirm", "Set by this page's own Continue button.", string())],
+           description="Where the `authorization_url` of a connect leads: the connection is "
+                       "bound to one browser. The browser that holds the connect answer's "
+                       "cookie (`workforce_oauth`: HttpOnly, SameSite=Lax, Path "
+                       "`/v1/integrations/{provider}/`, 10 minutes; a browser that called "
+                       "connect itself, such as the console, has it) is redirected to the "
+                       "provider at once. Any other browser (an API client's user, or someone "
+                       "the link was sent to) is shown a page naming the organization and mode "
+                       "the connection is for; only its Continue button (checked with a "
+                       "SameSite=Strict cookie of that page, so no other site can press it) "
+                       "goes on, and gives that browser the cookie. Once a browser went on, "
+                       "no other can open the link. The callback refuses a browser without "
+                       "the cookie, so a provider's link forwarded to someone else connects "
+                       "nothing.",
+           ok={"description": "The page asking whether to connect (a browser without the "
+                              "cookie).",
+               "content": {"text/html": {"schema": {"type": "string"}}}},
+           codes=["provider_not_found"],
+           notes={"invalid_request": "`state` is missing, unknown, used, expired, of another "
+                                     "provider or opened in another browser (`param: "
+                                     "\"state\"`), or a Continue did not come from this "
+                                     "browser's page (`param: \"confirm\"`)."},
+           bad_param="state")
+    sp.paths["/v1/integrations/{provider}/authorize"]["get"]["responses"]["302"] = {
+        "description": "On to the provider's authorization page (the browser holds the "
+                       "connection's cookie, or has just confirmed).",
+        "headers": {"X-Request-Id": ref("headers", "X-Request-Id"),
+                    "Location": {"description": "The provider's authorization URL.",
+                                 "required": True, "schema": string(format="uri")}},
+        "content": {"text/html": {"schema": {"type": "string"}}},
+    }
     sp.add("get", "/v1/integrations/{provider}/callback", "integrationCallback",
            "OAuth callback", "Integrations", built=True, query_strict=False,
            params=[prov,
@@ -2896,7 +2944,9 @@ def build_paths():
                    query_param("error", "OAuth error from the provider, if it refused.", string()),
                    query_param("error_description", "The provider's explanation.", string())],
            description="Where the provider sends the user back. No API key: the single-use "
-                       "`state` authenticates. Checks the state, exchanges the code at the "
+                       "`state` authenticates, in the browser that holds its cookie "
+                       "(`workforce_oauth`, see the start page): any other browser is refused "
+                       "400 and the state is used up. Checks the state, exchanges the code at the "
                        "provider's token endpoint, stores the tokens encrypted at rest, marks "
                        "the integration connected and redirects to the `redirect_uri` given to "
                        "connect (or shows a short page). Tokens are never returned by the API. "

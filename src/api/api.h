@@ -108,6 +108,7 @@ int api_webhook_endpoints_deliveries(struct router_req *r, struct err *e);
 /* integrations.c */
 int api_integrations_list(struct router_req *r, struct err *e);
 int api_integrations_connect(struct router_req *r, struct err *e);
+int api_integrations_authorize(struct router_req *r, struct err *e);
 int api_integrations_callback(struct router_req *r, struct err *e);
 int api_integrations_disconnect(struct router_req *r, struct err *e);
 int api_integrations_events(struct router_req *r, struct err *e);

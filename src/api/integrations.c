@@ -147,23 +147,40 @@ static const struct jb_field connect_fields[] = {
 
 const struct jb_binding api_integrations_connect_body = {connect_fields, 2};
 
-/* An absolute http(s) URL with a host, no fragment, no blank or control character. */
-static bool redirect_ok(const char *u)
+/* ---- Cookies: the browser a connection is bound to ---- */
+
+/* The value of the cookie 'name' the browser sent (in the arena), or NULL. */
+static const char *cookie(struct router_req *r, const char *name)
 {
-    const char *host;
-    if (strncmp(u, "https://", 8) == 0)
-        host = u + 8;
-    else if (strncmp(u, "http://", 7) == 0)
-        host = u + 7;
-    else
-        return false;
-    if (!*host || *host == '/' || *host == '?' || *host == ':')
-        return false;
-    for (const unsigned char *c = (const unsigned char *)u; *c; c++) {
-        if (*c <= ' ' || *c == 0x7f || *c == '#')
-            return false;
+    const char *h = http_req_header(r->http, "Cookie");
+    size_t n = strlen(name);
+
+    while (h && *h) {
+        size_t len;
+        while (*h == ' ' || *h == ';')
+            h++;
+        len = strcspn(h, ";");
+        if (len > n && strncmp(h, name, n) == 0 && h[n] == '=') {
+            while (len > n + 1 && h[len - 1] == ' ')
+                len--;
+            return arena_strndup(r->arena, h + n + 1, len - n - 1);
+        }
+        h += len;
     }
-    return true;
+    return NULL;
+}
+
+/* Set the cookie 'name' to 'value' ("" with 'max_age' 0: forget it) for the paths of 'p' under
+ * 'path' ("" or "authorize"): HttpOnly, SameSite 'same_site', Secure behind https. */
+static void set_cookie(struct router_req *r, const struct integ_provider *p, const char *name,
+                       const char *value, const char *path, int max_age, const char *same_site)
+{
+    char *c = arena_printf(r->arena,
+                           "%s=%s; Path=/v1/integrations/%s/%s; Max-Age=%d; HttpOnly; "
+                           "SameSite=%s%s",
+                           name, value, p->id, path, max_age, same_site,
+                           strncmp(r->env->cfg->public_url, "https://", 8) == 0 ? "; Secure" : "");
+    http_resp_header(r->http, "Set-Cookie", c);
 }
 
 /* POST /v1/integrations/{provider}/connect {redirect_uri?, scopes?} */
@@ -183,14 +200,12 @@ int api_integrations_connect(struct router_req *r, struct err *e)
     rc = jb_bind(r->body, connect_fields, 2, &b, r->arena, &res, e);
     if (rc)
         return rc;
-    if (b.redirect_uri && !redirect_ok(b.redirect_uri))
-        return err_set(e, ERR_INVALID, "invalid_request", "redirect_uri",
-                       "Invalid redirect_uri: must be an absolute http:// or https:// URL with a "
-                       "host and no fragment.");
     rc = integ_connect_start(INTEG(r), r->store, &r->tenant, p, b.redirect_uri,
                              JB_HAS(res, 1) ? b.scopes.v : NULL, b.scopes.n, r->arena, &auth, e);
     if (rc)
         return rc;
+    /* a browser that called (the console) is the one the connection is bound to */
+    set_cookie(r, p, INTEG_COOKIE_BINDING, auth.binding, "", INTEG_STATE_TTL_MS / 1000, "Lax");
 
     buf_init(&out, 128 * 1024);
     jw_init(&w, &out);
@@ -209,9 +224,132 @@ int api_integrations_connect(struct router_req *r, struct err *e)
     return router_respond_jw(r, &w, &out, e);
 }
 
+/* ---- The start page ---- */
+
+/* 's' with the characters HTML gives a meaning escaped. */
+static void append_html(struct buf *b, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '<':
+            buf_appends(b, "&lt;");
+            break;
+        case '>':
+            buf_appends(b, "&gt;");
+            break;
+        case '&':
+            buf_appends(b, "&amp;");
+            break;
+        case '"':
+            buf_appends(b, "&quot;");
+            break;
+        case '\'':
+            buf_appends(b, "&#39;");
+            break;
+        default:
+            buf_append(b, s, 1);
+        }
+    }
+}
+
+/* The page a browser without the connection's cookie sees: whose organization the connection
+ * is for, and Continue (a GET to this page with the confirmation token, which the browser's
+ * SameSite=Strict cookie must match: no other site can press it). */
+static void confirm_page(struct router_req *r, const struct integ_provider *p, const char *state,
+                         const struct integ_opened *o)
+{
+    char origin[300] = "";
+    const char *auth = integ_setting(r->env->cfg, p, CONFIG_OAUTH_AUTH_URL);
+    struct buf b;
+    char *body;
+    size_t len;
+
+    config_origin(auth, strlen(auth), origin, sizeof(origin), NULL);
+    /* the form's redirect goes on to the provider: form-action names it (Chrome checks it) */
+    http_resp_header(r->http, "Content-Security-Policy",
+                     arena_printf(r->arena,
+                                  "default-src 'none'; base-uri 'none'; frame-ancestors 'none';"
+                                  " form-action 'self' %s",
+                                  origin));
+    http_resp_header(r->http, "X-Content-Type-Options", "nosniff");
+    http_resp_header(r->http, "Referrer-Policy", "no-referrer");
+    http_resp_header(r->http, "X-Frame-Options", "DENY");
+    http_resp_header(r->http, "Cache-Control", "no-store");
+    set_cookie(r, p, INTEG_COOKIE_CONFIRM, o->confirm, "authorize", INTEG_STATE_TTL_MS / 1000,
+               "Strict");
+    buf_init(&b, 64 * 1024);
+    buf_appendf(&b, "<!doctype html><meta charset=\"utf-8\"><title>Connect %s?</title>\n", p->name);
+    buf_appendf(&b,
+                "<h1>Connect your %s account?</h1>\n<p>This link connects a %s account to "
+                "the Workforce organization <strong>",
+                p->name, p->name);
+    append_html(&b, o->org);
+    buf_appendf(&b,
+                "</strong> (%s mode). Whoever works in that organization will act with "
+                "your account. Continue only if you started this connection yourself; if "
+                "someone sent you this link, close this page.</p>\n",
+                o->mode == STORE_TEST ? "test" : "live");
+    buf_appendf(&b,
+                "<form method=\"get\" action=\"/v1/integrations/%s/authorize\">"
+                "<input type=\"hidden\" name=\"state\" value=\"",
+                p->id);
+    append_html(&b, state);
+    buf_appendf(&b,
+                "\"><input type=\"hidden\" name=\"confirm\" value=\"%s\">"
+                "<button type=\"submit\">Continue to %s</button></form>\n",
+                o->confirm, p->name);
+    body = buf_take(&b, &len);
+    router_respond_raw(r, 200, "text/html; charset=utf-8", body, len);
+}
+
+/*
+ * GET /v1/integrations/{provider}/authorize?state[&confirm] (no API key): where the
+ * authorization_url of a connect leads. The browser that holds the connection's cookie goes on
+ * to the provider (302); another is shown whose organization the connection is for, and goes
+ * on only once it confirms there (then the connection is bound to it).
+ */
+int api_integrations_authorize(struct router_req *r, struct err *e)
+{
+    const struct integ_provider *p = find_provider(r, e);
+    struct integ_open q;
+    struct integ_opened o;
+    struct buf b;
+    char *body;
+    size_t len;
+    int rc;
+
+    if (!p)
+        return ERR_NOT_FOUND;
+    q.state = router_query(r, "state");
+    q.confirm = router_query(r, "confirm");
+    q.binding = cookie(r, INTEG_COOKIE_BINDING);
+    q.confirm_cookie = cookie(r, INTEG_COOKIE_CONFIRM);
+    rc = integ_connect_open(INTEG(r), r->store, p, &q, r->arena, &o, e);
+    if (rc)
+        return rc;
+    if (!o.provider_url) {
+        confirm_page(r, p, q.state, &o);
+        return 0;
+    }
+    if (o.binding[0])
+        set_cookie(r, p, INTEG_COOKIE_BINDING, o.binding, "", INTEG_STATE_TTL_MS / 1000, "Lax");
+    if (q.confirm_cookie)
+        set_cookie(r, p, INTEG_COOKIE_CONFIRM, "", "authorize", 0, "Strict");
+    http_resp_header(r->http, "Location", o.provider_url);
+    http_resp_header(r->http, "Cache-Control", "no-store");
+    http_resp_header(r->http, "Referrer-Policy", "no-referrer");
+    buf_init(&b, 4096);
+    buf_appendf(&b, "<!doctype html><title>Redirecting</title><p>Redirecting to %s.</p>\n",
+                p->name);
+    body = buf_take(&b, &len);
+    router_respond_raw(r, 302, "text/html; charset=utf-8", body, len);
+    return 0;
+}
+
 /* ---- Callback ---- */
 
-/* The user goes back to 'redirect_uri' with the outcome, or sees a short page. */
+/* The user goes back to 'redirect_uri' (percent-encoded at connect) with the outcome, or sees a
+ * short page. */
 static void send_back(struct router_req *r, const struct integ_provider *p,
                       const char *redirect_uri, const char *error)
 {
@@ -219,6 +357,7 @@ static void send_back(struct router_req *r, const struct integ_provider *p,
     char *body;
     size_t len;
 
+    set_cookie(r, p, INTEG_COOKIE_BINDING, "", "", 0, "Lax"); /* the flow is over */
     buf_init(&b, 16 * 1024);
     if (redirect_uri) {
         struct buf loc;
@@ -278,7 +417,7 @@ int api_integrations_callback(struct router_req *r, struct err *e)
 {
     const struct integ_provider *p = find_provider(r, e);
     struct integ_callback q = {router_query(r, "state"), router_query(r, "code"),
-                               router_query(r, "error")};
+                               router_query(r, "error"), cookie(r, INTEG_COOKIE_BINDING)};
     struct integ_waiter w = {callback_defer, callback_done, r};
     struct integ_outcome now;
     int rc;

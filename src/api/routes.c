@@ -62,6 +62,7 @@ static const struct router_qparam q_events[] = {ENUM("type", WEBHOOKS_EVENT_TYPE
                                                 CURSOR("before"), QEND};
 static const struct router_qparam q_deliveries[] = {TEXT("event_id"), LIMIT(50), CURSOR("before"),
                                                     QEND};
+static const struct router_qparam q_authorize[] = {TEXT("state"), TEXT("confirm"), QEND};
 static const struct router_qparam q_callback[] = {TEXT("code"), TEXT("state"), TEXT("error"),
                                                   TEXT("error_description"), QEND};
 
@@ -145,6 +146,8 @@ const struct route api_routes[] = {
     {"GET", "/v1/integrations", api_integrations_list, INTG, 0, NULL, NULL, NULL},
     {"POST", "/v1/integrations/{provider}/connect", api_integrations_connect, INTG, 0, NULL,
      &api_integrations_connect_body, NULL},
+    {"GET", "/v1/integrations/{provider}/authorize", api_integrations_authorize, 0, ROUTE_PUBLIC,
+     q_authorize, NULL, NULL},
     {"GET", "/v1/integrations/{provider}/callback", api_integrations_callback, 0,
      ROUTE_PUBLIC | ROUTE_LOOSE_QUERY, q_callback, NULL, NULL},
     {"DELETE", "/v1/integrations/{provider}", api_integrations_disconnect, INTG, 0, NULL, NULL,

@@ -15,7 +15,7 @@ import uuid
 
 from chatlib import ChatTestCase
 from harness import GENEROUS_LIMITS, Server, free_port
-from oauthlib import follow_authorization, query_params
+from oauthlib import browser_connect
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "mock"))
 import provider_mock  # noqa: E402
@@ -75,9 +75,9 @@ class IntegrationOpsTest(ChatTestCase):
     def connect(self, key, provider):
         c = self.assertJson(self.server.post("/v1/integrations/%s/connect" % provider, {},
                                              key=key))
-        cb = "%s/v1/integrations/%s/callback" % (self.base, provider)
-        url = follow_authorization(c["authorization_url"], cb)
-        r = self.server.request("GET", url[len(self.base):])
+        # the user's browser, from this server's start page through the provider back to the
+        # callback with its cookies (the flow is bound to the browser that opened it)
+        r = browser_connect(self.server, self.base, c["authorization_url"], provider)
         self.assertEqual(r.status, 200, r)
         b = self.assertJson(self.server.get("/v1/integrations", key=key))
         i = {x["provider"]: x for x in b["integrations"]}[provider]
