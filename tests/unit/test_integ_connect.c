@@ -686,7 +686,7 @@ static void redirects(void)
                 is_str(out, cases[i].out, "kept canonical and percent-encoded");
             } else {
                 is_int(rc, ERR_INVALID, cases[i].in);
-                ok(e.param && strcmp(e.param, "redirect_uri") == 0, "param redirect_uri");
+                ok(strcmp(e.param, "redirect_uri") == 0, "param redirect_uri");
             }
         }
         arena_cleanup(&a);
