@@ -186,18 +186,17 @@ static int own_secret(const struct integ_env *env, struct store *s, const struct
                       const struct integ_provider *p, struct arena *a, const char **out,
                       struct err *e)
 {
-    char fresh[INTEG_STATE_LEN + 1];
     struct store_inbound row;
+    int rc;
 
     *out = "";
     if (!t || !p->own_secret)
         return 0;
-    if (id_base62(fresh, INTEG_STATE_LEN))
-        return err_set(e, ERR_INTERNAL, "internal_error", NULL, "no random bytes");
-    if (store_inbound_get(s, t, p->id, fresh, a, &row))
+    rc = store_inbound_get(s, t, p->id, NULL, a, &row);
+    if (rc == ERR_NOT_FOUND || (!rc && !row.secret))
+        return 0; /* none of its own */
+    if (rc)
         return err_set(e, ERR_STORE, "internal_error", NULL, "the events secret could not be read");
-    if (!row.secret)
-        return 0;
     *out = integ_open(env->key, t, p->id, "signing_secret", row.secret, row.secret_len, a);
     if (!*out || !**out)
         return err_set(e, ERR_INTERNAL, "internal_error", NULL,

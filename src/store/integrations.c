@@ -352,34 +352,51 @@ int oauth_states_open(struct store *s, const struct store_tenant *t, const char 
 
 /* ---- Inbound events ---- */
 
-/* See store_int.h. */
-int inbound_get(struct store *s, const struct store_tenant *t, const char *provider,
-                const char *fresh, struct arena *a, struct store_inbound *out)
+/* The tenant's row for 'provider' into '*out'; '*found' whether there is one. */
+static int inbound_read(struct store *s, const struct store_tenant *t, const char *provider,
+                        struct arena *a, struct store_inbound *out, bool *found)
 {
-    const char *texts[] = {t->org_id, db_mode_name(t->mode), provider, fresh};
-    struct db_stmt *st;
-    bool row = false;
-    int rc = db_run(s,
-                    "INSERT INTO integration_inbound (org_id, mode, provider, token) VALUES ($1,"
-                    " $2, $3, $4) ON CONFLICT (org_id, mode, provider) DO NOTHING",
-                    texts, 4, NULL, 0);
+    struct db_stmt *st = db_prepare(s, "SELECT token, secret FROM integration_inbound WHERE"
+                                       " org_id = $1 AND mode = $2 AND provider = $3");
+    int rc;
+
     memset(out, 0, sizeof(*out));
-    if (rc)
-        return rc == ERR_CONFLICT ? ERR_STORE : rc;
-    st = db_prepare(s, "SELECT token, secret FROM integration_inbound WHERE org_id = $1 AND"
-                       " mode = $2 AND provider = $3");
+    *found = false;
     if (!st)
         return ERR_STORE;
     db_bind_tenant(st, t);
     db_bind_text(st, 3, provider);
-    rc = db_step(st, &row);
-    if (!rc && row) {
+    rc = db_step(st, found);
+    if (!rc && *found) {
         out->token = db_arena_text(a, st, 0);
         out->secret = arena_blob(a, st, 1, &out->secret_len);
     }
     db_done(st);
+    return rc;
+}
+
+/* See store_int.h. Read first: the row is written only the first time (a list of the
+ * integrations, an event's check, take no write lock once it exists). */
+int inbound_get(struct store *s, const struct store_tenant *t, const char *provider,
+                const char *fresh, struct arena *a, struct store_inbound *out)
+{
+    const char *texts[] = {t->org_id, db_mode_name(t->mode), provider, fresh};
+    bool found = false;
+    int rc = inbound_read(s, t, provider, a, out, &found);
+
+    if (rc || found)
+        return rc;
+    if (!fresh)
+        return ERR_NOT_FOUND;
+    rc = db_run(s,
+                "INSERT INTO integration_inbound (org_id, mode, provider, token) VALUES ($1, $2,"
+                " $3, $4) ON CONFLICT (org_id, mode, provider) DO NOTHING",
+                texts, 4, NULL, 0);
+    if (rc)
+        return rc == ERR_CONFLICT ? ERR_STORE : rc;
+    rc = inbound_read(s, t, provider, a, out, &found);
     /* the row was just written: none is a failure */
-    return rc ? rc : row ? 0 : ERR_STORE;
+    return rc ? rc : found ? 0 : ERR_STORE;
 }
 
 /* See store_int.h. One statement: from its commit the old token names no one. */

@@ -869,7 +869,7 @@ struct store_inbound {
     size_t secret_len;
 };
 /* The tenant's row for 'provider', made with the token 'fresh' the first time (strings and the
- * sealed secret from 'a'). */
+ * sealed secret from 'a'); 'fresh' NULL: only read, ERR_NOT_FOUND when there is none. */
 int store_inbound_get(struct store *s, const struct store_tenant *t, const char *provider,
                       const char *fresh, struct arena *a, struct store_inbound *out);
 /* The tenant's events URL for 'provider' takes the token 'fresh': the old one names no one

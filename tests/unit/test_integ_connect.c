@@ -806,6 +806,101 @@ static void deliveries(void)
     }
 }
 
+/* Issue 26: a resend without a delivery id is known by its body for a day; the events URL is
+ * rotated; the organization's own secret is sealed and replaces the server's. */
+static void inbound(void)
+{
+    subtest("inbound")
+    {
+        const char *body = "{\"ref\":\"main\"}";
+        const struct integ_provider *gh = integ_provider_find("github");
+        const int64_t t0 = 1790000000000LL, hour = 3600LL * 1000;
+        unsigned char mac[CRYPTO_SHA256_LEN];
+        char sig[80] = "sha256=", old[INTEG_STATE_LEN + 1];
+        struct integ_events_view v;
+        struct store_tenant found;
+        struct integ_inbound in;
+        struct integ_event ev;
+        struct store *s = store_pool_get(pool);
+        struct arena a;
+        struct err e;
+
+        arena_init(&a);
+        memset(&in, 0, sizeof(in));
+        in.body = body;
+        in.len = strlen(body);
+        in.header = github_header;
+        in.header_ud = sig;
+        memset(&ev, 0, sizeof(ev));
+        ev.name = "github.push";
+        ev.id = "body:00";
+        ev.by_body = true;
+        in.now_ms = t0;
+        is_int(integ_event_note(s, &tenant, gh, &in, &ev, NULL), 0, "a body noted");
+        ok(!ev.duplicate, "the first time");
+        in.now_ms = t0 + 23 * hour;
+        is_int(integ_event_note(s, &tenant, gh, &in, &ev, NULL), 0, "23 hours later");
+        ok(ev.duplicate, "the same");
+        in.now_ms = t0 + 48 * hour;
+        is_int(integ_event_note(s, &tenant, gh, &in, &ev, NULL), 0, "a day after that");
+        ok(!ev.duplicate, "a new event");
+        ev.id = "delivery-7";
+        ev.by_body = false;
+        in.now_ms = t0;
+        integ_event_note(s, &tenant, gh, &in, &ev, NULL);
+        in.now_ms = t0 + 6 * 24 * hour;
+        is_int(integ_event_note(s, &tenant, gh, &in, &ev, NULL), 0, "a provider's id, 6 days on");
+        ok(ev.duplicate, "is still known");
+
+        is_int(integ_events_get(&env, s, &tenant, gh, &a, &v, &e), 0, "the events view");
+        snprintf(old, sizeof(old), "%s", strrchr(v.events_url, '/') + 1);
+        is_int(store_events_tenant(s, "github", old, &found), 0, "its token names the tenant");
+        is_int(store_events_tenant(s, "slack", old, &found), ERR_NOT_FOUND,
+               "not at another provider");
+        is_int(integ_events_rotate(&env, s, &tenant, gh, &a, &v, &e), 0, "rotated");
+        is_int(store_events_tenant(s, "github", old, &found), ERR_NOT_FOUND, "the old is gone");
+        is_int(store_events_tenant(s, "github", strrchr(v.events_url, '/') + 1, &found), 0,
+               "the new one names it");
+
+        snprintf(cfg.oauth[3][CONFIG_OAUTH_SIGNING_SECRET], CONFIG_OAUTH_VALUE_MAX, "server-one");
+        crypto_hmac_sha256("server-one", 10, body, strlen(body), mac);
+        crypto_hex(mac, sizeof(mac), sig + 7);
+        in.now_ms = t0;
+        is_int(integ_event_authenticate(&env, s, &tenant, gh, &in, &a, &e), 0,
+               "the server's secret, while it has none of its own");
+        is_int(integ_events_secret(&env, s, &tenant, gh, "its-own-secret-0123", &a, &v, &e), 0,
+               "its own");
+        ok(v.secret_set && strcmp(v.verified_with, "organization") == 0, "said so");
+        is_int(integ_event_authenticate(&env, s, &tenant, gh, &in, &a, &e), ERR_AUTH,
+               "the server's no longer signs");
+        crypto_hmac_sha256("its-own-secret-0123", 19, body, strlen(body), mac);
+        crypto_hex(mac, sizeof(mac), sig + 7);
+        is_int(integ_event_authenticate(&env, s, &tenant, gh, &in, &a, &e), 0, "its own does");
+        is_int(integ_event_authenticate(&env, s, NULL, gh, &in, &a, &e), ERR_AUTH,
+               "and only for it");
+        is_int(integ_events_secret(&env, s, &tenant, gh, "short", &a, &v, &e), ERR_INVALID,
+               "a short secret");
+        is_str(e.param, "secret", "param secret");
+        is_int(integ_events_secret(&env, s, &tenant, integ_provider_find("slack"),
+                                   "x-0123456789abcdef", &a, &v, &e),
+               ERR_INVALID, "Slack's is the app's");
+        is_int(integ_events_secret(&env, s, &tenant, gh, NULL, &a, &v, &e), 0, "forgotten");
+        ok(!v.secret_set && strcmp(v.verified_with, "server") == 0, "the server's again");
+
+        {
+            const struct integ_provider *sl = integ_provider_find("slack");
+            const char *k1 = integ_account_key(env.key, sl, "T1", &a);
+            ok(k1 && strlen(k1) == 64, "a workspace's key: hex HMAC-SHA256");
+            is_str(integ_account_key(env.key, sl, "T1", &a), k1, "the same each time");
+            ok(strcmp(integ_account_key(env.key, sl, "T2", &a), k1) != 0, "another workspace's");
+            ok(strcmp(integ_account_key(env.key, gh, "T1", &a), k1) != 0, "another provider's");
+            ok(integ_account_key(env.key, sl, "", &a) == NULL, "none without an id");
+        }
+        arena_cleanup(&a);
+        store_pool_put(pool, s);
+    }
+}
+
 int main(void)
 {
     char dir[] = "/tmp/test_integ_connect.XXXXXX", path[64], *url;
@@ -858,6 +953,7 @@ int main(void)
     exchanging();
     disconnecting();
     deliveries();
+    inbound();
 
     httpc_free(h);
     fake_stop();
