@@ -1405,18 +1405,44 @@ def build_schemas():
                  "runs": {"type": "array", "items": S("WorkflowRunId"),
                           "description": "The runs queued, one per matching workflow."}},
                 required=["event", "duplicate", "runs"])]}
+    s["IntegrationEvents"] = obj({
+        "provider": S("Provider"),
+        "events_url": string("Where the provider sends this organization's events (this key "
+                             "mode): `{public_url}/v1/integrations/{provider}/events/<token>`, "
+                             "the same as the integration record's.", format="uri"),
+        "secret_set": {"type": "boolean",
+                       "description": "Whether the organization set its own signing secret "
+                                      "(never answered: write it again to change it)."},
+        "verified_with": {"type": ["string", "null"],
+                          "enum": ["organization", "server", None],
+                          "description": "Whose secret checks the events now: the "
+                                         "organization's own, the server's "
+                                         "(`WORKFORCE_OAUTH_<PROVIDER>_SIGNING_SECRET`), or "
+                                         "null when neither is set (events are refused 400 "
+                                         "`integration_not_configured`)."},
+    }, required=["provider", "events_url", "secret_set", "verified_with"],
+        description="How a provider's events reach the organization (this key mode).")
+    s["IntegrationEventsSecretRequest"] = PO({
+        "secret": P("The organization's own signing secret (GitHub: the webhook's *Secret*), "
+                    "printable ASCII; `null` forgets it, and the server's secret checks the "
+                    "events again. Write-only: sealed at rest, never answered."),
+    }, examples=[{"secret": "whsec-3f1c9e0b7d2a4c6e8f10a2b4c6d8e0f1"}])
     s["ConnectRequest"] = PO({
         "redirect_uri": P("Where the callback sends the user when done, with `provider`, "
                           "`status` (`connected` or `error`) and `error` added to its query. "
-                          "An absolute http(s) URL with a host and no fragment. Absent: the "
-                          "callback shows a short page.", format="uri"),
+                          "An absolute http(s) URL with a host and no fragment, no user name or "
+                          "password, of an origin the operator allows "
+                          "(`WORKFORCE_OAUTH_REDIRECT_ORIGINS`, by default the public URL's). "
+                          "Absent: the callback shows a short page.", format="uri"),
         "scopes": P("Provider scopes; default the configured ones "
                     "(`WORKFORCE_OAUTH_<PROVIDER>_SCOPES`) or the provider's defaults."),
     })
     s["ConnectResponse"] = obj({
         "provider": S("Provider"),
         "status": {"type": "string", "const": "pending"},
-        "authorization_url": string("Send the user here.", format="uri"),
+        "authorization_url": string("Send the user here: this server's start page, "
+                                    "`{public_url}/v1/integrations/{provider}/authorize?state=` "
+                                    "the state, which leads on to the provider.", format="uri"),
         "state": string("Single-use, bound to the organization and provider."),
         "expires_at": {"$ref": "#/components/schemas/Timestamp",
                        "description": "10 minutes after creation."},
@@ -2856,11 +2882,55 @@ def build_paths():
            "Start an OAuth connection", "Integrations", built=True,
            params=[prov],
            description="OAuth 2.0 authorization code with PKCE (S256). Answers the URL to send "
-                       "the user to and a single-use `state` bound to the organization and "
-                       "provider, valid 10 minutes.",
+                       "the user to, a page of this server "
+                       "(`{public_url}/v1/integrations/{provider}/authorize?state=...`) that "
+                       "leads on to the provider, and a single-use `state` bound to the "
+                       "organization and provider, valid 10 minutes. The answer also sets the "
+                       "cookie `workforce_oauth` (HttpOnly, SameSite=Lax, Path "
+                       "`/v1/integrations/{provider}/`): the connection is bound to the browser "
+                       "that holds it, or, when the URL is opened by another browser, to the one "
+                       "that confirms on that page (see its operation). `redirect_uri` must be "
+                       "of an origin listed in `WORKFORCE_OAUTH_REDIRECT_ORIGINS` (by default "
+                       "the public URL's), without a user name or password; what a `Location` "
+                       "header cannot carry raw is percent-encoded.",
            body=json_content("ConnectRequest"),
            ok=ok_json("ConnectResponse", "The pending connection."),
            codes=["integration_not_configured", "provider_not_found"], bad_param="redirect_uri")
+    sp.add("get", "/v1/integrations/{provider}/authorize", "startIntegrationAuthorization",
+           "Start the authorization in the browser", "Integrations", built=True,
+           params=[prov,
+                   query_param("state", "The `state` from connect.", string()),
+                   query_param("confirm", "Set by this page's own Continue button.", string())],
+           description="Where the `authorization_url` of a connect leads: the connection is "
+                       "bound to one browser. The browser that holds the connect answer's "
+                       "cookie (`workforce_oauth`: HttpOnly, SameSite=Lax, Path "
+                       "`/v1/integrations/{provider}/`, 10 minutes; a browser that called "
+                       "connect itself, such as the console, has it) is redirected to the "
+                       "provider at once. Any other browser (an API client's user, or someone "
+                       "the link was sent to) is shown a page naming the organization and mode "
+                       "the connection is for; only its Continue button (checked with a "
+                       "SameSite=Strict cookie of that page, so no other site can press it) "
+                       "goes on, and gives that browser the cookie. Once a browser went on, "
+                       "no other can open the link. The callback refuses a browser without "
+                       "the cookie, so a provider's link forwarded to someone else connects "
+                       "nothing.",
+           ok={"description": "The page asking whether to connect (a browser without the "
+                              "cookie).",
+               "content": {"text/html": {"schema": {"type": "string"}}}},
+           codes=["provider_not_found"],
+           notes={"invalid_request": "`state` is missing, unknown, used, expired, of another "
+                                     "provider or opened in another browser (`param: "
+                                     "\"state\"`), or a Continue did not come from this "
+                                     "browser's page (`param: \"confirm\"`)."},
+           bad_param="state")
+    sp.paths["/v1/integrations/{provider}/authorize"]["get"]["responses"]["302"] = {
+        "description": "On to the provider's authorization page (the browser holds the "
+                       "connection's cookie, or has just confirmed).",
+        "headers": {"X-Request-Id": ref("headers", "X-Request-Id"),
+                    "Location": {"description": "The provider's authorization URL.",
+                                 "required": True, "schema": string(format="uri")}},
+        "content": {"text/html": {"schema": {"type": "string"}}},
+    }
     sp.add("get", "/v1/integrations/{provider}/callback", "integrationCallback",
            "OAuth callback", "Integrations", built=True, query_strict=False,
            params=[prov,
@@ -2869,7 +2939,9 @@ def build_paths():
                    query_param("error", "OAuth error from the provider, if it refused.", string()),
                    query_param("error_description", "The provider's explanation.", string())],
            description="Where the provider sends the user back. No API key: the single-use "
-                       "`state` authenticates. Checks the state, exchanges the code at the "
+                       "`state` authenticates, in the browser that holds its cookie "
+                       "(`workforce_oauth`, see the start page): any other browser is refused "
+                       "400 and the state is used up. Checks the state, exchanges the code at the "
                        "provider's token endpoint, stores the tokens encrypted at rest, marks "
                        "the integration connected and redirects to the `redirect_uri` given to "
                        "connect (or shows a short page). Tokens are never returned by the API. "
@@ -2904,6 +2976,64 @@ def build_paths():
                                      "`pending` while a connect is open."),
            codes=["provider_not_found"])
 
+    sp.add("get", "/v1/integrations/{provider}/events", "getIntegrationEvents",
+           "How a provider's events arrive", "Integrations", built=True, params=[prov],
+           description="The organization's events URL for the provider and whose secret "
+                       "checks the events (`verified_with`). The events URL's token is made the "
+                       "first time it is asked for. Google Calendar, Outlook and HubSpot send "
+                       "no events the server can verify: 400 with `param: \"provider\"`.",
+           ok=ok_json("IntegrationEvents", "How the provider's events arrive."),
+           codes=["provider_not_found"], bad_param="provider")
+    sp.add("post", "/v1/integrations/{provider}/events/rotate", "rotateIntegrationEvents",
+           "Rotate an events URL", "Integrations", built=True, params=[prov],
+           description="A new token for the organization's events URL of this provider (this "
+                       "key mode), as rolling a webhook endpoint's secret: the old URL is 404 "
+                       "`route_not_found` from this answer on, so register the new one at the "
+                       "provider first if no event may be lost. Each provider has its own URL: "
+                       "rotating GitHub's leaves Slack's. Takes no parameters (an empty body or "
+                       "`{}`). A provider without events: 400 with `param: \"provider\"`.",
+           body=json_content("Empty"),
+           ok=ok_json("IntegrationEvents", "The new events URL."),
+           codes=["provider_not_found"], bad_param="provider")
+    sp.add("post", "/v1/integrations/{provider}/events/secret", "setIntegrationEventsSecret",
+           "Set the organization's signing secret", "Integrations", built=True, params=[prov],
+           description="GitHub only: the webhook secret the organization chose at GitHub "
+                       "(*Settings* → *Webhooks* → *Secret*). From this answer on it, and no "
+                       "longer the server's `WORKFORCE_OAUTH_GITHUB_SIGNING_SECRET` (which "
+                       "every organization set up with it knows), checks `X-Hub-Signature-256` "
+                       "of this organization's events. Write-only: sealed at rest like "
+                       "connection tokens and never answered (`secret_set` says whether one is "
+                       "set). `null` forgets it. Slack signs with the secret of the server's "
+                       "app, and the other providers send no events: 400 with `param: "
+                       "\"provider\"`.",
+           body=json_content("IntegrationEventsSecretRequest"), body_required=True,
+           ok=ok_json("IntegrationEvents", "Whose secret checks the events now."),
+           codes=["provider_not_found"], bad_param="secret")
+    sp.add("post", "/v1/integrations/{provider}/events", "receiveSlackAppEvent",
+           "Receive an event of the server's Slack app", "Integrations", built=True,
+           params=[prov],
+           description="The *Request URL* of the server's Slack app (*Event Subscriptions*): "
+                       "`{public_url}/v1/integrations/slack/events`, one for every "
+                       "organization. The signature is checked first, with "
+                       "`WORKFORCE_OAUTH_SLACK_SIGNING_SECRET`, as at an organization's events "
+                       "URL; a `url_verification` is answered with its challenge. A verified "
+                       "event goes to each organization and key mode whose Slack connection "
+                       "holds the event's workspace (`team_id`, noted when it connected), at "
+                       "most 20, and starts their matching workflows; a delivery seen before "
+                       "by an organization starts nothing there again (`duplicate`: every "
+                       "organization had it). No organization's rate limits apply (Slack "
+                       "limits its own deliveries); each run's credits do. A workspace no "
+                       "connection holds: 200 with no runs. Other providers: 404.",
+           body={"application/json": {"schema": {"type": "object", "additionalProperties": True,
+                                                 "description": "Slack's event."}}},
+           body_required=True,
+           ok=ok_json("IntegrationEventResult", "Verified."),
+           codes=["invalid_signature", "integration_not_configured", "route_not_found",
+                  "service_unavailable"],
+           notes={"route_not_found": "A provider other than Slack.",
+                  "integration_not_configured": "No signing secret is configured for Slack "
+                                                "(`param: \"provider\"`).",
+                  "invalid_request": "The body is not a JSON object."})
     sp.add("post", "/v1/integrations/{provider}/events/{token}", "receiveIntegrationEvent",
            "Receive a provider's event", "Integrations", built=True,
            params=[prov, path_param("token", "The token at the end of the integration's "
@@ -2912,20 +3042,28 @@ def build_paths():
            description="Where a provider sends its events (Slack's Events API, GitHub's "
                        "webhooks): the `events_url` of the integration record. No API key: the "
                        "token names the organization, the provider's signature proves the "
-                       "sender. Slack: `X-Slack-Signature` (`v0=` HMAC-SHA256 of "
+                       "sender. The signature (and the size, 1 MiB at most) is checked before "
+                       "the request counts against the organization's rate limits and "
+                       "concurrency: a refused event costs it nothing; a verified one counts "
+                       "as one of its requests (429 past its limits). Slack: "
+                       "`X-Slack-Signature` (`v0=` HMAC-SHA256 of "
                        "`v0:<X-Slack-Request-Timestamp>:<body>` with "
                        "`WORKFORCE_OAUTH_SLACK_SIGNING_SECRET`), the timestamp within 5 minutes "
                        "(an older one is a replay); a `url_verification` is answered with its "
                        "challenge; the bot's own messages start nothing. GitHub: "
-                       "`X-Hub-Signature-256` (`sha256=` HMAC-SHA256 of the body with "
+                       "`X-Hub-Signature-256` (`sha256=` HMAC-SHA256 of the body with the "
+                       "organization's own secret when it set one, else "
                        "`WORKFORCE_OAUTH_GITHUB_SIGNING_SECRET`), JSON content type; a `ping` "
                        "starts nothing. A verified event is named `slack.<event.type>` or "
                        "`github.<X-GitHub-Event>[.<action>]` and starts every enabled workflow "
                        "of the organization whose trigger is `{type: integration, event: "
                        "<that name>}`, with the payload as `trigger.data`. A delivery seen "
-                       "before (Slack's `event_id`, GitHub's `X-GitHub-Delivery`) starts "
-                       "nothing again. Google Calendar, Outlook and HubSpot have no events URL "
-                       "(404).",
+                       "before (Slack's `event_id`, GitHub's `X-GitHub-Delivery`; without one, "
+                       "the same event name and body within 24 hours, which also covers "
+                       "Slack's retries, `X-Slack-Retry-Num`) starts nothing again. Each "
+                       "provider has its own token (`POST "
+                       "/v1/integrations/{provider}/events/rotate` replaces it). Google "
+                       "Calendar, Outlook and HubSpot have no events URL (404).",
            body={"application/json": {"schema": {"type": "object", "additionalProperties": True,
                                                  "description": "The provider's event."}}},
            body_required=True,
@@ -2933,8 +3071,9 @@ def build_paths():
            codes=["invalid_signature", "integration_not_configured", "route_not_found",
                   "rate_limit_exceeded", "concurrency_limit_exceeded", "insufficient_credits",
                   "service_unavailable"],
-           notes={"route_not_found": "The token is unknown, or the provider sends no events "
-                                     "the server can verify.",
+           notes={"route_not_found": "The token is unknown (a rotated one included) or "
+                                     "another provider's, or the provider sends no events the "
+                                     "server can verify.",
                   "integration_not_configured": "No signing secret is configured for the "
                                                 "provider (`param: \"provider\"`).",
                   "invalid_request": "The body is not a JSON object."})

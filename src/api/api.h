@@ -85,7 +85,7 @@ void api_error_openai_write(const struct err *e, struct buf *out);
 extern const struct jb_binding api_chat_body, api_feedback_body, api_employees_create_body,
     api_employees_update_body, api_knowledge_query_body, api_tasks_create_body,
     api_tasks_update_body, api_workflows_create_body, api_workflows_update_body,
-    api_workflows_run_body, api_integrations_connect_body;
+    api_workflows_run_body, api_integrations_connect_body, api_integrations_secret_body;
 extern const struct jb_binding api_events_redeliver_body, api_webhook_endpoints_create_body,
     api_webhook_endpoints_update_body;
 extern const struct jb_binding api_no_body; /* {} or no body: the route takes no members */
@@ -112,9 +112,15 @@ int api_webhook_endpoints_deliveries(struct router_req *r, struct err *e);
 /* integrations.c */
 int api_integrations_list(struct router_req *r, struct err *e);
 int api_integrations_connect(struct router_req *r, struct err *e);
+int api_integrations_authorize(struct router_req *r, struct err *e);
 int api_integrations_callback(struct router_req *r, struct err *e);
 int api_integrations_disconnect(struct router_req *r, struct err *e);
 int api_integrations_events(struct router_req *r, struct err *e);
+int api_integrations_slack_events(struct router_req *r, struct err *e);
+int api_integrations_verify(struct router_req *r, struct err *e); /* router_app.verify */
+int api_integrations_events_get(struct router_req *r, struct err *e);
+int api_integrations_events_rotate(struct router_req *r, struct err *e);
+int api_integrations_events_secret(struct router_req *r, struct err *e);
 
 /* employees.c */
 int api_employees_list(struct router_req *r, struct err *e);

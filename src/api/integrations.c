@@ -147,23 +147,40 @@ static const struct jb_field connect_fields[] = {
 
 const struct jb_binding api_integrations_connect_body = {connect_fields, 2};
 
-/* An absolute http(s) URL with a host, no fragment, no blank or control character. */
-static bool redirect_ok(const char *u)
+/* ---- Cookies: the browser a connection is bound to ---- */
+
+/* The value of the cookie 'name' the browser sent (in the arena), or NULL. */
+static const char *cookie(struct router_req *r, const char *name)
 {
-    const char *host;
-    if (strncmp(u, "https://", 8) == 0)
-        host = u + 8;
-    else if (strncmp(u, "http://", 7) == 0)
-        host = u + 7;
-    else
-        return false;
-    if (!*host || *host == '/' || *host == '?' || *host == ':')
-        return false;
-    for (const unsigned char *c = (const unsigned char *)u; *c; c++) {
-        if (*c <= ' ' || *c == 0x7f || *c == '#')
-            return false;
+    const char *h = http_req_header(r->http, "Cookie");
+    size_t n = strlen(name);
+
+    while (h && *h) {
+        size_t len;
+        while (*h == ' ' || *h == ';')
+            h++;
+        len = strcspn(h, ";");
+        if (len > n && strncmp(h, name, n) == 0 && h[n] == '=') {
+            while (len > n + 1 && h[len - 1] == ' ')
+                len--;
+            return arena_strndup(r->arena, h + n + 1, len - n - 1);
+        }
+        h += len;
     }
-    return true;
+    return NULL;
+}
+
+/* Set the cookie 'name' to 'value' ("" with 'max_age' 0: forget it) for the paths of 'p' under
+ * 'path' ("" or "authorize"): HttpOnly, SameSite 'same_site', Secure behind https. */
+static void set_cookie(struct router_req *r, const struct integ_provider *p, const char *name,
+                       const char *value, const char *path, int max_age, const char *same_site)
+{
+    char *c = arena_printf(r->arena,
+                           "%s=%s; Path=/v1/integrations/%s/%s; Max-Age=%d; HttpOnly; "
+                           "SameSite=%s%s",
+                           name, value, p->id, path, max_age, same_site,
+                           strncmp(r->env->cfg->public_url, "https://", 8) == 0 ? "; Secure" : "");
+    http_resp_header(r->http, "Set-Cookie", c);
 }
 
 /* POST /v1/integrations/{provider}/connect {redirect_uri?, scopes?} */
@@ -183,14 +200,12 @@ int api_integrations_connect(struct router_req *r, struct err *e)
     rc = jb_bind(r->body, connect_fields, 2, &b, r->arena, &res, e);
     if (rc)
         return rc;
-    if (b.redirect_uri && !redirect_ok(b.redirect_uri))
-        return err_set(e, ERR_INVALID, "invalid_request", "redirect_uri",
-                       "Invalid redirect_uri: must be an absolute http:// or https:// URL with a "
-                       "host and no fragment.");
     rc = integ_connect_start(INTEG(r), r->store, &r->tenant, p, b.redirect_uri,
                              JB_HAS(res, 1) ? b.scopes.v : NULL, b.scopes.n, r->arena, &auth, e);
     if (rc)
         return rc;
+    /* a browser that called (the console) is the one the connection is bound to */
+    set_cookie(r, p, INTEG_COOKIE_BINDING, auth.binding, "", INTEG_STATE_TTL_MS / 1000, "Lax");
 
     buf_init(&out, 128 * 1024);
     jw_init(&w, &out);
@@ -209,9 +224,132 @@ int api_integrations_connect(struct router_req *r, struct err *e)
     return router_respond_jw(r, &w, &out, e);
 }
 
+/* ---- The start page ---- */
+
+/* 's' with the characters HTML gives a meaning escaped. */
+static void append_html(struct buf *b, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '<':
+            buf_appends(b, "&lt;");
+            break;
+        case '>':
+            buf_appends(b, "&gt;");
+            break;
+        case '&':
+            buf_appends(b, "&amp;");
+            break;
+        case '"':
+            buf_appends(b, "&quot;");
+            break;
+        case '\'':
+            buf_appends(b, "&#39;");
+            break;
+        default:
+            buf_append(b, s, 1);
+        }
+    }
+}
+
+/* The page a browser without the connection's cookie sees: whose organization the connection
+ * is for, and Continue (a GET to this page with the confirmation token, which the browser's
+ * SameSite=Strict cookie must match: no other site can press it). */
+static void confirm_page(struct router_req *r, const struct integ_provider *p, const char *state,
+                         const struct integ_opened *o)
+{
+    char origin[300] = "";
+    const char *auth = integ_setting(r->env->cfg, p, CONFIG_OAUTH_AUTH_URL);
+    struct buf b;
+    char *body;
+    size_t len;
+
+    config_origin(auth, strlen(auth), origin, sizeof(origin), NULL);
+    /* the form's redirect goes on to the provider: form-action names it (Chrome checks it) */
+    http_resp_header(r->http, "Content-Security-Policy",
+                     arena_printf(r->arena,
+                                  "default-src 'none'; base-uri 'none'; frame-ancestors 'none';"
+                                  " form-action 'self' %s",
+                                  origin));
+    http_resp_header(r->http, "X-Content-Type-Options", "nosniff");
+    http_resp_header(r->http, "Referrer-Policy", "no-referrer");
+    http_resp_header(r->http, "X-Frame-Options", "DENY");
+    http_resp_header(r->http, "Cache-Control", "no-store");
+    set_cookie(r, p, INTEG_COOKIE_CONFIRM, o->confirm, "authorize", INTEG_STATE_TTL_MS / 1000,
+               "Strict");
+    buf_init(&b, 64 * 1024);
+    buf_appendf(&b, "<!doctype html><meta charset=\"utf-8\"><title>Connect %s?</title>\n", p->name);
+    buf_appendf(&b,
+                "<h1>Connect your %s account?</h1>\n<p>This link connects a %s account to "
+                "the Workforce organization <strong>",
+                p->name, p->name);
+    append_html(&b, o->org);
+    buf_appendf(&b,
+                "</strong> (%s mode). Whoever works in that organization will act with "
+                "your account. Continue only if you started this connection yourself; if "
+                "someone sent you this link, close this page.</p>\n",
+                o->mode == STORE_TEST ? "test" : "live");
+    buf_appendf(&b,
+                "<form method=\"get\" action=\"/v1/integrations/%s/authorize\">"
+                "<input type=\"hidden\" name=\"state\" value=\"",
+                p->id);
+    append_html(&b, state);
+    buf_appendf(&b,
+                "\"><input type=\"hidden\" name=\"confirm\" value=\"%s\">"
+                "<button type=\"submit\">Continue to %s</button></form>\n",
+                o->confirm, p->name);
+    body = buf_take(&b, &len);
+    router_respond_raw(r, 200, "text/html; charset=utf-8", body, len);
+}
+
+/*
+ * GET /v1/integrations/{provider}/authorize?state[&confirm] (no API key): where the
+ * authorization_url of a connect leads. The browser that holds the connection's cookie goes on
+ * to the provider (302); another is shown whose organization the connection is for, and goes
+ * on only once it confirms there (then the connection is bound to it).
+ */
+int api_integrations_authorize(struct router_req *r, struct err *e)
+{
+    const struct integ_provider *p = find_provider(r, e);
+    struct integ_open q;
+    struct integ_opened o;
+    struct buf b;
+    char *body;
+    size_t len;
+    int rc;
+
+    if (!p)
+        return ERR_NOT_FOUND;
+    q.state = router_query(r, "state");
+    q.confirm = router_query(r, "confirm");
+    q.binding = cookie(r, INTEG_COOKIE_BINDING);
+    q.confirm_cookie = cookie(r, INTEG_COOKIE_CONFIRM);
+    rc = integ_connect_open(INTEG(r), r->store, p, &q, r->arena, &o, e);
+    if (rc)
+        return rc;
+    if (!o.provider_url) {
+        confirm_page(r, p, q.state, &o);
+        return 0;
+    }
+    if (o.binding[0])
+        set_cookie(r, p, INTEG_COOKIE_BINDING, o.binding, "", INTEG_STATE_TTL_MS / 1000, "Lax");
+    if (q.confirm_cookie)
+        set_cookie(r, p, INTEG_COOKIE_CONFIRM, "", "authorize", 0, "Strict");
+    http_resp_header(r->http, "Location", o.provider_url);
+    http_resp_header(r->http, "Cache-Control", "no-store");
+    http_resp_header(r->http, "Referrer-Policy", "no-referrer");
+    buf_init(&b, 4096);
+    buf_appendf(&b, "<!doctype html><title>Redirecting</title><p>Redirecting to %s.</p>\n",
+                p->name);
+    body = buf_take(&b, &len);
+    router_respond_raw(r, 302, "text/html; charset=utf-8", body, len);
+    return 0;
+}
+
 /* ---- Callback ---- */
 
-/* The user goes back to 'redirect_uri' with the outcome, or sees a short page. */
+/* The user goes back to 'redirect_uri' (percent-encoded at connect) with the outcome, or sees a
+ * short page. */
 static void send_back(struct router_req *r, const struct integ_provider *p,
                       const char *redirect_uri, const char *error)
 {
@@ -219,6 +357,7 @@ static void send_back(struct router_req *r, const struct integ_provider *p,
     char *body;
     size_t len;
 
+    set_cookie(r, p, INTEG_COOKIE_BINDING, "", "", 0, "Lax"); /* the flow is over */
     buf_init(&b, 16 * 1024);
     if (redirect_uri) {
         struct buf loc;
@@ -278,7 +417,7 @@ int api_integrations_callback(struct router_req *r, struct err *e)
 {
     const struct integ_provider *p = find_provider(r, e);
     struct integ_callback q = {router_query(r, "state"), router_query(r, "code"),
-                               router_query(r, "error")};
+                               router_query(r, "error"), cookie(r, INTEG_COOKIE_BINDING)};
     struct integ_waiter w = {callback_defer, callback_done, r};
     struct integ_outcome now;
     int rc;
@@ -314,47 +453,234 @@ static const char *req_header(void *ud, const char *name)
     return http_req_header(ud, name);
 }
 
+/* What the provider sent: the raw body, the parsed one (NULL before it is parsed), headers. */
+static void inbound_of(struct router_req *r, struct integ_inbound *in)
+{
+    memset(in, 0, sizeof(*in));
+    in->body = http_req_body(r->http, &in->len);
+    in->payload = r->body;
+    in->header = req_header;
+    in->header_ud = r->http;
+    in->now_ms = clock_now_ms();
+}
+
+/* The provider of an events route that receives events: 'team' also needs it to find its
+ * organizations by workspace (Slack's). Else the route is not one (404). */
+static const struct integ_provider *events_provider(struct router_req *r, bool team, struct err *e)
+{
+    const struct integ_provider *p = integ_provider_find(r->params[0]);
+    if (!p || p->events == INTEG_EVENTS_NONE || (team && p->events != INTEG_EVENTS_SLACK)) {
+        err_set(e, ERR_NOT_FOUND, "route_not_found", NULL, "No such route: POST %.200s.",
+                http_req_path(r->http));
+        return NULL;
+    }
+    return p;
+}
+
+/*
+ * The router's ROUTE_VERIFY check of both events routes, before the request counts against any
+ * limit: the provider's signature over the raw body, with the organization's own secret where
+ * the token's tenant set one (r->authed), else the server's.
+ */
+int api_integrations_verify(struct router_req *r, struct err *e)
+{
+    const struct integ_provider *p = events_provider(r, !r->authed, e);
+    struct integ_inbound in;
+
+    if (!p)
+        return ERR_NOT_FOUND;
+    inbound_of(r, &in);
+    return integ_event_authenticate(INTEG(r), r->store, r->authed ? &r->tenant : NULL, p, &in,
+                                    r->arena, e);
+}
+
+/* Note 'ev' for tenant 't' and queue the runs it starts into 'runs'. */
+static int receive(struct router_req *r, const struct store_tenant *t,
+                   const struct integ_provider *p, const struct integ_inbound *in,
+                   struct integ_event *ev, json_t *runs, struct err *e)
+{
+    size_t before = json_array_size(runs);
+    int rc = integ_event_note(r->store, t, p, in, ev, e);
+
+    if (rc || !ev->name || ev->duplicate)
+        return rc;
+    rc = wf_runs_for_event(r->store, t, ev->name, r->body, r->arena, runs, e);
+    if (!rc && json_array_size(runs) > before)
+        task_runner_wake(api_svc(r)->tasks);
+    return rc;
+}
+
+/* Answer {event, duplicate, runs} (takes 'runs'). */
+static void respond_event(struct router_req *r, const struct integ_event *ev, bool duplicate,
+                          json_t *runs)
+{
+    router_respond(
+        r, json_pack("{s:s?,s:b,s:o}", "event", ev->name, "duplicate", duplicate, "runs", runs));
+}
+
 /*
  * POST /v1/integrations/{provider}/events/{token}: an event the provider sends (no API key:
- * the token names the organization and mode, the provider's signature proves the sender).
- * A verified event starts every enabled workflow of the tenant triggered by its name, with
- * the payload as trigger data; a delivery seen before starts nothing again.
+ * the token names the organization and mode; the signature, checked by
+ * api_integrations_verify() before the limits, proves the sender). A verified event starts
+ * every enabled workflow of the tenant triggered by its name, with the payload as trigger
+ * data; a delivery seen before starts nothing again.
  */
 int api_integrations_events(struct router_req *r, struct err *e)
 {
-    const struct integ_provider *p = integ_provider_find(r->params[0]);
+    const struct integ_provider *p = events_provider(r, false, e);
     struct integ_inbound in;
     struct integ_event ev;
     json_t *runs;
     int rc;
 
-    if (!p || p->events == INTEG_EVENTS_NONE)
-        return err_set(e, ERR_NOT_FOUND, "route_not_found", NULL, "No such route: POST %.200s.",
-                       http_req_path(r->http));
-    memset(&in, 0, sizeof(in));
-    in.body = http_req_body(r->http, &in.len);
-    in.payload = r->body;
-    in.header = req_header;
-    in.header_ud = r->http;
-    in.now_ms = clock_now_ms();
-    rc = integ_event_receive(r->env->cfg, r->store, &r->tenant, p, &in, r->arena, &ev, e);
-    if (rc)
-        return rc;
+    if (!p)
+        return ERR_NOT_FOUND;
+    inbound_of(r, &in);
+    integ_event_name(p, &in, r->arena, &ev);
     if (ev.answer) {
         router_respond(r, ev.answer);
         return 0;
     }
     runs = json_array();
-    if (ev.name && !ev.duplicate) {
-        rc = wf_runs_for_event(r->store, &r->tenant, ev.name, r->body, r->arena, runs, e);
-        if (rc) {
-            json_decref(runs);
-            return rc;
-        }
-        if (json_array_size(runs))
-            task_runner_wake(api_svc(r)->tasks);
+    rc = receive(r, &r->tenant, p, &in, &ev, runs, e);
+    if (rc) {
+        json_decref(runs);
+        return rc;
     }
-    router_respond(
-        r, json_pack("{s:s?,s:b,s:o}", "event", ev.name, "duplicate", ev.duplicate, "runs", runs));
+    respond_event(r, &ev, ev.duplicate, runs);
     return 0;
+}
+
+/*
+ * POST /v1/integrations/{provider}/events (Slack only): the request URL of the server's Slack
+ * app, which serves every organization. The event (signed with the app's secret) goes to each
+ * organization and mode whose Slack connection holds its workspace (team_id), noted for each;
+ * no organization's limits apply (Slack's own do), each run's credits do. 'duplicate': every
+ * organization it reached had it already.
+ */
+int api_integrations_slack_events(struct router_req *r, struct err *e)
+{
+    const struct integ_provider *p = events_provider(r, true, e);
+    struct store_tenant tenants[INTEG_TEAM_TENANTS];
+    struct integ_inbound in;
+    struct integ_event ev;
+    size_t n = 0, seen = 0;
+    json_t *runs;
+    int rc;
+
+    if (!p)
+        return ERR_NOT_FOUND;
+    inbound_of(r, &in);
+    integ_event_name(p, &in, r->arena, &ev);
+    if (ev.answer) {
+        router_respond(r, ev.answer);
+        return 0;
+    }
+    rc = ev.name ? integ_event_tenants(INTEG(r), r->store, p, &in, tenants, &n, e) : 0;
+    if (rc)
+        return rc;
+    runs = json_array();
+    for (size_t i = 0; i < n && !rc; i++) {
+        rc = receive(r, &tenants[i], p, &in, &ev, runs, e);
+        seen += ev.duplicate;
+    }
+    if (rc) {
+        json_decref(runs);
+        return rc;
+    }
+    respond_event(r, &ev, n > 0 && seen == n, runs);
+    return 0;
+}
+
+/* ---- The organization's events URL and signing secret ---- */
+
+/* {provider, events_url, secret_set, verified_with} */
+static int respond_events_view(struct router_req *r, const struct integ_events_view *v,
+                               struct err *e)
+{
+    struct buf b;
+    struct jw w;
+    buf_init(&b, 64 * 1024);
+    jw_init(&w, &b);
+    jw_obj(&w);
+    jw_key(&w, "provider");
+    jw_str(&w, v->p->id);
+    jw_key(&w, "events_url");
+    jw_str(&w, v->events_url);
+    jw_key(&w, "secret_set");
+    jw_bool(&w, v->secret_set);
+    jw_key(&w, "verified_with");
+    jw_str(&w, v->verified_with);
+    jw_obj_end(&w);
+    return router_respond_jw(r, &w, &b, e);
+}
+
+/* GET /v1/integrations/{provider}/events: how the provider's events reach the organization. */
+int api_integrations_events_get(struct router_req *r, struct err *e)
+{
+    const struct integ_provider *p = find_provider(r, e);
+    struct integ_events_view v;
+    int rc;
+
+    if (!p)
+        return ERR_NOT_FOUND;
+    rc = integ_events_get(INTEG(r), r->store, &r->tenant, p, r->arena, &v, e);
+    return rc ? rc : respond_events_view(r, &v, e);
+}
+
+/* POST /v1/integrations/{provider}/events/rotate: a new events URL; the old one is 404 now. */
+int api_integrations_events_rotate(struct router_req *r, struct err *e)
+{
+    const struct integ_provider *p = find_provider(r, e);
+    struct integ_events_view v;
+    int rc;
+
+    if (!p)
+        return ERR_NOT_FOUND;
+    rc = integ_events_rotate(INTEG(r), r->store, &r->tenant, p, r->arena, &v, e);
+    return rc ? rc : respond_events_view(r, &v, e);
+}
+
+struct secret_body {
+    const char *secret;
+};
+
+/* Printable ASCII: what GitHub's form takes and a header-free HMAC key needs. */
+static bool secret_chars_ok(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c < 0x20 || c >= 0x7f)
+            return false;
+    }
+    return true;
+}
+
+static const struct jb_field secret_fields[] = {
+    {"secret", JB_STRING, offsetof(struct secret_body, secret), JB_REQUIRED | JB_NULLABLE,
+     INTEG_SECRET_MIN, INTEG_SECRET_MAX, NULL, secret_chars_ok,
+     "must be printable ASCII (match ^[ -~]+$)"},
+};
+
+const struct jb_binding api_integrations_secret_body = {secret_fields, 1};
+
+/* POST /v1/integrations/{provider}/events/secret {secret}: the organization's own signing
+ * secret (write-only; null forgets it). */
+int api_integrations_events_secret(struct router_req *r, struct err *e)
+{
+    const struct integ_provider *p = find_provider(r, e);
+    struct integ_events_view v;
+    struct secret_body b;
+    struct jb_result res;
+    int rc;
+
+    if (!p)
+        return ERR_NOT_FOUND;
+    memset(&b, 0, sizeof(b));
+    rc = jb_bind(r->body, secret_fields, 1, &b, r->arena, &res, e);
+    if (rc)
+        return rc;
+    rc = integ_events_secret(INTEG(r), r->store, &r->tenant, p,
+                             JB_IS_NULL(res, 0) ? NULL : b.secret, r->arena, &v, e);
+    return rc ? rc : respond_events_view(r, &v, e);
 }

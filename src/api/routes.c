@@ -62,6 +62,7 @@ static const struct router_qparam q_events[] = {ENUM("type", WEBHOOKS_EVENT_TYPE
                                                 CURSOR("before"), QEND};
 static const struct router_qparam q_deliveries[] = {TEXT("event_id"), LIMIT(50), CURSOR("before"),
                                                     QEND};
+static const struct router_qparam q_authorize[] = {TEXT("state"), TEXT("confirm"), QEND};
 static const struct router_qparam q_callback[] = {TEXT("code"), TEXT("state"), TEXT("error"),
                                                   TEXT("error_description"), QEND};
 
@@ -145,12 +146,22 @@ const struct route api_routes[] = {
     {"GET", "/v1/integrations", api_integrations_list, INTG, 0, NULL, NULL, NULL},
     {"POST", "/v1/integrations/{provider}/connect", api_integrations_connect, INTG, 0, NULL,
      &api_integrations_connect_body, NULL},
+    {"GET", "/v1/integrations/{provider}/authorize", api_integrations_authorize, 0, ROUTE_PUBLIC,
+     q_authorize, NULL, NULL},
     {"GET", "/v1/integrations/{provider}/callback", api_integrations_callback, 0,
      ROUTE_PUBLIC | ROUTE_LOOSE_QUERY, q_callback, NULL, NULL},
     {"DELETE", "/v1/integrations/{provider}", api_integrations_disconnect, INTG, 0, NULL, NULL,
      NULL},
+    {"GET", "/v1/integrations/{provider}/events", api_integrations_events_get, INTG, 0, NULL, NULL,
+     NULL},
+    {"POST", "/v1/integrations/{provider}/events", api_integrations_slack_events, 0,
+     ROUTE_PUBLIC | ROUTE_VERIFY, NULL, NULL, NULL},
+    {"POST", "/v1/integrations/{provider}/events/rotate", api_integrations_events_rotate, INTG, 0,
+     NULL, &api_no_body, NULL},
+    {"POST", "/v1/integrations/{provider}/events/secret", api_integrations_events_secret, INTG, 0,
+     NULL, &api_integrations_secret_body, NULL},
     {"POST", "/v1/integrations/{provider}/events/{token}", api_integrations_events, 0,
-     ROUTE_PUBLIC | ROUTE_HOOK | ROUTE_EVENTS, NULL, NULL, NULL},
+     ROUTE_PUBLIC | ROUTE_HOOK | ROUTE_EVENTS | ROUTE_VERIFY, NULL, NULL, NULL},
     {"GET", "/v1/events", api_events_list, HOOK, 0, q_events, NULL, NULL},
     {"GET", "/v1/events/{id}", api_events_get, HOOK, 0, NULL, NULL, NULL},
     {"POST", "/v1/events/{id}/redeliver", api_events_redeliver, HOOK, 0, NULL,
@@ -174,6 +185,7 @@ const size_t api_nroutes = sizeof(api_routes) / sizeof(api_routes[0]);
 /* See api.h. */
 struct router_app api_app(const struct api_services *svc)
 {
-    struct router_app app = {api_routes, api_nroutes, api_error_respond, &svc->router, svc};
+    struct router_app app = {api_routes,   api_nroutes, api_error_respond,
+                             &svc->router, svc,         api_integrations_verify};
     return app;
 }

@@ -27,6 +27,7 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
@@ -193,6 +194,113 @@ static int finish_public_url(struct config *c, struct err *e)
     return 0;
 }
 
+/* See config.h. */
+int config_origin(const char *url, size_t len, char *out, size_t n, size_t *end)
+{
+    static const struct {
+        const char *scheme;
+        size_t len;
+        uint64_t port;
+    } schemes[] = {{"http://", 7, 80}, {"https://", 8, 443}};
+    size_t i = 0, at, host, hlen, k;
+    uint64_t port = 0;
+    int w;
+
+    for (k = 0; k < COUNT(schemes); k++) {
+        if (len >= schemes[k].len && strncasecmp(url, schemes[k].scheme, schemes[k].len) == 0)
+            break;
+    }
+    if (k == COUNT(schemes))
+        return ERR_INVALID;
+    i = at = schemes[k].len;
+    while (i < len && !strchr("/?#\\", url[i]))
+        i++;
+    if (end)
+        *end = i;
+    if (memchr(url + at, '@', i - at))
+        return ERR_INVALID; /* userinfo: what a reader takes for the host is not the host */
+    host = at;
+    if (host < i && url[host] == '[') { /* an IPv6 literal */
+        const char *close = memchr(url + host, ']', i - host);
+        if (!close)
+            return ERR_INVALID;
+        hlen = (size_t)(close - (url + host)) + 1;
+        for (size_t j = host + 1; j < host + hlen - 1; j++) {
+            if (!strchr("0123456789abcdefABCDEF:.", url[j]))
+                return ERR_INVALID;
+        }
+    } else {
+        hlen = 0;
+        while (host + hlen < i && url[host + hlen] != ':') {
+            char c = url[host + hlen];
+            if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '-' || c == '.'))
+                return ERR_INVALID;
+            hlen++;
+        }
+    }
+    if (hlen == 0 || hlen > 253)
+        return ERR_INVALID;
+    if (host + hlen < i) { /* ":port" */
+        struct str p = {url + host + hlen + 1, i - host - hlen - 1};
+        if (url[host + hlen] != ':' ||
+            (p.len && (str_to_u64(p, &port) || port == 0 || port > 65535)))
+            return ERR_INVALID;
+    }
+    w = snprintf(out, n, "%.*s", (int)schemes[k].len, schemes[k].scheme);
+    for (size_t j = 0; j < hlen && w >= 0 && (size_t)w + 1 < n; j++) {
+        char c = url[host + j];
+        out[w++] = c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+        out[w] = '\0';
+    }
+    if (w < 0 || (size_t)w + 1 >= n)
+        return ERR_INVALID;
+    if (port && port != schemes[k].port &&
+        snprintf(out + w, n - (size_t)w, ":%u", (unsigned)port) >= (int)(n - (size_t)w))
+        return ERR_INVALID;
+    return 0;
+}
+
+/*
+ * WORKFORCE_OAUTH_REDIRECT_ORIGINS: origins separated by commas or spaces (a trailing '/' is
+ * taken), kept canonical (config_origin) and comma separated; by default the public URL's.
+ */
+static int finish_redirect_origins(struct config *c, struct err *e)
+{
+    char list[sizeof(c->oauth_redirect_origins)] = "", one[300];
+    const char *v = c->oauth_redirect_origins;
+    size_t used = 0;
+
+    if (!*v) {
+        if (config_origin(c->public_url, strlen(c->public_url), one, sizeof(one), NULL))
+            return err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_OAUTH_REDIRECT_ORIGINS",
+                           "has no default: WORKFORCE_PUBLIC_URL names no origin");
+        snprintf(c->oauth_redirect_origins, sizeof(c->oauth_redirect_origins), "%s", one);
+        return 0;
+    }
+    for (const char *p = v; *p;) {
+        size_t len, end = 0;
+        while (*p == ',' || *p == ' ')
+            p++;
+        len = strcspn(p, ", ");
+        if (!len)
+            break;
+        if (config_origin(p, len, one, sizeof(one), &end) ||
+            !(end == len || (end + 1 == len && p[end] == '/')) ||
+            used + strlen(one) + 2 > sizeof(list))
+            return err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_OAUTH_REDIRECT_ORIGINS",
+                           "must be origins (http[s]://HOST[:PORT], no path, no user name) "
+                           "separated by commas");
+        used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", used ? "," : "", one);
+        p += len;
+    }
+    if (!used)
+        return err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_OAUTH_REDIRECT_ORIGINS",
+                       "names no origin");
+    memcpy(c->oauth_redirect_origins, list, used + 1);
+    return 0;
+}
+
 /* With PostgreSQL there is nothing to be beside, and every node must read the same file. */
 static int finish_secret_file(struct config *c, struct err *e)
 {
@@ -248,6 +356,11 @@ static const struct config_setting settings[] = {
      .finish = finish_public_url,
      .desc = "The address clients reach the server at (links in answers, OAuth callbacks); behind "
              "a load balancer, its address."},
+    {.name = "WORKFORCE_OAUTH_REDIRECT_ORIGINS", .type = CONFIG_STRING, .def = "",
+     .computed = "the origin of WORKFORCE_PUBLIC_URL", MEMBER(oauth_redirect_origins),
+     .finish = finish_redirect_origins,
+     .desc = "Where an integration's OAuth connection may send the user back (redirect_uri): "
+             "origins (http[s]://HOST[:PORT]) separated by commas."},
     {.name = "WORKFORCE_SECRET_FILE", .type = CONFIG_PATH, .def = "",
      .computed = "server.secret beside the database; required with a postgres:// database",
      MEMBER(secret_file), .finish = finish_secret_file,

@@ -57,6 +57,8 @@ struct config {
     unsigned listen_port;
     char database[1024];
     char public_url[512];
+    /* Where an OAuth connection may send the user back: canonical origins, comma separated */
+    char oauth_redirect_origins[1024];
     char secret_file[1024];
     char redis_url[1024];       /* shared rate limits (redis://...); empty: in the database */
     char files_dir[1024];       /* uploaded documents: "files" beside the database */
@@ -136,6 +138,15 @@ struct config_setting {
     config_compute_fn compute; /* the default when 'def' is NULL, or NULL */
     config_finish_fn finish;   /* derives the value in config_finish(), or NULL */
 };
+
+/*
+ * The canonical origin of the http(s) URL 'url' ('len' bytes) into 'out' ('n' bytes):
+ * "scheme://host[:port]", scheme and host in lower case, the scheme's default port left out.
+ * '*end' (when not NULL) is where the authority ends in 'url'. ERR_INVALID for another scheme,
+ * an empty or malformed host, a port out of range, or a user name or password before the host.
+ * Pure.
+ */
+int config_origin(const char *url, size_t len, char *out, size_t n, size_t *end);
 
 /* Number of rows (the OAuth ones included: provider x field). */
 size_t config_setting_count(void);

@@ -4,9 +4,16 @@
  * with PKCE, started by integ_connect_start() and ended by the provider's redirect to the
  * callback, integ_connect_finish().
  *
- * DESIGN. The callback is public: the single-use state, kept only as its SHA-256, names the
- * tenant. It is taken (used) in one statement before anything else, so a replayed or raced
- * callback finds nothing. The code is exchanged through httpc off the request threads (the
+ * DESIGN. The flow is bound to one browser. POST /connect answers the URL of this server's start
+ * page and a cookie (workforce_oauth, HttpOnly, SameSite=Lax, Path /v1/integrations/<p>/) whose
+ * SHA-256 the state keeps; a browser that holds it (the console, which called /connect) goes on
+ * to the provider at once. A browser without it (an API client's user, or someone a link was
+ * sent to) is first shown whose organization the connection is for, and gets its own cookie
+ * only by confirming on that page; once a browser went on, no other can. The callback is
+ * public: the single-use state, kept only as its SHA-256, names the tenant, and the cookie must
+ * be the state's, so a provider's link forwarded to someone else connects nothing. The state
+ * is taken (used) in one statement before anything else, so a replayed or raced callback finds
+ * nothing. The code is exchanged through httpc off the request threads (the
  * caller's waiter is told to defer, then told the outcome from httpc's thread), and where the
  * token answer does not name the account, the provider is asked whose it is (never a reason to
  * fail). Only a complete answer is stored: the tokens sealed under the key derived from the
@@ -14,6 +21,7 @@
  * half made is stored; the failure is kept as the record's error otherwise.
  */
 #include "connection.h"
+#include "inbound.h"
 
 #include "../core/buf.h"
 #include "../core/clock.h"
@@ -52,18 +60,53 @@ static json_t *scopes_asked(const struct config *c, const struct integ_provider 
     return integ_scope_list(s);
 }
 
+/* The hex SHA-256 of 'text' into 'out'. */
+static void hash_hex(const char *text, char out[2 * CRYPTO_SHA256_LEN + 1])
+{
+    unsigned char h[CRYPTO_SHA256_LEN];
+    crypto_sha256(text, strlen(text), h);
+    crypto_hex(h, sizeof(h), out);
+}
+
+/* Whether the browser's cookie 'cookie' (NULL: none) is the one state 'st' is bound to. */
+static bool bound(const struct store_oauth_state *st, const char *cookie)
+{
+    char h[2 * CRYPTO_SHA256_LEN + 1];
+    if (!cookie || !*cookie || strlen(st->binding_hash) != sizeof(h) - 1)
+        return false;
+    hash_hex(cookie, h);
+    return crypto_equal(h, st->binding_hash, sizeof(h) - 1);
+}
+
+/* {public_url}/v1/integrations/{provider}/authorize?state=<state> ('a'). */
+static const char *start_url(const struct config *c, const struct integ_provider *p,
+                             const char *state, struct arena *a)
+{
+    size_t n = strlen(c->public_url);
+    const char *url;
+    struct buf b;
+    buf_init(&b, 64 * 1024);
+    buf_append(&b, c->public_url, n > 0 && c->public_url[n - 1] == '/' ? n - 1 : n);
+    buf_appendf(&b, "/v1/integrations/%s/authorize?state=%s", p->id, state);
+    url = arena_strdup(a, buf_ptr(&b));
+    buf_cleanup(&b);
+    return url;
+}
+
 /*
  * See connection.h. Makes a single-use state bound to tenant 't', 'p' and 'redirect_uri' (NULL:
- * the callback answers a page), valid INTEG_STATE_TTL_MS, with a PKCE verifier sealed in it, and
- * fills '*out' (the URL in 'a'). Errors in 'e': ERR_INVALID integration_not_configured (no
- * client credentials for 'p'), ERR_INTERNAL (no random bytes, sealing failed), the store's code.
+ * the callback answers a page; else checked by integ_redirect_uri() and kept percent-encoded),
+ * valid INTEG_STATE_TTL_MS, with a PKCE verifier sealed in it and bound to the browser cookie
+ * 'out->binding' (a caller that is that browser keeps it), and fills '*out' (the URL of this
+ * server's start page, in 'a'). Errors in 'e': ERR_INVALID invalid_request "redirect_uri",
+ * ERR_INVALID integration_not_configured (no client credentials for 'p'), ERR_INTERNAL (no
+ * random bytes, sealing failed), the store's code.
  */
 int integ_connect_start(const struct integ_env *env, struct store *s, const struct store_tenant *t,
                         const struct integ_provider *p, const char *redirect_uri,
                         const char *const *scopes, size_t nscopes, struct arena *a,
                         struct integ_authorization *out, struct err *e)
 {
-    unsigned char h[CRYPTO_SHA256_LEN];
     char verifier[INTEG_VERIFIER_LEN + 1], challenge[INTEG_CHALLENGE_LEN + 1];
     struct store_oauth_state st;
     struct buf text;
@@ -72,21 +115,26 @@ int integ_connect_start(const struct integ_env *env, struct store *s, const stru
     int64_t now = clock_now_ms();
     int rc;
 
+    memset(out, 0, sizeof(*out));
+    if (redirect_uri && integ_redirect_uri(env->cfg, redirect_uri, a, &redirect_uri, e))
+        return ERR_INVALID;
     if (!integ_configured(env->cfg, p))
         return err_set(e, ERR_INVALID, "integration_not_configured", "provider",
                        "%s has no OAuth client configured: the operator sets "
                        "WORKFORCE_OAUTH_%s_CLIENT_ID and _CLIENT_SECRET.",
                        p->name, config_oauth_provider_names[p->config_index]);
-    if (id_base62(out->state, INTEG_STATE_LEN) || integ_pkce(verifier, challenge))
+    if (id_base62(out->state, INTEG_STATE_LEN) || id_base62(out->binding, INTEG_STATE_LEN) ||
+        integ_pkce(verifier, challenge))
         return err_set(e, ERR_INTERNAL, "internal_error", NULL, "no random bytes");
     buf_init(&text, 64 * 1024);
     asked = scopes_asked(env->cfg, p, scopes, nscopes, &text);
     asked_text = json_dumps(asked, JSON_COMPACT);
     json_decref(asked);
+    buf_cleanup(&text);
 
     memset(&st, 0, sizeof(st));
-    crypto_sha256(out->state, INTEG_STATE_LEN, h);
-    crypto_hex(h, sizeof(h), st.state_hash);
+    hash_hex(out->state, st.state_hash);
+    hash_hex(out->binding, st.binding_hash);
     st.tenant = *t;
     st.provider = p->id;
     st.verifier = integ_seal(env->key, t, p->id, "verifier", verifier, a, &st.verifier_len);
@@ -94,15 +142,130 @@ int integ_connect_start(const struct integ_env *env, struct store *s, const stru
     st.scopes = arena_strdup(a, asked_text ? asked_text : "[]");
     st.created_at = now;
     st.expires_at = now + INTEG_STATE_TTL_MS;
-    out->url = integ_authorize_url(env->cfg, p, buf_ptr(&text), out->state, challenge, a);
+    out->url = start_url(env->cfg, p, out->state, a);
     out->expires_at = st.expires_at;
-    buf_cleanup(&text);
     free(asked_text);
     if (!st.verifier)
         return err_set(e, ERR_INTERNAL, "internal_error", NULL, "sealing failed");
     rc = store_oauth_state_create(s, &st);
     if (rc)
         return err_set(e, rc, "internal_error", NULL, "state write failed");
+    return 0;
+}
+
+/* ---- The start page ---- */
+
+/* The provider's authorization URL of state 'st' (its verifier opened, its scopes joined). */
+static const char *provider_url(const struct integ_env *env, const struct integ_provider *p,
+                                const struct store_oauth_state *st, const char *state,
+                                struct arena *a)
+{
+    unsigned char h[CRYPTO_SHA256_LEN];
+    char challenge[INTEG_CHALLENGE_LEN + 1];
+    const char *verifier =
+        integ_open(env->key, &st->tenant, p->id, "verifier", st->verifier, st->verifier_len, a);
+    json_t *scopes = json_loads(st->scopes ? st->scopes : "[]", 0, NULL), *v;
+    const char *url;
+    struct buf text;
+    size_t i;
+
+    if (!verifier) {
+        json_decref(scopes);
+        return NULL;
+    }
+    crypto_sha256(verifier, strlen(verifier), h);
+    crypto_base64url(h, sizeof(h), challenge);
+    buf_init(&text, 64 * 1024);
+    json_array_foreach(scopes, i, v) buf_appendf(&text, "%s%s", i ? " " : "", json_string_value(v));
+    url = integ_authorize_url(env->cfg, p, buf_ptr(&text), state, challenge, a);
+    buf_cleanup(&text);
+    json_decref(scopes);
+    return url;
+}
+
+/* Go on to the provider: the state marked opened (and bound to the browser's new cookie
+ * 'binding' when not NULL), '*out' the provider's URL. */
+static int go_on(const struct integ_env *env, struct store *s, const struct integ_provider *p,
+                 const struct store_oauth_state *st, const char *state, const char *binding,
+                 struct arena *a, struct integ_opened *out, struct err *e)
+{
+    char h[2 * CRYPTO_SHA256_LEN + 1];
+    int rc;
+
+    if (binding)
+        hash_hex(binding, h);
+    rc = store_oauth_state_start(s, st->state_hash, p->id, clock_now_ms(), binding ? h : NULL);
+    if (rc == ERR_NOT_FOUND)
+        return err_set(e, ERR_INVALID, "invalid_request", "state",
+                       "This connection was opened in another browser meanwhile, or has ended. "
+                       "Start again with POST /v1/integrations/%s/connect.",
+                       p->id);
+    if (rc)
+        return err_set(e, rc, "internal_error", NULL, "state write failed");
+    out->provider_url = provider_url(env, p, st, state, a);
+    if (!out->provider_url)
+        return err_set(e, ERR_INTERNAL, "internal_error", NULL, "the state does not open");
+    return 0;
+}
+
+/*
+ * See connection.h. The browser that holds the state's cookie goes on at once; another, while no
+ * browser went on, is shown whose organization the connection is for and goes on only when it
+ * confirms (its confirmation cookie, SameSite=Strict, proves the confirmation came from that
+ * page and not from another site), and then holds the binding; once one went on, no other
+ * can. Errors: ERR_INVALID invalid_request "state" (none, unknown, used, expired, of another
+ * provider, opened in another browser) or "confirm" (a confirmation without its cookie), the
+ * store's code, ERR_INTERNAL.
+ */
+int integ_connect_open(const struct integ_env *env, struct store *s, const struct integ_provider *p,
+                       const struct integ_open *q, struct arena *a, struct integ_opened *out,
+                       struct err *e)
+{
+    char hash[2 * CRYPTO_SHA256_LEN + 1];
+    struct store_oauth_state st;
+    struct store_org org;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (!q->state || !*q->state)
+        return err_set(e, ERR_INVALID, "invalid_request", "state",
+                       "The link has no state: it does not come from a connect.");
+    hash_hex(q->state, hash);
+    rc = store_oauth_state_peek(s, hash, p->id, clock_now_ms(), a, &st);
+    if (rc == ERR_NOT_FOUND)
+        return err_set(e, ERR_INVALID, "invalid_request", "state",
+                       "Invalid state: unknown, already used, expired, or of another provider. "
+                       "Start again with POST /v1/integrations/%s/connect.",
+                       p->id);
+    if (rc)
+        return err_set(e, rc, "internal_error", NULL, "state read failed");
+    if (bound(&st, q->binding))
+        return go_on(env, s, p, &st, q->state, NULL, a, out, e);
+    if (st.opened_at)
+        return err_set(e, ERR_INVALID, "invalid_request", "state",
+                       "This connection was opened in another browser: finish it there, or "
+                       "start again with POST /v1/integrations/%s/connect.",
+                       p->id);
+    if (q->confirm) {
+        if (!q->confirm_cookie || strlen(q->confirm_cookie) != INTEG_STATE_LEN ||
+            strlen(q->confirm) != INTEG_STATE_LEN ||
+            !crypto_equal(q->confirm, q->confirm_cookie, INTEG_STATE_LEN))
+            return err_set(e, ERR_INVALID, "invalid_request", "confirm",
+                           "This confirmation did not come from this browser's page: open the "
+                           "link again and press Continue.");
+        if (id_base62(out->binding, INTEG_STATE_LEN))
+            return err_set(e, ERR_INTERNAL, "internal_error", NULL, "no random bytes");
+        return go_on(env, s, p, &st, q->state, out->binding, a, out, e);
+    }
+    rc = store_org_get(s, st.tenant.org_id, &org);
+    if (rc)
+        return err_set(e, rc == ERR_NOT_FOUND ? ERR_INVALID : rc,
+                       rc == ERR_NOT_FOUND ? "invalid_request" : "internal_error", "state",
+                       "The organization of this connection is gone.");
+    out->org = arena_strdup(a, org.slug);
+    out->mode = st.tenant.mode;
+    if (id_base62(out->confirm, INTEG_STATE_LEN))
+        return err_set(e, ERR_INTERNAL, "internal_error", NULL, "no random bytes");
     return 0;
 }
 
@@ -277,6 +440,8 @@ static int store_connection(struct exchange *x, struct store *s, struct arena *a
     row.status = "connected";
     row.connected_at = now;
     row.updated_at = now;
+    /* Slack's workspace: the events of the server's Slack app find the connection by it */
+    row.account_key = integ_account_key(x->env->key, x->p, x->got.account_id, a);
     if (text) {
         row.secrets =
             integ_seal(x->env->key, &x->tenant, x->p->id, "secrets", text, a, &row.secrets_len);
@@ -365,6 +530,11 @@ static void ask_who(struct exchange *x)
     struct httpc_request req;
     struct buf auth;
 
+    if (strstr(x->p->whoami_path, "{token}") &&
+        !integ_segment_ok(x->got.access_token, 4096, NULL)) {
+        who_done(x, ERR_INVALID, 0, "the token cannot be a segment of the lookup's path");
+        return; /* nothing sent: the account's name stays unknown */
+    }
     buf_init(&auth, 64 * 1024);
     buf_appendf(&auth, "Authorization: Bearer %s", x->got.access_token);
     headers[0] = buf_ptr(&auth);
@@ -456,19 +626,20 @@ static void refused(struct store *s, const struct integ_provider *p,
 }
 
 /*
- * See connection.h. Takes the state of 'q' (single use) and then either ends now, with
+ * See connection.h. Takes the state of 'q' (single use), which must be bound to the browser's
+ * cookie 'q->binding', and then either ends now, with
  * '*out' set and not pending (the provider sent an error or no code: noted as the record's
  * error), or exchanges the code: 'out->pending' set, 'w->defer' called before the exchange
  * starts and 'w->done' with the outcome once it is stored or failed. Errors in 'e' (nothing
  * started): ERR_INVALID invalid_request "state" (none, unknown, used, expired, of another
- * provider), ERR_INTERNAL (the state does not open), the store's code.
+ * provider, or a browser that did not start it), ERR_INTERNAL (the state does not open), the
+ * store's code.
  */
 int integ_connect_finish(const struct integ_env *env, struct store *s,
                          const struct integ_provider *p, const struct integ_callback *q,
                          const struct integ_waiter *w, struct arena *a, struct integ_outcome *out,
                          struct err *e)
 {
-    unsigned char h[CRYPTO_SHA256_LEN];
     char hash[2 * CRYPTO_SHA256_LEN + 1];
     struct store_oauth_state st;
     const char *verifier;
@@ -479,8 +650,7 @@ int integ_connect_finish(const struct integ_env *env, struct store *s,
     if (!q->state || !*q->state)
         return err_set(e, ERR_INVALID, "invalid_request", "state",
                        "The callback has no state: it does not come from a connect.");
-    crypto_sha256(q->state, strlen(q->state), h);
-    crypto_hex(h, sizeof(h), hash);
+    hash_hex(q->state, hash);
     rc = store_oauth_state_take(s, hash, p->id, clock_now_ms(), a, &st);
     if (rc == ERR_NOT_FOUND)
         return err_set(e, ERR_INVALID, "invalid_request", "state",
@@ -489,6 +659,12 @@ int integ_connect_finish(const struct integ_env *env, struct store *s,
                        p->id);
     if (rc)
         return err_set(e, rc, "internal_error", NULL, "state read failed");
+    /* Taken first: a callback in a browser that did not start the flow uses it up too. */
+    if (!bound(&st, q->binding))
+        return err_set(e, ERR_INVALID, "invalid_request", "state",
+                       "This connection was started in another browser: a link sent to you "
+                       "connects nothing. Start again with POST /v1/integrations/%s/connect.",
+                       p->id);
     if (q->error || !q->code || !*q->code) {
         refused(s, p, &st, q->error, out, a);
         return 0;

@@ -52,11 +52,16 @@ int integ_view_list(const struct integ_env *env, struct store *s, const struct s
 
 /* ---- Connecting (connect.c) ---- */
 
+/* The cookies that bind a connection to the browser that started it (connect.c, DESIGN). */
+#define INTEG_COOKIE_BINDING "workforce_oauth"
+#define INTEG_COOKIE_CONFIRM "workforce_oauth_confirm"
+
 /* Where to send the user to authorize a connection. */
 struct integ_authorization {
-    const char *url; /* the provider's authorization URL (arena) */
+    const char *url; /* this server's start page (arena), which goes on to the provider */
     char state[INTEG_STATE_LEN + 1];
-    int64_t expires_at; /* milliseconds: the state's end */
+    char binding[INTEG_STATE_LEN + 1]; /* the cookie of the browser the connection is bound to */
+    int64_t expires_at;                /* milliseconds: the state's end */
 };
 
 /* Start connecting the tenant to 'p'; 'scopes' NULL: the configured or default ones. */
@@ -65,11 +70,34 @@ int integ_connect_start(const struct integ_env *env, struct store *s, const stru
                         const char *const *scopes, size_t nscopes, struct arena *a,
                         struct integ_authorization *out, struct err *e);
 
+/* A browser at the start page of a connect (each NULL when absent). */
+struct integ_open {
+    const char *state;
+    const char *confirm;        /* the page's Continue: its confirmation token */
+    const char *binding;        /* the browser's INTEG_COOKIE_BINDING */
+    const char *confirm_cookie; /* the browser's INTEG_COOKIE_CONFIRM */
+};
+
+/* What the start page does. */
+struct integ_opened {
+    const char *provider_url; /* go on there; NULL: show whose connection it is, to confirm */
+    char binding[INTEG_STATE_LEN + 1]; /* not empty: the browser's new INTEG_COOKIE_BINDING */
+    const char *org;                   /* the page: the organization's slug, */
+    enum store_mode mode;              /* its mode, */
+    char confirm[INTEG_STATE_LEN + 1]; /* and the confirmation token (INTEG_COOKIE_CONFIRM) */
+};
+
+/* A browser opens the start page of a connect of 'p': go on to the provider, or confirm. */
+int integ_connect_open(const struct integ_env *env, struct store *s, const struct integ_provider *p,
+                       const struct integ_open *q, struct arena *a, struct integ_opened *out,
+                       struct err *e);
+
 /* What the provider's redirect to the callback carries (each NULL when absent). */
 struct integ_callback {
     const char *state;
     const char *code;
-    const char *error; /* the provider's OAuth error ("access_denied") */
+    const char *error;   /* the provider's OAuth error ("access_denied") */
+    const char *binding; /* the browser's INTEG_COOKIE_BINDING */
 };
 
 /* How a callback ended, for the user. */

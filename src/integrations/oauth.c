@@ -6,7 +6,9 @@
 #include "../core/err.h"
 #include "../core/id.h"
 
+#include <ctype.h>
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +87,64 @@ static const char *take(struct buf *b, struct arena *a)
     const char *s = arena_strdup(a, buf_ptr(b));
     buf_cleanup(b);
     return s;
+}
+
+/* Whether 'origin' is one of the comma-separated 'list'. */
+static bool origin_listed(const char *list, const char *origin)
+{
+    size_t n = strlen(origin);
+    for (const char *p = list; *p;) {
+        size_t len = strcspn(p, ",");
+        if (len == n && memcmp(p, origin, n) == 0)
+            return true;
+        p += len + (p[len] == ',');
+    }
+    return false;
+}
+
+/* See oauth.h. The origin is compared as the browser will read it (config_origin): a host
+ * written "app.example.com@evil.example" or "app.example.com\\@evil" never passes. */
+int integ_redirect_uri(const struct config *c, const char *uri, struct arena *a, const char **out,
+                       struct err *e)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    char origin[300];
+    size_t end = 0, len = strlen(uri);
+    struct buf b;
+
+    *out = NULL;
+    for (const unsigned char *p = (const unsigned char *)uri; *p; p++) {
+        if (*p <= ' ' || *p == 0x7f || *p == '#' || *p == '\\')
+            return err_set(e, ERR_INVALID, "invalid_request", "redirect_uri",
+                           "Invalid redirect_uri: must be an absolute http:// or https:// URL "
+                           "with a host and no fragment.");
+    }
+    if (config_origin(uri, len, origin, sizeof(origin), &end)) {
+        if (memchr(uri, '@', end))
+            return err_set(e, ERR_INVALID, "invalid_request", "redirect_uri",
+                           "Invalid redirect_uri: no user name or password before the host.");
+        return err_set(e, ERR_INVALID, "invalid_request", "redirect_uri",
+                       "Invalid redirect_uri: must be an absolute http:// or https:// URL with a "
+                       "host and no fragment.");
+    }
+    if (!origin_listed(c->oauth_redirect_origins, origin))
+        return err_set(e, ERR_INVALID, "invalid_request", "redirect_uri",
+                       "Invalid redirect_uri: %.200s is not an origin this server sends users "
+                       "back to (the operator lists them in WORKFORCE_OAUTH_REDIRECT_ORIGINS).",
+                       origin);
+    buf_init(&b, URL_MAX);
+    buf_appends(&b, origin);
+    for (const unsigned char *p = (const unsigned char *)uri + end; *p; p++) {
+        bool hexpair = *p == '%' && isxdigit(p[1]) && isxdigit(p[2]);
+        if (*p >= 0x80 || strchr("\"<>^`{|}", *p) || (*p == '%' && !hexpair)) {
+            char esc[3] = {'%', hex[*p >> 4], hex[*p & 15]};
+            buf_append(&b, esc, 3);
+        } else {
+            buf_append(&b, p, 1);
+        }
+    }
+    *out = take(&b, a);
+    return 0;
 }
 
 /* See oauth.h. */
@@ -256,6 +316,7 @@ int integ_token_parse(long status, const char *body, size_t len, struct arena *a
     if (out->expires_in < 0 || out->expires_in > 100LL * 365 * 86400)
         out->expires_in = 0;
     out->account = member(json_object_get(o, "team"), "name", a); /* Slack tells it here */
+    out->account_id = member(json_object_get(o, "team"), "id", a);
     rc = 0;
 out:
     json_decref(o);

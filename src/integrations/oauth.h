@@ -49,6 +49,16 @@ int integ_pkce(char verifier[INTEG_VERIFIER_LEN + 1], char challenge[INTEG_CHALL
  * array of strings; the caller owns it. */
 json_t *integ_scope_list(const char *text);
 
+/*
+ * Check the redirect_uri 'uri' a connect asks the user to be sent back to: an absolute http(s)
+ * URL with a host and no fragment, no user name or password, no blank, control character or
+ * backslash, whose origin is one of WORKFORCE_OAUTH_REDIRECT_ORIGINS. 0 with '*out' the URL with
+ * its origin canonical and every byte a Location header may not carry raw percent-encoded (in
+ * 'a'), or ERR_INVALID invalid_request "redirect_uri" in 'e'. Pure.
+ */
+int integ_redirect_uri(const struct config *c, const char *uri, struct arena *a, const char **out,
+                       struct err *e);
+
 /* OAuth's redirect_uri for 'p': {public_url}/v1/integrations/{provider}/callback ('a'). */
 const char *integ_callback_url(const struct config *c, const struct integ_provider *p,
                                struct arena *a);
@@ -71,6 +81,7 @@ struct integ_token {
     const char *refresh_token; /* NULL: none given */
     const char *scope;         /* space separated as granted; NULL: not said */
     const char *account;       /* the account's name where the answer tells it, else NULL */
+    const char *account_id;    /* the account's id where the answer tells it (Slack's team.id) */
     int64_t expires_in;        /* seconds; 0: not said */
 };
 

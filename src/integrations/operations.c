@@ -13,6 +13,9 @@
  *  - hubspot.create_note: the contact found by email when asked (POST .../contacts/search),
  *    then POST {api}/crm/v3/objects/notes with the association. Output {id, url: null}.
  *
+ * A part of a path that comes from the options (a repository, a calendar id) is checked before
+ * the URL is built: "../user" or ".." is refused with the step's error, and nothing is sent.
+ *
  * DESIGN. A worker thread waits for each call (a small condition, as agent.c does); a store
  * handle is borrowed only around store calls. The refresh of a connection happens under one of
  * REFRESH_LOCKS mutexes chosen by the connection, and the connection is read again once the
@@ -40,6 +43,8 @@
 #define CALL_TIMEOUT_MS 30000
 #define ANSWER_MAX (1u << 20)
 #define REFRESH_LOCKS 64
+#define GITHUB_NAME_MAX 100  /* bytes of an owner or a repository's name */
+#define CALENDAR_ID_MAX 1024 /* bytes of a calendar id (an address, or "primary") */
 
 /* ---- Outcomes ---- */
 
@@ -394,6 +399,22 @@ out:
     call_cleanup(&c);
 }
 
+/* Whether "owner/name" ('slash' at its '/') names a GitHub repository: an owner of letters,
+ * digits, '-' and '_' (enterprise accounts), a name of those and '.', neither "." nor "..".
+ * Each part becomes a segment of the URL path, so nothing else may pass. */
+static bool repo_ok(const char *repo, const char *slash)
+{
+    char owner[GITHUB_NAME_MAX + 1];
+    size_t n = (size_t)(slash - repo);
+
+    if (n == 0 || n > GITHUB_NAME_MAX)
+        return false;
+    memcpy(owner, repo, n);
+    owner[n] = '\0';
+    return integ_segment_ok(owner, GITHUB_NAME_MAX, "-_") &&
+           integ_segment_ok(slash + 1, GITHUB_NAME_MAX, "-_.");
+}
+
 static void github_issue(const struct integ_env *env, const struct integ_provider *p,
                          const char *token, const json_t *options, const char *input,
                          struct arena *a, struct integ_result *out)
@@ -407,8 +428,11 @@ static void github_issue(const struct integ_env *env, const struct integ_provide
     json_t *o;
 
     slash = repo ? strchr(repo, '/') : NULL;
-    if (!slash || slash == repo || !slash[1] || strchr(slash + 1, '/') || strpbrk(repo, " ?#")) {
-        failf(out, false, "options.repo must be owner/name, not %.100s.", repo ? repo : "empty");
+    if (!slash || !repo_ok(repo, slash)) {
+        failf(out, false,
+              "options.repo must be owner/name (letters, digits, '-', '_' and, in the name, "
+              "'.'; neither part . or ..), not %.100s.",
+              repo ? repo : "empty");
         return;
     }
     title = nl ? arena_strndup(a, input, (size_t)(nl - input)) : arena_strdup(a, input);
@@ -458,6 +482,11 @@ static void calendar_event(const struct integ_env *env, const struct integ_provi
     struct buf path;
     struct call c;
 
+    if (cal && !integ_segment_ok(cal, CALENDAR_ID_MAX, NULL)) {
+        json_decref(in);
+        failf(out, false, "options.calendar_id must be a calendar's id, not %.100s.", cal);
+        return;
+    }
     if (!summary || !start || !end) {
         json_decref(in);
         failf(out, false,

@@ -29,27 +29,27 @@ static const struct integ_provider providers[INTEG_PROVIDERS] = {
     {"slack", "Slack", "team_chat", 0, "https://slack.com/oauth/v2/authorize",
      "https://slack.com/api/oauth.v2.access", "https://slack.com/api/auth.revoke",
      "https://slack.com/api", "chat:write channels:history", ',', "", INTEG_REVOKE_FORM, ops_slack,
-     INTEG_EVENTS_SLACK, NULL, NULL},
+     INTEG_EVENTS_SLACK, NULL, NULL, false},
     {"google_calendar", "Google Calendar", "calendar", 1,
      "https://accounts.google.com/o/oauth2/v2/auth", "https://oauth2.googleapis.com/token",
      "https://oauth2.googleapis.com/revoke", "https://www.googleapis.com",
      "openid email https://www.googleapis.com/auth/calendar.events", ' ',
      "&access_type=offline&prompt=consent", INTEG_REVOKE_FORM, ops_google, INTEG_EVENTS_NONE,
-     "/oauth2/v3/userinfo", "email"},
+     "/oauth2/v3/userinfo", "email", false},
     {"outlook", "Outlook", "email_calendar", 2,
      "https://login.microsoftonline.com/common/oauth2/v2.0/authorize",
      "https://login.microsoftonline.com/common/oauth2/v2.0/token", "",
      "https://graph.microsoft.com", "offline_access User.Read Mail.Send", ' ', "",
-     INTEG_REVOKE_NONE, ops_outlook, INTEG_EVENTS_NONE, "/v1.0/me", "userPrincipalName"},
+     INTEG_REVOKE_NONE, ops_outlook, INTEG_EVENTS_NONE, "/v1.0/me", "userPrincipalName", false},
     {"github", "GitHub", "code_hosting", 3, "https://github.com/login/oauth/authorize",
      "https://github.com/login/oauth/access_token", "https://api.github.com/applications",
      "https://api.github.com", "repo", ' ', "", INTEG_REVOKE_GITHUB, ops_github,
-     INTEG_EVENTS_GITHUB, "/user", "login"},
+     INTEG_EVENTS_GITHUB, "/user", "login", true},
     {"hubspot", "HubSpot", "crm", 4, "https://app.hubspot.com/oauth/authorize",
      "https://api.hubapi.com/oauth/v1/token", "https://api.hubapi.com/oauth/v1/refresh-tokens",
      "https://api.hubapi.com", "crm.objects.contacts.read crm.objects.contacts.write", ' ', "",
      INTEG_REVOKE_HUBSPOT, ops_hubspot, INTEG_EVENTS_NONE, "/oauth/v1/access-tokens/{token}",
-     "hub_domain"},
+     "hub_domain", false},
 };
 
 /* See providers.h. */
@@ -96,4 +96,21 @@ bool integ_configured(const struct config *c, const struct integ_provider *p)
 {
     return *integ_setting(c, p, CONFIG_OAUTH_CLIENT_ID) &&
            *integ_setting(c, p, CONFIG_OAUTH_CLIENT_SECRET);
+}
+
+/* See providers.h. Checked before a URL is built from a value that a template, a provider or an
+ * operator gave, so that nothing is sent to a path other than the operation's. */
+bool integ_segment_ok(const char *s, size_t max, const char *extra)
+{
+    size_t n = s ? strlen(s) : 0;
+
+    if (n == 0 || n > max || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
+        return false;
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        bool alnum =
+            (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9');
+        if (*c < 0x20 || *c == 0x7f || (extra && !alnum && !strchr(extra, *c)))
+            return false;
+    }
+    return true;
 }

@@ -44,6 +44,9 @@ struct integ_provider {
     /* Where the account's name is asked for when the token answer does not tell it: a path
      * under the API URL ("{token}" replaced by the access token) and the member naming it. */
     const char *whoami_path, *whoami_field;
+    /* Whether an organization may set its own signing secret for its events (GitHub's webhook
+     * secret is chosen for each repository; Slack signs with its app's, the server's). */
+    bool own_secret;
 };
 
 /* The provider named 'id', or NULL. */
@@ -57,5 +60,10 @@ const char *integ_setting(const struct config *c, const struct integ_provider *p
                           enum config_oauth_field f);
 /* Whether its client id and secret are set. */
 bool integ_configured(const struct config *c, const struct integ_provider *p);
+
+/* Whether 's' may be one segment of a URL path at a provider: 1 to 'max' bytes, none a control
+ * character, and not "." or ".." (which a URL resolves to another path). 'extra' NULL: any other
+ * byte may follow (the caller percent-encodes it); else only letters, digits and 'extra'. */
+bool integ_segment_ok(const char *s, size_t max, const char *extra);
 
 #endif

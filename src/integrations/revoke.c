@@ -91,7 +91,7 @@ static void revoke_github(const struct config *c, const struct integ_provider *p
  * See connection.h. 'hint' is "access_token" or "refresh_token"; '*out' (its URL, body and
  * headers in 'a') is ready for httpc_start(). ERR_NOT_FOUND, '*out' untouched, when 'p' has no
  * revocation endpoint or takes no revocation of a token of that kind (HubSpot: refresh tokens
- * only).
+ * only); ERR_INVALID when a part of the path would not be one segment ("..": nothing is sent).
  */
 int integ_revoke_request(const struct config *c, const struct integ_provider *p, const char *token,
                          const char *hint, struct arena *a, struct httpc_request *out)
@@ -113,11 +113,19 @@ int integ_revoke_request(const struct config *c, const struct integ_provider *p,
         revoke_form(c, p, url, token, hint, &b, &u, a, &req);
         break;
     case INTEG_REVOKE_GITHUB:
+        if (!integ_segment_ok(integ_setting(c, p, CONFIG_OAUTH_CLIENT_ID), 1024, NULL)) {
+            rc = ERR_INVALID; /* the client id is a segment of the path */
+            break;
+        }
         revoke_github(c, p, url, token, &b, &u, a, &req);
         break;
     case INTEG_REVOKE_HUBSPOT: /* DELETE {url}/<refresh token> */
         if (strcmp(hint, "refresh_token") != 0) {
             rc = ERR_NOT_FOUND;
+            break;
+        }
+        if (!integ_segment_ok(token, 4096, NULL)) {
+            rc = ERR_INVALID; /* not a token that can be a segment of the path: nothing sent */
             break;
         }
         buf_appendf(&u, "%s/", url);

@@ -4,8 +4,9 @@
  *
  *   begin   request id -> route (404/405) -> key (401) -> limits (429) -> scope (403); a
  *           Content-Length over the JSON cap is refused (413) unread
- *   handle  the error found in begin, if any -> body size (413) -> content type (415) ->
- *           JSON (400) -> query parameters (400) -> handler
+ *   handle  the error found in begin, if any -> [ROUTE_VERIFY: body size (413) -> the
+ *           application's verify() (401) -> limits (429)] -> body size (413) -> content type
+ *           (415) -> JSON (400) -> query parameters (400) -> handler
  *   done    rate-limit slot released, metrics counted, request memory freed
  *
  * Every response carries X-Request-Id; every response after a valid key also carries the
@@ -341,7 +342,7 @@ static int hook_authenticate(struct router_req *r, struct err *e)
     if (r->app->routes[r->route].flags & ROUTE_EVENTS) {
         /* An integration's events URL: the token names an organization and mode. */
         memset(&wf, 0, sizeof(wf));
-        rc = store_events_tenant(r->store, r->params[1], &wf.tenant);
+        rc = store_events_tenant(r->store, r->params[0], r->params[1], &wf.tenant);
     } else {
         rc = store_workflow_by_token(r->store, r->params[0], r->arena, &wf);
         if (!rc && strcmp(wf.trigger_type, "webhook") != 0)
@@ -605,7 +606,8 @@ static enum http_begin begin_routed(struct router_req *r, const struct router_ma
         r->query_bad = true;
     if (rt->flags & ROUTE_HOOK) {
         r->store = store_pool_get(r->env->pool);
-        if (hook_authenticate(r, &r->early) == 0)
+        /* a sender that proves itself in the body is admitted once it has (on_handle) */
+        if (hook_authenticate(r, &r->early) == 0 && !(rt->flags & ROUTE_VERIFY))
             admit(r, &r->early);
         store_pool_put(r->env->pool, r->store);
         r->store = NULL;
@@ -727,6 +729,24 @@ static void release_slot(struct router_req *r)
     ratelimit_leave(r->env->rl, r->rl_tenant, &r->rl_admitted);
 }
 
+/*
+ * ROUTE_VERIFY: the body is whole and within the cap, the application has checked its sender,
+ * and only then does the request count against its tenant's limits (429 from here). A refused
+ * request was never admitted: it costs the tenant nothing.
+ */
+static int verify_then_admit(struct router_req *r, struct err *e)
+{
+    int rc;
+    if (http_req_body_too_large(r->http))
+        return err_set(e, ERR_LIMIT, "request_too_large", NULL,
+                       "The request body is larger than %u bytes.", ROUTER_JSON_BODY_MAX);
+    rc = r->app->verify ? r->app->verify(r, e)
+                        : err_set(e, ERR_INTERNAL, "internal_error", NULL, "nothing verifies");
+    if (!rc && r->authed)
+        rc = admit(r, e);
+    return rc;
+}
+
 static void on_handle(struct http_req *h, void *ud)
 {
     struct router_req *r = http_req_user(h);
@@ -745,7 +765,9 @@ static void on_handle(struct http_req *h, void *ud)
     r->store = store_pool_get(r->env->pool);
     if (r->body_end)
         r->body_end(r); /* uploads: the body digest the Idempotency-Key fingerprint covers */
-    rc = read_body(r, &e);
+    rc = (rt->flags & ROUTE_VERIFY) ? verify_then_admit(r, &e) : 0;
+    if (!rc)
+        rc = read_body(r, &e);
     if (!rc && strcmp(http_req_method(h), "POST") == 0 && !(rt->flags & ROUTE_PUBLIC)) {
         const char *key = http_req_header(h, "Idempotency-Key");
         bool replayed = false;

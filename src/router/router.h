@@ -47,7 +47,7 @@ enum router_flag {
      * callback: providers add their own); repeated ones are still refused. */
     ROUTE_LOOSE_QUERY = 1 << 3,
     /* With ROUTE_HOOK: the {token} (second parameter) is an organization's inbound events
-     * token, not a workflow's. */
+     * token for the provider named by the first, not a workflow's. */
     ROUTE_EVENTS = 1 << 4,
     /* The OpenAI-compatible door (contract §16): every error, including those found before
      * the handler, is answered in OpenAI's shape (api/errors.c). A path under
@@ -60,6 +60,11 @@ enum router_flag {
      * with r->limited set and r->limit_err saying why, and answers it in its own terms (an
      * MCP tool call's error result). The request is not counted then, as a 429 is not. */
     ROUTE_LIMIT_SOFT = 1 << 7,
+    /* The sender proves itself in the body (a provider's signature): once the body is read,
+     * and before the request counts against any limit, the application's verify() checks it.
+     * A request it refuses, or one over the size cap, touches no tenant's rate limits nor
+     * concurrency. With ROUTE_HOOK the token's tenant is admitted after verify() accepts. */
+    ROUTE_VERIFY = 1 << 8,
 };
 
 #define ROUTER_OPENAI_PREFIX "/v1/openai"
@@ -115,6 +120,9 @@ struct router_app {
     router_error_fn error;
     const struct router_env *env;
     const void *services; /* the handlers' services: carried, never read by the router */
+    /* ROUTE_VERIFY: check the sender of 'r' (the body is read, not parsed; r->tenant is the
+     * token's with ROUTE_HOOK). 0, or the error to answer. */
+    int (*verify)(struct router_req *r, struct err *e);
 };
 
 /*

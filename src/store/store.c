@@ -872,27 +872,58 @@ int store_oauth_state_take(struct store *s, const char *state_hash, const char *
     return oauth_states_take(s, state_hash, provider, now, a, out);
 }
 
+int store_oauth_state_peek(struct store *s, const char *state_hash, const char *provider,
+                           int64_t now, struct arena *a, struct store_oauth_state *out)
+{
+    return oauth_states_peek(s, state_hash, provider, now, a, out);
+}
+
+int store_oauth_state_start(struct store *s, const char *state_hash, const char *provider,
+                            int64_t now, const char *binding_hash)
+{
+    return oauth_states_start(s, state_hash, provider, now, binding_hash);
+}
+
 int store_oauth_state_open(struct store *s, const struct store_tenant *t, const char *provider,
                            int64_t now, bool *open)
 {
     return oauth_states_open(s, t, provider, now, open);
 }
 
-int store_events_token(struct store *s, const struct store_tenant *t, const char *fresh,
-                       struct arena *a, const char **token)
+int store_integration_tenants(struct store *s, const char *provider, const char *account_key,
+                              struct store_tenant *out, size_t max, size_t *n)
 {
-    return events_token(s, t, fresh, a, token);
+    return integrations_tenants(s, provider, account_key, out, max, n);
+}
+
+int store_inbound_get(struct store *s, const struct store_tenant *t, const char *provider,
+                      const char *fresh, struct arena *a, struct store_inbound *out)
+{
+    return inbound_get(s, t, provider, fresh, a, out);
+}
+
+int store_inbound_rotate(struct store *s, const struct store_tenant *t, const char *provider,
+                         const char *fresh)
+{
+    return inbound_rotate(s, t, provider, fresh);
+}
+
+int store_inbound_secret(struct store *s, const struct store_tenant *t, const char *provider,
+                         const char *fresh, const unsigned char *secret, size_t len)
+{
+    return inbound_secret(s, t, provider, fresh, secret, len);
 }
 
 int store_delivery_note(struct store *s, const struct store_tenant *t, const char *provider,
-                        const char *id, int64_t now, bool *first)
+                        const char *id, int64_t now, int64_t window_ms, bool *first)
 {
-    return deliveries_note(s, t, provider, id, now, first);
+    return deliveries_note(s, t, provider, id, now, window_ms, first);
 }
 
-int store_events_tenant(struct store *s, const char *token, struct store_tenant *out)
+int store_events_tenant(struct store *s, const char *provider, const char *token,
+                        struct store_tenant *out)
 {
-    return events_tenant(s, token, out);
+    return events_tenant(s, provider, token, out);
 }
 
 int store_workflows_for_event(struct store *s, const struct store_tenant *t, const char *event,

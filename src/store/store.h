@@ -821,6 +821,9 @@ struct store_integration {
     size_t secrets_len;
     const char *error;
     int64_t connected_at, updated_at;
+    /* A keyed hash of the account's id at the provider (Slack's team id), by which the events
+     * of an app that serves many organizations find their connections; NULL when none. */
+    const char *account_key;
 };
 /* The tenant's row for 'provider'; ERR_NOT_FOUND when there is none (available). */
 int store_integration_get(struct store *s, const struct store_tenant *t, const char *provider,
@@ -830,6 +833,10 @@ int store_integration_put(struct store *s, const struct store_tenant *t,
                           const struct store_integration *in);
 /* Forget the tenant's row for 'provider' (0 also when there was none). */
 int store_integration_delete(struct store *s, const struct store_tenant *t, const char *provider);
+/* The tenants (at most 'max', into 'out', '*n' of them, oldest connection first) whose
+ * connection to 'provider' is connected and holds 'account_key'. */
+int store_integration_tenants(struct store *s, const char *provider, const char *account_key,
+                              struct store_tenant *out, size_t max, size_t *n);
 
 /* An OAuth authorization under way: its state is known only by its SHA-256. */
 struct store_oauth_state {
@@ -841,25 +848,57 @@ struct store_oauth_state {
     const char *redirect_uri; /* NULL: none */
     const char *scopes;       /* JSON array text */
     int64_t created_at, expires_at;
+    char binding_hash[65]; /* hex SHA-256 of the browser's cookie; "" when not bound */
+    int64_t opened_at;     /* when a browser went on to the provider; 0: not yet */
 };
 int store_oauth_state_create(struct store *s, const struct store_oauth_state *in);
 /* Use state 'state_hash' of 'provider' once: ERR_NOT_FOUND when it is unknown, of another
  * provider, used or expired at 'now'. '*out' holds it (strings from 'a'). */
 int store_oauth_state_take(struct store *s, const char *state_hash, const char *provider,
                            int64_t now, struct arena *a, struct store_oauth_state *out);
+/* State 'state_hash' of 'provider' as store_oauth_state_take() would have it, without using
+ * it: ERR_NOT_FOUND when it is unknown, of another provider, used or expired at 'now'. */
+int store_oauth_state_peek(struct store *s, const char *state_hash, const char *provider,
+                           int64_t now, struct arena *a, struct store_oauth_state *out);
+/* A browser goes on to the provider with state 'state_hash' of 'provider': it is marked opened
+ * and, when 'binding_hash' is not NULL, bound to it, which only a state never opened can be.
+ * ERR_NOT_FOUND when the state is unknown, used, expired, or (to bind) already opened. */
+int store_oauth_state_start(struct store *s, const char *state_hash, const char *provider,
+                            int64_t now, const char *binding_hash);
 /* Whether the tenant has an authorization to 'provider' under way (not used, not expired). */
 int store_oauth_state_open(struct store *s, const struct store_tenant *t, const char *provider,
                            int64_t now, bool *open);
-/* The tenant's inbound events token, made from 'fresh' the first time; '*token' from 'a'. */
-int store_events_token(struct store *s, const struct store_tenant *t, const char *fresh,
-                       struct arena *a, const char **token);
 
-/* Note delivery 'id' of an inbound event from 'provider': '*first' is false when it was seen
- * before (a provider's retry). Deliveries older than a week are forgotten. */
+/* How a provider's inbound events reach a tenant: the token of its events URL, and the
+ * organization's own signing secret (sealed by integrations/oauth.c; NULL: the server's). */
+struct store_inbound {
+    const char *token;
+    const unsigned char *secret;
+    size_t secret_len;
+};
+/* The tenant's row for 'provider', made with the token 'fresh' the first time (strings and the
+ * sealed secret from 'a'); 'fresh' NULL: only read, ERR_NOT_FOUND when there is none. */
+int store_inbound_get(struct store *s, const struct store_tenant *t, const char *provider,
+                      const char *fresh, struct arena *a, struct store_inbound *out);
+/* The tenant's events URL for 'provider' takes the token 'fresh': the old one names no one
+ * from the commit on. */
+int store_inbound_rotate(struct store *s, const struct store_tenant *t, const char *provider,
+                         const char *fresh);
+/* Keep the sealed 'secret' ('len' bytes; NULL: none) as the tenant's own signing secret for
+ * 'provider' (the row made with the token 'fresh' when there is none). */
+int store_inbound_secret(struct store *s, const struct store_tenant *t, const char *provider,
+                         const char *fresh, const unsigned char *secret, size_t len);
+/* The tenant whose events URL for 'provider' has the token 'token'; ERR_NOT_FOUND when none. */
+int store_events_tenant(struct store *s, const char *provider, const char *token,
+                        struct store_tenant *out);
+
+/* How long deliveries of inbound events are remembered. */
+#define STORE_DELIVERY_KEEP_MS (7LL * 86400 * 1000)
+/* Note delivery 'id' of an inbound event from 'provider': '*first' is false when it was noted
+ * less than 'window_ms' before 'now' (a provider's retry). Deliveries older than
+ * STORE_DELIVERY_KEEP_MS are forgotten. */
 int store_delivery_note(struct store *s, const struct store_tenant *t, const char *provider,
-                        const char *id, int64_t now, bool *first);
-/* The tenant whose inbound events token is 'token'; ERR_NOT_FOUND when none. */
-int store_events_tenant(struct store *s, const char *token, struct store_tenant *out);
+                        const char *id, int64_t now, int64_t window_ms, bool *first);
 /* The tenant's enabled workflows triggered by integration event 'event', oldest first (at most
  * STORE_EVENT_WORKFLOWS_MAX), into '*out' ('*n' of them, from 'a'). */
 #define STORE_EVENT_WORKFLOWS_MAX 100

@@ -265,13 +265,24 @@ int integrations_delete(struct store *s, const struct store_tenant *t, const cha
 int oauth_states_create(struct store *s, const struct store_oauth_state *in);
 int oauth_states_take(struct store *s, const char *state_hash, const char *provider, int64_t now,
                       struct arena *a, struct store_oauth_state *out);
+int oauth_states_peek(struct store *s, const char *state_hash, const char *provider, int64_t now,
+                      struct arena *a, struct store_oauth_state *out);
+int oauth_states_start(struct store *s, const char *state_hash, const char *provider, int64_t now,
+                       const char *binding_hash);
 int oauth_states_open(struct store *s, const struct store_tenant *t, const char *provider,
                       int64_t now, bool *open);
-int events_token(struct store *s, const struct store_tenant *t, const char *fresh, struct arena *a,
-                 const char **token);
-int events_tenant(struct store *s, const char *token, struct store_tenant *out);
+int integrations_tenants(struct store *s, const char *provider, const char *account_key,
+                         struct store_tenant *out, size_t max, size_t *n);
+int inbound_get(struct store *s, const struct store_tenant *t, const char *provider,
+                const char *fresh, struct arena *a, struct store_inbound *out);
+int inbound_rotate(struct store *s, const struct store_tenant *t, const char *provider,
+                   const char *fresh);
+int inbound_secret(struct store *s, const struct store_tenant *t, const char *provider,
+                   const char *fresh, const unsigned char *secret, size_t len);
+int events_tenant(struct store *s, const char *provider, const char *token,
+                  struct store_tenant *out);
 int deliveries_note(struct store *s, const struct store_tenant *t, const char *provider,
-                    const char *id, int64_t now, bool *first);
+                    const char *id, int64_t now, int64_t window_ms, bool *first);
 int workflows_for_event(struct store *s, const struct store_tenant *t, const char *event,
                         struct arena *a, struct store_workflow **out, size_t *n);
 

@@ -24,6 +24,11 @@ request carries login_hint=deny or deny is switched on), and a small control API
 follow_authorization() acts as the user's browser: it follows redirects with a cookie jar,
 submits any HTML form it is shown, and stops at (without requesting) the first Location
 that starts with the client's redirect_uri.
+
+browser_connect() is that browser on a Workforce connect: from the authorization_url that
+POST /v1/integrations/{provider}/connect answered (a page of the server, which binds the flow to
+the browser with a cookie) through the provider and back to the server's callback, which it
+requests with the same cookies (the callback refuses a browser that did not start the flow).
 """
 
 import base64
@@ -425,3 +430,21 @@ def follow_authorization(url, stop_prefix, timeout=10, jar=None, max_hops=25):
                                 _page_text(text), "\n  ".join(trail)))
     raise AuthorizationFlowError("more than %d hops without reaching %s; visited:\n  %s"
                                  % (max_hops, stop_prefix, "\n  ".join(trail)))
+
+
+def cookie_header(jar, url):
+    """The Cookie header a browser with 'jar' sends to 'url' (None when it sends none)."""
+    req = urllib.request.Request(url)
+    jar.add_cookie_header(req)
+    return req.get_header("Cookie")
+
+
+def browser_connect(server, base, authorization_url, provider, jar=None, timeout=10):
+    """As the user's browser (cookie jar 'jar', a fresh one by default): through the
+    authorization of a connect to the callback of 'server' (whose public URL is 'base'), and
+    the callback itself with the browser's cookies. Returns the callback's harness Response."""
+    jar = jar if jar is not None else http.cookiejar.CookieJar()
+    cb = "%s/v1/integrations/%s/callback" % (base, provider)
+    url = follow_authorization(authorization_url, cb, timeout=timeout, jar=jar)
+    cookie = cookie_header(jar, url)
+    return server.request("GET", url[len(base):], headers={"Cookie": cookie} if cookie else None)

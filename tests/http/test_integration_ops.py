@@ -15,7 +15,7 @@ import uuid
 
 from chatlib import ChatTestCase
 from harness import GENEROUS_LIMITS, Server, free_port
-from oauthlib import follow_authorization, query_params
+from oauthlib import browser_connect
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "mock"))
 import provider_mock  # noqa: E402
@@ -75,9 +75,9 @@ class IntegrationOpsTest(ChatTestCase):
     def connect(self, key, provider):
         c = self.assertJson(self.server.post("/v1/integrations/%s/connect" % provider, {},
                                              key=key))
-        cb = "%s/v1/integrations/%s/callback" % (self.base, provider)
-        url = follow_authorization(c["authorization_url"], cb)
-        r = self.server.request("GET", url[len(self.base):])
+        # the user's browser, from this server's start page through the provider back to the
+        # callback with its cookies (the flow is bound to the browser that opened it)
+        r = browser_connect(self.server, self.base, c["authorization_url"], provider)
         self.assertEqual(r.status, 200, r)
         b = self.assertJson(self.server.get("/v1/integrations", key=key))
         i = {x["provider"]: x for x in b["integrations"]}[provider]
@@ -143,6 +143,39 @@ class IntegrationOpsTest(ChatTestCase):
                 run = self.run_one(key, "github.create_issue", {"repo": repo}, "Title")
                 self.assertEqual(run["status"], "failed")
                 self.assertIn(why, run["steps"][0]["error"])
+
+    def test_path_parts_are_checked(self):
+        """Issue 26 finding 7: a repository or calendar id from the options (a template's
+        value included) becomes a segment of the provider's URL only when it is one: "../user"
+        once sent the organization's token to POST /user/issues. Refused with the step's
+        error, nothing sent."""
+        key = self.org()
+        self.connect(key, "github")
+        self.connect(key, "google_calendar")
+        for repo in ("../user", "acme/..", "acme/.", "./x", "acme/../../user", "..%2fuser/x",
+                     "acme/wid gets", "acme/widgets?x=1", "acme\\x/y", "ab/"):
+            with self.subTest(repo=repo):
+                run = self.run_one(key, "github.create_issue", {"repo": repo}, "Title")
+                self.assertEqual(run["status"], "failed", run)
+                self.assertIn("options.repo must be owner/name", run["steps"][0]["error"])
+                self.assertEqual(run["steps"][0]["attempts"], 1)
+        run = self.run_one(key, "github.create_issue", {"repo": "{{trigger.repo}}"}, "Title",
+                           {"repo": "../user"})
+        self.assertEqual(run["status"], "failed", run)
+        self.assertIn("options.repo must be owner/name", run["steps"][0]["error"])
+        event = {"summary": "S", "start": "2026-12-01T10:00:00Z", "end": "2026-12-01T11:00:00Z"}
+        for cal in ("..", "."):
+            with self.subTest(calendar_id=cal):
+                run = self.run_one(key, "google_calendar.create_event", {"calendar_id": cal},
+                                   "{{trigger}}", event)
+                self.assertEqual(run["status"], "failed", run)
+                self.assertIn("options.calendar_id", run["steps"][0]["error"])
+        sent = [r["method"] + " " + r["path"] for r in self.mock_requests("/")
+                if "issues" in r["path"] or "/calendar/" in r["path"]]
+        self.assertEqual(sent, [], "nothing was sent to a provider's API")
+        # names with dots, dashes and underscores are repositories
+        run = self.run_one(key, "github.create_issue", {"repo": "acme/widgets"}, "Title")
+        self.assertEqual(run["status"], "completed", run)
 
     def test_google_calendar_create_event(self):
         key = self.org()

@@ -5,8 +5,14 @@ Google's OAuth servers. The list of the five providers; connect and its bad inpu
 authorization code flow with PKCE through the callback; replayed, forged, expired and foreign
 states; the user refusing; a wrong client secret and a token endpoint answering HTML, 500,
 garbage or nothing; disconnect revoking the tokens at the provider; tokens never in a response,
-a log line or the database file; isolation between organizations and modes; the scope."""
+a log line or the database file; isolation between organizations and modes; the scope.
 
+Issue 26 finding 6: a redirect_uri only to the allowed origins (WORKFORCE_OAUTH_REDIRECT_ORIGINS),
+without a user name, its Location percent-encoded; the flow bound to the browser that started
+it (this server's start page and its cookie), so that a link sent to someone else connects
+nothing."""
+
+import http.cookiejar
 import json
 import os
 import re
@@ -18,7 +24,8 @@ import urllib.parse
 import uuid
 
 from harness import GENEROUS_LIMITS, Server, ServerTestCase, TS_RE, free_port, parse_ts, sqlite_only
-from oauthlib import AuthzServer, authz_missing, follow_authorization, query_params
+from oauthlib import (AuthzServer, authz_missing, cookie_header, follow_authorization,
+                      query_params)
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "mock"))
 import provider_mock  # noqa: E402
@@ -31,11 +38,12 @@ GOOGLE_SCOPE = "https://www.googleapis.com/auth/calendar.events"
 BACK = "https://app.example.com/settings/integrations?tab=1"
 
 
-@unittest.skipIf(authz_missing(), authz_missing() or "")
-class IntegrationsTest(ServerTestCase):
+class IntegrationsHelpers:
+    """The servers of a class (an authorization server, the provider mock, Workforce) and what
+    the tests of a connection do with them."""
 
     @classmethod
-    def setUpClass(cls):
+    def start_servers(cls, extra_env):
         port = free_port()
         cls.base = "http://127.0.0.1:%d" % port
         cls.authz = AuthzServer()
@@ -48,6 +56,7 @@ class IntegrationsTest(ServerTestCase):
         cls.authz.start(clients, SLACK_SCOPES + [",".join(SLACK_SCOPES), GOOGLE_SCOPE],
                         access_ttl=40)
         env = {"WORKFORCE_RATE_LIMITS": GENEROUS_LIMITS, "WORKFORCE_PUBLIC_URL": cls.base}
+        env.update(extra_env)
         for p, secret in (("SLACK", "secret-slack"), ("GOOGLE_CALENDAR", "wrong-secret")):
             low = p.lower()
             env.update({
@@ -111,13 +120,29 @@ class IntegrationsTest(ServerTestCase):
         return "%s/v1/integrations/%s/callback" % (self.base, provider)
 
     def authorize(self, c, provider="slack"):
-        """The user approves at the provider: the callback URL it sends the browser to."""
-        return follow_authorization(c["authorization_url"], self.callback_url(provider))
+        """The user's browser (a new one: self.jar) opens the authorization_url, this server's
+        start page, and approves at the provider: the callback URL it is sent to."""
+        self.jar = http.cookiejar.CookieJar()
+        return follow_authorization(c["authorization_url"], self.callback_url(provider),
+                                    jar=self.jar)
 
-    def callback(self, url):
-        """The browser arrives at our callback (no API key)."""
+    def callback(self, url, jar=None):
+        """The browser (self.jar, or 'jar') arrives at our callback (no API key)."""
         path = url[len(self.base):]
-        return self.server.request("GET", path)
+        if jar is None:
+            jar = getattr(self, "jar", None) or http.cookiejar.CookieJar()
+        cookie = cookie_header(jar, url)
+        return self.server.request("GET", path, headers={"Cookie": cookie} if cookie else None)
+
+    def provider_url(self, r):
+        """The provider's authorization URL a connect answer 'r' leads to, for the browser that
+        called connect (it holds the answer's cookie)."""
+        c = self.assertJson(r)
+        cookie = r.header("Set-Cookie").split(";")[0]
+        start = c["authorization_url"][len(self.base):]
+        p = self.server.request("GET", start, headers={"Cookie": cookie})
+        self.assertEqual(p.status, 302, p)
+        return p.header("Location")
 
     def connected(self, key, provider="slack"):
         c = self.connect(key, provider, redirect_uri=BACK)
@@ -128,6 +153,41 @@ class IntegrationsTest(ServerTestCase):
         self.assertEqual(query_params(loc), {"tab": "1", "provider": provider,
                                              "status": "connected"})
         return self.integrations(key)[provider]
+
+    def jar_of(self, set_cookie):
+        """A browser that holds the cookie of the Set-Cookie value 'set_cookie'."""
+        import urllib.request
+
+        class Fake:
+            def info(self):
+                import email.message
+                m = email.message.Message()
+                m["Set-Cookie"] = set_cookie
+                return m
+        jar = http.cookiejar.CookieJar()
+        jar.extract_cookies(Fake(), urllib.request.Request(self.base + "/v1/integrations/slack/"
+                                                            "connect"))
+        return jar
+
+
+@unittest.skipIf(authz_missing(), authz_missing() or "")
+class IntegrationsTest(IntegrationsHelpers, ServerTestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        # BACK's origin: the users are sent back to the application that connects them
+        cls.start_servers({"WORKFORCE_OAUTH_REDIRECT_ORIGINS": "https://app.example.com"})
+
+    def test_redirect_origins_listed(self):
+        """WORKFORCE_OAUTH_REDIRECT_ORIGINS replaces the default (the public URL's origin)."""
+        key = self.key()
+        self.assertJson(self.server.post("/v1/integrations/slack/connect",
+                                         {"redirect_uri": "https://app.example.com/x"}, key=key))
+        for uri in (self.base + "/console/", "https://evil.example/"):
+            with self.subTest(redirect_uri=uri):
+                self.assertError(self.server.post("/v1/integrations/slack/connect",
+                                                  {"redirect_uri": uri}, key=key),
+                                 400, "invalid_request", "redirect_uri")
 
     # ---- the list ----
 
@@ -198,14 +258,20 @@ class IntegrationsTest(ServerTestCase):
 
     def test_connect_answer(self):
         key = self.key()
-        c = self.connect(key, redirect_uri=BACK)
+        r = self.server.post("/v1/integrations/slack/connect", {"redirect_uri": BACK}, key=key)
+        c = self.assertJson(r)
         self.assertRegex(c["expires_at"], TS_RE)
         left = parse_ts(c["expires_at"]) - time.time()
         self.assertTrue(590 <= left <= 601, left)
-        url = urllib.parse.urlsplit(c["authorization_url"])
+        # the authorization starts at a page of this server, which leads the browser holding
+        # the answer's cookie to the provider
+        self.assertEqual(c["authorization_url"], "%s/v1/integrations/slack/authorize?state=%s"
+                         % (self.base, c["state"]))
+        provider = self.provider_url(r)
+        url = urllib.parse.urlsplit(provider)
         self.assertEqual("%s://%s%s" % (url.scheme, url.netloc, url.path),
                          self.authz.authorization_endpoint)
-        q = query_params(c["authorization_url"])
+        q = query_params(provider)
         self.assertEqual(q["response_type"], "code")
         self.assertEqual(q["client_id"], "wf-slack")
         self.assertEqual(q["redirect_uri"], self.callback_url())
@@ -213,16 +279,19 @@ class IntegrationsTest(ServerTestCase):
         self.assertEqual(q["state"], c["state"])
         self.assertEqual(q["code_challenge_method"], "S256")
         self.assertRegex(q["code_challenge"], r"^[A-Za-z0-9_-]{43}$")
-        self.assertNotIn("secret-slack", c["authorization_url"])
+        self.assertNotIn("secret-slack", provider)
         self.assertEqual(self.integrations(key)["slack"]["status"], "pending")
         # the caller's scopes, and a new state and challenge each time
-        c2 = self.connect(key, scopes=["chat:write"])
-        q2 = query_params(c2["authorization_url"])
+        r2 = self.server.post("/v1/integrations/slack/connect", {"scopes": ["chat:write"]},
+                              key=key)
+        c2 = self.assertJson(r2)
+        q2 = query_params(self.provider_url(r2))
         self.assertEqual(q2["scope"], "chat:write")
         self.assertNotEqual(c2["state"], c["state"])
         self.assertNotEqual(q2["code_challenge"], q["code_challenge"])
         # Google is asked for offline access
-        g = query_params(self.connect(key, "google_calendar")["authorization_url"])
+        g = query_params(self.provider_url(self.server.post(
+            "/v1/integrations/google_calendar/connect", {}, key=key)))
         self.assertEqual((g["access_type"], g["prompt"], g["scope"]),
                          ("offline", "consent", GOOGLE_SCOPE))
 
@@ -519,6 +588,117 @@ class IntegrationsTest(ServerTestCase):
                 data = f.read()
             for s in secrets:
                 self.assertNotIn(s.encode(), data, "%s holds a secret" % path)
+
+
+@unittest.skipIf(authz_missing(), authz_missing() or "")
+class OAuthHardeningTest(IntegrationsHelpers, ServerTestCase):
+    """Issue 26 finding 6, against a server with the default settings (which the server of
+    cfc3938 also starts with): where users are sent back, and one browser per connection."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.start_servers({})
+
+    # ---- where the user is sent back (issue 26, finding 6) ----
+
+    def test_redirect_origins(self):
+        """By default users are sent back only to the public URL's origin: the server's own
+        origin no longer redirects anywhere (an open redirect), nor with a user name."""
+        key = self.key()
+        host = self.base[len("http://"):]  # 127.0.0.1:PORT
+        for uri in ("https://evil.example/back", "https://app.example.com/back",
+                    "https://%s/back" % host, "http://127.0.0.1/back",
+                    "http://%s.evil.example/" % host.split(":")[0],
+                    "http://user:pw@%s/back" % host, "http://%s@evil.example/" % host,
+                    "http://%s\\@evil.example/" % host, "http://evil.example\\%s" % host,
+                    "http://[::1]:%s/back" % host.split(":")[1]):
+            with self.subTest(redirect_uri=uri):
+                self.assertError(self.server.post("/v1/integrations/slack/connect",
+                                                  {"redirect_uri": uri}, key=key),
+                                 400, "invalid_request", "redirect_uri")
+        # the same origin written otherwise is taken, and what a Location cannot carry raw is
+        # percent-encoded
+        back = "HTTP://%s/caf\u00e9/a\"b<c>?q=\u00fc&r=%%41&s=%%zz" % host
+        c = self.connect(key, redirect_uri=back)
+        r = self.callback(self.authorize(c))
+        self.assertEqual(r.status, 302, r)
+        loc = r.header("Location")
+        self.assertEqual(loc, "%s/caf%%C3%%A9/a%%22b%%3Cc%%3E?q=%%C3%%BC&r=%%41&s=%%25zz"
+                              "&provider=slack&status=connected" % self.base)
+        self.assertTrue(all(32 < ord(ch) < 127 for ch in loc), loc)
+        c = self.connect(key, redirect_uri=self.base + "/console/")
+        r = self.callback(self.authorize(c))
+        self.assertTrue(r.header("Location").startswith(self.base + "/console/?provider=slack"),
+                        r)
+
+    # ---- the flow is bound to the browser that started it (issue 26, finding 6) ----
+
+    def test_a_link_sent_to_someone_else_connects_nothing(self):
+        attacker = self.key()
+        r = self.server.post("/v1/integrations/slack/connect",
+                             {"redirect_uri": self.base + "/settings"}, key=attacker)
+        c = self.assertJson(r)
+        cookie = r.header("Set-Cookie")
+        # The attacker takes the provider's URL (its state) in their own browser (the one that
+        # called connect) and sends it to the victim, who approves at the provider: the
+        # victim's browser arrives at the callback without the attacker's cookie. Nothing
+        # connects, and the state is used up.
+        attacker_jar = self.jar_of(cookie) if cookie else http.cookiejar.CookieJar()
+        provider = follow_authorization(c["authorization_url"], self.authz.authorization_endpoint,
+                                        jar=attacker_jar)
+        victim = http.cookiejar.CookieJar()
+        url = follow_authorization(provider, self.callback_url(), jar=victim)
+        self.assertIn("code=", url)
+        self.assertError(self.callback(url, jar=victim), 400, "invalid_request", "state")
+        self.assertNotEqual(self.integrations(attacker)["slack"]["status"], "connected")
+        self.assertError(self.callback(url, jar=attacker_jar), 400, "invalid_request", "state")
+        self.assertNotEqual(self.integrations(attacker)["slack"]["status"], "connected")
+        # the cookie that binds it: short-lived, not for scripts, not sent by other sites' posts
+        self.assertRegex(cookie, r"^workforce_oauth=[A-Za-z0-9]{40}; ")
+        attrs = [a.strip() for a in cookie.split(";")[1:]]
+        self.assertIn("HttpOnly", attrs)
+        self.assertIn("SameSite=Lax", attrs)
+        self.assertIn("Path=/v1/integrations/slack/", attrs)
+        self.assertIn("Max-Age=600", attrs)
+
+        # The start page opened by a browser without the cookie (a link sent to someone) does
+        # not go on: it says whose organization the connection is for, and asks.
+        c = self.assertJson(self.server.post("/v1/integrations/slack/connect", {},
+                                             key=attacker))
+        start = c["authorization_url"][len(self.base):]
+        page = self.server.request("GET", start)
+        self.assertEqual(page.status, 200, page)
+        self.assertTrue(page.header("Content-Type").startswith("text/html"))
+        self.assertIsNone(page.header("Location"))
+        self.assertIn(b"in-", page.body, "names the organization")
+        self.assertIn(b"live mode", page.body)
+        self.assertIn(b"someone sent you this link", page.body)
+        self.assertEqual(page.header("X-Frame-Options"), "DENY")
+        self.assertIn("frame-ancestors 'none'", page.header("Content-Security-Policy"))
+        confirm_cookie = [h for h in page.header_all("Set-Cookie")
+                          if h.startswith("workforce_oauth_confirm=")][0]
+        self.assertIn("SameSite=Strict", confirm_cookie)
+        token = re.search(rb'name="confirm" value="([A-Za-z0-9]+)"', page.body).group(1).decode()
+        # Continue pressed from another site carries no SameSite=Strict cookie: refused
+        self.assertError(self.server.request("GET", start + "&confirm=" + token), 400,
+                         "invalid_request", "confirm")
+        self.assertError(self.server.request("GET", start + "&confirm=" + "x" * 40, headers={
+            "Cookie": confirm_cookie.split(";")[0]}), 400, "invalid_request", "confirm")
+        # Continue on the page goes on, and binds the connection to that browser only
+        go = self.server.request("GET", start + "&confirm=" + token,
+                                 headers={"Cookie": confirm_cookie.split(";")[0]})
+        self.assertEqual(go.status, 302, go)
+        self.assertTrue(go.header("Location").startswith(self.authz.authorization_endpoint))
+        bound = [h for h in go.header_all("Set-Cookie") if h.startswith("workforce_oauth=")][0]
+        # another browser, even the one that called connect, can no longer open it
+        self.assertError(self.server.request("GET", start), 400, "invalid_request", "state")
+        self.assertError(self.server.request("GET", start, headers={"Cookie": cookie.split(";")[0]}),
+                         400, "invalid_request", "state")
+        # the browser that confirmed finishes it
+        victim2 = self.jar_of(bound)
+        url = follow_authorization(go.header("Location"), self.callback_url(), jar=victim2)
+        self.assertEqual(self.callback(url, jar=victim2).status, 200)
+        self.assertEqual(self.integrations(attacker)["slack"]["status"], "connected")
 
 
 if __name__ == "__main__":

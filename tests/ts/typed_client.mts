@@ -586,6 +586,60 @@ const steps: { [K in OperationId]: () => Promise<void> } = {
                        "X-Slack-Signature": "v0=" + (await hmacHex("wrong", `v0:${ts}:x`)) } }),
               "receiveIntegrationEvent bad signature", 401, "invalid_signature");
     },
+    startIntegrationAuthorization: async () => {
+        // Reached by the user's browser from the connect answer's authorization_url; a state
+        // the server did not make is the documented 400 invalid_request, param state.
+        fails(await anonymous.GET("/v1/integrations/{provider}/authorize", {
+            params: { path: { provider: "slack" }, query: { state: "not-a-state" } },
+            redirect: "manual" }), "startIntegrationAuthorization", 400, "invalid_request",
+              "state");
+    },
+    getIntegrationEvents: async () => {
+        const v = ok(await client.GET("/v1/integrations/{provider}/events", {
+            params: { path: { provider: "github" } } }), "getIntegrationEvents");
+        eq(v.provider, "github", "the provider");
+        eq(v.secret_set, false, "no secret of its own");
+        eq(v.verified_with, null, "no server secret for GitHub here");
+        fails(await client.GET("/v1/integrations/{provider}/events", {
+            params: { path: { provider: "hubspot" } } }), "getIntegrationEvents (no events)", 400,
+              "invalid_request", "provider");
+    },
+    setIntegrationEventsSecret: async () => {
+        const v = ok(await client.POST("/v1/integrations/{provider}/events/secret", {
+            params: { path: { provider: "github" } },
+            body: { secret: "typed-secret-0123456789" } }), "setIntegrationEventsSecret");
+        eq(v.secret_set, true, "set");
+        eq(v.verified_with, "organization", "the organization's checks now");
+        const cleared = ok(await client.POST("/v1/integrations/{provider}/events/secret", {
+            params: { path: { provider: "github" } }, body: { secret: null } }),
+                           "setIntegrationEventsSecret (null)");
+        eq(cleared.secret_set, false, "forgotten");
+        fails(await client.POST("/v1/integrations/{provider}/events/secret", {
+            params: { path: { provider: "github" } }, body: { secret: "short" } }),
+              "setIntegrationEventsSecret (short)", 400, "invalid_request", "secret");
+    },
+    rotateIntegrationEvents: async () => {
+        const before = ok(await client.GET("/v1/integrations/{provider}/events", {
+            params: { path: { provider: "github" } } }), "getIntegrationEvents (before)");
+        const v = ok(await client.POST("/v1/integrations/{provider}/events/rotate", {
+            params: { path: { provider: "github" } } }), "rotateIntegrationEvents");
+        assert(lastSegment(v.events_url) !== lastSegment(before.events_url), "a new token");
+    },
+    receiveSlackAppEvent: async () => {
+        const challenge = { type: "url_verification", token: "t", challenge: "app-challenge" };
+        const r = ok(await anonymous.POST("/v1/integrations/{provider}/events", {
+            params: { path: { provider: "slack" } }, body: challenge,
+            headers: await slackHeaders(JSON.stringify(challenge)) }), "receiveSlackAppEvent");
+        assert("challenge" in r, "a challenge answer");
+        eq(r.challenge, "app-challenge", "challenge echoed");
+        const ev = { type: "event_callback", team_id: "T-nobody", event_id: "Ev-typed",
+                     event: { type: "message", text: "hi" } };
+        const e = ok(await anonymous.POST("/v1/integrations/{provider}/events", {
+            params: { path: { provider: "slack" } }, body: ev,
+            headers: await slackHeaders(JSON.stringify(ev)) }), "receiveSlackAppEvent (event)");
+        assert("runs" in e, "an event answer");
+        eq(e.runs.length, 0, "a workspace no organization connected");
+    },
     disconnectIntegration: async () => {
         const i = ok(await client.DELETE("/v1/integrations/{provider}", {
             params: { path: { provider: "slack" } } }), "disconnectIntegration");

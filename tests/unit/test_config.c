@@ -256,6 +256,54 @@ static void test_sources_and_flags(void)
     }
 }
 
+/* Issue 26 finding 6: where an OAuth connection may send the user back. */
+static void test_redirect_origins(void)
+{
+    subtest("WORKFORCE_OAUTH_REDIRECT_ORIGINS")
+    {
+        char *list[] = {"WORKFORCE_PUBLIC_URL=https://wf.example.com/base/",
+                        "WORKFORCE_OAUTH_REDIRECT_ORIGINS=HTTPS://App.Example.com:443/, "
+                        "http://127.0.0.1:8080,https://[::1]:8443",
+                        NULL};
+        char *dflt[] = {"WORKFORCE_PUBLIC_URL=https://WF.example.com:443/base/", NULL};
+        static const char *bad[] = {"https://a.example/path",
+                                    "https://u:p@a.example",
+                                    "ftp://a.example",
+                                    "https://a.example:0",
+                                    "https://",
+                                    "https://a.example?x",
+                                    "https://a_b.example",
+                                    ","};
+        char origin[128];
+        size_t end = 0;
+        struct err e;
+
+        is_int(load(list, &e), 0, "a list loads");
+        is_int(config_finish(&c, &e), 0, "and finishes");
+        is_str(c.oauth_redirect_origins,
+               "https://app.example.com,http://127.0.0.1:8080,https://[::1]:8443",
+               "kept canonical, comma separated");
+        is_int(load(dflt, &e), 0, "without it");
+        is_int(config_finish(&c, &e), 0, "finishes");
+        is_str(c.oauth_redirect_origins, "https://wf.example.com", "the public URL's origin");
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+            char kv[128];
+            snprintf(kv, sizeof(kv), "WORKFORCE_OAUTH_REDIRECT_ORIGINS=%s", bad[i]);
+            ok(load_one(kv, &e) == 0 && config_finish(&c, &e) == ERR_INVALID &&
+                   strcmp(e.param, "WORKFORCE_OAUTH_REDIRECT_ORIGINS") == 0,
+               bad[i]);
+        }
+        is_int(config_origin("http://A.b:80/x", 15, origin, sizeof(origin), &end), 0, "an origin");
+        is_str(origin, "http://a.b", "its default port left out");
+        is_int(end, 13, "the authority's end");
+        is_int(config_origin("https://a.b@c.d/", 16, origin, sizeof(origin), NULL), ERR_INVALID,
+               "a user name before the host");
+        is_int(config_origin("https://a.b\\@c.d/", 17, origin, sizeof(origin), &end), 0,
+               "a backslash ends the authority, as in a browser");
+        is_str(origin, "https://a.b", "so the host is the one before it");
+    }
+}
+
 /* Print c into a string with config_print (or the JSON of config_describe). Caller frees. */
 static char *printed(bool json)
 {
@@ -360,6 +408,7 @@ int main(void)
     test_structured_types();
     test_unknown();
     test_sources_and_flags();
+    test_redirect_origins();
     test_printers();
     return done_testing();
 }

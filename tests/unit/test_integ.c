@@ -206,8 +206,29 @@ static void token_answers(void)
     }
 }
 
+/* Issue 26 finding 7: a value becomes a segment of a provider's URL path only when it is one. */
+static void segments(void)
+{
+    subtest("path segments")
+    {
+        ok(integ_segment_ok("acme", 100, "-_"), "a name");
+        ok(integ_segment_ok("widgets.js", 100, "-_."), "dots inside a name");
+        ok(integ_segment_ok("team@group.calendar.google.com", 1024, NULL), "any byte to encode");
+        ok(!integ_segment_ok("..", 100, "-_."), "..");
+        ok(!integ_segment_ok(".", 100, NULL), ".");
+        ok(!integ_segment_ok("", 100, NULL), "empty");
+        ok(!integ_segment_ok(NULL, 100, NULL), "none");
+        ok(!integ_segment_ok("a/b", 100, "-_."), "a slash where only names pass");
+        ok(!integ_segment_ok("a%2e", 100, "-_."), "an escape where only names pass");
+        ok(!integ_segment_ok("a\nb", 100, NULL), "a control character");
+        ok(!integ_segment_ok("abcd", 3, NULL), "longer than the maximum");
+        ok(integ_segment_ok("abc", 3, NULL), "the maximum");
+    }
+}
+
 int main(void)
 {
+    segments();
     providers();
     sealing();
     pkce_and_urls();

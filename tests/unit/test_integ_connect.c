@@ -376,14 +376,6 @@ static struct store_pool *pool;
 static struct integ_env env;
 static struct store_tenant tenant;
 
-/* The 'state' query parameter of an authorization URL, into 'out'. */
-static void state_of(const char *url, char *out, size_t n)
-{
-    const char *s = strstr(url, "&state=");
-    size_t len = s ? strcspn(s + 7, "&") : 0;
-    snprintf(out, n, "%.*s", (int)len, s ? s + 7 : "");
-}
-
 static int view(const char *provider, struct arena *a, struct integ_view *v)
 {
     struct store *s = store_pool_get(pool);
@@ -392,7 +384,11 @@ static int view(const char *provider, struct arena *a, struct integ_view *v)
     return rc;
 }
 
-/* Start connecting 'provider' (redirect_uri 'back'); the state into 'state'. */
+/* The cookie of the browser that started the last connect (start()). */
+static char binding[INTEG_STATE_LEN + 1];
+
+/* Start connecting 'provider' (redirect_uri 'back'); the state into 'state', the browser's
+ * cookie into 'binding'. */
 static int start(const char *provider, const char *back, struct arena *a, char *state)
 {
     struct integ_authorization auth;
@@ -400,8 +396,24 @@ static int start(const char *provider, const char *back, struct arena *a, char *
     int rc = integ_connect_start(&env, s, &tenant, integ_provider_find(provider), back, NULL, 0, a,
                                  &auth, NULL);
     store_pool_put(pool, s);
-    if (!rc)
-        state_of(auth.url, state, INTEG_STATE_LEN + 1);
+    if (!rc) {
+        snprintf(state, INTEG_STATE_LEN + 1, "%s", auth.state);
+        snprintf(binding, sizeof(binding), "%s", auth.binding);
+    }
+    return rc;
+}
+
+/* A browser with cookies 'cookie' and 'confirm_cookie' opens the start page of 'state'. */
+static int open_page(const char *provider, const char *state, const char *confirm,
+                     const char *cookie, const char *confirm_cookie, struct arena *a,
+                     struct integ_opened *out, struct err *e)
+{
+    struct integ_open q = {state, confirm, cookie, confirm_cookie};
+    struct store *s = store_pool_get(pool);
+    int rc;
+    err_clear(e);
+    rc = integ_connect_open(&env, s, integ_provider_find(provider), &q, a, out, e);
+    store_pool_put(pool, s);
     return rc;
 }
 
@@ -441,10 +453,26 @@ static void starting(void)
                "Slack");
         store_pool_put(pool, s);
         ok(strlen(auth.state) == INTEG_STATE_LEN, "a state");
-        ok(strstr(auth.url, auth.state) && strstr(auth.url, "&scope=chat%3Awrite%2Cusers%3Aread&"),
-           "the URL carries the state and the scopes asked");
-        ok(strstr(auth.url, "&code_challenge=") && strstr(auth.url, "code_challenge_method=S256"),
-           "and a PKCE challenge");
+        ok(strlen(auth.binding) == INTEG_STATE_LEN && strcmp(auth.binding, auth.state) != 0,
+           "and the cookie of the browser it is bound to");
+        is_str(auth.url,
+               arena_printf(&a, "https://wf.example.com/v1/integrations/slack/authorize?state=%s",
+                            auth.state),
+               "the URL is this server's start page");
+        {
+            struct integ_opened o;
+            is_int(open_page("slack", auth.state, NULL, auth.binding, NULL, &a, &o, &e), 0,
+                   "opened by the browser with the cookie");
+            ok(o.provider_url &&
+                   strncmp(o.provider_url, "https://slack.com/oauth/v2/authorize?", 37) == 0,
+               "it goes on to the provider");
+            ok(o.provider_url && strstr(o.provider_url, auth.state) &&
+                   strstr(o.provider_url, "&scope=chat%3Awrite%2Cusers%3Aread&"),
+               "the provider's URL carries the state and the scopes asked");
+            ok(o.provider_url && strstr(o.provider_url, "&code_challenge=") &&
+                   strstr(o.provider_url, "code_challenge_method=S256"),
+               "and a PKCE challenge");
+        }
         ok(auth.expires_at > 0, "the state ends");
         is_int(view("slack", &a, &v), 0, "the view");
         is_str(v.status, "pending", "pending while the authorization is under way");
@@ -461,7 +489,7 @@ static void refusing(void)
 {
     subtest("callback refused")
     {
-        struct integ_callback q = {NULL, "code", NULL};
+        struct integ_callback q = {NULL, "code", NULL, binding};
         struct integ_outcome now;
         struct integ_view v;
         struct waited w;
@@ -516,7 +544,7 @@ static void refusing(void)
 static void exchange(const char *provider, const char *back, struct waited *w, struct arena *a)
 {
     char state[INTEG_STATE_LEN + 1];
-    struct integ_callback q = {state, "the-code", NULL};
+    struct integ_callback q = {state, "the-code", NULL, binding};
     struct integ_outcome now;
     struct err e;
 
@@ -615,6 +643,123 @@ static void disconnecting(void)
     }
 }
 
+/* Issue 26 finding 6: where a user may be sent back. */
+static void redirects(void)
+{
+    subtest("redirect_uri")
+    {
+        static const struct {
+            const char *in, *out;
+        } cases[] = {
+            {"https://app.example/back?x=1", "https://app.example/back?x=1"},
+            {"HTTPS://App.Example:443/", "https://app.example/"},
+            {"https://app.example", "https://app.example"},
+            {"https://app.example/caf\xc3\xa9?q=\"<x>\"&p=%41%g",
+             "https://app.example/caf%C3%A9?q=%22%3Cx%3E%22&p=%41%25g"},
+            {"http://127.0.0.1:8080/console/", "http://127.0.0.1:8080/console/"},
+            {"https://evil.example/", NULL},
+            {"https://app.example:444/", NULL},
+            {"http://app.example/", NULL},
+            {"https://app.example.evil.example/", NULL},
+            {"https://user:pw@app.example/", NULL},
+            {"https://app.example@evil.example/", NULL},
+            {"https://app.example\\@evil.example/", NULL},
+            {"https://app.example/#x", NULL},
+            {"https://app.example/a b", NULL},
+            {"https://", NULL},
+            {"https:///x", NULL},
+            {"https://app.example:0/", NULL},
+            {"https://app.example:x/", NULL},
+            {"ftp://app.example/", NULL},
+            {"//app.example/", NULL},
+        };
+        struct arena a;
+        arena_init(&a);
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+            const char *out = NULL;
+            struct err e;
+            int rc;
+            err_clear(&e);
+            rc = integ_redirect_uri(&cfg, cases[i].in, &a, &out, &e);
+            if (cases[i].out) {
+                is_int(rc, 0, cases[i].in);
+                is_str(out, cases[i].out, "kept canonical and percent-encoded");
+            } else {
+                is_int(rc, ERR_INVALID, cases[i].in);
+                ok(strcmp(e.param, "redirect_uri") == 0, "param redirect_uri");
+            }
+        }
+        arena_cleanup(&a);
+    }
+}
+
+/* Issue 26 finding 6: a connection is bound to the browser that started it. */
+static void bindings(void)
+{
+    subtest("bound to a browser")
+    {
+        char state[INTEG_STATE_LEN + 1], mine[INTEG_STATE_LEN + 1];
+        struct integ_callback q = {state, "the-code", NULL, NULL};
+        struct integ_outcome now;
+        struct integ_opened o, o2;
+        struct waited w;
+        struct arena a;
+        struct err e;
+
+        arena_init(&a);
+        waited_init(&w);
+        ok(start("slack", NULL, &a, state) == 0, "a connect");
+        snprintf(mine, sizeof(mine), "%s", binding);
+        is_int(callback("slack", &q, &w, &a, &now, &e), ERR_INVALID,
+               "a callback in a browser without the cookie");
+        ok(strcmp(e.code, "invalid_request") == 0 && strcmp(e.param, "state") == 0 &&
+               strstr(e.msg, "another browser"),
+           "is refused, param state");
+        q.binding = "0123456789012345678901234567890123456789";
+        is_int(callback("slack", &q, &w, &a, &now, &e), ERR_INVALID, "then another cookie");
+        q.binding = mine;
+        is_int(callback("slack", &q, &w, &a, &now, &e), ERR_INVALID, "and then even its own");
+        ok(strstr(e.msg, "already used") != NULL, "the state was used up");
+        ok(!w.deferred, "nothing was exchanged");
+
+        ok(start("slack", NULL, &a, state) == 0, "another connect");
+        is_int(open_page("slack", state, NULL, NULL, NULL, &a, &o, &e), 0,
+               "opened by a browser without the cookie");
+        ok(!o.provider_url && o.org && strcmp(o.org, "acme") == 0 && o.mode == STORE_LIVE &&
+               strlen(o.confirm) == INTEG_STATE_LEN,
+           "it is asked, naming the organization");
+        is_int(open_page("slack", state, o.confirm, NULL, NULL, &a, &o2, &e), ERR_INVALID,
+               "Continue without the page's cookie (another site)");
+        is_str(e.param, "confirm", "param confirm");
+        is_int(open_page("slack", state, "x", NULL, o.confirm, &a, &o2, &e), ERR_INVALID,
+               "a token that is not the cookie's");
+        is_int(open_page("slack", state, o.confirm, NULL, o.confirm, &a, &o2, &e), 0,
+               "Continue on the page");
+        ok(o2.provider_url && strlen(o2.binding) == INTEG_STATE_LEN &&
+               strcmp(o2.binding, binding) != 0,
+           "goes on, with a cookie of its own");
+        is_int(open_page("slack", state, NULL, binding, NULL, &a, &o, &e), ERR_INVALID,
+               "the browser that called connect comes too late");
+        is_int(open_page("slack", state, NULL, NULL, NULL, &a, &o, &e), ERR_INVALID,
+               "and any other");
+        is_int(open_page("slack", state, NULL, o2.binding, NULL, &a, &o, &e), 0,
+               "the one that went on may open it again");
+        ok(o.provider_url != NULL, "and goes on");
+        q.binding = binding;
+        is_int(callback("slack", &q, &w, &a, &now, &e), ERR_INVALID,
+               "the callback in the browser that called connect");
+        ok(start("slack", NULL, &a, state) == 0, "a third connect");
+        is_int(open_page("slack", "A0123456789012345678901234567890123456789", NULL, binding, NULL,
+                         &a, &o, &e),
+               ERR_INVALID, "an unknown state");
+        is_str(e.param, "state", "param state");
+        is_int(open_page("google_calendar", state, NULL, binding, NULL, &a, &o, &e), ERR_INVALID,
+               "another provider's");
+        waited_cleanup(&w);
+        arena_cleanup(&a);
+    }
+}
+
 /* GitHub's headers: 'ud' is the X-Hub-Signature-256 value. */
 static const char *github_header(void *ud, const char *name)
 {
@@ -656,6 +801,101 @@ static void deliveries(void)
         is_int(integ_event_receive(&cfg, s, &tenant, gh, &in, &a, &ev, NULL), ERR_AUTH,
                "a bad signature");
         ok(!ev.name && !ev.duplicate, "is nothing");
+        arena_cleanup(&a);
+        store_pool_put(pool, s);
+    }
+}
+
+/* Issue 26: a resend without a delivery id is known by its body for a day; the events URL is
+ * rotated; the organization's own secret is sealed and replaces the server's. */
+static void inbound(void)
+{
+    subtest("inbound")
+    {
+        const char *body = "{\"ref\":\"main\"}";
+        const struct integ_provider *gh = integ_provider_find("github");
+        const int64_t t0 = 1790000000000LL, hour = 3600LL * 1000;
+        unsigned char mac[CRYPTO_SHA256_LEN];
+        char sig[80] = "sha256=", old[INTEG_STATE_LEN + 1];
+        struct integ_events_view v;
+        struct store_tenant found;
+        struct integ_inbound in;
+        struct integ_event ev;
+        struct store *s = store_pool_get(pool);
+        struct arena a;
+        struct err e;
+
+        arena_init(&a);
+        memset(&in, 0, sizeof(in));
+        in.body = body;
+        in.len = strlen(body);
+        in.header = github_header;
+        in.header_ud = sig;
+        memset(&ev, 0, sizeof(ev));
+        ev.name = "github.push";
+        ev.id = "body:00";
+        ev.by_body = true;
+        in.now_ms = t0;
+        is_int(integ_event_note(s, &tenant, gh, &in, &ev, NULL), 0, "a body noted");
+        ok(!ev.duplicate, "the first time");
+        in.now_ms = t0 + 23 * hour;
+        is_int(integ_event_note(s, &tenant, gh, &in, &ev, NULL), 0, "23 hours later");
+        ok(ev.duplicate, "the same");
+        in.now_ms = t0 + 48 * hour;
+        is_int(integ_event_note(s, &tenant, gh, &in, &ev, NULL), 0, "a day after that");
+        ok(!ev.duplicate, "a new event");
+        ev.id = "delivery-7";
+        ev.by_body = false;
+        in.now_ms = t0;
+        integ_event_note(s, &tenant, gh, &in, &ev, NULL);
+        in.now_ms = t0 + 6 * 24 * hour;
+        is_int(integ_event_note(s, &tenant, gh, &in, &ev, NULL), 0, "a provider's id, 6 days on");
+        ok(ev.duplicate, "is still known");
+
+        is_int(integ_events_get(&env, s, &tenant, gh, &a, &v, &e), 0, "the events view");
+        snprintf(old, sizeof(old), "%s", strrchr(v.events_url, '/') + 1);
+        is_int(store_events_tenant(s, "github", old, &found), 0, "its token names the tenant");
+        is_int(store_events_tenant(s, "slack", old, &found), ERR_NOT_FOUND,
+               "not at another provider");
+        is_int(integ_events_rotate(&env, s, &tenant, gh, &a, &v, &e), 0, "rotated");
+        is_int(store_events_tenant(s, "github", old, &found), ERR_NOT_FOUND, "the old is gone");
+        is_int(store_events_tenant(s, "github", strrchr(v.events_url, '/') + 1, &found), 0,
+               "the new one names it");
+
+        snprintf(cfg.oauth[3][CONFIG_OAUTH_SIGNING_SECRET], CONFIG_OAUTH_VALUE_MAX, "server-one");
+        crypto_hmac_sha256("server-one", 10, body, strlen(body), mac);
+        crypto_hex(mac, sizeof(mac), sig + 7);
+        in.now_ms = t0;
+        is_int(integ_event_authenticate(&env, s, &tenant, gh, &in, &a, &e), 0,
+               "the server's secret, while it has none of its own");
+        is_int(integ_events_secret(&env, s, &tenant, gh, "its-own-secret-0123", &a, &v, &e), 0,
+               "its own");
+        ok(v.secret_set && strcmp(v.verified_with, "organization") == 0, "said so");
+        is_int(integ_event_authenticate(&env, s, &tenant, gh, &in, &a, &e), ERR_AUTH,
+               "the server's no longer signs");
+        crypto_hmac_sha256("its-own-secret-0123", 19, body, strlen(body), mac);
+        crypto_hex(mac, sizeof(mac), sig + 7);
+        is_int(integ_event_authenticate(&env, s, &tenant, gh, &in, &a, &e), 0, "its own does");
+        is_int(integ_event_authenticate(&env, s, NULL, gh, &in, &a, &e), ERR_AUTH,
+               "and only for it");
+        is_int(integ_events_secret(&env, s, &tenant, gh, "short", &a, &v, &e), ERR_INVALID,
+               "a short secret");
+        is_str(e.param, "secret", "param secret");
+        is_int(integ_events_secret(&env, s, &tenant, integ_provider_find("slack"),
+                                   "x-0123456789abcdef", &a, &v, &e),
+               ERR_INVALID, "Slack's is the app's");
+        is_int(integ_events_secret(&env, s, &tenant, gh, NULL, &a, &v, &e), 0, "forgotten");
+        ok(!v.secret_set && strcmp(v.verified_with, "server") == 0, "the server's again");
+
+        {
+            const struct integ_provider *sl = integ_provider_find("slack");
+            const char *k1 = integ_account_key(env.key, sl, "T1", &a);
+            ok(k1 && strlen(k1) == 64, "a workspace's key: hex HMAC-SHA256");
+            is_str(integ_account_key(env.key, sl, "T1", &a), k1, "the same each time");
+            ok(strcmp(integ_account_key(env.key, sl, "T2", &a), k1) != 0, "another workspace's");
+            ok(strcmp(integ_account_key(env.key, gh, "T1", &a), k1) != 0, "another provider's");
+            ok(integ_account_key(env.key, sl, "", &a) == NULL, "none without an id");
+        }
         arena_cleanup(&a);
         store_pool_put(pool, s);
     }
@@ -704,11 +944,16 @@ int main(void)
     env.httpc = h;
     integ_key(secret, sizeof(secret), env.key);
 
+    snprintf(cfg.oauth_redirect_origins, sizeof(cfg.oauth_redirect_origins),
+             "https://app.example,http://127.0.0.1:8080");
+    redirects();
     starting();
+    bindings();
     refusing();
     exchanging();
     disconnecting();
     deliveries();
+    inbound();
 
     httpc_free(h);
     fake_stop();
