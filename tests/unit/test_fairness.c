@@ -274,6 +274,11 @@ static void event(struct store *s, const struct org *o, const char *doc)
     d.created_at = clock_now_ms();
     if (store_document_create(s, &o->t, &d) != 0 || store_document_finish(s, doc, &ch, 1, NULL))
         printf("# cannot record the event of %s\n", doc);
+    /* the next event is due strictly later: the order "due first" the tests expect is then the
+     * order they were made in, not a tie broken by endpoint id (waits for the clock's next
+     * millisecond, at most 100 ms should the clock stand still) */
+    for (int64_t t = clock_now_ms(), end = t + 100; clock_now_ms() <= t && clock_now_ms() < end;)
+        ;
 }
 
 static int hook_claim_at(struct store *s, int64_t now, struct store_hook_claim *c, int64_t *wake)
