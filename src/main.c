@@ -273,8 +273,9 @@ static int cmd_keys_create(const struct config *c, const struct opts *o)
         return usage("keys create takes no positional arguments");
 
     memset(&k, 0, sizeof(k));
-    for (uint32_t bit = 1; bit && bit <= AUTH_SCOPE_INTEGRATIONS; bit <<= 1) {
-        if (scopes & bit) {
+    /* every scope bit the key names (a bit the text would drop would make the key unlimited) */
+    for (uint32_t bit = 1; bit; bit <<= 1) {
+        if ((scopes & bit) && auth_scope_name(bit)[0]) {
             int w = snprintf(k.scopes + used, sizeof(k.scopes) - used, "%s%s", used ? "," : "",
                              auth_scope_name(bit));
             used += w > 0 ? (size_t)w : 0;

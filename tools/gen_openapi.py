@@ -248,9 +248,10 @@ free sandbox with its own data) followed by 40 base62 characters; key ids are `k
 base62 characters. No Authorization header: 401 `missing_api_key`. Anything else wrong
 (not `Bearer`, bad prefix, length or charset, unknown, revoked, expired): 401
 `invalid_api_key`. A key may carry scopes (`employees:read`, `employees:write`, `chat`,
-`conversations`, `tasks`, `knowledge`, `workflows`, `integrations`); a key without scopes
-has full access; an operation outside the key's scopes gives 403 `permission_denied`. Each
-operation names its scope in `x-workforce-scope`. Keys are revoked, and an organization's tier
+`conversations`, `tasks`, `knowledge`, `workflows`, `integrations`, `webhooks`, `tools`,
+`approvals`); a key without scopes has full access; an operation outside the key's scopes
+gives 403 `permission_denied`. Each operation names its scope in `x-workforce-scope` (`a or
+b`: either one suffices). Keys are revoked, and an organization's tier
 and credits set, by the operator's command line: the server applies such a change within 1 s
 (in practice 0.1 s); a change made through this API applies to the very next request.
 
@@ -666,16 +667,23 @@ def build_schemas():
                                "description": "Mean feedback rating 1-5; null when no ratings."},
     }, required=["tasks_completed_today", "avg_response_time_ms", "satisfaction_score"],
         description="Computed from stored facts.")
+    detail_props["tools"] = {"type": "array", "items": S("ToolRule"), "maxItems": 64,
+                             "description": "Which tools the employee may call, and how: the "
+                                            "rule naming a tool exactly wins, else the rule "
+                                            "with the longest `*` prefix it matches; a tool no "
+                                            "rule names is never offered to the model."}
     detail_props["created_at"] = S("Timestamp")
     emp_detail_example = dict(emp_example)
     emp_detail_example.update({
         "description": "Keeps schedules and weekly reports in order.",
+        "tools": [{"name": "knowledge.search", "policy": "auto"}],
         "stats": {"tasks_completed_today": 0, "avg_response_time_ms": 0,
                   "satisfaction_score": None},
         "created_at": TS,
     })
     s["Employee"] = obj(detail_props,
-                        required=list_item_req + ["description", "stats", "created_at"],
+                        required=list_item_req + ["description", "tools", "stats",
+                                                  "created_at"],
                         description="An employee in detail.", examples=[emp_detail_example])
     s["EmployeeList"] = obj({
         "employees": {"type": "array", "items": S("EmployeeListItem")},
@@ -694,10 +702,18 @@ def build_schemas():
         "instructions": P("The persona the employee answers with."),
         "model": P("Language model name for this employee; null for the default."),
         "status": P("`active` is derived and cannot be set (400 `param: \"status\"`)."),
+        "tools": P("The employee's tool rules `[{name, policy}]` (`policy` `auto`: called "
+                   "when the model decides, `approve`: each call waits for a person's approval, "
+                   "`deny`: never called). `name` is a tool name (`GET /v1/tools`) or a prefix "
+                   "ending in `*` (`slack.*`, `mcp.crm.*`, `*`); names not yet known are "
+                   "accepted (an MCP server may add them later) but must be well formed, and "
+                   "each name has one rule (400 `param: \"tools[i].name\"`). Replaces the "
+                   "whole list."),
     }
     update_props = dict(create_props)  # absent means unchanged: no defaults
     create_props = dict(create_props)
-    for name, value in (("capabilities", []), ("description", ""), ("status", "idle")):
+    for name, value in (("capabilities", []), ("description", ""), ("status", "idle"),
+                        ("tools", [{"name": "knowledge.search", "policy": "auto"}])):
         create_props[name] = request_default(create_props[name], value)
     s["EmployeeCreate"] = PO(create_props,
                               description="Unknown fields: 400 with `param` the field name. "
@@ -714,6 +730,28 @@ def build_schemas():
                                           "disables the employee, `idle` brings it back. "
                                           "`tier` gives 400 `param: \"tier\"`.",
                               examples=[{"status": "offline"}])
+    s["ToolRule"] = obj({
+        "name": string("A tool name, or a prefix of one followed by `*`.", minLength=1,
+                       maxLength=200),
+        "policy": {"type": "string", "enum": ["auto", "approve", "deny"]},
+    }, required=["name", "policy"], description="One rule of an employee's tools.")
+    s["Tool"] = obj({
+        "name": string("`knowledge.search`, `slack.post_message`, `mcp.<server>.<tool>`, ..."),
+        "description": string("What the model is told the tool does."),
+        "source": {"type": "string", "enum": ["builtin", "integration", "mcp"]},
+        "effect": {"type": "string", "enum": ["read", "write"],
+                   "description": "`write` when a call changes something outside the "
+                                  "conversation."},
+        "input_schema": {"type": "object", "description": "The JSON Schema of the tool's "
+                                                          "arguments; a call's arguments are "
+                                                          "checked against it before anything "
+                                                          "runs."},
+        "available": {"type": "boolean",
+                      "description": "False while the integration it uses is not connected."},
+    }, required=["name", "description", "source", "effect", "input_schema", "available"],
+        description="A tool an employee may be allowed to call.")
+    s["ToolList"] = obj({"tools": {"type": "array", "items": S("Tool")}}, required=["tools"],
+                        description="Every tool of the organization (not paged).")
     s["StatsBucket"] = obj({
         "start": S("Timestamp"),
         "messages": integer(minimum=0),
@@ -2029,7 +2067,7 @@ class Spec:
         route = c_route(method, path)
         if route:
             auth = not route["public"]
-            scope = route["scopes"][0] if route["scopes"] else None
+            scope = (" or " if route.get("scope_any") else " and ").join(route["scopes"]) or None
         notes = dict(notes or {})
         if json_body is None:
             json_body = body is not None
@@ -2264,6 +2302,12 @@ def build_paths():
            body=json_content("EmployeeUpdate"), ok=ok_json("Employee", "The updated employee."),
            codes=["employee_not_found"], notes={"employee_not_found": not_found_note},
            bad_param="status")
+    sp.add("get", "/v1/tools", "listTools", "List tools", "Employees", built=True,
+           description="The tools of the organization: the built-in ones and one per "
+                       "integration operation, each with the JSON Schema of its arguments and "
+                       "its effect. An employee's `tools` rules decide which of them it may "
+                       "call. Scope `tools` or `employees:read` (either suffices).",
+           ok=ok_json("ToolList", "The tools."))
     sp.add("get", "/v1/employees/{id}/stats", "getEmployeeStats", "Get employee statistics",
            "Employees", built=True,
            description="Computed from stored facts over the period ending now: 24 hourly "

@@ -133,6 +133,9 @@ int api_employees_update(struct router_req *r, struct err *e);
 int api_employee_find(struct router_req *r, const char *id, const char *param,
                       struct store_employee *out, struct err *e);
 
+/* tools.c */
+int api_tools_list(struct router_req *r, struct err *e);
+
 /* chat.c */
 int api_chat(struct router_req *r, struct err *e);
 int api_chat_stream(struct router_req *r, struct err *e);

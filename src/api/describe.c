@@ -15,6 +15,8 @@
  */
 #include "api.h"
 
+#include "../tools/tools.h"
+
 #include "../auth/auth.h"
 #include "../integrations/providers.h"
 #include "../tasks/schedule.h"
@@ -42,6 +44,8 @@ static const struct {
     {&api_workflows_update_body, "trigger", wf_trigger_schema},
     {&api_workflows_update_body, "steps", wf_steps_schema},
     {&api_knowledge_query_body, "filters", api_knowledge_filters_schema},
+    {&api_employees_create_body, "tools", tools_rules_schema},
+    {&api_employees_update_body, "tools", tools_rules_schema},
 };
 
 /* A jb_nested_fn: the shape of member 'f' of the binding 'ud', or NULL. */
@@ -127,6 +131,7 @@ static json_t *describe_route(const struct route *rt)
         if (rt->scope & (1u << bit))
             json_array_append_new(scopes, json_string(auth_scope_name(1u << bit)));
     json_object_set_new(o, "scopes", scopes);
+    json_object_set_new(o, "scope_any", json_boolean(rt->flags & ROUTE_SCOPE_ANY));
     json_object_set_new(o, "public", json_boolean(rt->flags & ROUTE_PUBLIC));
     json_object_set_new(o, "upload", json_boolean(rt->flags & ROUTE_UPLOAD));
     json_object_set_new(o, "hook", json_boolean(rt->flags & ROUTE_HOOK));

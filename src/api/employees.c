@@ -3,12 +3,14 @@
  * employees.c: GET /v1/employees (keyset by name then id, with total), GET /v1/employees/{id}
  * (detail with stats), GET /v1/employees/{id}/stats, and the operator extensions POST and PATCH
  * /v1/employees. List items carry exactly the reference's seven fields; the detail adds
- * description, stats and created_at and nothing else (instructions and model are write-only:
- * they configure the reply engine and are not part of the reference's object).
+ * description, tools (the rules of §19: which tools the employee may call, and how), stats and
+ * created_at and nothing else (instructions and model are write-only: they configure the reply
+ * engine and are not part of the reference's object).
  */
 #include "api.h"
 
 #include "../tasks/runner.h"
+#include "../tools/tools.h"
 
 #include "../core/buf.h"
 #include "../core/clock.h"
@@ -107,6 +109,8 @@ static int respond_detail(struct router_req *r, const char *id, struct err *e)
     write_item(&w, &emp);
     jw_key(&w, "description");
     jw_str(&w, emp.description);
+    jw_key(&w, "tools");
+    jw_raw(&w, emp.tools, "[]"); /* checked rules, written by this server */
     jw_key(&w, "stats");
     jw_obj(&w);
     jw_key(&w, "tasks_completed_today");
@@ -288,10 +292,11 @@ struct emp_body {
     const char *instructions;
     const char *model;
     int status;
+    json_t *tools; /* borrowed; checked by tools_rules_bind() */
 };
 
 /* No `tier`: refused before binding (refuse_tier()). */
-enum { F_NAME, F_ROLE, F_CATEGORY, F_CAPS, F_DESC, F_INSTR, F_MODEL, F_STATUS, F_N };
+enum { F_NAME, F_ROLE, F_CATEGORY, F_CAPS, F_DESC, F_INSTR, F_MODEL, F_STATUS, F_TOOLS, F_N };
 
 #define FIELD(n, t, m, fl, lo, hi, vals, chk, msg)                                                 \
     {                                                                                              \
@@ -308,6 +313,7 @@ static const struct jb_field create_fields[F_N] = {
     FIELD("instructions", JB_STRING, instructions, 0, 0, 20000, NULL, NULL, NULL),
     FIELD("model", JB_STRING, model, JB_NULLABLE, 1, 200, NULL, NULL, NULL),
     FIELD("status", JB_ENUM, status, 0, 0, 0, settable_status, NULL, NULL),
+    FIELD("tools", JB_ANY, tools, 0, 0, 0, NULL, NULL, NULL),
 };
 
 const struct jb_binding api_employees_create_body = {create_fields, F_N};
@@ -322,6 +328,7 @@ static const struct jb_field update_fields[F_N] = {
     FIELD("instructions", JB_STRING, instructions, 0, 0, 20000, NULL, NULL, NULL),
     FIELD("model", JB_STRING, model, JB_NULLABLE, 1, 200, NULL, NULL, NULL),
     FIELD("status", JB_ENUM, status, 0, 0, 0, settable_status, NULL, NULL),
+    FIELD("tools", JB_ANY, tools, 0, 0, 0, NULL, NULL, NULL),
 };
 
 const struct jb_binding api_employees_update_body = {update_fields, F_N};
@@ -349,13 +356,37 @@ static int refuse_tier(const json_t *body, struct err *e)
     return 0;
 }
 
+/* The tool rules of a body, checked, as stored (NULL when the body has none). */
+static int tools_text(struct router_req *r, const struct emp_body *b, const struct jb_result *res,
+                      const char **out, struct err *e)
+{
+    struct tools_rules rules;
+    json_t *arr;
+    char *s;
+    int rc;
+
+    *out = NULL;
+    if (!JB_HAS(*res, F_TOOLS))
+        return 0;
+    rc = tools_rules_bind(b->tools, r->arena, &rules, e);
+    if (rc)
+        return rc;
+    arr = tools_rules_json(&rules);
+    s = jo_dump(arr, NULL);
+    json_decref(arr);
+    *out = arena_strdup(r->arena, s);
+    free(s);
+    return 0;
+}
+
 /* Turn a bound body into a store row; 'fields' gets the STORE_EMP_* bits present. */
 static void to_row(struct router_req *r, const struct emp_body *b, const struct jb_result *res,
                    struct store_employee *emp, unsigned *fields)
 {
     static const unsigned bits[F_N] = {
-        STORE_EMP_NAME,        STORE_EMP_ROLE,         STORE_EMP_CATEGORY, STORE_EMP_CAPABILITIES,
-        STORE_EMP_DESCRIPTION, STORE_EMP_INSTRUCTIONS, STORE_EMP_MODEL,    STORE_EMP_STATUS};
+        STORE_EMP_NAME,         STORE_EMP_ROLE,        STORE_EMP_CATEGORY,
+        STORE_EMP_CAPABILITIES, STORE_EMP_DESCRIPTION, STORE_EMP_INSTRUCTIONS,
+        STORE_EMP_MODEL,        STORE_EMP_STATUS,      STORE_EMP_TOOLS};
     *fields = 0;
     for (int i = 0; i < F_N; i++) {
         if (JB_HAS(*res, i))
@@ -383,12 +414,14 @@ int api_employees_create(struct router_req *r, struct err *e)
     int rc;
 
     memset(&b, 0, sizeof(b));
+    memset(&emp, 0, sizeof(emp));
     rc = refuse_tier(r->body, e);
     if (!rc)
         rc = jb_bind(r->body, create_fields, F_N, &b, r->arena, &res, e);
+    if (!rc)
+        rc = tools_text(r, &b, &res, &emp.tools, e);
     if (rc)
         return rc;
-    memset(&emp, 0, sizeof(emp));
     to_row(r, &b, &res, &emp, &fields);
     rc = id_new("emp", id, sizeof(id));
     if (rc)
@@ -411,12 +444,14 @@ int api_employees_update(struct router_req *r, struct err *e)
     int rc;
 
     memset(&b, 0, sizeof(b));
+    memset(&emp, 0, sizeof(emp));
     rc = refuse_tier(r->body, e);
     if (!rc)
         rc = jb_bind(r->body, update_fields, F_N, &b, r->arena, &res, e);
+    if (!rc)
+        rc = tools_text(r, &b, &res, &emp.tools, e);
     if (rc)
         return rc;
-    memset(&emp, 0, sizeof(emp));
     to_row(r, &b, &res, &emp, &fields);
     rc = store_employee_update(r->store, &r->tenant, r->params[0], &emp, fields, clock_now_ms());
     if (rc == ERR_NOT_FOUND)

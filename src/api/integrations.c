@@ -470,8 +470,7 @@ static const struct integ_provider *events_provider(struct router_req *r, bool t
 {
     const struct integ_provider *p = integ_provider_find(r->params[0]);
     if (!p || p->events == INTEG_EVENTS_NONE || (team && p->events != INTEG_EVENTS_SLACK)) {
-        err_set(e, ERR_NOT_FOUND, "route_not_found", NULL, "No such route: POST %.200s.",
-                http_req_path(r->http));
+        router_no_route(r->http, e);
         return NULL;
     }
     return p;

@@ -97,6 +97,8 @@ const struct route api_routes[] = {
      &api_employees_update_body, NULL},
     {"GET", "/v1/employees/{id}/stats", api_employees_stats, AUTH_SCOPE_EMPLOYEES_READ, 0, q_stats,
      NULL, NULL},
+    {"GET", "/v1/tools", api_tools_list, AUTH_SCOPE_TOOLS | AUTH_SCOPE_EMPLOYEES_READ,
+     ROUTE_SCOPE_ANY, NULL, NULL, NULL},
     {"POST", "/v1/chat", api_chat, AUTH_SCOPE_CHAT, 0, NULL, &api_chat_body, NULL},
     {"POST", "/v1/chat/stream", api_chat_stream, AUTH_SCOPE_CHAT, 0, NULL, &api_chat_body, NULL},
     {"GET", "/v1/openai/models", api_openai_models, AUTH_SCOPE_CHAT, ROUTE_OPENAI, NULL, NULL,

@@ -583,8 +583,7 @@ int api_hooks_receive(struct router_req *r, struct err *e)
     if (!rc && strcmp(wf.trigger_type, "webhook") != 0)
         rc = ERR_NOT_FOUND;
     if (rc == ERR_NOT_FOUND)
-        return err_set(e, rc, "route_not_found", NULL, "No such route: POST /v1/hooks/%.60s.",
-                       r->params[0]);
+        return router_no_route(r->http, e);
     if (rc)
         return err_set(e, rc, "internal_error", NULL, "webhook read failed");
     if (!wf.enabled)

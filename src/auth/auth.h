@@ -28,6 +28,8 @@ enum auth_scope {
     AUTH_SCOPE_WORKFLOWS = 1 << 6,
     AUTH_SCOPE_INTEGRATIONS = 1 << 7,
     AUTH_SCOPE_WEBHOOKS = 1 << 8,
+    AUTH_SCOPE_TOOLS = 1 << 9,     /* §19: the tools and MCP servers */
+    AUTH_SCOPE_APPROVALS = 1 << 10 /* §19: deciding approvals (must be named explicitly) */
 };
 
 /* Parse "Bearer <key>" into the key and its mode (0 live, 1 test); 0 or ERR_AUTH. */
@@ -47,5 +49,7 @@ int auth_scopes_parse(const char *s, uint32_t *out, struct err *e);
 const char *auth_scope_name(uint32_t bit); /* one bit -> "chat" */
 /* True when 'have' (0 = all) grants 'need' (0 = nothing needed). */
 bool auth_scope_allows(uint32_t have, uint32_t need);
+/* True when 'have' (0 = all) grants at least one of the scopes of 'need' (0 = nothing needed). */
+bool auth_scope_allows_any(uint32_t have, uint32_t need);
 
 #endif

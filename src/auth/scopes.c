@@ -19,6 +19,8 @@ static const struct {
     {"workflows", AUTH_SCOPE_WORKFLOWS},
     {"integrations", AUTH_SCOPE_INTEGRATIONS},
     {"webhooks", AUTH_SCOPE_WEBHOOKS},
+    {"tools", AUTH_SCOPE_TOOLS},
+    {"approvals", AUTH_SCOPE_APPROVALS},
 };
 
 #define NSCOPES (sizeof(scopes) / sizeof(scopes[0]))
@@ -38,7 +40,8 @@ int auth_scopes_parse(const char *s, uint32_t *out, struct err *e)
         if (i == NSCOPES)
             return err_set(e, ERR_INVALID, "invalid_request", "scopes",
                            "unknown scope '%.*s' (known: employees:read, employees:write, chat, "
-                           "conversations, tasks, knowledge, workflows, integrations, webhooks)",
+                           "conversations, tasks, knowledge, workflows, integrations, webhooks, "
+                           "tools, approvals)",
                            (int)(n > 40 ? 40 : n), s);
         bits |= scopes[i].bit;
         s += n;
@@ -66,4 +69,10 @@ const char *auth_scope_name(uint32_t bit)
 bool auth_scope_allows(uint32_t have, uint32_t need)
 {
     return have == 0 || need == 0 || (have & need) == need;
+}
+
+/* A key with scopes 'have' (0 = unrestricted) may do what any one scope of 'need' allows. */
+bool auth_scope_allows_any(uint32_t have, uint32_t need)
+{
+    return have == 0 || need == 0 || (have & need) != 0;
 }

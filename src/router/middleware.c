@@ -321,8 +321,8 @@ static const char *quote_path(const struct http_req *h)
                     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/-._~");
 }
 
-/* 404 route_not_found for 'h' into 'e'; its message quotes the request line only as above. */
-static int no_route(struct http_req *h, struct err *e)
+/* See router.h. */
+int router_no_route(const struct http_req *h, struct err *e)
 {
     const char *method = quote_method(h), *path = quote_path(h);
     if (method && path)
@@ -351,7 +351,7 @@ static int hook_authenticate(struct router_req *r, struct err *e)
     if (!rc)
         rc = store_org_get(r->store, wf.tenant.org_id, &r->org);
     if (rc == ERR_NOT_FOUND)
-        return no_route(r->http, e);
+        return router_no_route(r->http, e);
     if (rc)
         return err_set(e, ERR_STORE, "internal_error", NULL, "The webhook could not be checked.");
     r->tenant = wf.tenant;
@@ -587,8 +587,24 @@ static void begin_unrouted(struct router_req *r, const struct router_match *m)
             err_set(&r->early, ERR_INVALID, "method_not_allowed", NULL,
                     "This method is not allowed here. Allowed: %s.", m->allow);
     } else {
-        no_route(h, &r->early);
+        router_no_route(h, &r->early);
     }
+}
+
+/* 403 permission_denied into 'e' naming the scopes route 'rt' needs ("tools or
+ * employees:read" when any one suffices, else each one it needs). */
+static int scope_refused(const struct route *rt, struct err *e)
+{
+    char names[200] = "";
+    size_t used = 0;
+    const char *sep = (rt->flags & ROUTE_SCOPE_ANY) ? " or " : " and ";
+    for (unsigned bit = 0; bit < 32 && used < sizeof(names); bit++) {
+        if (rt->scope & (1u << bit))
+            used += (size_t)snprintf(names + used, sizeof(names) - used, "%s%s", used ? sep : "",
+                                     auth_scope_name(1u << bit));
+    }
+    return err_set(e, ERR_FORBIDDEN, "permission_denied", NULL, "This API key lacks the scope %s.",
+                   names);
 }
 
 /* A route matched: its key (or hook token), limits, scope and upload sink. Returns
@@ -629,9 +645,9 @@ static enum http_begin begin_routed(struct router_req *r, const struct router_ma
         err_clear(&r->early);
         rc = 0;
     }
-    if (!rc && !auth_scope_allows(r->scopes, rt->scope))
-        rc = err_set(&r->early, ERR_FORBIDDEN, "permission_denied", NULL,
-                     "This API key lacks the scope %s.", auth_scope_name(rt->scope));
+    if (!rc && !((rt->flags & ROUTE_SCOPE_ANY) ? auth_scope_allows_any(r->scopes, rt->scope)
+                                               : auth_scope_allows(r->scopes, rt->scope)))
+        rc = scope_refused(rt, &r->early);
     if (!rc && (rt->flags & ROUTE_UPLOAD)) {
         rc = rt->upload_begin(r, &r->early);
         /* A declared body over the limit is refused at once, unread. */

@@ -65,6 +65,9 @@ enum router_flag {
      * A request it refuses, or one over the size cap, touches no tenant's rate limits nor
      * concurrency. With ROUTE_HOOK the token's tenant is admitted after verify() accepts. */
     ROUTE_VERIFY = 1 << 8,
+    /* Any one of the route's scopes suffices (GET /v1/tools: `tools` or `employees:read`);
+     * without it a key needs all of them. */
+    ROUTE_SCOPE_ANY = 1 << 9,
 };
 
 #define ROUTER_OPENAI_PREFIX "/v1/openai"
@@ -207,6 +210,10 @@ int router_query_parse(const char *q, struct arena *a, size_t max, const char **
 
 /* ---- Helpers for handlers (middleware.c) ---- */
 const char *router_query(const struct router_req *r, const char *name); /* NULL: absent */
+/* 404 route_not_found for request 'h' into 'e' (returns ERR_NOT_FOUND): the message quotes the
+ * method and path only when they are made of the characters routes are made of (letters,
+ * digits, "/-._~", 200 bytes at most), so no input is ever sent back as it came. */
+int router_no_route(const struct http_req *h, struct err *e);
 /* The route's 'limit' query parameter (its row gives the default and the range): 400 with
  * param "limit" when it is not an integer in range. */
 int router_query_limit(const struct router_req *r, unsigned *out, struct err *e);

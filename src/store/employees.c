@@ -15,7 +15,7 @@
     " employees.id AND w.n > 0) THEN 1 ELSE 0 END"
 #define EMP_COLS                                                                                   \
     "id, name, role, category, tier, capabilities, description, instructions, model, " EMP_STATUS  \
-    ", created_at, updated_at"
+    ", created_at, updated_at, tools"
 #define EMP_FILTER                                                                                 \
     " WHERE org_id = $1 AND mode = $2 AND (CAST($3 AS TEXT) IS NULL OR category = $3) AND ($4 < "  \
     "0 OR"                                                                                         \
@@ -35,6 +35,7 @@ static void read_employee(struct db_stmt *st, struct arena *a, struct store_empl
     out->status = (enum store_emp_status)db_int64(st, 9);
     out->created_at = db_int64(st, 10);
     out->updated_at = db_int64(st, 11);
+    out->tools = db_arena_text(a, st, 12);
 }
 
 static void bind_filter(struct db_stmt *st, const struct store_tenant *t,
@@ -131,7 +132,7 @@ int employees_update(struct store *s, const struct store_tenant *t, const char *
            " capabilities = coalesce($8, capabilities), description = coalesce($9, description),"
            " instructions = coalesce($10, instructions),"
            " model = CASE WHEN $13 THEN $11 ELSE model END,"
-           " disabled = coalesce($12, disabled), updated_at = $14"
+           " disabled = coalesce($12, disabled), updated_at = $14, tools = coalesce($15, tools)"
            " WHERE org_id = $1 AND mode = $2 AND id = $3");
 
     if (!st)
@@ -152,6 +153,7 @@ int employees_update(struct store *s, const struct store_tenant *t, const char *
         db_bind_null(st, 12);
     db_bind_int64(st, 13, (fields & STORE_EMP_MODEL) != 0);
     db_bind_int64(st, 14, now);
+    db_bind_text(st, 15, fields & STORE_EMP_TOOLS ? emp->tools : NULL);
     return db_exec_one(st);
 }
 

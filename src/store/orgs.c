@@ -62,8 +62,8 @@ int employees_insert(struct store *s, const struct store_tenant *t,
     struct db_stmt *st =
         db_prepare(s, "INSERT INTO employees (id, org_id, mode, name, role, category, tier,"
                       " capabilities, description, instructions, model, disabled, created_at,"
-                      " updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,"
-                      " $13, $13)");
+                      " updated_at, tools) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,"
+                      " $12, $13, $13, $14)");
     if (!st)
         return ERR_STORE;
     db_bind_text(st, 1, emp->id);
@@ -79,6 +79,7 @@ int employees_insert(struct store *s, const struct store_tenant *t,
     db_bind_text(st, 11, emp->model);
     db_bind_int64(st, 12, emp->status == STORE_EMP_OFFLINE);
     db_bind_int64(st, 13, emp->created_at);
+    db_bind_text(st, 14, emp->tools ? emp->tools : STORE_EMP_TOOLS_DEFAULT);
     return db_exec(st);
 }
 

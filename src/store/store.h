@@ -60,6 +60,9 @@ struct store_employee {
     const char *description;
     const char *instructions;
     const char *model; /* NULL: the default model */
+    /* The tool rules, a JSON array of {name, policy} (tools/rules.c); NULL when creating:
+     * STORE_EMP_TOOLS_DEFAULT */
+    const char *tools;
     enum store_emp_status status;
     int64_t created_at;
     int64_t updated_at;
@@ -75,8 +78,13 @@ enum store_emp_field {
     STORE_EMP_DESCRIPTION = 1 << 5,
     STORE_EMP_INSTRUCTIONS = 1 << 6,
     STORE_EMP_MODEL = 1 << 7,
-    STORE_EMP_STATUS = 1 << 8 /* only idle or offline */
+    STORE_EMP_STATUS = 1 << 8, /* only idle or offline */
+    STORE_EMP_TOOLS = 1 << 9
 };
+
+/* The tool rules of a new employee, and of every employee made before rules existed
+ * (migration 16): the knowledge search, run without approval. */
+#define STORE_EMP_TOOLS_DEFAULT "[{\"name\":\"knowledge.search\",\"policy\":\"auto\"}]"
 
 struct store_emp_filter {
     const char *category; /* NULL: any */

@@ -90,7 +90,8 @@ SCOPES = ["employees:read", "employees:write", "chat", "conversations", "tasks",
           "knowledge", "workflows", "integrations"]
 
 LIST_ITEM_FIELDS = {"id", "name", "role", "category", "status", "capabilities", "tier"}
-DETAIL_FIELDS = LIST_ITEM_FIELDS | {"description", "stats", "created_at"}
+# the detail of the reference, and the tool rules of contract §19
+DETAIL_FIELDS = LIST_ITEM_FIELDS | {"description", "tools", "stats", "created_at"}
 DETAIL_STATS_FIELDS = {"tasks_completed_today", "avg_response_time_ms", "satisfaction_score"}
 STATS_FIELDS = {"employee_id", "period", "from", "to", "messages", "conversations",
                 "tasks_completed", "tasks_failed", "workflow_steps", "avg_response_time_ms",

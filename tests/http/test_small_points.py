@@ -77,6 +77,13 @@ class NosniffAndMessagesTest(ServerTestCase):
         # an unknown hook token: the path is quoted only because it is made of route characters
         r = srv.post("/v1/hooks/%3Cb%3E", {}, key=None)
         self.assertNotIn("<b>", self.assertError(r, 404, "route_not_found")["message"])
+        # an events route of a provider that does not exist (or receives no events): the same
+        for path in ("/v1/integrations/%3Cb%3Ex/events/tok", "/v1/integrations/%3Cb%3E/events",
+                     "/v1/integrations/hubspot/events/%3Cb%3E"):
+            with self.subTest(path=path):
+                r = srv.post(path, {}, key=None)
+                msg = self.assertError(r, 404, "route_not_found")["message"]
+                self.assertNotIn("<b>", msg)
         # a method that is not capital letters is not quoted either
         with socket.create_connection(("127.0.0.1", srv.port), timeout=15) as s:
             s.sendall(raw_head("get", "/v1/account", "x", {"Authorization": "Bearer " + key}))

@@ -257,6 +257,20 @@ const steps: { [K in OperationId]: () => Promise<void> } = {
             "updateEmployee");
         eq(e.capabilities[0], "travel_booking", "capability");
     },
+    listTools: async () => {
+        const l = ok(await client.GET("/v1/tools"), "listTools");
+        const search = l.tools.find((t) => t.name === "knowledge.search");
+        assert(search !== undefined && search.available, "knowledge.search, available");
+        eq(search.effect, "read", "a read");
+        const id = need(employeeId, "employee");
+        const e = ok(await client.PATCH("/v1/employees/{id}", {
+            params: { path: { id } },
+            body: { tools: [{ name: "slack.*", policy: "approve" }] } }), "updateEmployee tools");
+        eq(e.tools[0].policy, "approve", "the rule, typed");
+        fails(await client.PATCH("/v1/employees/{id}", {
+            params: { path: { id } }, body: { tools: [{ name: "Slack", policy: "auto" }] } }),
+              "a rule's bad name", 400, "invalid_request", "tools[0].name");
+    },
     getEmployeeStats: async () => {
         const id = need(employeeId, "employee");
         const s = ok(await client.GET("/v1/employees/{id}/stats", {
