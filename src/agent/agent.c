@@ -163,7 +163,7 @@ int agent_answer(const struct agent_env *a, const struct agent_ask *q, struct ag
 {
     const struct store_employee *emp = q->emp;
     struct llm_request lreq;
-    struct llm_sink sink;
+    struct llm_sink sink = {0};
     struct knowledge kn;
     struct reply rep;
     struct arena ar;

@@ -206,6 +206,7 @@ int api_openai_messages(json_t *messages, struct arena *a, struct api_openai_inp
     }
     out->message = texts[last];
     out->history = arena_alloc(a, (last + 1) * sizeof(*out->history));
+    memset(out->history, 0, (last + 1) * sizeof(*out->history));
     buf_init(&sys, TEXT_CAP);
     for (size_t i = 0; i < n; i++) {
         bool system = strcmp(roles[i], "system") == 0 || strcmp(roles[i], "developer") == 0;

@@ -18,9 +18,28 @@ struct embed_pool;
 struct httpc;
 struct llm;
 
+/* A tool the model may call (contract §19); strings borrowed for the length of llm_call(). */
+struct llm_tool {
+    const char *name;        /* as the model sees it: tools_model_name() of the tool's name */
+    const char *description; /* what the model is told it does */
+    const char *parameters;  /* the JSON Schema of its arguments, as JSON text */
+};
+
+/* A call of a tool by the model. */
+struct llm_tool_call {
+    const char *id;        /* the model's id of the call ("call_..."), unique in its step */
+    const char *name;      /* the tool's name as the model wrote it */
+    const char *arguments; /* the arguments as the model wrote them: JSON text, unchecked */
+};
+
+/* A message of the conversation the model is shown. Zero every member a message does not use. */
 struct llm_message {
-    const char *role; /* user | assistant */
-    const char *content;
+    const char *role;    /* user | assistant | tool */
+    const char *content; /* NULL: none (an assistant message that only calls tools) */
+    /* assistant: the tools it called, in order, and the results follow as 'tool' messages */
+    const struct llm_tool_call *tool_calls;
+    size_t ntool_calls;
+    const char *tool_call_id; /* tool: the call this message is the result of */
 };
 
 /* A passage of the knowledge base the reply may draw on. */
@@ -45,6 +64,13 @@ struct llm_request {
     size_t nknowledge;
     bool knowledge_searched; /* the employee can read knowledge and it was searched */
     bool json_output;        /* the answer must be one JSON object (a workflow action) */
+    /* The tools the model may call in this step (none: the request offers none; the builtin
+     * engine calls none), and the turn's steps so far after 'message': each assistant message
+     * that called tools, followed by one 'tool' message per call with its result. */
+    const struct llm_tool *tools;
+    size_t ntools;
+    const struct llm_message *steps;
+    size_t nsteps;
 };
 
 struct llm_usage {
@@ -54,6 +80,10 @@ struct llm_usage {
 
 struct llm_sink {
     void (*delta)(void *ud, const char *text, size_t len);
+    /* The model ended its step by calling tools: the 'n' calls, in its order (valid only
+     * during this call), once, just before a successful done(). NULL: the calls are dropped
+     * (a caller that offers no tools). */
+    void (*tool_calls)(void *ud, const struct llm_tool_call *calls, size_t n);
     void (*done)(void *ud, const struct llm_usage *usage, const struct err *e); /* e: NULL ok */
     void *ud;
 };

@@ -111,4 +111,17 @@ json_t *tools_def_schema(const struct tools_def *d);
 int tools_args_bind(const struct tools_def *d, json_t *args, struct arena *a,
                     struct tools_args *out, struct err *e);
 
+/* ---- Names shown to a model (names.c) ---- */
+
+#define TOOLS_MODEL_NAME_MAX 64 /* OpenAI's function names: ^[a-zA-Z0-9_-]{1,64}$ */
+
+/*
+ * The name tool 'name' is shown to a model under, into 'out' (TOOLS_MODEL_NAME_MAX + 1 bytes):
+ * each '.' becomes "__" ("slack.post_message" -> "slack__post_message"). When that could be
+ * read two ways (the name holds "__", "_." or "._") or is longer than TOOLS_MODEL_NAME_MAX, the
+ * result is cut to 55 bytes and "_" and the first 8 hex digits of the name's SHA-256 are added.
+ * A function of the name alone: the same in every turn, on every node.
+ */
+void tools_model_name(const char *name, char out[TOOLS_MODEL_NAME_MAX + 1]);
+
 #endif

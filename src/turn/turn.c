@@ -300,7 +300,7 @@ static void knowledge_done(void *ud, int rc, struct store *s, const struct store
 {
     struct turn *j = ud;
     struct llm_request lreq = j->lreq;
-    struct llm_sink sink;
+    struct llm_sink sink = {0};
 
     (void)s;
     if (rc) {
@@ -420,6 +420,7 @@ static void load_history(struct turn *j, struct store *s, const struct turn_req 
     if (store_message_list(s, &t->tenant, conv_id, TURN_HISTORY_MESSAGES, t->arena, &msgs, &nm))
         return;
     all = arena_alloc(t->arena, (nm + 1) * sizeof(*all));
+    memset(all, 0, (nm + 1) * sizeof(*all));
     for (size_t i = 0; i < nm; i++) {
         all[i].role = msgs[i].role;
         all[i].content = msgs[i].content;
