@@ -86,6 +86,7 @@ struct tools_def {
     const char *provider;    /* TOOLS_INTEGRATION: the provider whose connection it uses */
     const char *description; /* what the model is told */
     struct jb_binding args;  /* its arguments: checked by tools_args_bind(), shown as schema */
+    uint32_t scope;          /* the key scope (auth.h) a call needs: the turn's starter's rights */
 };
 
 /* The arguments of every built-in and integration tool, bound by the tool's table (members a

@@ -34,7 +34,7 @@ static void on_done(void *ud, const struct llm_usage *u, const struct err *e)
 
 static void run(struct llm *l, const struct llm_request *req, struct got *g)
 {
-    struct llm_sink sink = {on_delta, on_done, g};
+    struct llm_sink sink = {on_delta, NULL, on_done, g};
     memset(g, 0, sizeof(*g));
     buf_init(&g->text, 1 << 20);
     llm_call(l, req, &sink);
@@ -99,7 +99,8 @@ int main(void)
 {
     struct llm *l = NULL;
     struct llm_config cfg = {.provider = "builtin"};
-    struct llm_message hist[] = {{"user", "earlier question"}, {"assistant", "earlier answer"}};
+    struct llm_message hist[] = {{"user", "earlier question", NULL, 0, NULL},
+                                 {"assistant", "earlier answer", NULL, 0, NULL}};
     struct llm_request req = {
         .employee_name = "Ava",
         .employee_role = "Operations Coordinator",
