@@ -522,6 +522,10 @@ static void test_stream(struct llm *l, struct server *s)
         USAGE,
         "[DONE]",
         NULL};
+    const char *noname[] = {CHUNK("{\"tool_calls\":[{\"index\":0,\"id\":\"call_a\","
+                                  "\"function\":{\"arguments\":\"{}\"}}]}",
+                                  "null"),
+                            CHUNK("{}", "\"tool_calls\""), "[DONE]", NULL};
     const char *answers[1];
     struct llm_request req = {0};
     struct got g;
@@ -549,6 +553,17 @@ static void test_stream(struct llm *l, struct server *s)
     {
         run(l, &req, &g, false);
         ok(g.done == 1 && !g.failed, "done, the calls dropped");
+        got_cleanup(&g);
+    }
+    answers[0] = sse(&b1, noname);
+    server_script(s, answers, 1);
+    subtest("calls that do not add up at the end of the step")
+    {
+        run(l, &req, &g, true);
+        ok(g.done == 1 && g.failed, "an error");
+        is_int(g.tool_calls, 0, "no calls");
+        if (!ok(strstr(g.msg, "tool call 0 has no name") != NULL, "it says why"))
+            printf("#   got '%s'\n", g.msg);
         got_cleanup(&g);
     }
     buf_cleanup(&b1);
