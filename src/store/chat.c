@@ -328,7 +328,7 @@ int messages_list(struct store *s, const struct store_tenant *t, const char *con
     db_bind_tenant(st, t);
     db_bind_text(st, 3, conversation_id);
     db_bind_int64(st, 4, limit);
-    return read_messages(st, limit, false, a, out, n);
+    return read_messages(st, limit, true, a, out, n);
 }
 
 /* See store_int.h. */

@@ -332,7 +332,7 @@ struct store_message {
     int64_t output_tokens;
     int64_t response_ms; /* < 0: none */
     int64_t created_at;
-    int64_t seq; /* order within the conversation (store_message_page only) */
+    int64_t seq; /* order within the conversation (reads of a conversation's messages) */
     /* assistant: in_progress | completed | failed (NULL when writing: completed), why its
      * turn stopped (completed, max_steps, repeated_call, timeout, insufficient_credits; NULL:
      * none recorded), and a failed one's error */

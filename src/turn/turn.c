@@ -761,6 +761,49 @@ static int find_conversation(struct store *s, const struct turn_req *t,
     return 0;
 }
 
+#define HISTORY_CALLS_MAX 4000 /* tool calls read with a conversation's history */
+
+/*
+ * The work of stored message 'm' as the model saw it, into 'out': for each step of its turn,
+ * an assistant message with the step's calls, then one 'tool' message per call with its result
+ * (a call that never ended reads as interrupted). Returns how many messages were written.
+ */
+static size_t history_calls(struct arena *a, const struct store_message *m,
+                            const struct store_tool_call *calls, size_t nc, struct llm_message *out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < nc;) {
+        size_t k = i;
+        struct llm_tool_call *tc;
+        if (strcmp(calls[i].message_id, m->id) != 0) {
+            i++;
+            continue;
+        }
+        while (k < nc && strcmp(calls[k].message_id, m->id) == 0 && calls[k].step == calls[i].step)
+            k++;
+        tc = arena_alloc(a, (k - i) * sizeof(*tc));
+        for (size_t c = i; c < k; c++) {
+            char *name = arena_alloc(a, TOOLS_MODEL_NAME_MAX + 1);
+            tools_model_name(calls[c].tool, name); /* as the model saw it */
+            tc[c - i].id = calls[c].model_id;
+            tc[c - i].name = name;
+            tc[c - i].arguments = calls[c].arguments;
+        }
+        out[n].role = "assistant";
+        out[n].tool_calls = tc;
+        out[n].ntool_calls = k - i;
+        n++;
+        for (size_t c = i; c < k; c++) {
+            out[n].role = "tool";
+            out[n].tool_call_id = calls[c].model_id;
+            out[n].content = calls[c].result ? calls[c].result : "{\"error\":\"interrupted\"}";
+            n++;
+        }
+        i = k;
+    }
+    return n;
+}
+
 /* The history the engine sees: the conversation's last messages (read before the new message
  * is stored, so only earlier turns), or the door's for a new one, the newest that fit the
  * history budget, oldest first. */
@@ -768,9 +811,10 @@ static void load_history(struct turn *j, struct store *s, const struct turn_req 
                          const char *conv_id)
 {
     struct store_message *msgs = NULL;
+    struct store_tool_call *calls = NULL;
     struct llm_message *all;
     int64_t budget = j->env->cfg->llm_history_tokens;
-    size_t nm = 0, first;
+    size_t nm = 0, nc = 0, n = 0, first;
 
     if (!t->conversation_id) {
         first = turn_fit_history(t->history, t->nhistory, budget);
@@ -780,15 +824,25 @@ static void load_history(struct turn *j, struct store *s, const struct turn_req 
     }
     if (store_message_list(s, &t->tenant, conv_id, TURN_HISTORY_MESSAGES, t->arena, &msgs, &nm))
         return;
-    all = arena_alloc(t->arena, (nm + 1) * sizeof(*all));
-    memset(all, 0, (nm + 1) * sizeof(*all));
-    for (size_t i = 0; i < nm; i++) {
-        all[i].role = msgs[i].role;
-        all[i].content = msgs[i].content;
+    if (nm && store_tool_calls_of(s, &t->tenant, conv_id, msgs[0].seq, msgs[nm - 1].seq,
+                                  HISTORY_CALLS_MAX, t->arena, &calls, &nc)) {
+        nc = 0;
     }
-    first = turn_fit_history(all, nm, budget);
+    /* each call adds at most an assistant message (its step's) and its result */
+    all = arena_alloc(t->arena, (nm + 2 * nc + 1) * sizeof(*all));
+    memset(all, 0, (nm + 2 * nc + 1) * sizeof(*all));
+    for (size_t i = 0; i < nm; i++) {
+        n += history_calls(t->arena, &msgs[i], calls, nc, all + n);
+        all[n].role = msgs[i].role;
+        all[n].content = msgs[i].content;
+        n++;
+    }
+    first = turn_fit_history(all, n, budget);
+    /* never begin with the result of a call whose request was cut off */
+    while (first < n && strcmp(all[first].role, "tool") == 0)
+        first++;
     j->lreq.history = all + first;
-    j->lreq.nhistory = nm - first;
+    j->lreq.nhistory = n - first;
 }
 
 /* A new turn for the reply to 'conv' with 'emp', its view pointing into it; NULL without ids. */

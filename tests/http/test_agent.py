@@ -1,0 +1,200 @@
+# SPDX-License-Identifier: MIT
+"""Employees that call tools in chat (contract §19), black-box, against the scripted
+tool-calling model of tests/mock/openai_mock.py ([[tools:B64]]).
+
+- A turn offers the tools the employee's rules allow (auto, runnable), under their model
+  names, with their schemas; a step's calls run, their results go back to the model as `tool`
+  messages, and the model is called again until it answers without calls.
+- Every call is journaled (running, then completed or failed) and shown: the blocking answer's
+  `tool_calls`, the stream's tool.started / tool.completed, the conversation read.
+- A call that cannot run (unknown tool, bad arguments, outside the key's scopes) is an error
+  result for the model, never a failed turn; the tool's effect is real (tasks.create makes the
+  task, tasks.get reads it).
+- Limits: WORKFORCE_AGENT_MAX_STEPS model calls, the same call a third time; each model call of
+  a live key is charged.
+- A later turn's history holds the earlier turn's calls and results.
+"""
+
+import base64
+import json
+import uuid
+
+from chatlib import MockChatTestCase, credits_for, uniq
+
+
+def script(*steps):
+    return "[[tools:%s]]" % base64.b64encode(json.dumps(list(steps)).encode()).decode()
+
+
+def call(name, **args):
+    return {"name": name, "arguments": args}
+
+
+class AgentChatTest(MockChatTestCase):
+    mock_env = {"WORKFORCE_TEST_LLM": "provider", "WORKFORCE_AGENT_MAX_STEPS": "3"}
+
+    @classmethod
+    def setUpServer(cls):
+        cls.org = "agent-" + uuid.uuid4().hex[:6]
+        cls.live = cls.server.create_key(cls.org, tier="manager", credits=100000)
+        cls.test = cls.server.create_key(cls.org, mode="test")
+
+    def setUp(self):
+        self.mock.reset()
+
+    def employee_with(self, key, rules):
+        emp = self.new_employee(key, name="Agent " + uuid.uuid4().hex[:4], role="Helper",
+                                category="operations")["id"]
+        r = self.server.patch("/v1/employees/" + emp, {"tools": rules}, key=key)
+        self.assertEqual(r.status, 200, r)
+        return emp
+
+    def model_requests(self, msg):
+        """The model calls of the turn of user message 'msg' (a task that a tool created runs
+        on the same model, with other messages)."""
+        return self.mock_requests(msg)
+
+    def test_a_turn_calls_tools_until_it_answers(self):
+        key = self.test
+        emp = self.employee_with(key, [{"name": "tasks.*", "policy": "auto"}])
+        title = "Book the venue " + uuid.uuid4().hex[:6]
+        msg = uniq("Please plan it ") + script(
+            {"calls": [call("tasks__create", title=title, priority="high")]},
+            {"say": "Done: the task is created."})
+        m = self.chat_ok(key, emp, msg)
+        self.assertEqual(m["content"], "Done: the task is created.")
+        self.assertEqual(m["status"], "completed")
+        self.assertEqual(m["stop_reason"], "completed")
+        self.assertEqual(len(m["tool_calls"]), 1)
+        c = m["tool_calls"][0]
+        self.assertEqual((c["tool"], c["status"], c["error"]), ("tasks.create", "completed", None))
+        self.assertTrue(c["id"].startswith("call_"))
+        self.assertEqual(c["arguments"], {"title": title, "priority": "high"})
+        self.assertEqual(c["result"]["title"], title)
+        # the task exists, for this employee
+        task = self.server.get("/v1/tasks/" + c["result"]["id"], key=key).json
+        self.assertEqual((task["title"], task["employee_id"], task["priority"]),
+                         (title, emp, "high"))
+        # the model was offered the rules' tools, then shown its call and the result
+        reqs = self.model_requests(msg)
+        self.assertEqual(len(reqs), 2, reqs)
+        first = reqs[0]["body"]
+        names = sorted(t["function"]["name"] for t in first["tools"])
+        self.assertEqual(names, ["tasks__create", "tasks__get"])
+        second = reqs[1]["body"]["messages"]
+        self.assertEqual(second[-2]["role"], "assistant")
+        self.assertEqual(second[-2]["tool_calls"][0]["function"]["name"], "tasks__create")
+        self.assertEqual(second[-1]["role"], "tool")
+        self.assertEqual(second[-1]["tool_call_id"], second[-2]["tool_calls"][0]["id"])
+        self.assertEqual(json.loads(second[-1]["content"])["id"], c["result"]["id"])
+        # the conversation read shows the same work
+        conv = self.conversation(key, m["conversation_id"])
+        reply = conv["messages"][-1]
+        self.assertEqual(reply["tool_calls"], m["tool_calls"])
+        self.assertEqual((reply["status"], reply["stop_reason"]), ("completed", "completed"))
+
+    def test_calls_that_cannot_run_go_back_to_the_model(self):
+        key = self.test
+        emp = self.employee_with(key, [{"name": "tasks.get", "policy": "auto"}])
+        msg = uniq("Check things ") + script(
+            {"calls": [call("tasks__get", task_id="task_000000000000000000000000"),
+                       call("tasks__create", title="not offered"),
+                       call("tasks__get", id="wrong member"),
+                       {"name": "tasks__get", "arguments": "{not json"}]},
+            {"say": "Some of that failed."})
+        m = self.chat_ok(key, emp, msg)
+        self.assertEqual(m["status"], "completed")
+        calls = m["tool_calls"]
+        self.assertEqual([c["status"] for c in calls], ["failed"] * 4)
+        self.assertTrue(calls[0]["error"].startswith("task_not_found"), calls[0])
+        self.assertTrue(calls[1]["error"].startswith("unknown_tool"), calls[1])
+        self.assertTrue(calls[2]["error"].startswith("invalid_arguments"), calls[2])
+        self.assertTrue(calls[3]["error"].startswith("invalid_arguments"), calls[3])
+        self.assertEqual(calls[3]["arguments"], "{not json")
+        tool_msgs = [x for x in self.model_requests(msg)[-1]["body"]["messages"]
+                     if x["role"] == "tool"]
+        self.assertEqual(len(tool_msgs), 4)
+        self.assertIn("error", json.loads(tool_msgs[1]["content"]))
+
+    def test_scopes_of_the_starter(self):
+        # a key without the tasks scope: the employee may use tasks.create, the key may not
+        key = self.server.create_key(self.org, mode="test",
+                                     scopes="chat,employees:read,employees:write")
+        emp = self.employee_with(key, [{"name": "tasks.*", "policy": "auto"}])
+        msg = uniq("Try it ") + script({"calls": [call("tasks__create", title="x")]},
+                                       {"say": "ok"})
+        m = self.chat_ok(key, emp, msg)
+        self.assertTrue(m["tool_calls"][0]["error"].startswith("permission_denied"), m)
+
+    def test_stream_shows_each_call(self):
+        key = self.test
+        emp = self.employee_with(key, [{"name": "tasks.get", "policy": "auto"}])
+        msg = uniq("Stream it ") + script(
+            {"calls": [call("tasks__get", task_id="task_000000000000000000000000")]},
+            {"say": "Streamed."})
+        res = self.stream(key, emp, msg)
+        names = res.names()
+        self.assertEqual(names[0], "message.created")
+        self.assertEqual(names[-1], "message.completed")
+        i, j = names.index("tool.started"), names.index("tool.completed")
+        self.assertLess(i, j)
+        started = res.of("tool.started")[0]["json"]
+        ended = res.of("tool.completed")[0]["json"]
+        done = res.of("message.completed")[0]["json"]
+        self.assertEqual(started["message_id"], done["id"])
+        self.assertEqual(started["tool_call"]["status"], "running")
+        self.assertEqual(ended["tool_call"]["status"], "failed")
+        self.assertEqual(ended["tool_call"]["id"], started["tool_call"]["id"])
+        self.assertEqual(done["tool_calls"][0]["id"], started["tool_call"]["id"])
+        self.assertEqual(done["content"], "Streamed.")
+
+    def test_limits(self):
+        key = self.test
+        emp = self.employee_with(key, [{"name": "tasks.get", "policy": "auto"}])
+        # WORKFORCE_AGENT_MAX_STEPS=3: three model calls, then the turn stops
+        msg = uniq("Loop ") + script(*[{"calls": [call("tasks__get", task_id="task_%024d" % i)]}
+                                       for i in range(10)])
+        m = self.chat_ok(key, emp, msg)
+        self.assertEqual(m["stop_reason"], "max_steps")
+        self.assertIn("limit of 3 model calls", m["content"])
+        self.assertEqual(len(self.model_requests(msg)), 3)
+        self.assertEqual(len(m["tool_calls"]), 3)
+        # the same call a third time stops the turn before it runs
+        msg = uniq("Again ") + script(
+            {"calls": [call("tasks__get", task_id="task_000000000000000000000001")]})
+        m = self.chat_ok(key, emp, msg)
+        self.assertEqual(m["stop_reason"], "repeated_call")
+        self.assertEqual(len(m["tool_calls"]), 2)
+
+    def test_each_model_call_is_charged(self):
+        key = self.live
+        emp = self.employee_with(key, [{"name": "tasks.get", "policy": "auto"}])
+        before = self.balance(key)
+        msg = uniq("Charge ") + script(
+            {"calls": [call("tasks__get", task_id="task_000000000000000000000000")]},
+            {"say": "Charged twice."})
+        m = self.chat_ok(key, emp, msg)
+        usages = [r["reply"]["usage"] for r in self.model_requests(msg)]
+        self.assertEqual(len(usages), 2)
+        want = sum(credits_for({"input_tokens": u["prompt_tokens"],
+                                "output_tokens": u["completion_tokens"]}) for u in usages)
+        self.assertEqual(m["credits_used"], want)
+        self.assertEqual(before - self.balance(key), want)
+
+    def test_history_holds_the_calls(self):
+        key = self.test
+        emp = self.employee_with(key, [{"name": "tasks.get", "policy": "auto"}])
+        msg = uniq("First ") + script(
+            {"calls": [call("tasks__get", task_id="task_000000000000000000000000")]},
+            {"say": "First done."})
+        m = self.chat_ok(key, emp, msg)
+        follow = uniq("And then?")
+        self.chat_ok(key, emp, follow, conversation_id=m["conversation_id"])
+        body = [r for r in self.mock.requests()
+                if r["body"]["messages"][-1].get("content") == follow][-1]["body"]
+        roles = [x["role"] for x in body["messages"]]
+        # ..., user, assistant (its calls), tool (the result), assistant (the answer), user
+        self.assertEqual(roles[-5:], ["user", "assistant", "tool", "assistant", "user"], roles)
+        self.assertEqual(body["messages"][-4]["tool_calls"][0]["function"]["name"],
+                         "tasks__get")
+        self.assertEqual(body["messages"][-2]["content"], "First done.")
