@@ -8,8 +8,9 @@
  *  - google_calendar.create_event: POST {api}/calendar/v3/calendars/{id}/events with the
  *    input's {summary, start, end, description?} (start and end as RFC 3339 date-times, or
  *    dates for all-day events). Output {id, url: htmlLink}.
- *  - outlook.send_mail: POST {api}/v1.0/me/sendMail; Graph answers 202 without a body, so
- *    the id is the client-request-id we sent. Output {id, url: null}.
+ *  - outlook.send_mail: POST {api}/v1.0/me/sendMail to one or more addresses (separated by
+ *    ',' or ';'); Graph answers 202 without a body, so the id is the client-request-id we
+ *    sent. Output {id, url: null}.
  *  - hubspot.create_note: the contact found by email when asked (POST .../contacts/search),
  *    then POST {api}/crm/v3/objects/notes with the association. Output {id, url: null}.
  *
@@ -506,6 +507,27 @@ out:
     integ_call_cleanup(&c);
 }
 
+/* Graph's toRecipients of 'to': one or more addresses separated by ',' or ';'. */
+static json_t *recipients(const char *to)
+{
+    json_t *list = json_array();
+
+    while (to && *to) {
+        size_t n = strcspn(to, ",;");
+        const char *end = to + n;
+        while (to < end && (*to == ' ' || *to == '\t'))
+            to++;
+        while (end > to && (end[-1] == ' ' || end[-1] == '\t'))
+            end--;
+        if (end > to)
+            json_array_append_new(
+                list, json_pack("{s:{s:s%}}", "emailAddress", "address", to, (size_t)(end - to)));
+        to += strcspn(to, ",;");
+        to += *to ? 1 : 0;
+    }
+    return list;
+}
+
 static void outlook_mail(const struct integ_env *env, const struct integ_provider *p,
                          const char *token, const json_t *options, const char *input,
                          struct arena *a, struct integ_result *out)
@@ -531,10 +553,9 @@ static void outlook_mail(const struct integ_env *env, const struct integ_provide
     h[1] = "Content-Type: application/json";
     h[2] = "Accept: application/json";
     h[3] = line;
-    msg = json_pack("{s:{s:s, s:{s:s, s:s}, s:[{s:{s:s}}]}, s:b}", "message", "subject",
+    msg = json_pack("{s:{s:s, s:{s:s, s:s}, s:o}, s:b}", "message", "subject",
                     opt(options, "subject"), "body", "contentType", "Text", "content", input,
-                    "toRecipients", "emailAddress", "address", opt(options, "to"),
-                    "saveToSentItems", 1);
+                    "toRecipients", recipients(opt(options, "to")), "saveToSentItems", 1);
     if (send_json(env, p, "/v1.0/me/sendMail", h, 4, dump(msg), &c, out))
         goto out;
     if (c.status == 202)
