@@ -25,17 +25,32 @@ Provider routes (every one checks the Authorization: Bearer token against the ac
 a token in the "expired" set gets the provider's expired-token answer):
   POST /slack/api/chat.postMessage       JSON (charset optional -> warning) or form; channel,text
   GET|POST /slack/api/chat.getPermalink  channel, message_ts
+  GET|POST /slack/api/conversations.list types, exclude_archived, limit (1..1000), cursor; at
+                                         most SLACK_PAGE_MAX (2) a page, next_cursor
+                                         (invalid_limit, invalid_types, invalid_cursor)
   GET|POST /slack/api/auth.test
   POST /slack/api/auth.revoke            revokes the calling token (test=1: not really)
   POST /github/repos/{owner}/{repo}/issues   User-Agent and Accept required; title required
+  GET  /github/repos/{owner}/{repo}/issues   state (open|closed|all), sort, direction,
+                                         per_page (<= 100), page; pull requests included;
+                                         created issues are listed too
   GET  /github/user
   DELETE /github/applications/{client_id}/token   Basic client_id:client_secret, {access_token}
   POST /google/calendar/v3/calendars/{calendarId}/events   summary,start,end(+timezone)
+  GET  /google/calendar/v3/calendars/{calendarId}/events   timeMin/timeMax (RFC 3339 with an
+                                         offset), maxResults, singleEvents (weekly
+                                         recurrences expanded), orderBy (startTime needs
+                                         singleEvents=true), pageToken; created events too
   GET  /google/openidconnect/v1/userinfo  (alias /google/oauth2/v3/userinfo)
   POST /graph/v1.0/me/sendMail           202, no body, request-id / client-request-id headers
+  GET  /graph/v1.0/me/messages           $top (1..1000), $skip, $select, $search="..." (no
+                                         $orderby or $filter with it), $orderby
+                                         receivedDateTime [asc|desc]; @odata.nextLink
   GET  /graph/v1.0/me
   POST /hubspot/crm/v3/objects/notes     properties.hs_timestamp required; associations checked
-  POST /hubspot/crm/v3/objects/contacts/search   filterGroups/filters (EQ, NEQ, IN, ...)
+  POST /hubspot/crm/v3/objects/contacts/search   filterGroups/filters (EQ, NEQ, IN, ...), query
+                                         (each word starts a word of a name, the email, phone
+                                         or company), properties, limit (<= 200), after
   GET  /hubspot/oauth/v1/access-tokens/{token}   token metadata (hub_domain, user, ...)
   DELETE /hubspot/oauth/v1/refresh-tokens/{token}
 OAuth (the authorization-code flow end to end, so a test can follow the server's
@@ -54,10 +69,14 @@ Fixtures (fixed, deterministic):
   Slack channels  C0MOCKGEN "general", C0MOCKRND "random" (bot is a member), C0MOCKPRV
                   "private-no-bot" (not_in_channel), C0MOCKARC "archived" (is_archived);
                   a channel may be given as ID, "name" or "#name".
-  GitHub repos    acme/widgets (ok), acme/no-issues (410 issues disabled), acme/locked (403);
-                  anything else 404. Names are case-insensitive like GitHub's.
-  Google          calendars "primary" (= mock.user@example.com), team@group.calendar.google.com
-  HubSpot         contacts 1001 jane@example.com, 1002 bob@example.com
+  GitHub repos    acme/widgets (ok), acme/no-issues (410 issues disabled), acme/locked (403),
+                  acme/tracker (ok: issues #1-#5, #2 closed, #4 a pull request); anything
+                  else 404. Names are case-insensitive like GitHub's.
+  Google          calendars "primary" (= mock.user@example.com), team@group.calendar.google.com;
+                  the primary has GOOGLE_SEED_EVENTS (one in 2024, three in 2099, one weekly)
+  Graph           the mailbox GRAPH_MESSAGES (four, one with a 247-character bodyPreview)
+  HubSpot         contacts 1001 jane@example.com (Jane Doe, Acme Corp), 1002 bob@example.com
+                  (Bob Smith, Globex), 1003 john.doe@initech.example (John Doe, no company)
 Ids are counters, reset by /__control/reset: Slack ts "1700000000.000001"...; GitHub issue
 id 9000001..., number per repo 1, 2, ...; Google event id "mockev0001"...; HubSpot note id
 "50001"...; Graph request-id "00000000-0000-4000-8000-000000000001"...; codes mock-code-1...;
