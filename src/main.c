@@ -1170,6 +1170,7 @@ static int serve_workers(const struct config *c, struct server *sv)
     svc->toolrun.agent = &svc->agent;
     svc->toolrun.pool = svc->router.pool;
     svc->toolrun.tasks = svc->tasks;
+    svc->toolrun.integ = &sv->integ;
     if (act_pool_new(c->tool_workers, toolrun_run, &svc->toolrun, &svc->tools)) {
         fprintf(stderr, "workforce: cannot start the tool workers\n");
         return 1;

@@ -25,7 +25,8 @@
 
 /* See act.h. */
 void act_offer_build(const struct tools_rules *rules, bool can_pause, act_available_fn available,
-                     void *ud, struct arena *a, struct act_offer *out)
+                     void *ud, const struct store_tenant *tenant, struct arena *a,
+                     struct act_offer *out)
 {
     size_t ndefs;
     const struct tools_def *defs = tools_defs(&ndefs);
@@ -42,7 +43,7 @@ void act_offer_build(const struct tools_rules *rules, bool can_pause, act_availa
 
         if (p != TOOLS_AUTO && !(p == TOOLS_APPROVE && can_pause))
             continue;
-        if (available && !available(ud, &defs[i]))
+        if (available && !available(ud, tenant, &defs[i]))
             continue;
         t->def = &defs[i];
         t->policy = p;

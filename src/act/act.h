@@ -48,8 +48,8 @@ struct act_offer {
     struct llm_tool *llm; /* the same 'n' tools as the engine shows them */
 };
 
-/* Whether the tenant can call tool 'd' now (its integration connected); the owner's. */
-typedef bool (*act_available_fn)(void *ud, const struct tools_def *d);
+/* Whether tenant 't' can call tool 'd' now (its code exists, its integration is connected). */
+typedef bool (*act_available_fn)(void *ud, const struct store_tenant *t, const struct tools_def *d);
 
 /*
  * The tools 'rules' offer: every tool of the catalog whose policy is auto (and approve when
@@ -57,7 +57,8 @@ typedef bool (*act_available_fn)(void *ud, const struct tools_def *d);
  * would show the model the same name: the second is left out (logged).
  */
 void act_offer_build(const struct tools_rules *rules, bool can_pause, act_available_fn available,
-                     void *ud, struct arena *a, struct act_offer *out);
+                     void *ud, const struct store_tenant *t, struct arena *a,
+                     struct act_offer *out);
 
 /* ---- A step's calls ---- */
 

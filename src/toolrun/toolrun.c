@@ -10,6 +10,7 @@
 #include "../core/clock.h"
 #include "../core/id.h"
 #include "../embed/pool.h"
+#include "../integrations/operations.h"
 #include "../json/json.h"
 #include "../knowledge/search.h"
 #include "../ledger/ledger.h"
@@ -217,12 +218,21 @@ static const struct {
 int toolrun_run(void *ud, const struct act_job *job, struct buf *result, struct err *e)
 {
     const struct toolrun_env *env = ud;
+    if (job->def->source == TOOLS_INTEGRATION) {
+        /* its messages already read "<code>: <reason>" */
+        int rc =
+            integ_tool_call(env->integ, job->tenant, job->def->name, job->arguments, result, e);
+        if (rc && !e->msg[0])
+            err_set(e, rc, "upstream_error", NULL, "the integration failed (%s)", err_name(rc));
+        return rc;
+    }
     for (size_t i = 0; i < NRUNNERS; i++) {
         if (strcmp(runners[i].name, job->def->name) == 0) {
             int rc = runners[i].fn(env, job, result, e);
             if (rc && !e->msg[0])
                 err_set(e, rc, "internal_error", NULL, "the tool failed (%s)", err_name(rc));
-            if (rc && e->code && strcmp(e->code, "internal_error") != 0) {
+            if (rc && e->code && strcmp(e->code, "internal_error") != 0 &&
+                strncmp(e->msg, e->code, strlen(e->code)) != 0) {
                 /* the model reads "<code>: <message>", as a run's error reads */
                 char msg[sizeof(e->msg) + 64];
                 snprintf(msg, sizeof(msg), "%.60s: %s", e->code, e->msg);
@@ -235,10 +245,32 @@ int toolrun_run(void *ud, const struct act_job *job, struct buf *result, struct 
                    job->def->name);
 }
 
-/* See toolrun.h. */
-bool toolrun_available(void *ud, const struct tools_def *d)
+/* Whether the tenant's connection to 'provider' is connected. */
+static bool connected(const struct toolrun_env *env, const struct store_tenant *t,
+                      const char *provider)
 {
-    (void)ud;
+    struct store_integration row;
+    struct arena a;
+    struct store *s;
+    bool yes;
+
+    if (!env->integ || !t)
+        return false;
+    arena_init(&a);
+    s = store_pool_get(env->pool);
+    yes = store_integration_get(s, t, provider, &a, &row) == 0 &&
+          strcmp(row.status, "connected") == 0;
+    store_pool_put(env->pool, s);
+    arena_cleanup(&a);
+    return yes;
+}
+
+/* See toolrun.h. */
+bool toolrun_available(void *ud, const struct store_tenant *t, const struct tools_def *d)
+{
+    const struct toolrun_env *env = ud;
+    if (d->source == TOOLS_INTEGRATION)
+        return connected(env, t, d->provider);
     for (size_t i = 0; i < NRUNNERS; i++) {
         if (strcmp(runners[i].name, d->name) == 0)
             return true;

@@ -936,7 +936,8 @@ static void offer_tools(struct turn *j, const struct turn_req *t, const struct s
         return;
     }
     /* approve: not offered until a turn can pause for a person's decision */
-    act_offer_build(&rules, false, j->env->runnable, j->env->runnable_ud, &j->arena, &j->offer);
+    act_offer_build(&rules, false, j->env->runnable, j->env->runnable_ud, &t->tenant, &j->arena,
+                    &j->offer);
     j->lreq.tools = j->offer.llm;
     j->lreq.ntools = j->offer.n;
 }

@@ -17,9 +17,18 @@ tool-calling model of tests/mock/openai_mock.py ([[tools:B64]]).
 
 import base64
 import json
+import os
+import sys
 import uuid
 
-from chatlib import MockChatTestCase, credits_for, uniq
+from chatlib import (MOCK_API_KEY, MOCK_MODEL, ChatTestCase, MockChatTestCase, credits_for,
+                     uniq)
+from harness import GENEROUS_LIMITS, Server, free_port
+from oauthlib import browser_connect
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "mock"))
+import openai_mock  # noqa: E402
+import provider_mock  # noqa: E402
 
 
 def script(*steps):
@@ -198,3 +207,78 @@ class AgentChatTest(MockChatTestCase):
         self.assertEqual(body["messages"][-4]["tool_calls"][0]["function"]["name"],
                          "tasks__get")
         self.assertEqual(body["messages"][-2]["content"], "First done.")
+
+
+class AgentIntegrationTest(ChatTestCase):
+    """Integration tools in a turn: offered only while the provider is connected, and acting
+    through the organization's connection (tests/mock/provider_mock.py)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.mock = openai_mock.MockLLM().start()
+        cls.provider = provider_mock.ProviderMock().start()
+        port = free_port()
+        cls.base = "http://127.0.0.1:%d" % port
+        env = {"WORKFORCE_RATE_LIMITS": GENEROUS_LIMITS, "WORKFORCE_LLM": "openai",
+               "WORKFORCE_LLM_BASE_URL": cls.mock.base_url, "WORKFORCE_LLM_MODEL": MOCK_MODEL,
+               "WORKFORCE_LLM_API_KEY": MOCK_API_KEY, "WORKFORCE_TEST_LLM": "provider",
+               "WORKFORCE_PUBLIC_URL": cls.base}
+        env.update(cls.provider.env_for())
+        cls.server = Server(env=env)
+        try:
+            cls.server.start(port=port)
+        except BaseException:
+            cls.server.cleanup()
+            cls.mock.stop()
+            cls.provider.stop()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        try:
+            super().tearDownClass()
+        finally:
+            cls.mock.stop()
+            cls.provider.stop()
+
+    def mock_requests(self, last_user):
+        return [r for r in self.mock.requests() if r["last_user"] == last_user]
+
+    def provider_requests(self, prefix):
+        import urllib.request
+        with urllib.request.urlopen(self.provider.base_url + "/__requests?prefix=" + prefix,
+                                    timeout=10) as r:
+            doc = json.loads(r.read())
+        return doc["requests"] if isinstance(doc, dict) else doc
+
+    def test_slack_tools_through_the_connection(self):
+        key = self.server.create_key("agent-i-" + uuid.uuid4().hex[:6], mode="test")
+        emp = self.assertJson(self.server.post("/v1/employees", {
+            "name": "Poster", "role": "Ops", "category": "operations",
+            "tools": [{"name": "slack.*", "policy": "auto"}]}, key=key))["id"]
+        # not connected: no Slack tool is offered (and no tool at all here)
+        msg = uniq("Before ") + script({"say": "nothing to do"})
+        self.chat_ok(key, emp, msg)
+        self.assertNotIn("tools", self.mock_requests(msg)[0]["body"])
+        c = self.assertJson(self.server.post("/v1/integrations/slack/connect", {}, key=key))
+        r = browser_connect(self.server, self.base, c["authorization_url"], "slack")
+        self.assertEqual(r.status, 200, r)
+        msg = uniq("Post it ") + script(
+            {"calls": [call("slack__post_message", channel="#general", text="Deploy done")]},
+            {"say": "Posted."})
+        m = self.chat_ok(key, emp, msg)
+        offered = sorted(t["function"]["name"] for t in self.mock_requests(msg)[0]["body"]["tools"])
+        self.assertEqual(offered, ["slack__list_channels", "slack__post_message"])
+        tc = m["tool_calls"][0]
+        self.assertEqual((tc["tool"], tc["status"]), ("slack.post_message", "completed"), tc)
+        self.assertEqual(tc["result"]["id"], "1700000000.000001")
+        [req] = self.provider_requests("/slack/api/chat.postMessage")
+        self.assertEqual(req["body"], {"channel": "#general", "text": "Deploy done"})
+        # the provider's refusal goes back to the model as the call's error
+        msg = uniq("Nowhere ") + script(
+            {"calls": [call("slack__post_message", channel="#nowhere", text="x")]},
+            {"say": "It failed."})
+        m = self.chat_ok(key, emp, msg)
+        self.assertEqual(m["tool_calls"][0]["status"], "failed")
+        self.assertIn("channel_not_found", m["tool_calls"][0]["error"])
+        self.assertNotIn("xoxb", json.dumps(m))

@@ -35,9 +35,10 @@ static int fake_run(void *ud, const struct act_job *job, struct buf *result, str
     return buf_appendf(result, "{\"task\":\"%s\"}", job->args->task_id);
 }
 
-static bool all_available(void *ud, const struct tools_def *d)
+static bool all_available(void *ud, const struct store_tenant *t, const struct tools_def *d)
 {
     (void)ud;
+    (void)t;
     return d->source == TOOLS_BUILTIN;
 }
 
@@ -92,19 +93,19 @@ int main(void)
                      "\"policy\":\"approve\"},{\"name\":\"slack.*\",\"policy\":\"auto\"},"
                      "{\"name\":\"knowledge.search\",\"policy\":\"deny\"}]",
                      &a);
-        act_offer_build(&r, false, all_available, NULL, &a, &offer);
+        act_offer_build(&r, false, all_available, NULL, NULL, &a, &offer);
         ok(offer.n == 1 && strcmp(offer.v[0].def->name, "tasks.get") == 0,
            "auto and available only: tasks.get (approve not offered, slack not available, "
            "knowledge.search denied)");
         is_str(offer.llm[0].name, "tasks__get", "its model name");
         ok(strstr(offer.llm[0].parameters, "\"task_id\"") != NULL, "its schema");
-        act_offer_build(&r, true, all_available, NULL, &a, &offer);
+        act_offer_build(&r, true, all_available, NULL, NULL, &a, &offer);
         is_int((int)offer.n, 2, "a turn that can pause is offered the approve tool too");
         tools_model_name("a_.b", name);
         ok(strlen(name) == 5 + 9 && strncmp(name, "a___b_", 6) == 0, "an ambiguous name hashed");
     }
     r = rules_of("[{\"name\":\"*\",\"policy\":\"auto\"}]", &a);
-    act_offer_build(&r, false, all_available, NULL, &a, &offer);
+    act_offer_build(&r, false, all_available, NULL, NULL, &a, &offer);
     subtest("a step's calls prepared")
     {
         struct llm_tool_call calls[] = {
