@@ -2367,7 +2367,7 @@ def build_paths():
 
     # --- chat ---------------------------------------------------------------------
     chat_codes = ["insufficient_credits", "employee_not_found", "conversation_not_found",
-                  "employee_offline", "upstream_error"]
+                  "employee_offline", "conversation_busy", "upstream_error"]
     chat_notes = {
         "invalid_request": "The body is invalid: `message` missing or not 1..32,000 characters, "
                            "`employee_id` or `conversation_id` not a string of 1..100 "

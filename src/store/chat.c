@@ -195,6 +195,28 @@ int conversations_get(struct store *s, const struct store_tenant *t, const char 
 }
 
 /* See store_int.h. */
+int conversations_busy(struct store *s, const struct store_tenant *t, const char *id, int64_t since,
+                       bool *busy)
+{
+    struct db_stmt *st = db_prepare(
+        s, "SELECT 1 FROM messages WHERE conversation_id = $3 AND org_id = $1 AND mode = $2 AND"
+           " status IN ('in_progress', 'requires_approval') AND created_at > $4 LIMIT 1");
+    bool row = false;
+    int rc;
+
+    *busy = false;
+    if (!st)
+        return ERR_STORE;
+    db_bind_tenant(st, t);
+    db_bind_text(st, 3, id);
+    db_bind_int64(st, 4, since);
+    rc = db_step(st, &row);
+    db_done(st);
+    *busy = !rc && row;
+    return rc;
+}
+
+/* See store_int.h. */
 int chat_finish_in(struct store *s, const struct store_tenant *t,
                    const struct store_chat_finish *in, int64_t *charged)
 {

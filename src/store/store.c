@@ -380,6 +380,13 @@ int store_chat_begin(struct store *s, const struct store_tenant *t,
 }
 
 /* See store.h. */
+int store_conversation_busy(struct store *s, const struct store_tenant *t, const char *id,
+                            int64_t since, bool *busy)
+{
+    return conversations_busy(s, t, id, since, busy);
+}
+
+/* See store.h. */
 int store_tool_step_begin(struct store *s, const struct store_tenant *t,
                           const struct store_tool_step *in, int64_t *charged, int64_t *balance)
 {

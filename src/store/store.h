@@ -429,6 +429,9 @@ int store_conversation_list(struct store *s, const struct store_tenant *t,
                             const struct store_conv_filter *f, struct arena *a,
                             struct store_conv_page *out);
 int store_conversation_delete(struct store *s, const struct store_tenant *t, const char *id);
+/* Whether conversation 'id' has a reply in progress or paused, started after 'since' ('*busy'). */
+int store_conversation_busy(struct store *s, const struct store_tenant *t, const char *id,
+                            int64_t since, bool *busy);
 /* The last 'limit' messages of a conversation, oldest first. */
 int store_message_list(struct store *s, const struct store_tenant *t, const char *conversation_id,
                        unsigned limit, struct arena *a, struct store_message **out, size_t *n);

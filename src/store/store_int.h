@@ -122,6 +122,8 @@ int credits_hold(struct store *s, const char *org_id, int64_t n, bool *held);
  * is what the work cost in the end. */
 int credits_settle(struct store *s, const char *org_id, int64_t held, int64_t price,
                    int64_t *charged);
+int conversations_busy(struct store *s, const struct store_tenant *t, const char *id, int64_t since,
+                       bool *busy);
 /* The balance of organization 'org_id' as it stands in the caller's transaction. */
 int credits_balance(struct store *s, const char *org_id, int64_t *out);
 /* Insert message 'm' as the next of its conversation (chat.c), in the caller's transaction. */

@@ -718,6 +718,23 @@ static int check_employee(struct store *s, const struct turn_req *t, struct stor
     return 0;
 }
 
+/* 409 conversation_busy when the conversation 't' continues has a turn still running its
+ * tools. A turn is given up on after its running time and a minute more: a reply left
+ * in_progress by a process that died does not hold the conversation for ever. */
+static int conversation_free(struct store *s, const struct turn_req *t, int64_t now, struct err *e)
+{
+    bool busy = false;
+    int rc = store_conversation_busy(s, &t->tenant, t->conversation_id, now - ACT_TURN_MS - 60000,
+                                     &busy);
+    if (rc)
+        return err_set(e, rc, "internal_error", NULL, "conversation read failed");
+    if (busy)
+        return err_set(e, ERR_CONFLICT, "conversation_busy", "conversation_id",
+                       "The conversation's last turn is still running its tools: send the next "
+                       "message once its reply has ended.");
+    return 0;
+}
+
 /* The conversation 't' continues (checked to be with 'emp'), or a new one titled with the
  * message into '*conv' (strings in t->arena); 'begin' notes a new one. */
 static int find_conversation(struct store *s, const struct turn_req *t,
@@ -739,7 +756,7 @@ static int find_conversation(struct store *s, const struct turn_req *t,
         if (strcmp(conv->employee_id, emp->id) != 0)
             return err_set(e, ERR_INVALID, "invalid_request", "conversation_id",
                            "Invalid conversation_id: the conversation is with another employee.");
-        return 0;
+        return conversation_free(s, t, now, e);
     }
     id = arena_alloc(t->arena, ID_MAX);
     if (id_new("conv", id, ID_MAX))

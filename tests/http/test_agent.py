@@ -19,6 +19,7 @@ import base64
 import json
 import os
 import sys
+import threading
 import uuid
 
 from chatlib import (MOCK_API_KEY, MOCK_MODEL, ChatTestCase, MockChatTestCase, credits_for,
@@ -189,6 +190,30 @@ class AgentChatTest(MockChatTestCase):
                                 "output_tokens": u["completion_tokens"]}) for u in usages)
         self.assertEqual(m["credits_used"], want)
         self.assertEqual(before - self.balance(key), want)
+
+    def test_a_conversation_is_busy_while_its_turn_runs(self):
+        key = self.test
+        emp = self.employee_with(key, [{"name": "tasks.get", "policy": "auto"}])
+        # the model's second call waits 3 s: the reply is in_progress meanwhile
+        msg = uniq("Busy ") + "[[pause:3000]]" + script(
+            {"calls": [call("tasks__get", task_id="task_000000000000000000000000")]},
+            {"say": "Finally."})
+        done = {}
+        th = threading.Thread(target=lambda: done.update(m=self.chat(key, emp, msg)))
+        th.start()
+        try:
+            conv = self.wait_for(lambda: self.find_conversation(key, msg[:80], emp), timeout=10)
+            self.assertIsNotNone(conv)
+            running = self.wait_for(
+                lambda: self.conversation(key, conv["id"])["messages"][-1].get("status")
+                == "in_progress", timeout=10)
+            self.assertTrue(running, "the reply was never seen in_progress")
+            r = self.chat(key, emp, uniq("Meanwhile"), conversation_id=conv["id"])
+            self.assertError(r, 409, "conversation_busy", "conversation_id")
+        finally:
+            th.join(60)
+        self.assertEqual(done["m"].json["content"], "Finally.")
+        self.chat_ok(key, emp, uniq("Now"), conversation_id=conv["id"])
 
     def test_history_holds_the_calls(self):
         key = self.test
