@@ -6,9 +6,11 @@
 -- before were all completed answers.
 --
 -- tool_calls is the journal of the tools a turn called: a step's calls are written, as
--- 'running', in one transaction before any of them starts, then each one's end. 'seq' orders
--- the calls of a message, 'step' is the model call that asked for it, 'model_id' the model's
--- own id of the call; 'result' is cut to 16 KiB by the turn.
+-- 'running', in one transaction before any of them starts, then each one's end. A turn is a
+-- chat reply (message_id), a task run (task_run_id) or a workflow run's step (workflow_run_id
+-- and step_index): exactly one of them owns each call. 'seq' orders the calls of one turn,
+-- 'step' is the model call that asked for it, 'model_id' the model's own id of the call;
+-- 'result' is cut to 16 KiB by the turn.
 ALTER TABLE messages ADD COLUMN status TEXT NOT NULL DEFAULT 'completed';
 ALTER TABLE messages ADD COLUMN stop_reason TEXT;
 ALTER TABLE messages ADD COLUMN error TEXT;
@@ -16,7 +18,10 @@ CREATE TABLE tool_calls (
     id            TEXT PRIMARY KEY,
     org_id        TEXT NOT NULL,
     mode          TEXT NOT NULL,
-    message_id    TEXT NOT NULL REFERENCES messages (id) ON DELETE CASCADE,
+    message_id    TEXT REFERENCES messages (id) ON DELETE CASCADE,
+    task_run_id   TEXT,
+    workflow_run_id TEXT,
+    step_index    INTEGER,
     seq           INTEGER NOT NULL,
     step          INTEGER NOT NULL,
     model_id      TEXT NOT NULL,
@@ -30,4 +35,8 @@ CREATE TABLE tool_calls (
     started_at    INTEGER NOT NULL,
     completed_at  INTEGER
 );
-CREATE INDEX tool_calls_by_message ON tool_calls (message_id, seq);
+CREATE INDEX tool_calls_by_message ON tool_calls (message_id, seq) WHERE message_id IS NOT NULL;
+CREATE INDEX tool_calls_by_task_run ON tool_calls (task_run_id, seq)
+    WHERE task_run_id IS NOT NULL;
+CREATE INDEX tool_calls_by_workflow_step ON tool_calls (workflow_run_id, step_index, seq)
+    WHERE workflow_run_id IS NOT NULL;
