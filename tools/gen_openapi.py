@@ -2615,6 +2615,17 @@ def build_paths():
                        "stored.",
            ok=ok_json("Deleted", "Deleted: `{id, deleted: true}`."),
            codes=["conversation_not_found"], notes=conv_nf)
+    sp.add("get", "/v1/conversations/{id}/messages/{message_id}", "getConversationMessage",
+           "Get a message", "Conversations", built=True,
+           params=[conv_id, path_param("message_id", "Message id (`msg_...`) of this "
+                                                     "conversation.")],
+           description="One message of the conversation, as the conversation read shows it: "
+                       "an assistant message with its `status` (`in_progress` while its turn "
+                       "runs its tools), `stop_reason`, `error` and `tool_calls`.",
+           ok=ok_json("ConversationMessage", "The message."),
+           codes=["conversation_not_found", "message_not_found"],
+           notes=dict(conv_nf, message_not_found="No message of that id in this "
+                                                 "conversation (`param: \"message_id\"`)."))
     sp.add("post", "/v1/conversations/{id}/messages/{message_id}/feedback",
            "createMessageFeedback", "Rate a message", "Conversations", built=True,
            params=[conv_id, path_param("message_id", "Message id (`msg_...`) of an assistant "

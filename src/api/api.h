@@ -223,6 +223,7 @@ int api_conversations_list(struct router_req *r, struct err *e);
 int api_conversations_get(struct router_req *r, struct err *e);
 int api_conversations_messages(struct router_req *r, struct err *e);
 int api_conversations_delete(struct router_req *r, struct err *e);
+int api_conversations_message(struct router_req *r, struct err *e);
 int api_feedback_create(struct router_req *r, struct err *e);
 
 /* knowledge.c */

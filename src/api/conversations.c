@@ -346,6 +346,33 @@ static const struct jb_field feedback_fields[] = {
 
 const struct jb_binding api_feedback_body = {feedback_fields, 2};
 
+/* GET /v1/conversations/{id}/messages/{message_id}: one message, with its work. */
+int api_conversations_message(struct router_req *r, struct err *e)
+{
+    struct store_conversation c;
+    struct store_message m;
+    struct page_calls calls;
+    struct buf b;
+    struct jw w;
+    int rc = get_conversation(r, &c, e);
+
+    if (rc)
+        return rc;
+    rc = store_message_get(r->store, &r->tenant, c.id, r->params[1], r->arena, &m);
+    if (rc == ERR_NOT_FOUND)
+        return err_set(e, rc, "message_not_found", "message_id",
+                       "No message %.60s in this conversation.", r->params[1]);
+    if (rc)
+        return err_set(e, rc, "internal_error", NULL, "message read failed");
+    rc = read_calls(r->store, &r->tenant, c.id, &m, 1, r->arena, &calls);
+    if (rc)
+        return err_set(e, rc, "internal_error", NULL, "tool call list failed");
+    buf_init(&b, STREAM_CAP);
+    jw_init(&w, &b);
+    write_message(&w, &m, &calls);
+    return router_respond_jw(r, &w, &b, e);
+}
+
 /* POST /v1/conversations/{id}/messages/{message_id}/feedback */
 int api_feedback_create(struct router_req *r, struct err *e)
 {

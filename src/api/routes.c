@@ -112,6 +112,8 @@ const struct route api_routes[] = {
     {"GET", "/v1/conversations/{id}", api_conversations_get, CONV, 0, NULL, NULL, NULL},
     {"GET", "/v1/conversations/{id}/messages", api_conversations_messages, CONV, 0, q_list, NULL,
      NULL},
+    {"GET", "/v1/conversations/{id}/messages/{message_id}", api_conversations_message, CONV, 0,
+     NULL, NULL, NULL},
     {"DELETE", "/v1/conversations/{id}", api_conversations_delete, CONV, 0, NULL, NULL, NULL},
     {"POST", "/v1/conversations/{id}/messages/{message_id}/feedback", api_feedback_create, CONV, 0,
      NULL, &api_feedback_body, NULL},

@@ -71,6 +71,14 @@ static void read_message(struct db_stmt *st, struct arena *a, void *pout)
     out->error = db_arena_text(a, st, 13);
 }
 
+/* read_message() and its order in the conversation (column 14). */
+static void read_message_seq(struct db_stmt *st, struct arena *a, void *pout)
+{
+    struct store_message *out = pout;
+    read_message(st, a, out);
+    out->seq = db_int64(st, 14);
+}
+
 /* Insert message 'm' as the next of its conversation. The conversation's row is bumped first:
  * that locks it, so two messages of one conversation written at once (two nodes) take
  * consecutive numbers. ERR_NOT_FOUND when the conversation is gone. */
@@ -381,9 +389,9 @@ int messages_get(struct store *s, const struct store_tenant *t, const char *conv
 {
     const char *texts[] = {conversation_id, id};
     return db_one(s,
-                  "SELECT " MSG_COLS " FROM messages WHERE org_id = $1 AND mode = $2 AND"
+                  "SELECT " MSG_COLS ", seq FROM messages WHERE org_id = $1 AND mode = $2 AND"
                   " conversation_id = $3 AND id = $4",
-                  t, texts, 2, read_message, a, out);
+                  t, texts, 2, read_message_seq, a, out);
 }
 
 /* See store_int.h. */

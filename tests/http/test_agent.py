@@ -97,10 +97,13 @@ class AgentChatTest(MockChatTestCase):
         self.assertEqual(second[-1]["role"], "tool")
         self.assertEqual(second[-1]["tool_call_id"], second[-2]["tool_calls"][0]["id"])
         self.assertEqual(json.loads(second[-1]["content"])["id"], c["result"]["id"])
-        # the conversation read shows the same work
+        # the conversation read, and the message read alone, show the same work
         conv = self.conversation(key, m["conversation_id"])
         reply = conv["messages"][-1]
         self.assertEqual(reply["tool_calls"], m["tool_calls"])
+        one = self.server.get("/v1/conversations/%s/messages/%s"
+                              % (m["conversation_id"], m["id"]), key=key).json
+        self.assertEqual(one, reply)
         self.assertEqual((reply["status"], reply["stop_reason"]), ("completed", "completed"))
 
     def test_calls_that_cannot_run_go_back_to_the_model(self):

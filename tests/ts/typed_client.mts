@@ -412,6 +412,21 @@ const steps: { [K in OperationId]: () => Promise<void> } = {
             "listConversationMessages page 2");
         eq(next.messages.length, 3, "the rest");
     },
+    getConversationMessage: async () => {
+        const m = ok(await client.GET("/v1/conversations/{id}/messages/{message_id}", {
+            params: { path: { id: need(conversationId, "conversation"),
+                              message_id: need(assistantMessageId, "message") } } }),
+            "getConversationMessage");
+        eq(m.role, "assistant", "the reply");
+        if (m.role === "assistant") {
+            eq(m.status, "completed", "its status, typed");
+            eq(m.tool_calls.length, 0, "no tool called");
+        }
+        fails(await client.GET("/v1/conversations/{id}/messages/{message_id}", {
+            params: { path: { id: need(conversationId, "conversation"),
+                              message_id: "msg_000000000000000000000000" } } }),
+              "getConversationMessage unknown", 404, "message_not_found", "message_id");
+    },
     createMessageFeedback: async () => {
         const f = ok(await client.POST("/v1/conversations/{id}/messages/{message_id}/feedback", {
             params: { path: { id: need(conversationId, "conversation"),
