@@ -596,6 +596,13 @@ static void step_begin(void *ud)
     }
     rc = journal_step(j, ledger_price(&sj->u, j->tenant.mode), &balance);
     free(sj);
+    if (rc && j->stored) {
+        /* the reply is stored with its earlier steps: it ends failed, with that work */
+        static const struct llm_usage none = {0, 0};
+        act_step_cleanup(&j->step);
+        reply_done(j, &none, "failed", "The turn's tool calls could not be recorded.");
+        return;
+    }
     if (rc) {
         struct err e;
         err_set(&e, ERR_STORE, "internal_error", NULL,
