@@ -368,4 +368,5 @@ python3 bench/memory.py || exit 1
 bash bench/soak.sh || exit 1
 bash bench/nodes.sh || exit 1
 bash bench/fairness.sh || exit 1
+bash bench/agent.sh || exit 1
 exit 0

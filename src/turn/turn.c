@@ -479,20 +479,89 @@ static struct store_tool_call call_row(const struct turn *j, const struct act_ca
     return row;
 }
 
+/* The ends of a step's calls, written by the committer (group commit) while the turn goes on:
+ * the journal before a call starts must be durable first, its end need not hold the next model
+ * call back. The committer commits in order, so the ends are stored before the reply. */
+struct ends_job {
+    struct store_job job;
+    struct store_tenant tenant;
+    struct store_tool_call *rows; /* strings owned below */
+    size_t n;
+    char **owned;
+    size_t nowned;
+};
+
+static int ends_apply(struct store *s, struct store_job *job)
+{
+    struct ends_job *ej = (struct ends_job *)(void *)job;
+    int rc = 0;
+    for (size_t i = 0; !rc && i < ej->n; i++)
+        rc = store_tool_call_end(s, &ej->tenant, &ej->rows[i]);
+    return rc;
+}
+
+static void ends_done(struct store_job *job, int rc)
+{
+    struct ends_job *ej = (struct ends_job *)(void *)job;
+    if (rc)
+        log_error("chat: cannot journal the end of %zu tool calls (%s)", ej->n, err_name(rc));
+    for (size_t i = 0; i < ej->nowned; i++)
+        free(ej->owned[i]);
+    free(ej->owned);
+    free(ej->rows);
+    free(ej);
+}
+
+/* Keep a copy of 's' (may be NULL) for job 'ej'. */
+static const char *keep(struct ends_job *ej, const char *s)
+{
+    char *c = s ? xstrdup(s) : NULL;
+    if (c)
+        ej->owned[ej->nowned++] = c;
+    return c;
+}
+
+/* Journal the ends of the 'n' calls of 'st'. */
+static void journal_ends(struct turn *j, const struct act_step *st)
+{
+    struct ends_job *ej = xcalloc(1, sizeof(*ej));
+    ej->tenant = j->tenant;
+    ej->rows = xcalloc(st->n ? st->n : 1, sizeof(*ej->rows));
+    ej->owned = xcalloc(3 * (st->n ? st->n : 1), sizeof(*ej->owned));
+    ej->n = st->n;
+    for (size_t i = 0; i < st->n; i++) {
+        struct store_tool_call row = call_row(j, &st->calls[i], 0);
+        ej->rows[i].id = keep(ej, row.id);
+        ej->rows[i].status = row.status; /* a constant */
+        ej->rows[i].result = keep(ej, row.result);
+        ej->rows[i].error = keep(ej, row.error);
+        ej->rows[i].completed_at = row.completed_at;
+    }
+    ej->job.apply = ends_apply;
+    ej->job.done = ends_done;
+    if (j->env->committer) {
+        store_committer_submit(j->env->committer, &ej->job);
+    } else {
+        struct store *s = store_pool_get(j->env->pool);
+        ej->job.next = NULL;
+        store_group_apply(s, &ej->job);
+        store_pool_put(j->env->pool, s);
+        ends_done(&ej->job, ej->job.rc);
+    }
+}
+
 /* The step's calls have all ended (on the pool thread of the last one): their ends journaled
  * and shown, the model given the results, and called again unless a limit stops the turn. */
 static void step_ran(void *ud, struct act_step *st)
 {
     struct turn *j = ud;
-    struct store *s = store_pool_get(j->env->pool);
     size_t base = json_array_size(j->records) - st->n;
     struct llm_message m;
 
+    journal_ends(j, st);
     for (size_t i = 0; i < st->n; i++) {
         struct store_tool_call row = call_row(j, &st->calls[i], 0);
         json_t *rec = json_array_get(j->records, base + i);
-        if (store_tool_call_end(s, &j->tenant, &row))
-            log_error("chat: cannot journal the end of %s", row.id);
         json_object_set_new(rec, "status", json_string(row.status));
         json_object_set_new(rec, "result",
                             st->calls[i].result ? json_loads(st->calls[i].result, 0, NULL)
@@ -501,7 +570,6 @@ static void step_ran(void *ud, struct act_step *st)
         jo_time(rec, "completed_at", row.completed_at);
         tool_event(j, "tool.completed", rec);
     }
-    store_pool_put(j->env->pool, s);
     /* what the model is shown: its calls, then one result each */
     memset(&m, 0, sizeof(m));
     m.role = "assistant";
