@@ -437,6 +437,10 @@ static const struct config_setting settings[] = {
      .desc = "Documents processed at once, round-robin by organization."},
     {.name = "WORKFORCE_TASK_WORKERS", INT_RANGE(1, 256), .def = "4", MEMBER(task_workers),
      .desc = "Tasks carried out at once."},
+    {.name = "WORKFORCE_MCP_ALLOW_PRIVATE", .type = CONFIG_BOOL, .def = "0",
+     MEMBER(mcp_allow_private),
+     .desc = "1 lets MCP servers be reached at loopback and private addresses (never at cloud "
+             "metadata ones)."},
     {.name = "WORKFORCE_WEBHOOKS_ALLOW_PRIVATE", .type = CONFIG_BOOL, .def = "0",
      MEMBER(webhooks_allow_private),
      .desc = "1 lets webhook deliveries go to loopback and private addresses."},
