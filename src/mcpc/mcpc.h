@@ -23,6 +23,14 @@
  * (MCPC_ANSWER_MAX), and a tool list is bounded (MCPC_TOOLS_MAX tools over at most
  * MCPC_PAGES_MAX pages, MCPC_TOOLS_JSON_MAX bytes kept).
  *
+ * Calling a tool of a tenant's server (a turn): find the row (store_mcp_server_find() by the
+ * server's name, the part between "mcp." and the next '.'; it must be enabled), open its
+ * headers (integ_open(key, tenant, row.id, STORE_MCP_SEAL_WHAT, row.headers, row.headers_len,
+ * arena): the JSON object text, NULL when it does not open), turn them into lines
+ * (mcpc_header_lines()), and call mcpc_call_start() (or mcpc_call() on a thread that may wait)
+ * with {httpc, cfg->mcp_allow_private, 0} and the tool's own name (after "mcp.<server>.").
+ * The outcome's text is the result for the model: is_error says whether it is a tool error.
+ *
  * Addresses (outbound rules): a server is reached only at public addresses, unless the operator
  * allows private ones (WORKFORCE_MCP_ALLOW_PRIVATE=1); cloud metadata (169.254.0.0/16,
  * fd00:ec2::/32) is refused always. The address judged is the one connected to, after DNS, on a
