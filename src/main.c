@@ -1166,6 +1166,18 @@ static int serve_workers(const struct config *c, struct server *sv)
         fprintf(stderr, "workforce: cannot start the task workers\n");
         return 1;
     }
+    /* The tools of turns (contract §19): the built-in ones run on threads of their own. */
+    svc->toolrun.agent = &svc->agent;
+    svc->toolrun.pool = svc->router.pool;
+    svc->toolrun.tasks = svc->tasks;
+    svc->toolrun.integ = &sv->integ;
+    if (act_pool_new(c->tool_workers, toolrun_run, &svc->toolrun, &svc->tools)) {
+        fprintf(stderr, "workforce: cannot start the tool workers\n");
+        return 1;
+    }
+    svc->turn.tools = svc->tools;
+    svc->turn.runnable = toolrun_available;
+    svc->turn.runnable_ud = &svc->toolrun;
     return 0;
 }
 
@@ -1250,6 +1262,10 @@ static void serve_free(struct server *sv)
 {
     struct api_services *svc = &sv->svc;
 
+    /* the tool calls still queued end (a turn's next model call fails at once, httpc being
+     * shut down) and their replies are stored, before what they use is freed */
+    act_pool_free(svc->tools);
+    svc->tools = NULL;
     kindex_free(svc->agent.knowledge.kindex);
     llm_free(svc->agent.llm);
     llm_free(svc->agent.llm_builtin);

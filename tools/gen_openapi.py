@@ -742,7 +742,8 @@ def build_schemas():
         "effect": {"type": "string", "enum": ["read", "write"],
                    "description": "`write` when a call changes something outside the "
                                   "conversation."},
-        "input_schema": {"type": "object", "description": "The JSON Schema of the tool's "
+        "input_schema": {"type": "object", "additionalProperties": True,
+                         "description": "The JSON Schema of the tool's "
                                                           "arguments; a call's arguments are "
                                                           "checked against it before anything "
                                                           "runs."},
@@ -913,6 +914,40 @@ def build_schemas():
                     "up to 3 chunks of the knowledge the employee may read that match the "
                     "user's message (see Language models in the API description); `[]` when "
                     "nothing matched. Kept as they were when the reply was made.")
+    s["ToolCall"] = obj({
+        "id": string("`call_...`", pattern="^call_[0-9A-Za-z]{24}$"),
+        "tool": string("The tool's name (`knowledge.search`, ...), or the name the model "
+                       "used when it named no tool offered to the employee."),
+        "arguments": {"description": "The arguments the model wrote: a JSON object, or the "
+                                     "text as written when it was not JSON."},
+        "status": {"type": "string", "enum": ["running", "completed", "failed",
+                                              "pending_approval", "rejected"]},
+        "result": {"description": "What the tool answered (cut at 16 KiB), as given to the "
+                                  "model: the route's record for built-in tools, "
+                                  "`{\"error\": ...}` for a failed call; null while running."},
+        "error": nullable(string("Why the call failed (`invalid_arguments: ...`, "
+                                 "`permission_denied: ...`, `unknown_tool: ...`, the tool's own "
+                                 "error); the model was told the same.")),
+        "approval_id": nullable(string()),
+        "started_at": S("Timestamp"),
+        "completed_at": nullable(S("Timestamp")),
+    }, required=["id", "tool", "arguments", "status", "result", "error", "approval_id",
+                 "started_at", "completed_at"],
+        description="A tool call of an assistant message, journaled before it started.")
+    work_props = {
+        "status": {"type": "string", "enum": ["in_progress", "requires_approval", "completed",
+                                              "failed"],
+                   "description": "`in_progress` while the turn runs its tools; `failed` when "
+                                  "the engine failed after tools had run (the work is kept)."},
+        "stop_reason": {"type": "string", "enum": ["completed", "max_steps", "repeated_call",
+                                                   "timeout", "insufficient_credits"],
+                        "description": "Why the turn stopped: `completed` when the model "
+                                       "answered without calling a tool; otherwise the limit "
+                                       "that stopped it (the reply says so)."},
+        "error": nullable(string("A failed reply's error.")),
+        "tool_calls": {"type": "array", "items": S("ToolCall"),
+                       "description": "The tools the turn called, in order (empty when none)."},
+    }
     s["Message"] = obj({
         "id": S("MessageId"),
         "conversation_id": S("ConversationId"),
@@ -929,14 +964,18 @@ def build_schemas():
                                       "`message.created`)."},
         "sources": {"type": "array", "items": S("Source"), "description": sources_desc},
         "usage": S("Usage"),
+        **work_props,
     }, required=["id", "conversation_id", "employee_id", "content", "role", "credits_used",
-                 "created_at", "sources", "usage"],
+                 "created_at", "sources", "usage", "status", "stop_reason", "error",
+                 "tool_calls"],
         description="The employee's reply to a chat message: the answer of a blocking "
                     "`POST /v1/chat` and the data of the `message.completed` event.",
         examples=[{"id": ID["msg"], "conversation_id": ID["conv"], "employee_id": ID["emp"],
                    "content": "Three tasks are open.", "role": "assistant", "credits_used": 1,
                    "created_at": TS, "sources": [], "usage": {"input_tokens": 120,
-                                                              "output_tokens": 4}}])
+                                                              "output_tokens": 4},
+                   "status": "completed", "stop_reason": "completed", "error": None,
+                   "tool_calls": []}])
     # One schema per role (a `oneOf` told apart by the `role` constant) rather than
     # `if`/`then`/`else`, which typed-client generators ignore: with this a client narrows on
     # `message.role === "assistant"` and then has `sources` without a check.
@@ -956,7 +995,7 @@ def build_schemas():
                     "failed stays stored without an assistant message after it.")
     s["ConversationAssistantMessage"] = conversation_message(
         "assistant", {"sources": {"type": "array", "items": S("Source"),
-                                  "description": sources_desc}},
+                                  "description": sources_desc}, **work_props},
         "A stored reply of the employee.")
     s["ConversationMessage"] = {
         "description": "A stored message of a conversation: a user message or an assistant "
@@ -2303,6 +2342,12 @@ def sse_media():
                                 ["id", "delta"], "One or more (none only for an empty "
                                                  "reply): the reply's text in order."),
             "message.completed": S("Message"),
+            "tool.started": ev({"message_id": S("MessageId"), "tool_call": S("ToolCall")},
+                               ["message_id", "tool_call"],
+                               "A tool call the model made starts (journaled first)."),
+            "tool.completed": ev({"message_id": S("MessageId"), "tool_call": S("ToolCall")},
+                                 ["message_id", "tool_call"],
+                                 "A tool call ended, or could not run (failed at once)."),
             "error": ev({"error": obj({
                 "code": {"type": "string", "enum": ["upstream_error", "internal_error"]},
                 "message": {"type": "string"}}, required=["code", "message"])},
@@ -2437,7 +2482,7 @@ def build_paths():
 
     # --- chat ---------------------------------------------------------------------
     chat_codes = ["insufficient_credits", "employee_not_found", "conversation_not_found",
-                  "employee_offline", "upstream_error"]
+                  "employee_offline", "conversation_busy", "upstream_error"]
     chat_notes = {
         "invalid_request": "The body is invalid: `message` missing or not 1..32,000 characters, "
                            "`employee_id` or `conversation_id` not a string of 1..100 "

@@ -8,6 +8,7 @@
 
 #include "../agent/agent.h"
 #include "../ledger/ledger.h"
+#include "../toolrun/toolrun.h"
 #include "../turn/turn.h"
 #include "../router/router.h"
 
@@ -31,6 +32,8 @@ struct api_services {
     struct turn_env turn;             /* what chat turns use (router.cfg, pool, committer, agent) */
     struct knowledge_worker *kworker; /* processes uploaded documents */
     struct task_runner *tasks;        /* the workers that carry out tasks */
+    struct toolrun_env toolrun;       /* what the tools of a turn do */
+    struct act_pool *tools;           /* the threads that run turns' tool calls */
     struct ratelimit_redis *redis;    /* the shared limits' Redis (readiness), or NULL */
 };
 

@@ -73,6 +73,14 @@ static void message_answer(const struct turn_view *v, struct buf *out)
     jw_time(&w, v->created_at);
     jw_key(&w, "sources");
     jw_raw(&w, v->sources, "[]");
+    jw_key(&w, "status");
+    jw_str(&w, v->status ? v->status : "completed");
+    jw_key(&w, "stop_reason");
+    jw_str(&w, v->stop_reason ? v->stop_reason : "completed");
+    jw_key(&w, "error");
+    jw_str(&w, v->error); /* NULL: null */
+    jw_key(&w, "tool_calls");
+    jw_raw(&w, v->tool_calls, "[]"); /* written by the turn from its journal */
     jw_key(&w, "usage");
     jw_obj(&w);
     jw_key(&w, "input_tokens");
@@ -166,8 +174,20 @@ static void message_failed(struct turn_view *v, const struct err *e, struct buf 
     buf_cleanup(&d);
 }
 
+/* tool.started / tool.completed: {message_id, tool_call} */
+static void message_tool(struct turn_view *v, const char *event, const char *call, struct buf *out)
+{
+    struct buf d;
+    buf_init(&d, (64u << 10) + 256);
+    buf_appendf(&d, "{\"message_id\":\"%s\",\"tool_call\":", v->reply_id);
+    buf_appends(&d, call);
+    buf_appends(&d, "}");
+    message_event(v, event, buf_ptr(&d), buf_len(&d), out);
+    buf_cleanup(&d);
+}
+
 static const struct turn_format message_format = {
-    message_answer, message_opened, message_delta, message_completed, message_failed,
+    message_answer, message_opened, message_delta, message_completed, message_failed, message_tool,
 };
 
 /* ---- The door's transport ---- */
@@ -256,6 +276,7 @@ int api_chat_turn(struct router_req *r, struct turn_req *t, const char *conversa
     /* Inside another route's request the Idempotency-Key records that route's answer, once it
      * is shaped (router_async_finish), not this turn's. */
     t->idem_key = r->answer_wrap ? NULL : r->idem_key;
+    t->scopes = r->scopes;
     d->r = r;
     d->streaming = t->stream;
     d->conv_header = conversation_header;

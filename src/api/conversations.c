@@ -91,7 +91,31 @@ static int get_conversation(struct router_req *r, struct store_conversation *c, 
 }
 
 /* One message object, as the conversation and its message list show it. */
-static void write_message(struct jw *w, const struct store_message *m)
+/* The tool calls of the messages of a page (store_tool_calls_of), in order. */
+struct page_calls {
+    struct store_tool_call *v;
+    size_t n;
+};
+
+#define PAGE_CALLS_MAX 20000 /* calls read with one page of messages */
+
+/* The calls of the 'n' messages 'msgs' (ordered by seq either way) into 'out' (from 'a'). */
+static int read_calls(struct store *s, const struct store_tenant *t, const char *conv_id,
+                      const struct store_message *msgs, size_t n, struct arena *a,
+                      struct page_calls *out)
+{
+    int64_t lo, hi;
+    out->v = NULL;
+    out->n = 0;
+    if (n == 0)
+        return 0;
+    lo = msgs[0].seq < msgs[n - 1].seq ? msgs[0].seq : msgs[n - 1].seq;
+    hi = msgs[0].seq < msgs[n - 1].seq ? msgs[n - 1].seq : msgs[0].seq;
+    return store_tool_calls_of(s, t, conv_id, lo, hi, PAGE_CALLS_MAX, a, &out->v, &out->n);
+}
+
+static void write_message(struct jw *w, const struct store_message *m,
+                          const struct page_calls *calls)
 {
     jw_obj(w);
     jw_key(w, "id");
@@ -107,6 +131,26 @@ static void write_message(struct jw *w, const struct store_message *m)
     if (strcmp(m->role, "assistant") == 0) {
         jw_key(w, "sources");
         jw_raw(w, m->sources, "[]");
+        jw_key(w, "status");
+        jw_str(w, m->status ? m->status : "completed");
+        jw_key(w, "stop_reason");
+        jw_str(w, m->stop_reason ? m->stop_reason : "completed");
+        jw_key(w, "error");
+        jw_str(w, m->error);
+        jw_key(w, "tool_calls");
+        jw_arr(w);
+        for (size_t i = 0; calls && i < calls->n; i++) {
+            json_t *rec;
+            char *text;
+            if (strcmp(calls->v[i].message_id, m->id) != 0)
+                continue;
+            rec = act_call_json(&calls->v[i]);
+            text = json_dumps(rec, JSON_COMPACT);
+            jw_raw(w, text, "null");
+            free(text);
+            json_decref(rec);
+        }
+        jw_arr_end(w);
     }
     jw_obj_end(w);
 }
@@ -150,16 +194,19 @@ static int conv_stream_fill(struct conv_stream *cs)
     struct arena a;
     struct store *s;
     struct store_message *msgs = NULL;
+    struct page_calls calls = {NULL, 0};
     size_t n = 0;
     int rc;
 
     arena_init(&a);
     s = store_pool_get(cs->env->pool);
     rc = store_message_page(s, &cs->tenant, cs->conv_id, false, cs->last_seq, PAGE, &a, &msgs, &n);
+    if (!rc)
+        rc = read_calls(s, &cs->tenant, cs->conv_id, msgs, n, &a, &calls);
     store_pool_put(cs->env->pool, s);
     if (!rc) {
         for (size_t i = 0; i < n; i++) {
-            write_message(&cs->w, &msgs[i]);
+            write_message(&cs->w, &msgs[i], &calls);
             cs->last_seq = msgs[i].seq;
         }
         if (n < PAGE) {
@@ -231,6 +278,7 @@ int api_conversations_messages(struct router_req *r, struct err *e)
     const char *before_id = NULL;
     size_t n = 0;
     bool more;
+    struct page_calls calls;
     struct buf b;
     struct jw w;
     int rc;
@@ -252,13 +300,16 @@ int api_conversations_messages(struct router_req *r, struct err *e)
     more = n > limit;
     if (more)
         n = limit;
+    rc = read_calls(r->store, &r->tenant, c.id, msgs, n, r->arena, &calls);
+    if (rc)
+        return err_set(e, rc, "internal_error", NULL, "tool call list failed");
     buf_init(&b, STREAM_CAP);
     jw_init(&w, &b);
     jw_obj(&w);
     jw_key(&w, "messages");
     jw_arr(&w);
     for (size_t i = 0; i < n; i++)
-        write_message(&w, &msgs[i]);
+        write_message(&w, &msgs[i], &calls);
     jw_arr_end(&w);
     router_write_more(r, &w, more, more ? msgs[n - 1].seq : 0, more ? msgs[n - 1].id : NULL);
     jw_obj_end(&w);

@@ -64,6 +64,9 @@ static const struct {
     {"method_not_allowed", 405,
      "The path exists but not with this method; the `Allow` header lists the methods it has."},
     {"employee_offline", 409, "The employee is offline. Set it back to `idle` to chat with it."},
+    {"conversation_busy", 409,
+     "The conversation's last turn is still running its tools (or waits for an approval): "
+     "send the next message once its reply has ended."},
     {"workflow_disabled", 409,
      "The workflow is disabled: only a manual run starts it. Enable it with PATCH."},
     {"run_not_cancellable", 409, "The run has already ended (completed, failed or cancelled)."},

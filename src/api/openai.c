@@ -566,8 +566,10 @@ static void completion_failed(struct turn_view *v, const struct err *e, struct b
     buf_appends(out, "\n\n");
 }
 
+/* The door shows no tool events: the employee's own tools run inside the turn. */
 static const struct turn_format completion_format = {
-    completion_answer, completion_opened, completion_delta, completion_completed, completion_failed,
+    completion_answer,    completion_opened, completion_delta,
+    completion_completed, completion_failed, NULL,
 };
 
 /* ---- Handlers ---- */

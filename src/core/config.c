@@ -437,6 +437,11 @@ static const struct config_setting settings[] = {
      .desc = "Documents processed at once, round-robin by organization."},
     {.name = "WORKFORCE_TASK_WORKERS", INT_RANGE(1, 256), .def = "4", MEMBER(task_workers),
      .desc = "Tasks carried out at once."},
+    {.name = "WORKFORCE_AGENT_MAX_STEPS", INT_RANGE(1, 32), .def = "8", MEMBER(agent_max_steps),
+     .desc = "Model calls one turn may make while it calls tools; the turn then stops with "
+             "stop_reason max_steps."},
+    {.name = "WORKFORCE_TOOL_WORKERS", INT_RANGE(1, 256), .def = "4", MEMBER(tool_workers),
+     .desc = "Tool calls run at once (the calls of one step run side by side)."},
     {.name = "WORKFORCE_MCP_ALLOW_PRIVATE", .type = CONFIG_BOOL, .def = "0",
      MEMBER(mcp_allow_private),
      .desc = "1 lets MCP servers be reached at loopback and private addresses (never at cloud "

@@ -81,6 +81,8 @@ struct config {
     char embeddings_model[200];    /* openai (default in the settings table) */
     unsigned embeddings_threads;   /* builtin: threads that embed (one kept for queries) */
     unsigned task_workers;         /* tasks carried out at once */
+    int agent_max_steps;           /* model calls of one turn that calls tools (§19) */
+    unsigned tool_workers;         /* tool calls run at once */
     unsigned lease_seconds;        /* a node silent this long is dead: its work is taken back */
     unsigned knowledge_workers;    /* documents processed at once */
     char vectors[8];               /* float32 | int8: how the vector index keeps embeddings */

@@ -8,8 +8,9 @@
  *  - google_calendar.create_event: POST {api}/calendar/v3/calendars/{id}/events with the
  *    input's {summary, start, end, description?} (start and end as RFC 3339 date-times, or
  *    dates for all-day events). Output {id, url: htmlLink}.
- *  - outlook.send_mail: POST {api}/v1.0/me/sendMail; Graph answers 202 without a body, so
- *    the id is the client-request-id we sent. Output {id, url: null}.
+ *  - outlook.send_mail: POST {api}/v1.0/me/sendMail to one or more addresses (separated by
+ *    ',' or ';'); Graph answers 202 without a body, so the id is the client-request-id we
+ *    sent. Output {id, url: null}.
  *  - hubspot.create_note: the contact found by email when asked (POST .../contacts/search),
  *    then POST {api}/crm/v3/objects/notes with the association. Output {id, url: null}.
  *
@@ -22,6 +23,7 @@
  * lock is held: of two steps that find the token expiring, the second uses what the first got.
  */
 #include "operations.h"
+#include "operations_int.h"
 
 #include "oauth.h"
 #include "providers.h"
@@ -43,15 +45,11 @@
 #define CALL_TIMEOUT_MS 30000
 #define ANSWER_MAX (1u << 20)
 #define REFRESH_LOCKS 64
-#define GITHUB_NAME_MAX 100  /* bytes of an owner or a repository's name */
-#define CALENDAR_ID_MAX 1024 /* bytes of a calendar id (an address, or "primary") */
 
 /* ---- Outcomes ---- */
 
-static void failf(struct integ_result *out, bool retry, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void failf(struct integ_result *out, bool retry, const char *fmt, ...)
+/* See operations_int.h. */
+void integ_failf(struct integ_result *out, bool retry, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -68,26 +66,16 @@ static void succeed(struct integ_result *out, const char *id, const char *url)
 
 /* ---- A blocking call ---- */
 
-struct call {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    bool done;
-    int rc;
-    long status;
-    struct buf body;
-    char why[256];
-};
-
 static int call_data(void *ud, long status, const char *p, size_t n)
 {
-    struct call *c = ud;
+    struct integ_call *c = ud;
     c->status = status;
     return buf_append(&c->body, p, n) ? 1 : 0; /* over ANSWER_MAX: abort */
 }
 
 static void call_done(void *ud, int rc, long status, const char *why)
 {
-    struct call *c = ud;
+    struct integ_call *c = ud;
     pthread_mutex_lock(&c->mu);
     c->rc = rc;
     if (status)
@@ -98,13 +86,10 @@ static void call_done(void *ud, int rc, long status, const char *why)
     pthread_mutex_unlock(&c->mu);
 }
 
-/*
- * 'method' 'url' with 'headers' and 'body' (NULL: none); waits for the whole answer. 0 with
- * '*status' and the body in 'c->body' (the caller cleans 'c' up with call_cleanup()), or
- * ERR_UPSTREAM when the provider could not be reached or did not answer in time.
- */
-static int call(const struct integ_env *env, const char *method, const char *url,
-                const char *const *headers, size_t nh, const char *body, struct call *c)
+/* See operations_int.h: the whole answer is waited for; ERR_UPSTREAM when the provider could
+ * not be reached or did not answer in time. */
+int integ_call_run(const struct integ_env *env, const char *method, const char *url,
+                   const char *const *headers, size_t nh, const char *body, struct integ_call *c)
 {
     struct httpc_request req;
 
@@ -129,7 +114,8 @@ static int call(const struct integ_env *env, const char *method, const char *url
     return c->rc ? ERR_UPSTREAM : 0;
 }
 
-static void call_cleanup(struct call *c)
+/* See operations_int.h. */
+void integ_call_cleanup(struct integ_call *c)
 {
     buf_cleanup(&c->body);
     pthread_cond_destroy(&c->cv);
@@ -169,12 +155,12 @@ static int load(const struct integ_env *env, const struct store_tenant *t,
     store_pool_put(env->pool, s);
     *tokens = NULL;
     if (rc && rc != ERR_NOT_FOUND) {
-        failf(out, true, "The connection to %s could not be read.", p->name);
+        integ_failf(out, true, "The connection to %s could not be read.", p->name);
         return rc;
     }
     if (rc || strcmp(row->status, "connected") != 0 || !row->secrets) {
-        failf(out, false, "integration_not_connected: %s is not connected%s%s.", p->name,
-              !rc && row->error ? ": " : "", !rc && row->error ? row->error : "");
+        integ_failf(out, false, "integration_not_connected: %s is not connected%s%s.", p->name,
+                    !rc && row->error ? ": " : "", !rc && row->error ? row->error : "");
         return ERR_NOT_FOUND;
     }
     text = integ_open(env->key, t, p->id, "secrets", row->secrets, row->secrets_len, a);
@@ -182,10 +168,11 @@ static int load(const struct integ_env *env, const struct store_tenant *t,
     if (!json_string_value(json_object_get(*tokens, "access_token"))) {
         json_decref(*tokens);
         *tokens = NULL;
-        failf(out, false,
-              "integration_not_connected: the %s tokens do not open (another server secret?); "
-              "connect again.",
-              p->name);
+        integ_failf(
+            out, false,
+            "integration_not_connected: the %s tokens do not open (another server secret?); "
+            "connect again.",
+            p->name);
         return ERR_INVALID;
     }
     return 0;
@@ -210,25 +197,26 @@ static int refresh(const struct integ_env *env, const struct store_tenant *t,
     struct integ_token tok;
     struct store_integration now_row = *row;
     char code[64], why[512];
-    struct call c;
+    struct integ_call c;
     struct store *s;
     json_t *fresh;
     char *text;
     int rc;
 
-    rc =
-        call(env, "POST", integ_setting(env->cfg, p, CONFIG_OAUTH_TOKEN_URL), headers, 2, form, &c);
+    rc = integ_call_run(env, "POST", integ_setting(env->cfg, p, CONFIG_OAUTH_TOKEN_URL), headers, 2,
+                        form, &c);
     if (rc) {
-        failf(out, true, "The %s token could not be refreshed: the provider did not answer (%s).",
-              p->name, c.why);
-        call_cleanup(&c);
+        integ_failf(out, true,
+                    "The %s token could not be refreshed: the provider did not answer (%s).",
+                    p->name, c.why);
+        integ_call_cleanup(&c);
         return rc;
     }
     rc = integ_token_parse(c.status, buf_ptr(&c.body), buf_len(&c.body), a, &tok, code,
                            sizeof(code), why, sizeof(why));
-    call_cleanup(&c);
+    integ_call_cleanup(&c);
     if (rc && (strcmp(code, "invalid_response") == 0 || c.status >= 500 || c.status == 429)) {
-        failf(out, true, "The %s token could not be refreshed: %s.", p->name, why);
+        integ_failf(out, true, "The %s token could not be refreshed: %s.", p->name, why);
         return rc;
     }
     s = store_pool_get(env->pool);
@@ -243,10 +231,10 @@ static int refresh(const struct integ_env *env, const struct store_tenant *t,
             log_warn("integrations: cannot mark %s of %s for reauthorization", p->id, t->org_id);
         store_pool_put(env->pool, s);
         log_warn("integrations: the %s refresh of %s was refused: %s", p->id, t->org_id, why);
-        failf(out, false,
-              "integration_not_connected: %s refused the refresh (%s): "
-              "reauthorization_required.",
-              p->name, code);
+        integ_failf(out, false,
+                    "integration_not_connected: %s refused the refresh (%s): "
+                    "reauthorization_required.",
+                    p->name, code);
         return rc;
     }
     /* The same secrets with the new token; a provider that rotates sends a new refresh token,
@@ -267,7 +255,7 @@ static int refresh(const struct integ_env *env, const struct store_tenant *t,
     store_pool_put(env->pool, s);
     if (rc) {
         json_decref(fresh);
-        failf(out, true, "The refreshed %s token could not be stored.", p->name);
+        integ_failf(out, true, "The refreshed %s token could not be stored.", p->name);
         return rc;
     }
     log_info("integrations: the %s token of %s was refreshed", p->id, t->org_id);
@@ -276,10 +264,10 @@ static int refresh(const struct integ_env *env, const struct store_tenant *t,
     return 0;
 }
 
-/* The access token to use now (from 'a'), refreshed first when it is about to expire. */
-static const char *access_token(const struct integ_env *env, const struct store_tenant *t,
-                                const struct integ_provider *p, struct arena *a,
-                                struct integ_result *out)
+/* See operations_int.h. */
+const char *integ_token_now(const struct integ_env *env, const struct store_tenant *t,
+                            const struct integ_provider *p, struct arena *a,
+                            struct integ_result *out)
 {
     struct store_integration row;
     json_t *tokens = NULL;
@@ -299,8 +287,8 @@ static const char *access_token(const struct integ_env *env, const struct store_
         tokens = NULL;
         rc = store_lock_wait(held, STORE_LOCK_REFRESH, h);
         if (rc) {
-            failf(out, true, "The %s token could not be refreshed: the lock was not taken.",
-                  p->name);
+            integ_failf(out, true, "The %s token could not be refreshed: the lock was not taken.",
+                        p->name);
         } else {
             rc = load(env, t, p, a, &row, &tokens, out);
             if (!rc && expiring(tokens, clock_now_ms()))
@@ -318,9 +306,9 @@ static const char *access_token(const struct integ_env *env, const struct store_
 
 /* ---- The operations ---- */
 
-/* "<provider>: HTTP <status>: <reason>" from a provider's error answer. */
-static void provider_refused(struct integ_result *out, const struct integ_provider *p,
-                             const struct call *c)
+/* See operations_int.h. */
+void integ_refused(struct integ_result *out, const struct integ_provider *p,
+                   const struct integ_call *c)
 {
     json_t *o = json_loadb(buf_ptr(&c->body), buf_len(&c->body), 0, NULL);
     const json_t *err = json_object_get(o, "error");
@@ -331,8 +319,8 @@ static void provider_refused(struct integ_result *out, const struct integ_provid
         reason = json_string_value(json_object_get(err, "message")); /* Google, Graph */
     if (!reason && json_is_string(err))
         reason = json_string_value(err); /* Slack */
-    failf(out, busy, "%s refused: HTTP %ld: %.300s", p->name, c->status,
-          reason ? reason : "no reason given");
+    integ_failf(out, busy, "%s refused: HTTP %ld: %.300s", p->name, c->status,
+                reason ? reason : "no reason given");
     json_decref(o);
 }
 
@@ -342,7 +330,8 @@ static const char *opt(const json_t *options, const char *name)
     return v && *v ? v : NULL;
 }
 
-static const char *auth_header(struct arena *a, const char *token)
+/* See operations_int.h. */
+const char *integ_auth_header(struct arena *a, const char *token)
 {
     size_t n = strlen(token) + 32;
     char *h = arena_alloc(a, n);
@@ -359,7 +348,7 @@ static char *dump(json_t *o)
 
 /* Send 'body' (taken) to {api}'path'; 0 with the answer in 'c' (cleaned up by the caller). */
 static int send_json(const struct integ_env *env, const struct integ_provider *p, const char *path,
-                     const char *const *headers, size_t nh, char *body, struct call *c,
+                     const char *const *headers, size_t nh, char *body, struct integ_call *c,
                      struct integ_result *out)
 {
     struct buf url;
@@ -367,11 +356,11 @@ static int send_json(const struct integ_env *env, const struct integ_provider *p
     buf_init(&url, 64 * 1024);
     buf_appends(&url, integ_setting(env->cfg, p, CONFIG_OAUTH_API_URL));
     buf_appends(&url, path);
-    rc = call(env, "POST", buf_ptr(&url), headers, nh, body, c);
+    rc = integ_call_run(env, "POST", buf_ptr(&url), headers, nh, body, c);
     buf_cleanup(&url);
     free(body);
     if (rc)
-        failf(out, true, "%s did not answer: %s", p->name, c->why[0] ? c->why : "no answer");
+        integ_failf(out, true, "%s did not answer: %s", p->name, c->why[0] ? c->why : "no answer");
     return rc;
 }
 
@@ -379,9 +368,9 @@ static void slack_post(const struct integ_env *env, const struct integ_provider 
                        const char *token, const json_t *options, const char *input, struct arena *a,
                        struct integ_result *out)
 {
-    const char *h[] = {auth_header(a, token), "Content-Type: application/json; charset=utf-8",
+    const char *h[] = {integ_auth_header(a, token), "Content-Type: application/json; charset=utf-8",
                        "Accept: application/json"};
-    struct call c;
+    struct integ_call c;
     json_t *o;
 
     if (send_json(env, p, "/chat.postMessage", h, 3,
@@ -393,51 +382,51 @@ static void slack_post(const struct integ_env *env, const struct integ_provider 
         json_string_value(json_object_get(o, "ts")))
         succeed(out, json_string_value(json_object_get(o, "ts")), NULL);
     else
-        provider_refused(out, p, &c);
+        integ_refused(out, p, &c);
     json_decref(o);
 out:
-    call_cleanup(&c);
+    integ_call_cleanup(&c);
 }
 
-/* Whether "owner/name" ('slash' at its '/') names a GitHub repository: an owner of letters,
- * digits, '-' and '_' (enterprise accounts), a name of those and '.', neither "." nor "..".
- * Each part becomes a segment of the URL path, so nothing else may pass. */
-static bool repo_ok(const char *repo, const char *slash)
+/* See operations_int.h: an owner of letters, digits, '-' and '_' (enterprise accounts), a name
+ * of those and '.', neither "." nor "..". Each part becomes a segment of the URL path, so
+ * nothing else may pass. */
+bool integ_repo_ok(const char *repo)
 {
-    char owner[GITHUB_NAME_MAX + 1];
-    size_t n = (size_t)(slash - repo);
+    const char *slash = repo ? strchr(repo, '/') : NULL;
+    char owner[INTEG_GITHUB_NAME_MAX + 1];
+    size_t n = slash ? (size_t)(slash - repo) : 0;
 
-    if (n == 0 || n > GITHUB_NAME_MAX)
+    if (n == 0 || n > INTEG_GITHUB_NAME_MAX)
         return false;
     memcpy(owner, repo, n);
     owner[n] = '\0';
-    return integ_segment_ok(owner, GITHUB_NAME_MAX, "-_") &&
-           integ_segment_ok(slash + 1, GITHUB_NAME_MAX, "-_.");
+    return integ_segment_ok(owner, INTEG_GITHUB_NAME_MAX, "-_") &&
+           integ_segment_ok(slash + 1, INTEG_GITHUB_NAME_MAX, "-_.");
 }
 
 static void github_issue(const struct integ_env *env, const struct integ_provider *p,
                          const char *token, const json_t *options, const char *input,
                          struct arena *a, struct integ_result *out)
 {
-    const char *h[] = {auth_header(a, token), "Content-Type: application/json",
+    const char *h[] = {integ_auth_header(a, token), "Content-Type: application/json",
                        "Accept: application/vnd.github+json", "X-GitHub-Api-Version: 2022-11-28"};
-    const char *repo = opt(options, "repo"), *nl = strchr(input, '\n'), *slash;
+    const char *repo = opt(options, "repo"), *nl = strchr(input, '\n');
     char *title, id[32];
     struct buf path;
-    struct call c;
+    struct integ_call c;
     json_t *o;
 
-    slash = repo ? strchr(repo, '/') : NULL;
-    if (!slash || !repo_ok(repo, slash)) {
-        failf(out, false,
-              "options.repo must be owner/name (letters, digits, '-', '_' and, in the name, "
-              "'.'; neither part . or ..), not %.100s.",
-              repo ? repo : "empty");
+    if (!integ_repo_ok(repo)) {
+        integ_failf(out, false,
+                    "options.repo must be owner/name (letters, digits, '-', '_' and, in the name, "
+                    "'.'; neither part . or ..), not %.100s.",
+                    repo ? repo : "empty");
         return;
     }
     title = nl ? arena_strndup(a, input, (size_t)(nl - input)) : arena_strdup(a, input);
     if (!*title) {
-        failf(out, false, "The input's first line, the issue's title, is empty.");
+        integ_failf(out, false, "The input's first line, the issue's title, is empty.");
         return;
     }
     buf_init(&path, 4096);
@@ -454,11 +443,11 @@ static void github_issue(const struct integ_env *env, const struct integ_provide
         snprintf(id, sizeof(id), "%lld", (long long)json_integer_value(json_object_get(o, "id")));
         succeed(out, id, json_string_value(json_object_get(o, "html_url")));
     } else {
-        provider_refused(out, p, &c);
+        integ_refused(out, p, &c);
     }
     json_decref(o);
 out:
-    call_cleanup(&c);
+    integ_call_cleanup(&c);
 }
 
 /* start/end as Google wants them: a date-time, or a date for an all-day event. */
@@ -471,7 +460,7 @@ static void calendar_event(const struct integ_env *env, const struct integ_provi
                            const char *token, const json_t *options, const char *input,
                            struct arena *a, struct integ_result *out)
 {
-    const char *h[] = {auth_header(a, token), "Content-Type: application/json",
+    const char *h[] = {integ_auth_header(a, token), "Content-Type: application/json",
                        "Accept: application/json"};
     json_t *in = json_loads(input, 0, NULL), *ev, *o;
     const char *summary = json_string_value(json_object_get(in, "summary"));
@@ -480,18 +469,18 @@ static void calendar_event(const struct integ_env *env, const struct integ_provi
     const char *desc = json_string_value(json_object_get(in, "description"));
     const char *cal = opt(options, "calendar_id");
     struct buf path;
-    struct call c;
+    struct integ_call c;
 
-    if (cal && !integ_segment_ok(cal, CALENDAR_ID_MAX, NULL)) {
+    if (cal && !integ_segment_ok(cal, INTEG_CALENDAR_ID_MAX, NULL)) {
         json_decref(in);
-        failf(out, false, "options.calendar_id must be a calendar's id, not %.100s.", cal);
+        integ_failf(out, false, "options.calendar_id must be a calendar's id, not %.100s.", cal);
         return;
     }
     if (!summary || !start || !end) {
         json_decref(in);
-        failf(out, false,
-              "The input must be a JSON object {summary, start, end, description?} "
-              "with RFC 3339 start and end.");
+        integ_failf(out, false,
+                    "The input must be a JSON object {summary, start, end, description?} "
+                    "with RFC 3339 start and end.");
         return;
     }
     ev = json_pack("{s:s, s:o, s:o}", "summary", summary, "start", when(start), "end", when(end));
@@ -512,10 +501,31 @@ static void calendar_event(const struct integ_env *env, const struct integ_provi
         succeed(out, json_string_value(json_object_get(o, "id")),
                 json_string_value(json_object_get(o, "htmlLink")));
     else
-        provider_refused(out, p, &c);
+        integ_refused(out, p, &c);
     json_decref(o);
 out:
-    call_cleanup(&c);
+    integ_call_cleanup(&c);
+}
+
+/* Graph's toRecipients of 'to': one or more addresses separated by ',' or ';'. */
+static json_t *recipients(const char *to)
+{
+    json_t *list = json_array();
+
+    while (to && *to) {
+        size_t n = strcspn(to, ",;");
+        const char *end = to + n;
+        while (to < end && (*to == ' ' || *to == '\t'))
+            to++;
+        while (end > to && (end[-1] == ' ' || end[-1] == '\t'))
+            end--;
+        if (end > to)
+            json_array_append_new(
+                list, json_pack("{s:{s:s%}}", "emailAddress", "address", to, (size_t)(end - to)));
+        to += strcspn(to, ",;");
+        to += *to ? 1 : 0;
+    }
+    return list;
 }
 
 static void outlook_mail(const struct integ_env *env, const struct integ_provider *p,
@@ -525,12 +535,12 @@ static void outlook_mail(const struct integ_env *env, const struct integ_provide
     char rid[37], hex[33], line[64];
     unsigned char r[16];
     const char *h[4];
-    struct call c;
+    struct integ_call c;
     json_t *msg;
 
     /* A client-request-id (a v4 UUID) names the mail: Graph's 202 has no body. */
     if (crypto_random(r, sizeof(r))) {
-        failf(out, true, "No random bytes.");
+        integ_failf(out, true, "No random bytes.");
         return;
     }
     r[6] = (unsigned char)((r[6] & 0x0f) | 0x40);
@@ -539,34 +549,33 @@ static void outlook_mail(const struct integ_env *env, const struct integ_provide
     snprintf(rid, sizeof(rid), "%.8s-%.4s-%.4s-%.4s-%.12s", hex, hex + 8, hex + 12, hex + 16,
              hex + 20);
     snprintf(line, sizeof(line), "client-request-id: %s", rid);
-    h[0] = auth_header(a, token);
+    h[0] = integ_auth_header(a, token);
     h[1] = "Content-Type: application/json";
     h[2] = "Accept: application/json";
     h[3] = line;
-    msg = json_pack("{s:{s:s, s:{s:s, s:s}, s:[{s:{s:s}}]}, s:b}", "message", "subject",
+    msg = json_pack("{s:{s:s, s:{s:s, s:s}, s:o}, s:b}", "message", "subject",
                     opt(options, "subject"), "body", "contentType", "Text", "content", input,
-                    "toRecipients", "emailAddress", "address", opt(options, "to"),
-                    "saveToSentItems", 1);
+                    "toRecipients", recipients(opt(options, "to")), "saveToSentItems", 1);
     if (send_json(env, p, "/v1.0/me/sendMail", h, 4, dump(msg), &c, out))
         goto out;
     if (c.status == 202)
         succeed(out, rid, NULL);
     else
-        provider_refused(out, p, &c);
+        integ_refused(out, p, &c);
 out:
-    call_cleanup(&c);
+    integ_call_cleanup(&c);
 }
 
 static void hubspot_note(const struct integ_env *env, const struct integ_provider *p,
                          const char *token, const json_t *options, const char *input,
                          struct arena *a, struct integ_result *out)
 {
-    const char *h[] = {auth_header(a, token), "Content-Type: application/json",
+    const char *h[] = {integ_auth_header(a, token), "Content-Type: application/json",
                        "Accept: application/json"};
     const char *email = opt(options, "contact_email");
     char *contact = NULL;
     json_t *note, *o;
-    struct call c;
+    struct integ_call c;
 
     if (email) {
         json_t *q = json_pack("{s:[{s:[{s:s, s:s, s:s}]}], s:[s], s:i}", "filterGroups", "filters",
@@ -576,17 +585,17 @@ static void hubspot_note(const struct integ_env *env, const struct integ_provide
             goto out;
         o = json_loadb(buf_ptr(&c.body), buf_len(&c.body), 0, NULL);
         if (c.status != 200) {
-            provider_refused(out, p, &c);
+            integ_refused(out, p, &c);
         } else {
             const char *id = json_string_value(
                 json_object_get(json_array_get(json_object_get(o, "results"), 0), "id"));
             if (id)
                 contact = xstrdup(id);
             else
-                failf(out, false, "HubSpot has no contact with the email %.200s.", email);
+                integ_failf(out, false, "HubSpot has no contact with the email %.200s.", email);
         }
         json_decref(o);
-        call_cleanup(&c);
+        integ_call_cleanup(&c);
         if (!contact)
             return;
     }
@@ -604,10 +613,10 @@ static void hubspot_note(const struct integ_env *env, const struct integ_provide
     if (c.status == 201 && json_string_value(json_object_get(o, "id")))
         succeed(out, json_string_value(json_object_get(o, "id")), NULL);
     else
-        provider_refused(out, p, &c);
+        integ_refused(out, p, &c);
     json_decref(o);
 out:
-    call_cleanup(&c);
+    integ_call_cleanup(&c);
 }
 
 /* See operations.h. */
@@ -624,11 +633,11 @@ void integ_operation(const struct integ_env *env, const struct store_tenant *t, 
     snprintf(provider, sizeof(provider), "%.*s", dot ? (int)(dot - action) : 0, action);
     p = integ_provider_find(provider);
     if (!p) {
-        failf(out, false, "Unknown operation %.100s.", action);
+        integ_failf(out, false, "Unknown operation %.100s.", action);
         return;
     }
     arena_init(&a);
-    token = access_token(env, t, p, &a, out);
+    token = integ_token_now(env, t, p, &a, out);
     if (!token)
         goto out;
     if (strcmp(action, "slack.post_message") == 0)
@@ -642,7 +651,7 @@ void integ_operation(const struct integ_env *env, const struct store_tenant *t, 
     else if (strcmp(action, "hubspot.create_note") == 0)
         hubspot_note(env, p, token, options, input, &a, out);
     else
-        failf(out, false, "Unknown operation %.100s.", action);
+        integ_failf(out, false, "Unknown operation %.100s.", action);
 out:
     arena_cleanup(&a);
 }

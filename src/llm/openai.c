@@ -5,6 +5,13 @@
  * delta to the sink. Before the first token a failed attempt (network, timeout, HTTP error,
  * garbage) is retried up to 'retries' times with a growing pause; after it, a failure ends the
  * reply. A server that ignores "stream" and answers one JSON object is accepted too.
+ *
+ * Tools: the request's tools go out as OpenAI `tools` (type "function"), its steps (assistant
+ * messages that called tools, and `tool` messages with their results) after the user message.
+ * The calls the model makes come in pieces (`delta.tool_calls`) or whole (`message.tool_calls`)
+ * and are assembled by tool_stream.c; when the step ends with calls, sink->tool_calls() gets
+ * them once, before done(). They reach the sink only then, so an attempt that failed half-way
+ * through its calls (and gave no text) is retried as any other, assembling afresh.
  */
 #include "llm_int.h"
 
@@ -15,6 +22,7 @@
 #include "../httpc/httpc.h"
 #include "../json/json.h"
 #include "../httpc/sse.h"
+#include "tool_stream.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -49,6 +57,8 @@ struct call {
     bool finished; /* [DONE] or a finish_reason */
     bool garbage;
     bool have_usage;
+    struct llm_tool_stream tools; /* the calls of this attempt */
+    char why[160];                /* what was wrong with a response, for the error */
     struct llm_usage usage;
     int64_t out_words;
     int64_t in_words; /* the prompt's words, for a server that reports no usage */
@@ -114,10 +124,16 @@ static int take_chunk(struct call *c, json_t *obj)
         json_t *m = json_object_get(ch, "message");
         json_t *content = json_object_get(d ? d : m, "content");
         json_t *fr = json_object_get(ch, "finish_reason");
+        struct err e;
         if (i > 0)
             break; /* n = 1 */
         if (json_is_string(content))
             give_delta(c, json_string_value(content), json_string_length(content));
+        if ((d && llm_tool_stream_delta(&c->tools, d, &e) != 0) ||
+            (!d && m && llm_tool_stream_message(&c->tools, m, &e) != 0)) {
+            snprintf(c->why, sizeof(c->why), "its tool calls: %.140s", e.msg);
+            return ERR_UPSTREAM;
+        }
         if (json_is_string(fr))
             c->finished = true;
     }
@@ -178,6 +194,7 @@ static void finish(struct call *c, const struct err *e)
         u.output_tokens = c->out_words;
     }
     c->sink.done(c->sink.ud, e ? NULL : &u, e);
+    llm_tool_stream_cleanup(&c->tools);
     free(c->body);
     free(c);
 }
@@ -188,7 +205,30 @@ static void reset_attempt(struct call *c)
     buf_cleanup(&c->plain);
     sse_init(&c->sse, MAX_EVENT);
     buf_init(&c->plain, MAX_PLAIN);
+    llm_tool_stream_reset(&c->tools);
+    c->why[0] = '\0';
     c->plain_mode = c->first_byte_seen = c->finished = c->garbage = c->have_usage = false;
+}
+
+/* The step ended well: hand its tool calls, if any, to the sink. 0, or ERR_UPSTREAM when they
+ * do not add up (then c->why says why). */
+static int give_tool_calls(struct call *c)
+{
+    const struct llm_tool_call *calls;
+    size_t n;
+    struct err e;
+
+    if (llm_tool_stream_finish(&c->tools, &calls, &n, &e) != 0) {
+        snprintf(c->why, sizeof(c->why), "its tool calls: %.140s", e.msg);
+        return ERR_UPSTREAM;
+    }
+    if (n == 0)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        c->out_words += 1 + llm_count_words(calls[i].arguments);
+    if (c->sink.tool_calls)
+        c->sink.tool_calls(c->sink.ud, calls, n);
+    return 0;
 }
 
 static void on_done(void *ud, int rc, long status, const char *why)
@@ -207,13 +247,16 @@ static void on_done(void *ud, int rc, long status, const char *why)
     }
     if (!rc && status < 300 && !c->plain_mode)
         sse_finish(&c->sse, on_event, c);
-    if (!rc && status >= 200 && status < 300 && c->finished && !c->garbage) {
+    if (!rc && status >= 200 && status < 300 && c->finished && !c->garbage &&
+        give_tool_calls(c) == 0) {
         sse_cleanup(&c->sse);
         buf_cleanup(&c->plain);
         finish(c, NULL);
         return;
     }
-    if (c->garbage)
+    if (c->why[0])
+        snprintf(reason, sizeof(reason), "%s", c->why);
+    else if (c->garbage)
         snprintf(reason, sizeof(reason), "an unreadable response");
     else if (rc)
         snprintf(reason, sizeof(reason), "%s", why && *why ? why : "transfer failed");
@@ -252,13 +295,83 @@ static json_t *message(const char *role, const char *content)
     return m;
 }
 
-/* The request body: persona and context as the system message, the history, the message. */
+/* The message 'm' as OpenAI's: an assistant's tool calls (content null when it said nothing),
+ * a tool result's tool_call_id. */
+static json_t *message_of(const struct llm_message *m)
+{
+    json_t *j = json_object();
+
+    json_object_set_new(j, "role", jo_string(m->role ? m->role : "user"));
+    if (!m->content && m->ntool_calls > 0)
+        json_object_set_new(j, "content", json_null());
+    else
+        json_object_set_new(j, "content", jo_string(m->content ? m->content : ""));
+    if (m->ntool_calls > 0) {
+        json_t *calls = json_array();
+        for (size_t i = 0; i < m->ntool_calls; i++) {
+            const struct llm_tool_call *tc = &m->tool_calls[i];
+            json_t *c = json_object(), *fn = json_object();
+            json_object_set_new(fn, "name", jo_string(tc->name ? tc->name : ""));
+            json_object_set_new(fn, "arguments", jo_string(tc->arguments ? tc->arguments : "{}"));
+            json_object_set_new(c, "id", jo_string(tc->id ? tc->id : ""));
+            json_object_set_new(c, "type", json_string("function"));
+            json_object_set_new(c, "function", fn);
+            json_array_append_new(calls, c);
+        }
+        json_object_set_new(j, "tool_calls", calls);
+    }
+    if (m->tool_call_id)
+        json_object_set_new(j, "tool_call_id", jo_string(m->tool_call_id));
+    return j;
+}
+
+/* The tools of 'req' as OpenAI's `tools`, or NULL when one's parameters are not a JSON object
+ * (a bug of the caller: logged). */
+static json_t *tools_of(const struct llm_request *req)
+{
+    json_t *tools = json_array();
+
+    for (size_t i = 0; i < req->ntools; i++) {
+        const struct llm_tool *t = &req->tools[i];
+        json_t *fn = json_object(), *tool = json_object();
+        json_object_set_new(fn, "name", jo_string(t->name ? t->name : ""));
+        if (t->description)
+            json_object_set_new(fn, "description", jo_string(t->description));
+        if (t->parameters) {
+            json_t *params = json_loads(t->parameters, 0, NULL);
+            if (!json_is_object(params)) {
+                log_error("llm: the parameters of tool %s are not a JSON object",
+                          t->name ? t->name : "(unnamed)");
+                json_decref(params);
+                json_decref(fn);
+                json_decref(tool);
+                json_decref(tools);
+                return NULL;
+            }
+            json_object_set_new(fn, "parameters", params);
+        }
+        json_object_set_new(tool, "type", json_string("function"));
+        json_object_set_new(tool, "function", fn);
+        json_array_append_new(tools, tool);
+    }
+    return tools;
+}
+
+/* The request body: persona and context as the system message, the history, the message, the
+ * turn's steps so far, and the tools; NULL when it cannot be built. The caller frees it. */
 static char *build_body(const struct openai *o, const struct llm_request *req)
 {
     json_t *root = json_object(), *msgs = json_array(), *opts = json_object();
+    json_t *tools = req->ntools > 0 ? tools_of(req) : NULL;
     struct buf sys;
     char *s;
 
+    if (req->ntools > 0 && !tools) {
+        json_decref(root);
+        json_decref(msgs);
+        json_decref(opts);
+        return NULL;
+    }
     buf_init(&sys, 1u << 20);
     buf_appendf(&sys, "You are %s, %s.", req->employee_name ? req->employee_name : "an employee",
                 req->employee_role ? req->employee_role : "an AI employee");
@@ -285,10 +398,14 @@ static char *build_body(const struct openai *o, const struct llm_request *req)
     json_array_append_new(msgs, message("system", buf_ptr(&sys)));
     buf_cleanup(&sys);
     for (size_t i = 0; i < req->nhistory; i++)
-        json_array_append_new(msgs, message(req->history[i].role, req->history[i].content));
+        json_array_append_new(msgs, message_of(&req->history[i]));
     json_array_append_new(msgs, message("user", req->message));
+    for (size_t i = 0; i < req->nsteps; i++)
+        json_array_append_new(msgs, message_of(&req->steps[i]));
     json_object_set_new(root, "model", json_string(req->model ? req->model : o->model));
     json_object_set_new(root, "messages", msgs);
+    if (tools)
+        json_object_set_new(root, "tools", tools);
     json_object_set_new(root, "stream", json_true());
     json_object_set_new(opts, "include_usage", json_true());
     json_object_set_new(root, "stream_options", opts);
@@ -302,6 +419,15 @@ static char *build_body(const struct openai *o, const struct llm_request *req)
     return s;
 }
 
+/* The words of 'm' with its tool calls, for a server that reports no usage. */
+static int64_t words_of(const struct llm_message *m)
+{
+    int64_t n = llm_count_words(m->content);
+    for (size_t i = 0; i < m->ntool_calls; i++)
+        n += 1 + llm_count_words(m->tool_calls[i].arguments);
+    return n;
+}
+
 static void o_call(struct llm *l, const struct llm_request *req, const struct llm_sink *sink)
 {
     struct openai *o = (struct openai *)l;
@@ -312,11 +438,14 @@ static void o_call(struct llm *l, const struct llm_request *req, const struct ll
     c->in_words = llm_count_words(req->persona) + llm_count_words(req->message) +
                   llm_count_words(req->context) + llm_count_words(req->capabilities);
     for (size_t i = 0; i < req->nhistory; i++)
-        c->in_words += llm_count_words(req->history[i].content);
+        c->in_words += words_of(&req->history[i]);
+    for (size_t i = 0; i < req->nsteps; i++)
+        c->in_words += words_of(&req->steps[i]);
     for (size_t i = 0; i < req->nknowledge; i++)
         c->in_words += llm_count_words(req->knowledge[i].content);
     sse_init(&c->sse, MAX_EVENT);
     buf_init(&c->plain, MAX_PLAIN);
+    llm_tool_stream_init(&c->tools);
     if (!c->body) {
         struct err e;
         err_set(&e, ERR_INTERNAL, "internal_error", NULL, "cannot build the request");

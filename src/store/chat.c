@@ -39,7 +39,7 @@ int employees_busy(struct store *s, const struct store_tenant *t, const char *em
 #define CONV_COLS "id, employee_id, title, message_count, created_at, updated_at"
 #define MSG_COLS                                                                                   \
     "id, conversation_id, employee_id, role, content, sources, credits_used, input_tokens,"        \
-    " output_tokens, coalesce(response_ms, -1), created_at"
+    " output_tokens, coalesce(response_ms, -1), created_at, status, stop_reason, error"
 
 static void read_conversation(struct db_stmt *st, struct arena *a, void *pout)
 {
@@ -66,6 +66,9 @@ static void read_message(struct db_stmt *st, struct arena *a, void *pout)
     out->output_tokens = db_int64(st, 8);
     out->response_ms = db_int64(st, 9);
     out->created_at = db_int64(st, 10);
+    out->status = db_arena_text(a, st, 11);
+    out->stop_reason = db_arena_text(a, st, 12);
+    out->error = db_arena_text(a, st, 13);
 }
 
 /* Insert message 'm' as the next of its conversation. The conversation's row is bumped first:
@@ -74,9 +77,17 @@ static void read_message(struct db_stmt *st, struct arena *a, void *pout)
 static int insert_message(struct store *s, const struct store_tenant *t,
                           const struct store_message *m)
 {
-    const char *texts[] = {
-        m->id,   m->conversation_id, t->org_id, db_mode_name(t->mode), m->employee_id,
-        m->role, m->content,         m->sources};
+    const char *texts[] = {m->id,
+                           m->conversation_id,
+                           t->org_id,
+                           db_mode_name(t->mode),
+                           m->employee_id,
+                           m->role,
+                           m->content,
+                           m->sources,
+                           m->status ? m->status : "completed",
+                           m->stop_reason,
+                           m->error};
     int64_t ints[] = {m->credits_used, m->input_tokens, m->output_tokens,
                       m->response_ms,  m->created_at,   0};
     struct db_stmt *st = db_prepare(
@@ -100,10 +111,34 @@ static int insert_message(struct store *s, const struct store_tenant *t,
     ints[5] = seq;
     return db_run(s,
                   "INSERT INTO messages (id, conversation_id, org_id, mode, employee_id, role,"
-                  " content, sources, credits_used, input_tokens, output_tokens, response_ms,"
-                  " created_at, seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,"
-                  " CASE WHEN CAST($12 AS BIGINT) >= 0 THEN CAST($12 AS BIGINT) END, $13, $14)",
-                  texts, 8, ints, 6);
+                  " content, sources, status, stop_reason, error, credits_used, input_tokens,"
+                  " output_tokens, response_ms, created_at, seq) VALUES ($1, $2, $3, $4, $5, $6,"
+                  " $7, $8, $9, $10, $11, $12, $13, $14, CASE WHEN CAST($15 AS BIGINT) >= 0 THEN"
+                  " CAST($15 AS BIGINT) END, $16, $17)",
+                  texts, 11, ints, 6);
+}
+
+/* See store_int.h. */
+int chat_reply_store(struct store *s, const struct store_tenant *t, const struct store_message *m)
+{
+    return insert_message(s, t, m);
+}
+
+/* The end of message 'm', stored before as in_progress (its turn called tools): its content,
+ * sources, cost, tokens, time, status, stop reason and error. */
+static int update_message(struct store *s, const struct store_tenant *t,
+                          const struct store_message *m)
+{
+    const char *texts[] = {m->id,          t->org_id,  db_mode_name(t->mode),
+                           m->content,     m->sources, m->status ? m->status : "completed",
+                           m->stop_reason, m->error};
+    const int64_t ints[] = {m->credits_used, m->input_tokens, m->output_tokens, m->response_ms};
+    return db_run(s,
+                  "UPDATE messages SET content = $4, sources = $5, status = $6, stop_reason = $7,"
+                  " error = $8, credits_used = $9, input_tokens = $10, output_tokens = $11,"
+                  " response_ms = CASE WHEN CAST($12 AS BIGINT) >= 0 THEN CAST($12 AS BIGINT)"
+                  " END WHERE id = $1 AND org_id = $2 AND mode = $3",
+                  texts, 8, ints, 4);
 }
 
 /* See store_int.h. */
@@ -160,6 +195,28 @@ int conversations_get(struct store *s, const struct store_tenant *t, const char 
 }
 
 /* See store_int.h. */
+int conversations_busy(struct store *s, const struct store_tenant *t, const char *id, int64_t since,
+                       bool *busy)
+{
+    struct db_stmt *st = db_prepare(
+        s, "SELECT 1 FROM messages WHERE conversation_id = $3 AND org_id = $1 AND mode = $2 AND"
+           " status IN ('in_progress', 'requires_approval') AND created_at > $4 LIMIT 1");
+    bool row = false;
+    int rc;
+
+    *busy = false;
+    if (!st)
+        return ERR_STORE;
+    db_bind_tenant(st, t);
+    db_bind_text(st, 3, id);
+    db_bind_int64(st, 4, since);
+    rc = db_step(st, &row);
+    db_done(st);
+    *busy = !rc && row;
+    return rc;
+}
+
+/* See store_int.h. */
 int chat_finish_in(struct store *s, const struct store_tenant *t,
                    const struct store_chat_finish *in, int64_t *charged)
 {
@@ -173,26 +230,26 @@ int chat_finish_in(struct store *s, const struct store_tenant *t,
     arena_init(&a);
     if (in->charge)
         rc = credits_settle(s, t->org_id, in->reserved ? 1 : 0, m.credits_used, &taken);
-    m.credits_used = taken;
     /* The conversation may have been deleted while the reply was written: then the reply has
      * nowhere to go, but the work was done and is charged and counted. (Only when it is gone: a
      * read that failed fails the reply, which dropped it while charging for it.) */
+    m.credits_used = taken + in->charged_before;
     if (!rc) {
         rc = conversations_get(s, t, m.conversation_id, &a, &conv);
         if (!rc)
-            rc = insert_message(s, t, &m);
+            rc = in->stored ? update_message(s, t, &m) : insert_message(s, t, &m);
         else if (rc == ERR_NOT_FOUND)
             rc = 0;
     }
     if (!rc) {
-        struct store_event ev = {m.employee_id, "message", m.created_at,     m.response_ms,
-                                 taken,         -1,        m.conversation_id};
+        struct store_event ev = {m.employee_id,  "message", m.created_at,     m.response_ms,
+                                 m.credits_used, -1,        m.conversation_id};
         rc = employees_event_add(s, t, &ev);
     }
     if (!rc)
         rc = employees_busy(s, t, m.employee_id, -1);
     if (!rc)
-        *charged = taken;
+        *charged = m.credits_used;
     arena_cleanup(&a);
     return rc;
 }
@@ -261,7 +318,7 @@ int conversations_delete(struct store *s, const struct store_tenant *t, const ch
     return db_exec_one(st);
 }
 
-/* Up to 'limit' messages of 'st' (bound by the caller) into '*out'; with 'seq' at column 11. */
+/* Up to 'limit' messages of 'st' (bound by the caller) into '*out'; with 'seq' at column 14. */
 static int read_messages(struct db_stmt *st, unsigned limit, bool seq, struct arena *a,
                          struct store_message **out, size_t *n)
 {
@@ -272,7 +329,7 @@ static int read_messages(struct db_stmt *st, unsigned limit, bool seq, struct ar
     while (!(rc = db_step(st, &row)) && row && len < limit) {
         read_message(st, a, &v[len]);
         if (seq)
-            v[len].seq = db_int64(st, 11);
+            v[len].seq = db_int64(st, 14);
         len++;
     }
     db_done(st);
@@ -293,7 +350,7 @@ int messages_list(struct store *s, const struct store_tenant *t, const char *con
     db_bind_tenant(st, t);
     db_bind_text(st, 3, conversation_id);
     db_bind_int64(st, 4, limit);
-    return read_messages(st, limit, false, a, out, n);
+    return read_messages(st, limit, true, a, out, n);
 }
 
 /* See store_int.h. */

@@ -136,3 +136,9 @@ int credits_settle(struct store *s, const char *org_id, int64_t held, int64_t pr
     }
     return rc;
 }
+
+/* See store_int.h. */
+int credits_balance(struct store *s, const char *org_id, int64_t *out)
+{
+    return balance_read(s, org_id, out);
+}

@@ -379,6 +379,35 @@ int store_chat_begin(struct store *s, const struct store_tenant *t,
     return s->ops->chat_begin ? s->ops->chat_begin(s, t, in) : chat_begin(s, t, in);
 }
 
+/* See store.h. */
+int store_conversation_busy(struct store *s, const struct store_tenant *t, const char *id,
+                            int64_t since, bool *busy)
+{
+    return conversations_busy(s, t, id, since, busy);
+}
+
+/* See store.h. */
+int store_tool_step_begin(struct store *s, const struct store_tenant *t,
+                          const struct store_tool_step *in, int64_t *charged, int64_t *balance)
+{
+    return tool_step_begin(s, t, in, charged, balance);
+}
+
+/* See store.h. */
+int store_tool_call_end(struct store *s, const struct store_tenant *t,
+                        const struct store_tool_call *c)
+{
+    return tool_call_end(s, t, c);
+}
+
+/* See store.h. */
+int store_tool_calls_of(struct store *s, const struct store_tenant *t, const char *conversation_id,
+                        int64_t from_seq, int64_t to_seq, size_t max, struct arena *a,
+                        struct store_tool_call **out, size_t *n)
+{
+    return tool_calls_of(s, t, conversation_id, from_seq, to_seq, max, a, out, n);
+}
+
 /* Store the reply, charge, count the fact, end the work; '*charged' is what was taken. */
 /* See store.h. */
 int store_chat_finish_in(struct store *s, const struct store_tenant *t,

@@ -332,7 +332,13 @@ struct store_message {
     int64_t output_tokens;
     int64_t response_ms; /* < 0: none */
     int64_t created_at;
-    int64_t seq; /* order within the conversation (store_message_page only) */
+    int64_t seq; /* order within the conversation (reads of a conversation's messages) */
+    /* assistant: in_progress | completed | failed (NULL when writing: completed), why its
+     * turn stopped (completed, max_steps, repeated_call, timeout, insufficient_credits; NULL:
+     * none recorded), and a failed one's error */
+    const char *status;
+    const char *stop_reason;
+    const char *error;
 };
 
 struct store_conv_filter {
@@ -362,10 +368,52 @@ struct store_chat_finish {
                                    response_ms, created_at; credits_used = the cost */
     bool reserved;              /* a credit was reserved at begin */
     bool charge;                /* live: take the cost (minus the reserved credit) */
+    bool stored;                /* the reply was stored in_progress (its turn called tools) */
+    int64_t charged_before;     /* what the turn's earlier model calls cost (tool steps) */
 };
 
 int store_chat_begin(struct store *s, const struct store_tenant *t,
                      const struct store_chat_begin *in);
+
+/* ---- The tool calls of a turn (contract §19; toolcalls.c) ---- */
+
+/* One call of a tool by a turn. Strings are the caller's when writing, the arena's when read. */
+struct store_tool_call {
+    const char *id;         /* call_... */
+    const char *message_id; /* the assistant message of the turn */
+    const char *model_id;   /* the model's own id of the call */
+    const char *tool;       /* the tool's name (knowledge.search, ...) */
+    const char *arguments;  /* JSON text as the model wrote it */
+    const char *status;     /* running | completed | failed | pending_approval | rejected */
+    const char *result;     /* JSON text, or NULL */
+    const char *error;      /* a failed call's reason, or NULL */
+    const char *approval_id;
+    int64_t seq;          /* order among the message's calls, from 0 */
+    int64_t step;         /* the model call (from 0) that asked for it */
+    int64_t started_at;   /* milliseconds */
+    int64_t completed_at; /* 0: not ended */
+};
+
+/* A step of a turn that asked for tools, journaled before any of its calls starts. */
+struct store_tool_step {
+    const struct store_message *reply; /* the turn's first such step: its message, in_progress */
+    const struct store_tool_call *calls;
+    size_t n;
+    bool charge; /* live: the step's model call costs 'price', taken up to the balance */
+    int64_t price;
+};
+/* Write step 'in' in one transaction; '*charged' is what its model call cost, '*balance' the
+ * organization's balance after it. */
+int store_tool_step_begin(struct store *s, const struct store_tenant *t,
+                          const struct store_tool_step *in, int64_t *charged, int64_t *balance);
+/* The end of call c->id: its status, result, error and completed_at. */
+int store_tool_call_end(struct store *s, const struct store_tenant *t,
+                        const struct store_tool_call *c);
+/* At most 'max' calls of the messages of conversation 'conversation_id' whose order in it is
+ * from 'from_seq' to 'to_seq' (both included), by message then call (strings from 'a'). */
+int store_tool_calls_of(struct store *s, const struct store_tenant *t, const char *conversation_id,
+                        int64_t from_seq, int64_t to_seq, size_t max, struct arena *a,
+                        struct store_tool_call **out, size_t *n);
 /* Store the reply, charge (never below 0: '*charged' is what was taken), count the fact. */
 int store_chat_finish(struct store *s, const struct store_tenant *t,
                       const struct store_chat_finish *in, int64_t *charged);
@@ -381,6 +429,9 @@ int store_conversation_list(struct store *s, const struct store_tenant *t,
                             const struct store_conv_filter *f, struct arena *a,
                             struct store_conv_page *out);
 int store_conversation_delete(struct store *s, const struct store_tenant *t, const char *id);
+/* Whether conversation 'id' has a reply in progress or paused, started after 'since' ('*busy'). */
+int store_conversation_busy(struct store *s, const struct store_tenant *t, const char *id,
+                            int64_t since, bool *busy);
 /* The last 'limit' messages of a conversation, oldest first. */
 int store_message_list(struct store *s, const struct store_tenant *t, const char *conversation_id,
                        unsigned limit, struct arena *a, struct store_message **out, size_t *n);

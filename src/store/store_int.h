@@ -122,6 +122,19 @@ int credits_hold(struct store *s, const char *org_id, int64_t n, bool *held);
  * is what the work cost in the end. */
 int credits_settle(struct store *s, const char *org_id, int64_t held, int64_t price,
                    int64_t *charged);
+int conversations_busy(struct store *s, const struct store_tenant *t, const char *id, int64_t since,
+                       bool *busy);
+/* The balance of organization 'org_id' as it stands in the caller's transaction. */
+int credits_balance(struct store *s, const char *org_id, int64_t *out);
+/* Insert message 'm' as the next of its conversation (chat.c), in the caller's transaction. */
+int chat_reply_store(struct store *s, const struct store_tenant *t, const struct store_message *m);
+/* toolcalls.c: see store.h (store_tool_step_begin, store_tool_call_end, store_tool_calls_of). */
+int tool_step_begin(struct store *s, const struct store_tenant *t, const struct store_tool_step *in,
+                    int64_t *charged, int64_t *balance);
+int tool_call_end(struct store *s, const struct store_tenant *t, const struct store_tool_call *c);
+int tool_calls_of(struct store *s, const struct store_tenant *t, const char *conversation_id,
+                  int64_t from_seq, int64_t to_seq, size_t max, struct arena *a,
+                  struct store_tool_call **out, size_t *n);
 /* The writes of a chat's start / finished reply, inside the caller's transaction. */
 int chat_begin_in(struct store *s, const struct store_tenant *t, const struct store_chat_begin *in);
 int chat_finish_in(struct store *s, const struct store_tenant *t,

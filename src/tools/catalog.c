@@ -9,6 +9,7 @@
  */
 #include "tools.h"
 
+#include "../auth/auth.h"
 #include "../json/json.h"
 
 #include <stddef.h>
@@ -98,28 +99,28 @@ static const struct jb_field contact_search_args[] = {
     LIMIT(100),
 };
 
-#define BUILTIN(n, eff, args, d)                                                                   \
+#define BUILTIN(n, eff, args, sc, d)                                                               \
     {                                                                                              \
-        n, TOOLS_BUILTIN, eff, NULL, d, BINDING(args)                                              \
+        n, TOOLS_BUILTIN, eff, NULL, d, BINDING(args), sc                                          \
     }
 #define INTEG(n, prov, eff, args, d)                                                               \
     {                                                                                              \
-        n, TOOLS_INTEGRATION, eff, prov, d, BINDING(args)                                          \
+        n, TOOLS_INTEGRATION, eff, prov, d, BINDING(args), AUTH_SCOPE_INTEGRATIONS                 \
     }
 
 static const struct tools_def defs[] = {
-    BUILTIN("knowledge.search", TOOLS_READ, search_args,
+    BUILTIN("knowledge.search", TOOLS_READ, search_args, AUTH_SCOPE_KNOWLEDGE,
             "Search the organization's knowledge base (the documents this employee may read) "
             "and return the best-matching passages with their document names and scores."),
-    BUILTIN("tasks.create", TOOLS_WRITE, task_create_args,
+    BUILTIN("tasks.create", TOOLS_WRITE, task_create_args, AUTH_SCOPE_TASKS,
             "Create a task for an employee (this employee unless employee_id names another) to "
             "carry out; due_at is " DUE_MSG ". Returns the task."),
-    BUILTIN("tasks.get", TOOLS_READ, task_get_args,
+    BUILTIN("tasks.get", TOOLS_READ, task_get_args, AUTH_SCOPE_TASKS,
             "Read a task of the organization by id: its status, result and runs."),
-    BUILTIN("workflows.run", TOOLS_WRITE, workflow_run_args,
+    BUILTIN("workflows.run", TOOLS_WRITE, workflow_run_args, AUTH_SCOPE_WORKFLOWS,
             "Start a run of one of the organization's workflows with the given input object. "
             "Returns the queued run."),
-    BUILTIN("employees.ask", TOOLS_READ, ask_args,
+    BUILTIN("employees.ask", TOOLS_READ, ask_args, AUTH_SCOPE_CHAT,
             "Ask a colleague (another employee of the organization) a question; returns the "
             "colleague's answer, as a chat reply."),
     INTEG("slack.post_message", "slack", TOOLS_WRITE, slack_post_args,

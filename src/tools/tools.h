@@ -86,6 +86,7 @@ struct tools_def {
     const char *provider;    /* TOOLS_INTEGRATION: the provider whose connection it uses */
     const char *description; /* what the model is told */
     struct jb_binding args;  /* its arguments: checked by tools_args_bind(), shown as schema */
+    uint32_t scope;          /* the key scope (auth.h) a call needs: the turn's starter's rights */
 };
 
 /* The arguments of every built-in and integration tool, bound by the tool's table (members a
@@ -120,7 +121,9 @@ int tools_args_bind(const struct tools_def *d, json_t *args, struct arena *a,
  * each '.' becomes "__" ("slack.post_message" -> "slack__post_message"). When that could be
  * read two ways (the name holds "__", "_." or "._") or is longer than TOOLS_MODEL_NAME_MAX, the
  * result is cut to 55 bytes and "_" and the first 8 hex digits of the name's SHA-256 are added.
- * A function of the name alone: the same in every turn, on every node.
+ * So is an empty name, and one holding a byte a model name cannot (anything but letters, digits,
+ * '_', '-' and '.'), each such byte written as '_': the result always matches
+ * ^[a-zA-Z0-9_-]{1,64}$. A function of the name alone: the same in every turn, on every node.
  */
 void tools_model_name(const char *name, char out[TOOLS_MODEL_NAME_MAX + 1]);
 

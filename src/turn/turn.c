@@ -23,6 +23,7 @@
 #include "../json/json.h"
 #include "../ledger/ledger.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -67,6 +68,31 @@ struct turn {
     struct llm *engine;
     char *context; /* JSON text of the request's context, or NULL */
     struct arena arena;
+    /* Tools (contract §19): what the employee's rules offer (n 0: none, the plain turn), and
+     * the work of the steps that called them. */
+    struct act_offer offer;
+    uint32_t scopes;
+    int org_tier;
+    struct llm_tool_call *got; /* the calls of the model's last step (arena) */
+    size_t ngot;
+    struct llm_message *steps; /* the turn's messages after the user message (arena) */
+    size_t nsteps, steps_cap;
+    const char **seen; /* "tool\narguments" of every call made so far (arena) */
+    size_t nseen, seen_cap;
+    struct act_step step; /* the step running */
+    int nmodel;           /* model calls made */
+    int64_t ncalls;       /* calls journaled */
+    bool stored;          /* the reply is stored, in_progress */
+    bool no_credits;      /* live, and the balance was 0 after the last step's charge */
+    /* An early turn's first steps wait for its first writes to be known (begin_done). */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool begin_known;
+    int64_t charged_before;
+    struct llm_usage total; /* every model call's usage */
+    const char *stop_reason;
+    json_t *records;    /* the calls as the API shows them */
+    char *records_text; /* the same as text, once the turn ends */
 };
 
 /* ---- Output ---- */
@@ -89,6 +115,11 @@ static void turn_free(struct turn *j)
     free(j->idem_key);
     free(j->sources);
     free(j->context);
+    act_step_cleanup(&j->step);
+    pthread_cond_destroy(&j->cv);
+    pthread_mutex_destroy(&j->mu);
+    json_decref(j->records);
+    free(j->records_text);
     arena_cleanup(&j->arena);
     free(j);
 }
@@ -142,6 +173,10 @@ static void prepare_answer(struct turn *j)
     j->v.credits = j->charged;
     j->v.usage = j->usage;
     j->v.sources = j->sources;
+    j->v.tool_calls = j->records_text ? j->records_text : "[]";
+    j->v.stop_reason = j->stop_reason ? j->stop_reason : "completed";
+    j->v.status = j->fin.reply.status ? j->fin.reply.status : "completed";
+    j->v.error = j->fin.reply.error;
     if (j->stream) {
         buf_reset(&j->tail);
         j->fmt->completed(&j->v, &j->tail);
@@ -244,20 +279,22 @@ static void begin_done(struct store_job *job, int rc)
 {
     struct turn *j = (struct turn *)(void *)((char *)job - offsetof(struct turn, bjob.job));
     j->begin_rc = rc;
+    pthread_mutex_lock(&j->mu);
+    j->begin_known = true;
+    pthread_cond_broadcast(&j->cv);
+    pthread_mutex_unlock(&j->mu);
     part_done(j);
 }
 
-static void on_done(void *ud, const struct llm_usage *u, const struct err *e)
-{
-    struct turn *j = ud;
+/* ---- The reply's end ---- */
 
-    if (e) {
-        j->engine_failed = true;
-        j->engine_err = *e;
-        part_done(j);
-        return;
-    }
-    j->usage = *u;
+/* The turn's last model call is done with usage 'u' (what the reply says is j->content): the
+ * reply is stored, charged and answered (turn_end), with 'status' and, failed, 'error'. */
+static void reply_done(struct turn *j, const struct llm_usage *u, const char *status,
+                       const char *error)
+{
+    j->usage = j->total;
+    j->records_text = j->records ? json_dumps(j->records, JSON_COMPACT) : NULL;
     memset(&j->fin, 0, sizeof(j->fin));
     j->fin.reply.id = j->reply_id;
     j->fin.reply.conversation_id = j->conv_id;
@@ -265,14 +302,341 @@ static void on_done(void *ud, const struct llm_usage *u, const struct err *e)
     j->fin.reply.role = "assistant";
     j->fin.reply.content = buf_ptr(&j->content);
     j->fin.reply.sources = j->sources ? j->sources : "[]";
-    j->fin.reply.credits_used = ledger_price(u, j->tenant.mode);
-    j->fin.reply.input_tokens = u->input_tokens;
-    j->fin.reply.output_tokens = u->output_tokens;
+    j->fin.reply.credits_used = ledger_price(u, j->tenant.mode); /* the last call's */
+    j->fin.reply.input_tokens = j->total.input_tokens;
+    j->fin.reply.output_tokens = j->total.output_tokens;
     j->fin.reply.response_ms = (clock_mono_us() - j->t0_us) / 1000;
     j->fin.reply.created_at = j->created_at;
+    j->fin.reply.status = status;
+    j->fin.reply.stop_reason = j->stop_reason ? j->stop_reason : "completed";
+    j->fin.reply.error = error;
     j->fin.reserved = j->reserved;
     j->fin.charge = j->live;
+    j->fin.stored = j->stored;
+    j->fin.charged_before = j->charged_before;
     part_done(j);
+}
+
+static void step_start(struct turn *j, const struct llm_usage *u);
+
+static void on_done(void *ud, const struct llm_usage *u, const struct err *e)
+{
+    struct turn *j = ud;
+
+    if (e && j->stored) {
+        /* the reply is stored with the work of its tools: it ends failed, with that work */
+        struct llm_usage none = {0, 0};
+        reply_done(j, &none, "failed", e->msg);
+        return;
+    }
+    if (e) {
+        j->engine_failed = true;
+        j->engine_err = *e;
+        part_done(j);
+        return;
+    }
+    j->nmodel++;
+    j->total.input_tokens += u->input_tokens;
+    j->total.output_tokens += u->output_tokens;
+    if (j->ngot > 0 && j->offer.n > 0) {
+        step_start(j, u);
+        return;
+    }
+    reply_done(j, u, "completed", NULL);
+}
+
+/* The model's calls of the step that ends: copied into the turn, for step_start(). */
+static void on_tool_calls(void *ud, const struct llm_tool_call *calls, size_t n)
+{
+    struct turn *j = ud;
+    j->got = arena_alloc(&j->arena, (n ? n : 1) * sizeof(*j->got));
+    for (size_t i = 0; i < n; i++) {
+        j->got[i].id = arena_strdup(&j->arena, calls[i].id ? calls[i].id : "");
+        j->got[i].name = arena_strdup(&j->arena, calls[i].name ? calls[i].name : "");
+        j->got[i].arguments =
+            arena_strdup(&j->arena, calls[i].arguments ? calls[i].arguments : "{}");
+    }
+    j->ngot = n;
+}
+
+/* Call the engine for the turn's next step (the first one too): its request is j->lreq with
+ * the steps so far. 'j' may be gone when this returns. */
+static void call_engine(struct turn *j)
+{
+    struct llm_request lreq = j->lreq;
+    struct llm_sink sink = {0};
+
+    lreq.steps = j->steps;
+    lreq.nsteps = j->nsteps;
+    j->ngot = 0;
+    sink.delta = on_delta;
+    sink.tool_calls = j->offer.n ? on_tool_calls : NULL;
+    sink.done = on_done;
+    sink.ud = j;
+    llm_call(j->engine, &lreq, &sink);
+}
+
+/* ---- Steps that call tools (contract §19) ---- */
+
+/* Send tool event 'event' of call record 'rec' on a stream. */
+static void tool_event(struct turn *j, const char *event, const json_t *rec)
+{
+    struct buf ev;
+    char *text;
+    if (!j->stream || !j->fmt->tool)
+        return;
+    text = json_dumps(rec, JSON_COMPACT);
+    buf_init(&ev, (64u << 10) + 4096);
+    if (text)
+        j->fmt->tool(&j->v, event, text, &ev);
+    emit(j, &ev);
+    buf_cleanup(&ev);
+    free(text);
+}
+
+/* The turn stops before another model call, for 'reason': the reply says so after what the
+ * model wrote, and ends as completed with that stop reason. */
+static void stop(struct turn *j, const struct llm_usage *u, const char *reason, const char *why)
+{
+    const char *lead = buf_len(&j->content) ? "\n\n" : "";
+    char note[300];
+    snprintf(note, sizeof(note), "%s(I stopped here: %s.)", lead, why);
+    on_delta(j, note, strlen(note));
+    j->stop_reason = reason;
+    reply_done(j, u, "completed", NULL);
+}
+
+/* Whether the turn may make another model call; else it is stopped (true: stopped). */
+static bool stopped_at_limit(struct turn *j)
+{
+    static const struct llm_usage none = {0, 0}; /* the last model call is charged already */
+    char why[120];
+    if (j->no_credits) {
+        stop(j, &none, "insufficient_credits", "the organization has no credits left");
+        return true;
+    }
+    if (j->nmodel >= j->env->cfg->agent_max_steps) {
+        snprintf(why, sizeof(why), "this turn reached its limit of %d model calls",
+                 j->env->cfg->agent_max_steps);
+        stop(j, &none, "max_steps", why);
+        return true;
+    }
+    if (clock_mono_us() - j->t0_us > (int64_t)ACT_TURN_MS * 1000) {
+        stop(j, &none, "timeout", "this turn ran for its limit of 300 seconds");
+        return true;
+    }
+    return false;
+}
+
+/* Append message 'm' to the turn's steps. */
+static void add_step(struct turn *j, const struct llm_message *m)
+{
+    if (j->nsteps == j->steps_cap) {
+        size_t cap = j->steps_cap ? 2 * j->steps_cap : 16;
+        struct llm_message *v = arena_alloc(&j->arena, cap * sizeof(*v));
+        if (j->nsteps)
+            memcpy(v, j->steps, j->nsteps * sizeof(*v));
+        j->steps = v;
+        j->steps_cap = cap;
+    }
+    j->steps[j->nsteps++] = *m;
+}
+
+/* Note the calls of the step as made, for the repeated-call limit. */
+static void add_seen(struct turn *j)
+{
+    for (size_t i = 0; i < j->ngot; i++) {
+        if (j->nseen == j->seen_cap) {
+            size_t cap = j->seen_cap ? 2 * j->seen_cap : 16;
+            const char **v = arena_alloc(&j->arena, cap * sizeof(*v));
+            if (j->nseen)
+                memcpy(v, j->seen, j->nseen * sizeof(*v));
+            j->seen = v;
+            j->seen_cap = cap;
+        }
+        j->seen[j->nseen++] =
+            arena_printf(&j->arena, "%s\n%s", j->got[i].name, j->got[i].arguments);
+    }
+}
+
+/* The journal's row of call 'c' (seq 'seq' of the message). */
+static struct store_tool_call call_row(const struct turn *j, const struct act_call *c, int64_t seq)
+{
+    struct store_tool_call row;
+    memset(&row, 0, sizeof(row));
+    row.id = c->id;
+    row.message_id = j->reply_id;
+    row.model_id = c->model_id;
+    row.tool = c->tool ? c->tool->def->name : c->model_name;
+    row.arguments = c->arguments;
+    row.status = c->ended ? (c->failed ? "failed" : "completed") : "running";
+    row.result = c->result;
+    row.error = c->error;
+    row.seq = seq;
+    row.step = j->nmodel - 1;
+    row.started_at = clock_now_ms();
+    row.completed_at = c->ended ? c->completed_at : 0;
+    return row;
+}
+
+/* The step's calls have all ended (on the pool thread of the last one): their ends journaled
+ * and shown, the model given the results, and called again unless a limit stops the turn. */
+static void step_ran(void *ud, struct act_step *st)
+{
+    struct turn *j = ud;
+    struct store *s = store_pool_get(j->env->pool);
+    size_t base = json_array_size(j->records) - st->n;
+    struct llm_message m;
+
+    for (size_t i = 0; i < st->n; i++) {
+        struct store_tool_call row = call_row(j, &st->calls[i], 0);
+        json_t *rec = json_array_get(j->records, base + i);
+        if (store_tool_call_end(s, &j->tenant, &row))
+            log_error("chat: cannot journal the end of %s", row.id);
+        json_object_set_new(rec, "status", json_string(row.status));
+        json_object_set_new(rec, "result",
+                            st->calls[i].result ? json_loads(st->calls[i].result, 0, NULL)
+                                                : json_null());
+        json_object_set_new(rec, "error", jo_string(row.error));
+        jo_time(rec, "completed_at", row.completed_at);
+        tool_event(j, "tool.completed", rec);
+    }
+    store_pool_put(j->env->pool, s);
+    /* what the model is shown: its calls, then one result each */
+    memset(&m, 0, sizeof(m));
+    m.role = "assistant";
+    m.tool_calls = j->got;
+    m.ntool_calls = j->ngot;
+    add_step(j, &m);
+    for (size_t i = 0; i < st->n; i++) {
+        memset(&m, 0, sizeof(m));
+        m.role = "tool";
+        m.tool_call_id = st->calls[i].model_id;
+        m.content = arena_strdup(&j->arena, st->calls[i].result ? st->calls[i].result : "null");
+        add_step(j, &m);
+    }
+    add_seen(j);
+    act_step_cleanup(&j->step);
+    if (stopped_at_limit(j))
+        return;
+    call_engine(j);
+}
+
+/* The journal of a step, before any call starts (on a pool thread): with the first step, the
+ * reply itself, in_progress. */
+static int journal_step(struct turn *j, int64_t price, int64_t *balance)
+{
+    struct store_message reply;
+    struct store_tool_call *rows = xcalloc(j->step.n ? j->step.n : 1, sizeof(*rows));
+    struct store_tool_step in;
+    struct store *s = store_pool_get(j->env->pool);
+    int64_t charged = 0;
+    int rc;
+
+    memset(&reply, 0, sizeof(reply));
+    reply.id = j->reply_id;
+    reply.conversation_id = j->conv_id;
+    reply.employee_id = j->emp_id;
+    reply.role = "assistant";
+    reply.content = "";
+    reply.sources = j->sources ? j->sources : "[]";
+    reply.response_ms = -1;
+    reply.created_at = j->created_at;
+    reply.status = "in_progress";
+    for (size_t i = 0; i < j->step.n; i++)
+        rows[i] = call_row(j, &j->step.calls[i], j->ncalls + (int64_t)i);
+    memset(&in, 0, sizeof(in));
+    in.reply = j->stored ? NULL : &reply;
+    in.calls = rows;
+    in.n = j->step.n;
+    in.charge = j->live;
+    in.price = price;
+    rc = store_tool_step_begin(s, &j->tenant, &in, &charged, balance);
+    store_pool_put(j->env->pool, s);
+    if (!rc) {
+        j->stored = true;
+        j->charged_before += charged;
+        j->ncalls += (int64_t)j->step.n;
+        if (!j->records)
+            j->records = json_array();
+        for (size_t i = 0; i < j->step.n; i++)
+            json_array_append_new(j->records, act_call_json(&rows[i]));
+    }
+    free(rows);
+    return rc;
+}
+
+struct step_job {
+    struct turn *j;
+    struct llm_usage u;
+};
+
+/* A step's calls, journaled then run (a pool thread's work). */
+static void step_begin(void *ud)
+{
+    struct step_job *sj = ud;
+    struct turn *j = sj->j;
+    int64_t balance = 0;
+    struct act_job job;
+    size_t first;
+    int rc;
+
+    if (j->early) {
+        /* the steps write after the user message: wait for it (the committer's next commit) */
+        pthread_mutex_lock(&j->mu);
+        while (!j->begin_known)
+            pthread_cond_wait(&j->cv, &j->mu);
+        pthread_mutex_unlock(&j->mu);
+        if (j->begin_rc) { /* nothing was stored: the turn answers what the door would have */
+            free(sj);
+            act_step_cleanup(&j->step);
+            part_done(j);
+            return;
+        }
+    }
+    rc = journal_step(j, ledger_price(&sj->u, j->tenant.mode), &balance);
+    free(sj);
+    if (rc) {
+        struct err e;
+        err_set(&e, ERR_STORE, "internal_error", NULL,
+                "The turn's tool calls could not be "
+                "recorded.");
+        j->engine_failed = true;
+        j->engine_err = e;
+        part_done(j);
+        return;
+    }
+    /* a live organization left without credits runs this step's calls, then stops */
+    j->no_credits = j->live && balance <= 0;
+    first = json_array_size(j->records) - j->step.n;
+    for (size_t i = 0; i < j->step.n; i++)
+        tool_event(j, j->step.calls[i].ended ? "tool.completed" : "tool.started",
+                   json_array_get(j->records, first + i));
+    memset(&job, 0, sizeof(job));
+    job.tenant = &j->tenant;
+    job.scopes = j->scopes;
+    job.org_tier = j->org_tier;
+    job.employee_id = j->emp_id;
+    act_step_run(j->env->tools, &j->step, &job, step_ran, j);
+}
+
+/* The model ended a step with calls: prepare them, and journal and run them on a pool thread
+ * (the engine's thread never waits for the store or a tool). */
+static void step_start(struct turn *j, const struct llm_usage *u)
+{
+    bool repeated = false;
+    struct step_job *sj;
+
+    act_step_prepare(&j->offer, j->got, j->ngot, j->seen, j->nseen, &j->arena, &j->step, &repeated);
+    if (repeated) {
+        act_step_cleanup(&j->step);
+        stop(j, u, "repeated_call", "the same tool call was made three times");
+        return;
+    }
+    sj = xcalloc(1, sizeof(*sj));
+    sj->j = j;
+    sj->u = *u;
+    act_pool_submit(j->env->tools, step_begin, sj);
 }
 
 /* The 'n' passages of 'hits' as the reply's sources: a JSON array text (NULL: none). */
@@ -300,7 +664,6 @@ static void knowledge_done(void *ud, int rc, struct store *s, const struct store
 {
     struct turn *j = ud;
     struct llm_request lreq = j->lreq;
-    struct llm_sink sink = {0};
 
     (void)s;
     if (rc) {
@@ -312,10 +675,8 @@ static void knowledge_done(void *ud, int rc, struct store *s, const struct store
         lreq.knowledge_searched = true;
         j->sources = sources_text(hits, n);
     }
-    sink.delta = on_delta;
-    sink.done = on_done;
-    sink.ud = j;
-    llm_call(j->engine, &lreq, &sink); /* 'j' may be gone when this returns */
+    j->lreq = lreq; /* kept for the steps after the first */
+    call_engine(j); /* 'j' may be gone when this returns */
 }
 
 /* ---- The turn's steps ---- */
@@ -357,6 +718,23 @@ static int check_employee(struct store *s, const struct turn_req *t, struct stor
     return 0;
 }
 
+/* 409 conversation_busy when the conversation 't' continues has a turn still running its
+ * tools. A turn is given up on after its running time and a minute more: a reply left
+ * in_progress by a process that died does not hold the conversation for ever. */
+static int conversation_free(struct store *s, const struct turn_req *t, int64_t now, struct err *e)
+{
+    bool busy = false;
+    int rc = store_conversation_busy(s, &t->tenant, t->conversation_id, now - ACT_TURN_MS - 60000,
+                                     &busy);
+    if (rc)
+        return err_set(e, rc, "internal_error", NULL, "conversation read failed");
+    if (busy)
+        return err_set(e, ERR_CONFLICT, "conversation_busy", "conversation_id",
+                       "The conversation's last turn is still running its tools: send the next "
+                       "message once its reply has ended.");
+    return 0;
+}
+
 /* The conversation 't' continues (checked to be with 'emp'), or a new one titled with the
  * message into '*conv' (strings in t->arena); 'begin' notes a new one. */
 static int find_conversation(struct store *s, const struct turn_req *t,
@@ -378,7 +756,7 @@ static int find_conversation(struct store *s, const struct turn_req *t,
         if (strcmp(conv->employee_id, emp->id) != 0)
             return err_set(e, ERR_INVALID, "invalid_request", "conversation_id",
                            "Invalid conversation_id: the conversation is with another employee.");
-        return 0;
+        return conversation_free(s, t, now, e);
     }
     id = arena_alloc(t->arena, ID_MAX);
     if (id_new("conv", id, ID_MAX))
@@ -400,6 +778,49 @@ static int find_conversation(struct store *s, const struct turn_req *t,
     return 0;
 }
 
+#define HISTORY_CALLS_MAX 4000 /* tool calls read with a conversation's history */
+
+/*
+ * The work of stored message 'm' as the model saw it, into 'out': for each step of its turn,
+ * an assistant message with the step's calls, then one 'tool' message per call with its result
+ * (a call that never ended reads as interrupted). Returns how many messages were written.
+ */
+static size_t history_calls(struct arena *a, const struct store_message *m,
+                            const struct store_tool_call *calls, size_t nc, struct llm_message *out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < nc;) {
+        size_t k = i;
+        struct llm_tool_call *tc;
+        if (strcmp(calls[i].message_id, m->id) != 0) {
+            i++;
+            continue;
+        }
+        while (k < nc && strcmp(calls[k].message_id, m->id) == 0 && calls[k].step == calls[i].step)
+            k++;
+        tc = arena_alloc(a, (k - i) * sizeof(*tc));
+        for (size_t c = i; c < k; c++) {
+            char *name = arena_alloc(a, TOOLS_MODEL_NAME_MAX + 1);
+            tools_model_name(calls[c].tool, name); /* as the model saw it */
+            tc[c - i].id = calls[c].model_id;
+            tc[c - i].name = name;
+            tc[c - i].arguments = calls[c].arguments;
+        }
+        out[n].role = "assistant";
+        out[n].tool_calls = tc;
+        out[n].ntool_calls = k - i;
+        n++;
+        for (size_t c = i; c < k; c++) {
+            out[n].role = "tool";
+            out[n].tool_call_id = calls[c].model_id;
+            out[n].content = calls[c].result ? calls[c].result : "{\"error\":\"interrupted\"}";
+            n++;
+        }
+        i = k;
+    }
+    return n;
+}
+
 /* The history the engine sees: the conversation's last messages (read before the new message
  * is stored, so only earlier turns), or the door's for a new one, the newest that fit the
  * history budget, oldest first. */
@@ -407,9 +828,10 @@ static void load_history(struct turn *j, struct store *s, const struct turn_req 
                          const char *conv_id)
 {
     struct store_message *msgs = NULL;
+    struct store_tool_call *calls = NULL;
     struct llm_message *all;
     int64_t budget = j->env->cfg->llm_history_tokens;
-    size_t nm = 0, first;
+    size_t nm = 0, nc = 0, n = 0, first;
 
     if (!t->conversation_id) {
         first = turn_fit_history(t->history, t->nhistory, budget);
@@ -419,15 +841,25 @@ static void load_history(struct turn *j, struct store *s, const struct turn_req 
     }
     if (store_message_list(s, &t->tenant, conv_id, TURN_HISTORY_MESSAGES, t->arena, &msgs, &nm))
         return;
-    all = arena_alloc(t->arena, (nm + 1) * sizeof(*all));
-    memset(all, 0, (nm + 1) * sizeof(*all));
-    for (size_t i = 0; i < nm; i++) {
-        all[i].role = msgs[i].role;
-        all[i].content = msgs[i].content;
+    if (nm && store_tool_calls_of(s, &t->tenant, conv_id, msgs[0].seq, msgs[nm - 1].seq,
+                                  HISTORY_CALLS_MAX, t->arena, &calls, &nc)) {
+        nc = 0;
     }
-    first = turn_fit_history(all, nm, budget);
+    /* each call adds at most an assistant message (its step's) and its result */
+    all = arena_alloc(t->arena, (nm + 2 * nc + 1) * sizeof(*all));
+    memset(all, 0, (nm + 2 * nc + 1) * sizeof(*all));
+    for (size_t i = 0; i < nm; i++) {
+        n += history_calls(t->arena, &msgs[i], calls, nc, all + n);
+        all[n].role = msgs[i].role;
+        all[n].content = msgs[i].content;
+        n++;
+    }
+    first = turn_fit_history(all, n, budget);
+    /* never begin with the result of a call whose request was cut off */
+    while (first < n && strcmp(all[first].role, "tool") == 0)
+        first++;
     j->lreq.history = all + first;
-    j->lreq.nhistory = nm - first;
+    j->lreq.nhistory = n - first;
 }
 
 /* A new turn for the reply to 'conv' with 'emp', its view pointing into it; NULL without ids. */
@@ -436,6 +868,8 @@ static struct turn *turn_new(const struct turn_env *env, const struct turn_req *
                              const struct store_employee *emp)
 {
     struct turn *j = xcalloc(1, sizeof(*j));
+    pthread_mutex_init(&j->mu, NULL);
+    pthread_cond_init(&j->cv, NULL);
     j->env = env;
     j->out = *out;
     j->tenant = t->tenant;
@@ -503,6 +937,28 @@ static void assemble(struct turn *j, const struct turn_req *t, const struct stor
     j->engine = agent_engine(j->env->agent, t->tenant.mode);
 }
 
+/* The tools the employee's rules offer in this turn (none with the builtin engine, which
+ * calls none, or without a tool pool). */
+static void offer_tools(struct turn *j, const struct turn_req *t, const struct store_employee *emp)
+{
+    struct tools_rules rules;
+    struct llm *engine = agent_engine(j->env->agent, t->tenant.mode);
+
+    j->scopes = t->scopes;
+    j->org_tier = t->org->tier;
+    if (!j->env->tools || !emp->tools || strcmp(llm_name(engine), "builtin") == 0)
+        return;
+    if (tools_rules_parse(emp->tools, strlen(emp->tools), &j->arena, &rules)) {
+        log_warn("chat: the tool rules of %s cannot be read: no tool offered", emp->id);
+        return;
+    }
+    /* approve: not offered until a turn can pause for a person's decision */
+    act_offer_build(&rules, false, j->env->runnable, j->env->runnable_ud, &t->tenant, &j->arena,
+                    &j->offer);
+    j->lreq.tools = j->offer.llm;
+    j->lreq.ntools = j->offer.n;
+}
+
 /* The user message of the turn into j->begin. */
 static int user_message(struct turn *j, const struct turn_req *t, const char *conv_id, int64_t now,
                         struct err *e)
@@ -542,6 +998,7 @@ int turn_start(const struct turn_env *env, struct store *s, const struct turn_re
     if (!j)
         return err_set(e, ERR_INTERNAL, "internal_error", NULL, "no id");
     j->begin = begin;
+    offer_tools(j, t, &emp);
     load_history(j, s, t, conv.id);
     rc = user_message(j, t, conv.id, now, e);
     if (!rc)

@@ -15,6 +15,7 @@
 #ifndef WORKFORCE_TURN_H
 #define WORKFORCE_TURN_H
 
+#include "../act/act.h"
 #include "../agent/agent.h"
 #include "../core/buf.h"
 #include "../core/config.h"
@@ -43,6 +44,13 @@ struct turn_view {
     unsigned seq;        /* stream: the format's own event counter */
     bool sent_delta;     /* stream: delta() was called */
     unsigned opts;       /* the format's options, from the turn */
+    /* the work of the turn (contract §19): the tool calls as a JSON array text ("[]": none),
+     * and why the turn stopped (completed, max_steps, repeated_call, timeout,
+     * insufficient_credits) */
+    const char *tool_calls;
+    const char *stop_reason;
+    const char *status; /* completed, or failed (a turn whose engine failed after tools ran) */
+    const char *error;  /* a failed reply's error, else NULL */
 };
 
 /* How a reply is written on the wire. Each function appends to 'out' (a capped buffer). */
@@ -52,6 +60,9 @@ struct turn_format {
     void (*delta)(struct turn_view *v, const char *text, size_t len, struct buf *out);
     void (*completed)(struct turn_view *v, struct buf *out); /* stream: the reply stored */
     void (*failed)(struct turn_view *v, const struct err *e, struct buf *out); /* stream */
+    /* stream: a tool call started or ended ('event' tool.started or tool.completed, 'call'
+     * its record as JSON text). NULL: the door shows no tool events. */
+    void (*tool)(struct turn_view *v, const char *event, const char *call, struct buf *out);
 };
 
 /*
@@ -83,6 +94,11 @@ struct turn_env {
     struct store_pool *pool;
     struct store_committer *committer; /* group commit of replies, or NULL */
     const struct agent_env *agent;
+    /* Tools (contract §19): the threads that run tool calls (NULL: no tool is offered), and
+     * which tools of the catalog they can run. */
+    struct act_pool *tools;
+    act_available_fn runnable;
+    void *runnable_ud;
 };
 
 /* One turn, as a door asks for it. Strings must live as long as 'arena' (the request's). */
@@ -103,6 +119,7 @@ struct turn_req {
     const struct turn_format *format;
     unsigned opts;        /* for the format */
     const char *idem_key; /* the Idempotency-Key the reply's answer is recorded under, or NULL */
+    uint32_t scopes;      /* the rights of the key that started the turn (0: every scope) */
 };
 
 /*

@@ -25,8 +25,10 @@ import openai_mock  # noqa: E402
 
 MSG_ID_RE = r"^msg_[A-Za-z0-9]{20,}$"
 CONV_ID_RE = r"^conv_[A-Za-z0-9]{20,}$"
+# the reference's Message, sources and usage, and the work of the turn (contract §19)
 MESSAGE_FIELDS = {"id", "conversation_id", "employee_id", "content", "role", "credits_used",
-                  "created_at", "sources", "usage"}
+                  "created_at", "sources", "usage", "status", "stop_reason", "error",
+                  "tool_calls"}
 CREATED_FIELDS = {"id", "conversation_id", "employee_id", "role", "created_at"}
 CONV_ITEM_FIELDS = {"id", "employee_id", "title", "message_count", "created_at", "updated_at"}
 CONV_LIST_FIELDS = {"conversations", "has_more", "next_cursor"}

@@ -206,7 +206,8 @@ class ConversationsTest(ConversationsBase):
                 self.assertEqual(set(x), {"id", "role", "content", "credits_used", "created_at"}, x)
             else:
                 self.assertEqual(set(x), {"id", "role", "content", "credits_used", "created_at",
-                                          "sources"}, x)
+                                          "sources", "status", "stop_reason", "error",
+                                          "tool_calls"}, x)
                 self.assertEqual(x["sources"], [])
         self.assertEqual(msgs[1]["credits_used"], m1["credits_used"])
         self.assertEqual(len({x["id"] for x in msgs}), 4)

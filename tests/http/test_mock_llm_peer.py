@@ -1,7 +1,13 @@
 # SPDX-License-Identifier: MIT
-"""The openai engine against an independent OpenAI-compatible mock: the npm package
-@dwmkerr/mock-llm (pinned in package.json, installed by `npm ci`). Its default rule echoes the
-last message; it streams 50-character chunks and reports no usage."""
+"""Mock language models checked against independent peers.
+
+- The openai engine against an independent OpenAI-compatible mock: the npm package
+  @dwmkerr/mock-llm (pinned in package.json, installed by `npm ci`). Its default rule echoes the
+  last message; it streams 50-character chunks and reports no usage.
+- Our own stand-in, tests/mock/openai_mock.py, against the official `openai` npm client: its
+  scripted tool calls ([[tools:B64]]), blocking and streamed, are read, assembled and run by the
+  SDK as OpenAI's own (tests/npm/openai_mock_tools.mjs; once per `make test`, in the plain
+  SQLite run: no server is involved)."""
 
 import http.client
 import json
@@ -13,8 +19,8 @@ import tempfile
 import time
 import unittest
 
-from chatlib import ChatTestCase, credits_for, uniq
-from harness import GENEROUS_LIMITS, REPO_ROOT, free_port
+from chatlib import ChatTestCase, credits_for, openai_mock, uniq
+from harness import GENEROUS_LIMITS, PG_URL, REPO_ROOT, free_port
 
 PEER_DIR = os.path.join(REPO_ROOT, "node_modules", "@dwmkerr", "mock-llm")
 PEER_MAIN = os.path.join(PEER_DIR, "dist", "main.js")
@@ -137,6 +143,34 @@ class MockLLMPeerTest(ChatTestCase):
         self.assertGreaterEqual(done["credits_used"], 1)
         conv = self.conversation(self.live, done["conversation_id"])
         self.assertEqual(conv["messages"][-1]["content"], res.deltas())
+
+
+
+NODE = shutil.which("node")
+SDK_SKIP = ("the SDK check of the mock runs once per make test (plain SQLite run)"
+            if os.environ.get("WORKFORCE_BIN") or PG_URL else
+            "node is not installed" if not NODE else
+            "node_modules/openai is missing (npm ci)"
+            if not os.path.isdir(os.path.join(REPO_ROOT, "node_modules", "openai")) else None)
+
+
+@unittest.skipIf(SDK_SKIP, SDK_SKIP or "")
+class OpenAIMockToolsTest(unittest.TestCase):
+    """tests/mock/openai_mock.py's tool calls as the official openai npm client reads them."""
+
+    def test_official_sdk_reads_and_runs_the_mock_tool_calls(self):
+        mock = openai_mock.MockLLM().start()
+        try:
+            env = dict(os.environ, MOCK_BASE_URL=mock.base_url)
+            p = subprocess.run([NODE, os.path.join(REPO_ROOT, "tests", "npm",
+                                                   "openai_mock_tools.mjs")],
+                               capture_output=True, text=True, timeout=60, env=env,
+                               cwd=REPO_ROOT, stdin=subprocess.DEVNULL)
+        finally:
+            mock.stop()
+        self.assertEqual(p.returncode, 0,
+                         "openai_mock_tools.mjs failed:\n%s\n%s" % (p.stdout, p.stderr))
+        self.assertIn("ok - all", p.stdout, p.stdout)
 
 
 if __name__ == "__main__":

@@ -35,6 +35,20 @@ Behaviour is chosen by markers in the content of the LAST user message:
                       user message holds this same marker gets the Nth text, the last one
                       repeating (a step's first answer and its repair read different messages
                       that both repeat the marker)
+  [[tools:B64]]       a scripted model that calls tools. B64 is base64 of a JSON list of steps;
+                      the step answered is the number of assistant messages after this (last)
+                      user message in the request (0 for a turn's first model call), the last
+                      step repeating past the end. A step is
+                        {"say": "text"}   an ordinary answer with that text, or
+                        {"calls": [{"name": N, "arguments": <object, or raw text>, "id"?: ID}]}
+                                          tool calls (ids default to call_mock<step>_<i>),
+                                          finish_reason "tool_calls". Streamed as OpenAI does:
+                                          per call one chunk with index, id, type and name
+                                          (arguments ""), then its arguments split over several
+                                          chunks carrying only index and arguments; not
+                                          streamed: message.tool_calls, content null.
+                      `reply` records {status, tool_calls, usage} (what the server sent back is
+                      in `body`: its assistant and tool messages).
 Tokens: prompt_tokens = words over all request messages, completion_tokens = words of the reply.
 
 Embeddings: each input becomes a 64-d bag of its lower-case words (word -> crc32 % 64, +1 each),
@@ -53,6 +67,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 SAY_RE = re.compile(r"\[\[say:([A-Za-z0-9+/=,]+)\]\]")
+TOOLS_RE = re.compile(r"\[\[tools:([A-Za-z0-9+/=]+)\]\]")
 MARK_RE = re.compile(r"\[\[(slow|pause|fail|fail-first|cut|garbage|hang|bigusage|nousage)"
                      r"(?::(\d+))?\]\]")
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
@@ -86,6 +101,27 @@ def _text_of(content):
 
 def _words(s):
     return len(s.split())
+
+
+def tools_step(msgs, b64):
+    """The step of the [[tools:B64]] script this request asks for (see the module docstring)."""
+    steps = json.loads(base64.b64decode(b64).decode("utf-8"))
+    if not isinstance(steps, list) or not steps:
+        raise ValueError("[[tools:...]] must hold a non-empty JSON list of steps")
+    last = max(i for i, m in enumerate(msgs) if isinstance(m, dict) and m.get("role") == "user")
+    n = sum(1 for m in msgs[last + 1:] if isinstance(m, dict) and m.get("role") == "assistant")
+    return n, steps[min(n, len(steps) - 1)]
+
+
+def tool_calls_of(step_no, step):
+    """OpenAI's tool_calls (whole) for the "calls" of a step."""
+    out = []
+    for i, c in enumerate(step["calls"]):
+        args = c.get("arguments", {})
+        out.append({"id": c.get("id") or "call_mock%d_%d" % (step_no, i), "type": "function",
+                    "function": {"name": c["name"],
+                                 "arguments": args if isinstance(args, str) else json.dumps(args)}})
+    return out
 
 
 def reply_text(last_user):
@@ -269,12 +305,28 @@ class _Handler(BaseHTTPRequestHandler):
             return
 
         text = reply_text(last_user)
-        say = SAY_RE.search(last_user)
+        calls = None
+        tools = TOOLS_RE.search(last_user)
+        if tools:
+            try:
+                step_no, step = tools_step(msgs, tools.group(1))
+                if "calls" in step:
+                    calls = tool_calls_of(step_no, step)
+                    text = ""
+                else:
+                    text = str(step.get("say", ""))
+            except (ValueError, KeyError, TypeError, AttributeError) as e:
+                rec["reply"] = {"status": 400}
+                self._send_json(400, {"error": {"message": "bad [[tools:...]] script: %s" % e,
+                                                "type": "invalid_request_error", "code": None}})
+                return
+        say = None if tools else SAY_RE.search(last_user)
         if say:
             texts = [base64.b64decode(t).decode("utf-8") for t in say.group(1).split(",")]
             n = mock.count_attempt("say:" + say.group(1))
             text = texts[min(n, len(texts)) - 1]
-        completion = _words(text)
+        completion = _words(text) + sum(1 + _words(c["function"]["arguments"])
+                                        for c in calls or [])
         prompt = sum(_words(_text_of(m.get("content"))) for m in msgs if isinstance(m, dict))
         if "bigusage" in marks:
             prompt = max(0, 2500 - completion)
@@ -284,11 +336,17 @@ class _Handler(BaseHTTPRequestHandler):
         cid = "chatcmpl-mock%06d" % attempt
         created = int(time.time())
         rec["reply"] = {"status": 200, "content": text, "usage": usage}
+        if calls is not None:
+            rec["reply"] = {"status": 200, "tool_calls": calls, "usage": usage}
 
         if not stream:
+            message = {"role": "assistant", "content": text}
+            if calls is not None:
+                message = {"role": "assistant", "content": None, "tool_calls": calls,
+                           "refusal": None}
             obj = {"id": cid, "object": "chat.completion", "created": created, "model": model,
-                   "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                                "finish_reason": "stop"}]}
+                   "choices": [{"index": 0, "message": message,
+                                "finish_reason": "tool_calls" if calls is not None else "stop"}]}
             if usage is not None:
                 obj["usage"] = usage
             self._send_json(200, obj)
@@ -305,6 +363,15 @@ class _Handler(BaseHTTPRequestHandler):
                     "model": model, "choices": [{"index": 0, "delta": delta,
                                                  "finish_reason": finish}]}
         try:
+            if calls is not None:
+                self._stream_calls(chunk, calls)
+                if usage is not None and include_usage:
+                    self._event({"id": cid, "object": "chat.completion.chunk",
+                                 "created": created, "model": model, "choices": [],
+                                 "usage": usage})
+                self._event("[DONE]")
+                self._chunk(b"")
+                return
             self._event(chunk({"role": "assistant", "content": ""}))
             if "garbage" in marks:
                 self._event("this is not json {{{")
@@ -335,6 +402,24 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:
             rec["reply"]["client_gone"] = True
             self.close_connection = True
+
+
+    def _stream_calls(self, chunk, calls):
+        """Tool calls as OpenAI streams them: a first chunk per call (index, id, type, name,
+        empty arguments; the role with the first), then its arguments in several pieces."""
+        for i, c in enumerate(calls):
+            head = {"index": i, "id": c["id"], "type": "function",
+                    "function": {"name": c["function"]["name"], "arguments": ""}}
+            delta = {"tool_calls": [head]}
+            if i == 0:
+                delta = {"role": "assistant", "content": None, "tool_calls": [head],
+                         "refusal": None}
+            self._event(chunk(delta))
+            for piece in split_chunks(c["function"]["arguments"], 4):
+                if piece:
+                    self._event(chunk({"tool_calls": [{"index": i,
+                                                       "function": {"arguments": piece}}]}))
+        self._event(chunk({}, "tool_calls"))
 
 
 class _Server(ThreadingHTTPServer):

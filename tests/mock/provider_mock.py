@@ -25,17 +25,32 @@ Provider routes (every one checks the Authorization: Bearer token against the ac
 a token in the "expired" set gets the provider's expired-token answer):
   POST /slack/api/chat.postMessage       JSON (charset optional -> warning) or form; channel,text
   GET|POST /slack/api/chat.getPermalink  channel, message_ts
+  GET|POST /slack/api/conversations.list types, exclude_archived, limit (1..1000), cursor; at
+                                         most SLACK_PAGE_MAX (2) a page, next_cursor
+                                         (invalid_limit, invalid_types, invalid_cursor)
   GET|POST /slack/api/auth.test
   POST /slack/api/auth.revoke            revokes the calling token (test=1: not really)
   POST /github/repos/{owner}/{repo}/issues   User-Agent and Accept required; title required
+  GET  /github/repos/{owner}/{repo}/issues   state (open|closed|all), sort, direction,
+                                         per_page (<= 100), page; pull requests included;
+                                         created issues are listed too
   GET  /github/user
   DELETE /github/applications/{client_id}/token   Basic client_id:client_secret, {access_token}
   POST /google/calendar/v3/calendars/{calendarId}/events   summary,start,end(+timezone)
+  GET  /google/calendar/v3/calendars/{calendarId}/events   timeMin/timeMax (RFC 3339 with an
+                                         offset), maxResults, singleEvents (weekly
+                                         recurrences expanded), orderBy (startTime needs
+                                         singleEvents=true), pageToken; created events too
   GET  /google/openidconnect/v1/userinfo  (alias /google/oauth2/v3/userinfo)
   POST /graph/v1.0/me/sendMail           202, no body, request-id / client-request-id headers
+  GET  /graph/v1.0/me/messages           $top (1..1000), $skip, $select, $search="..." (no
+                                         $orderby or $filter with it), $orderby
+                                         receivedDateTime [asc|desc]; @odata.nextLink
   GET  /graph/v1.0/me
   POST /hubspot/crm/v3/objects/notes     properties.hs_timestamp required; associations checked
-  POST /hubspot/crm/v3/objects/contacts/search   filterGroups/filters (EQ, NEQ, IN, ...)
+  POST /hubspot/crm/v3/objects/contacts/search   filterGroups/filters (EQ, NEQ, IN, ...), query
+                                         (each word starts a word of a name, the email, phone
+                                         or company), properties, limit (<= 200), after
   GET  /hubspot/oauth/v1/access-tokens/{token}   token metadata (hub_domain, user, ...)
   DELETE /hubspot/oauth/v1/refresh-tokens/{token}
 OAuth (the authorization-code flow end to end, so a test can follow the server's
@@ -54,10 +69,14 @@ Fixtures (fixed, deterministic):
   Slack channels  C0MOCKGEN "general", C0MOCKRND "random" (bot is a member), C0MOCKPRV
                   "private-no-bot" (not_in_channel), C0MOCKARC "archived" (is_archived);
                   a channel may be given as ID, "name" or "#name".
-  GitHub repos    acme/widgets (ok), acme/no-issues (410 issues disabled), acme/locked (403);
-                  anything else 404. Names are case-insensitive like GitHub's.
-  Google          calendars "primary" (= mock.user@example.com), team@group.calendar.google.com
-  HubSpot         contacts 1001 jane@example.com, 1002 bob@example.com
+  GitHub repos    acme/widgets (ok), acme/no-issues (410 issues disabled), acme/locked (403),
+                  acme/tracker (ok: issues #1-#5, #2 closed, #4 a pull request); anything
+                  else 404. Names are case-insensitive like GitHub's.
+  Google          calendars "primary" (= mock.user@example.com), team@group.calendar.google.com;
+                  the primary has GOOGLE_SEED_EVENTS (one in 2024, three in 2099, one weekly)
+  Graph           the mailbox GRAPH_MESSAGES (four, one with a 247-character bodyPreview)
+  HubSpot         contacts 1001 jane@example.com (Jane Doe, Acme Corp), 1002 bob@example.com
+                  (Bob Smith, Globex), 1003 john.doe@initech.example (John Doe, no company)
 Ids are counters, reset by /__control/reset: Slack ts "1700000000.000001"...; GitHub issue
 id 9000001..., number per repo 1, 2, ...; Google event id "mockev0001"...; HubSpot note id
 "50001"...; Graph request-id "00000000-0000-4000-8000-000000000001"...; codes mock-code-1...;
@@ -109,12 +128,28 @@ TEST_CODE = "test-code"
 
 SLACK_TEAM = {"id": "T0MOCKTEAM", "name": "Mock Workspace"}
 SLACK_CHANNELS = {
-    "C0MOCKGEN": {"name": "general", "member": True, "archived": False},
-    "C0MOCKRND": {"name": "random", "member": True, "archived": False},
-    "C0MOCKPRV": {"name": "private-no-bot", "member": False, "archived": False},
-    "C0MOCKARC": {"name": "archived", "member": True, "archived": True},
+    "C0MOCKGEN": {"name": "general", "member": True, "archived": False,
+                  "topic": "Company-wide announcements", "created": 1600000000},
+    "C0MOCKRND": {"name": "random", "member": True, "archived": False,
+                  "topic": "", "created": 1600000100},
+    "C0MOCKPRV": {"name": "private-no-bot", "member": False, "archived": False,
+                  "topic": "The bot is not in here", "created": 1600000200},
+    "C0MOCKARC": {"name": "archived", "member": True, "archived": True,
+                  "topic": "Old things", "created": 1600000300},
 }
-GITHUB_REPOS = {"acme/widgets": "ok", "acme/no-issues": "gone", "acme/locked": "forbidden"}
+SLACK_PAGE_MAX = 2  # conversations.list answers at most this many a page (Slack may answer
+                    # fewer than asked before the end; clients follow next_cursor)
+GITHUB_REPOS = {"acme/widgets": "ok", "acme/no-issues": "gone", "acme/locked": "forbidden",
+                "acme/tracker": "ok"}
+# acme/tracker's issues before any test creates one (GET .../issues lists them, newest first by
+# default); #4 is a pull request, which GitHub lists among the issues.
+GITHUB_SEED_ISSUES = {"acme/tracker": [
+    (1, "open", "Crash on start", "2024-01-01T10:00:00Z", False),
+    (2, "closed", "Typo in README", "2024-01-02T10:00:00Z", False),
+    (3, "open", "Slow search", "2024-01-03T10:00:00Z", False),
+    (4, "open", "Fix the crash on start", "2024-01-04T10:00:00Z", True),
+    (5, "open", "Dark mode", "2024-01-05T10:00:00Z", False),
+]}
 GITHUB_USER = {"login": "mock-user", "id": 583231, "node_id": "MDQ6VXNlcjU4MzIzMQ==",
                "type": "User", "name": "Mock User", "site_admin": False,
                "html_url": "https://github.com/mock-user",
@@ -134,12 +169,46 @@ GRAPH_ME = {"@odata.context": "https://graph.microsoft.com/v1.0/$metadata#users/
 HUBSPOT_HUB = {"hub_id": 62515, "hub_domain": "mock-portal.hubspot.com", "app_id": 1234567,
                "user": "mock.user@example.com", "user_id": 7654321}
 HUBSPOT_CONTACTS = {
-    "1001": {"email": "jane@example.com", "firstname": "Jane", "lastname": "Doe"},
-    "1002": {"email": "bob@example.com", "firstname": "Bob", "lastname": "Smith"},
+    "1001": {"email": "jane@example.com", "firstname": "Jane", "lastname": "Doe",
+             "company": "Acme Corp", "phone": "+1 555 0100"},
+    "1002": {"email": "bob@example.com", "firstname": "Bob", "lastname": "Smith",
+             "company": "Globex"},
+    "1003": {"email": "john.doe@initech.example", "firstname": "John", "lastname": "Doe"},
 }
+# The properties a search's "query" looks in (HubSpot's default searchable properties of
+# contacts: names, email, phone, company, ...).
+HUBSPOT_SEARCHABLE = ("firstname", "lastname", "email", "phone", "company")
+# Events of the primary calendar (mock.user@example.com) before any test creates one: one
+# past, three ahead (one all-day, one recurring weekly, expanded with singleEvents=true).
+GOOGLE_SEED_EVENTS = [
+    {"id": "seedpast01", "summary": "Kickoff", "start": {"dateTime": "2024-01-10T09:00:00Z"},
+     "end": {"dateTime": "2024-01-10T10:00:00Z"}},
+    {"id": "seedfut001", "summary": "Planning", "start": {"dateTime": "2099-03-01T09:00:00Z"},
+     "end": {"dateTime": "2099-03-01T10:00:00Z"}},
+    {"id": "seedfut002", "summary": "Offsite", "start": {"date": "2099-03-05"},
+     "end": {"date": "2099-03-06"}},
+    {"id": "seedweekly", "summary": "Weekly sync", "start": {"dateTime": "2099-03-02T15:00:00Z"},
+     "end": {"dateTime": "2099-03-02T15:30:00Z"}, "recurrence": ["RRULE:FREQ=WEEKLY;COUNT=2"]},
+]
+# The signed-in user's mailbox (GET /graph/v1.0/me/messages), newest first.
+GRAPH_MESSAGES = [
+    {"id": "AAMkMOCK0001", "subject": "Quarterly report", "receivedDateTime":
+     "2024-03-04T09:15:00Z", "from": ("Jane Doe", "jane@example.com"),
+     "bodyPreview": "Hi, the quarterly report is attached. " + "Numbers look good. " * 11},
+    {"id": "AAMkMOCK0002", "subject": "Lunch on Friday?", "receivedDateTime":
+     "2024-03-03T12:00:00Z", "from": ("Bob Smith", "bob@example.com"),
+     "bodyPreview": "Pizza or sushi?"},
+    {"id": "AAMkMOCK0003", "subject": "Invoice 2024-017", "receivedDateTime":
+     "2024-03-02T08:30:00Z", "from": ("Billing", "billing@vendor.example"),
+     "bodyPreview": "Your invoice for February is ready."},
+    {"id": "AAMkMOCK0004", "subject": "Re: quarterly numbers", "receivedDateTime":
+     "2024-03-01T17:45:00Z", "from": ("Jane Doe", "jane@example.com"),
+     "bodyPreview": "See the \"final\" figures below."},
+]
 FIXED_TIME = "2024-01-01T00:00:00.000Z"
 
 GH_DOC_ISSUE = "https://docs.github.com/rest/issues/issues#create-an-issue"
+GH_DOC_ISSUES = "https://docs.github.com/rest/issues/issues#list-repository-issues"
 GH_DOC_USER = "https://docs.github.com/rest/users/users#get-the-authenticated-user"
 GH_DOC_TOKEN = "https://docs.github.com/rest/apps/oauth-applications#delete-an-app-token"
 GH_UA_TEXT = ("Request forbidden by administrative rules. Please make sure your request has a "
@@ -358,7 +427,11 @@ class ProviderMock:
             self.fails = {}
             self.codes = {}
             self.slack_messages = {}
-            self.github_numbers = {}
+            self.github_numbers = {r: len(v) for r, v in GITHUB_SEED_ISSUES.items()}
+            self.github_issues = {r: [_github_seed(r, *i) for i in v]
+                                  for r, v in GITHUB_SEED_ISSUES.items()}
+            self.google_events = {"mock.user@example.com": [dict(e) for e in
+                                                            GOOGLE_SEED_EVENTS]}
             self.lock.notify_all()
 
     def next(self, kind):
@@ -1057,7 +1130,8 @@ def slack_route(mock, req):
     if not m:
         return Resp(404, "<html><body>404 Not Found</body></html>", ctype="text/html")
     method = m.group(1)
-    known = {"chat.postMessage", "chat.getPermalink", "auth.test", "auth.revoke"}
+    known = {"chat.postMessage", "chat.getPermalink", "auth.test", "auth.revoke",
+             "conversations.list"}
     if method not in known:
         return _slack_err("unknown_method", req_method=method)
     args, err, warnings = _slack_args(req)
@@ -1072,6 +1146,8 @@ def slack_route(mock, req):
         resp = _slack_post(mock, args)
     elif method == "chat.getPermalink":
         resp = _slack_permalink(mock, args)
+    elif method == "conversations.list":
+        resp = _slack_conversations(mock, args)
     elif method == "auth.test":
         resp = _json(200, {"ok": True, "url": "https://mock-workspace.slack.com/",
                            "team": SLACK_TEAM["name"], "user": "workforce-bot",
@@ -1117,6 +1193,58 @@ def _slack_post(mock, args):
                        "message": {"user": "U0MOCKBOT", "type": "message", "ts": ts,
                                    "bot_id": "B0MOCKBOT", "app_id": "A0MOCKAPP",
                                    "text": text or "", "team": SLACK_TEAM["id"]}})
+
+
+def _slack_conversation(cid):
+    """A channel as conversations.list shows it (Slack's conversation object)."""
+    c = SLACK_CHANNELS[cid]
+    return {"id": cid, "name": c["name"], "is_channel": True, "is_group": False,
+            "is_im": False, "is_mpim": False, "is_private": False, "created": c["created"],
+            "is_archived": c["archived"], "is_general": cid == "C0MOCKGEN", "unlinked": 0,
+            "name_normalized": c["name"], "is_shared": False, "is_org_shared": False,
+            "is_pending_ext_shared": False, "pending_shared": [],
+            "context_team_id": SLACK_TEAM["id"], "updated": c["created"] * 1000,
+            "parent_conversation": None, "creator": "U0MOCKUSR", "is_ext_shared": False,
+            "shared_team_ids": [SLACK_TEAM["id"]], "pending_connected_team_ids": [],
+            "is_member": c["member"],
+            "topic": {"value": c["topic"], "creator": "U0MOCKUSR" if c["topic"] else "",
+                      "last_set": c["created"] if c["topic"] else 0},
+            "purpose": {"value": "", "creator": "", "last_set": 0}, "previous_names": [],
+            "num_members": 3 if c["member"] else 2}
+
+
+def _slack_conversations(mock, args):
+    """conversations.list: public channels only exist here; a page holds at most
+    SLACK_PAGE_MAX of them; the cursor is base64 of "next:<index>"."""
+    limit = args.get("limit", 100)
+    try:
+        limit = int(limit)
+    except (TypeError, ValueError):
+        return _slack_err("invalid_limit")
+    if limit < 1 or limit > 1000:
+        return _slack_err("invalid_limit")
+    types = str(args.get("types") or "public_channel").split(",")
+    if any(t.strip() not in ("public_channel", "private_channel", "mpim", "im") for t in types):
+        return _slack_err("invalid_types")
+    start = 0
+    cursor = args.get("cursor")
+    if cursor:
+        try:
+            kind, _, n = base64.b64decode(str(cursor), validate=True).decode().partition(":")
+            start = int(n)
+            if kind != "next" or start < 0:
+                raise ValueError(cursor)
+        except (ValueError, UnicodeDecodeError):
+            return _slack_err("invalid_cursor")
+    exclude = str(args.get("exclude_archived", "")).lower() in ("1", "true")
+    ids = [cid for cid in sorted(SLACK_CHANNELS, key=lambda c: SLACK_CHANNELS[c]["created"])
+           if "public_channel" in [t.strip() for t in types]
+           and not (exclude and SLACK_CHANNELS[cid]["archived"])]
+    page = ids[start:start + min(limit, SLACK_PAGE_MAX)]
+    end = start + len(page)
+    nxt = base64.b64encode(("next:%d" % end).encode()).decode() if end < len(ids) else ""
+    return _json(200, {"ok": True, "channels": [_slack_conversation(c) for c in page],
+                       "response_metadata": {"next_cursor": nxt}})
 
 
 def _slack_permalink(mock, args):
@@ -1172,6 +1300,8 @@ def github_route(mock, req):
     p = req.path
     m = re.match(r"^/github/repos/([^/]+)/([^/]+)/issues$", p)
     if m:
+        if req.method == "GET":
+            return _github_issues(mock, req, m.group(1), m.group(2))
         if req.method != "POST":
             return _gh(404, "Not Found", GH_DOC_ISSUE)
         return _github_issue(mock, req, m.group(1), m.group(2))
@@ -1235,7 +1365,73 @@ def _github_issue(mock, req, owner, repo):
              "labels": [], "assignee": None, "assignees": [], "milestone": None,
              "locked": False, "comments": 0, "created_at": now, "updated_at": now,
              "closed_at": None, "author_association": "OWNER"}
+    with mock.lock:
+        mock.github_issues.setdefault(full, []).append(issue)
     return _json(201, issue, {"Location": api})
+
+
+def _github_seed(full, num, state, title, created, is_pr):
+    """A fixture issue (or pull request) of repository 'full' as GitHub lists it."""
+    api = "https://api.github.com/repos/%s/issues/%d" % (full, num)
+    out = {"id": 8000000 + num, "node_id": "I_seed%d" % num, "url": api,
+           "html_url": "https://github.com/%s/%s/%d" % (full, "pull" if is_pr else "issues",
+                                                        num),
+           "repository_url": "https://api.github.com/repos/" + full, "number": num,
+           "state": state, "title": title, "body": None,
+           "user": {"login": GITHUB_USER["login"], "id": GITHUB_USER["id"], "type": "User"},
+           "labels": [], "assignee": None, "assignees": [], "milestone": None,
+           "locked": False, "comments": 0, "created_at": created, "updated_at": created,
+           "closed_at": created if state == "closed" else None,
+           "author_association": "OWNER"}
+    if is_pr:
+        out["pull_request"] = {"url": "https://api.github.com/repos/%s/pulls/%d" % (full, num),
+                               "html_url": out["html_url"],
+                               "diff_url": out["html_url"] + ".diff",
+                               "patch_url": out["html_url"] + ".patch", "merged_at": None}
+    return out
+
+
+def _github_issues(mock, req, owner, repo):
+    """GET /repos/{owner}/{repo}/issues: state (open|closed|all, default open), sort
+    (created|updated|comments), direction (default desc), per_page (default 30, at most 100),
+    page; pull requests are listed too (with a pull_request member); Link when more."""
+    err = _github_common(mock, req, GH_DOC_ISSUES)
+    if err:
+        return err
+    full = ("%s/%s" % (owner, repo)).lower()
+    kind = GITHUB_REPOS.get(full)
+    if kind is None:
+        return _gh(404, "Not Found", GH_DOC_ISSUES)
+    if kind == "gone":
+        return _gh(410, "Issues are disabled for this repo", GH_DOC_ISSUES)
+    if kind == "forbidden":
+        return _gh(403, "Resource not accessible by integration", GH_DOC_ISSUES)
+    q = req.query
+    state = q.get("state", "open")
+    if state not in ("open", "closed", "all"):
+        return _gh(422, "Validation Failed", GH_DOC_ISSUES,
+                   errors=[{"value": state, "resource": "Issue", "field": "state",
+                            "code": "invalid"}])
+    sort, direction = q.get("sort", "created"), q.get("direction", "desc")
+    if sort not in ("created", "updated", "comments") or direction not in ("asc", "desc"):
+        return _gh(422, "Validation Failed", GH_DOC_ISSUES,
+                   errors=[{"resource": "Issue", "field": "sort", "code": "invalid"}])
+    try:
+        per_page = min(max(int(q.get("per_page", 30)), 1), 100)
+        page = max(int(q.get("page", 1)), 1)
+    except ValueError:
+        per_page, page = 30, 1
+    with mock.lock:
+        items = [dict(i) for i in mock.github_issues.get(full, [])]
+    items = [i for i in items if state == "all" or i["state"] == state]
+    key = {"created": "created_at", "updated": "updated_at", "comments": "comments"}[sort]
+    items.sort(key=lambda i: (i[key], i["number"]), reverse=direction == "desc")
+    chunk = items[(page - 1) * per_page:page * per_page]
+    hdrs = {}
+    if page * per_page < len(items):
+        hdrs["Link"] = ('<https://api.github.com/repos/%s/%s/issues?per_page=%d&page=%d>; '
+                        'rel="next"' % (owner, repo, per_page, page + 1))
+    return _json(200, chunk, hdrs)
 
 
 def _github_revoke(mock, req, client_id):
@@ -1318,6 +1514,8 @@ def google_route(mock, req):
     if not m:
         return _g_err(404, "Not Found", [{"domain": "global", "reason": "notFound",
                                           "message": "Not Found"}])
+    if req.method == "GET":
+        return _google_events(mock, req, urllib.parse.unquote(m.group(1)))
     if req.method != "POST":
         return _g_err(405, "Method Not Allowed", [{"domain": "global", "reason":
                                                    "httpMethodNotAllowed", "message":
@@ -1379,7 +1577,109 @@ def google_route(mock, req):
         ev["description"] = b["description"]
     if ev["summary"] is None:
         del ev["summary"]
+    with mock.lock:
+        mock.google_events.setdefault(email, []).append(ev)
     return _json(200, ev)
+
+
+_RFC3339_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$")
+
+
+def _g_when(t):
+    """(sort key in seconds, all-day) of an event's start or end."""
+    if t.get("dateTime"):
+        return _dt_key(t["dateTime"]), False
+    return _dt_key(t["date"] + "T00:00:00Z"), True
+
+
+def _g_expand(ev):
+    """An event with singleEvents=true: a weekly recurrence becomes its instances."""
+    m = re.match(r"^RRULE:FREQ=WEEKLY;COUNT=(\d+)$", (ev.get("recurrence") or [""])[0])
+    if not m:
+        return [ev]
+    out = []
+    for k in range(int(m.group(1))):
+        inst = {x: v for x, v in ev.items() if x != "recurrence"}
+        inst["id"] = "%s_%d" % (ev["id"], k)
+        inst["recurringEventId"] = ev["id"]
+        for which in ("start", "end"):
+            t = _dt_key(ev[which]["dateTime"]) + k * 7 * 86400
+            inst[which] = {"dateTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))}
+        out.append(inst)
+    return out
+
+
+def _google_events(mock, req, cal):
+    """events.list: timeMin (exclusive bound on an event's end) and timeMax (on its start), both
+    RFC 3339 with an offset; maxResults (default 250, at most 2500); singleEvents; orderBy
+    startTime (only with singleEvents=true) or updated; pageToken."""
+    err = _google_auth(mock, req)
+    if err:
+        return err
+    if cal not in GOOGLE_CALENDARS:
+        return _g_err(404, "Not Found", [{"domain": "global", "reason": "notFound",
+                                          "message": "Not Found"}])
+    q = req.query
+    bounds = {}
+    for name in ("timeMin", "timeMax"):
+        if name in q:
+            if not _RFC3339_RE.match(q[name]):
+                return _g_bad("Bad Request", "badRequest")
+            bounds[name] = _dt_key(q[name])
+    if "timeMin" in bounds and "timeMax" in bounds and bounds["timeMin"] >= bounds["timeMax"]:
+        return _g_bad("The specified time range is empty.", "timeRangeEmpty", "calendar")
+    try:
+        top = int(q.get("maxResults", 250))
+    except ValueError:
+        return _g_bad("Invalid value '%s'. Values must match the following regular expression: "
+                      "'[0-9]+'" % q.get("maxResults"), "invalidParameter")
+    if top < 1:
+        return _g_bad("Invalid value '%d'. Values must be within the range: [1, 2500]" % top,
+                      "invalidParameter")
+    top = min(top, 2500)
+    single = q.get("singleEvents", "false").lower() == "true"
+    order = q.get("orderBy")
+    if order not in (None, "startTime", "updated"):
+        return _g_bad("Invalid value for: %s is not a valid value" % order, "invalidParameter")
+    if order == "startTime" and not single:
+        return _g_bad("The requested ordering is not available for the particular query.",
+                      "badRequest")
+    email = GOOGLE_CALENDARS[cal]
+    with mock.lock:
+        evs = [json.loads(json.dumps(e)) for e in mock.google_events.get(email, [])]
+    if single:
+        evs = [i for e in evs for i in _g_expand(e)]
+    kept = []
+    for e in evs:
+        start, _ = _g_when(e["start"])
+        end, _ = _g_when(e["end"])
+        if "timeMin" in bounds and not end > bounds["timeMin"]:
+            continue
+        if "timeMax" in bounds and not start < bounds["timeMax"]:
+            continue
+        kept.append(e)
+    if order == "startTime":
+        kept.sort(key=lambda e: (_g_when(e["start"])[0], e["id"]))
+    try:
+        skip = int(base64.b64decode(q.get("pageToken", "")).decode() or 0)
+    except (ValueError, UnicodeDecodeError):
+        return _g_bad("Invalid page token value.", "invalid")
+    page = kept[skip:skip + top]
+    for e in page:
+        e.setdefault("kind", "calendar#event")
+        e.setdefault("status", "confirmed")
+        e.setdefault("htmlLink", "https://www.google.com/calendar/event?eid=" +
+                     base64.b64encode(("%s %s" % (e["id"], email)).encode()).decode()
+                     .rstrip("="))
+        e.setdefault("organizer", {"email": email, "self": email == GOOGLE_USER["email"]})
+    out = {"kind": "calendar#events", "etag": '"p33c8mock"', "summary": email,
+           "description": "", "updated": _now_iso(), "timeZone": "UTC", "accessRole": "owner",
+           "defaultReminders": [{"method": "popup", "minutes": 10}], "items": page}
+    if skip + top < len(kept):
+        out["nextPageToken"] = base64.b64encode(str(skip + top).encode()).decode()
+    else:
+        out["nextSyncToken"] = "CPjmock0001="
+    return _json(200, out)
 
 
 # ---------------------------------------------------------------- Microsoft Graph
@@ -1428,6 +1728,14 @@ def graph_route(mock, req):
             return err
         rid, crid = _graph_ids(mock, req)
         return _json(200, dict(GRAPH_ME), {"request-id": rid, "client-request-id": crid})
+    if p == "/graph/v1.0/me/messages":
+        if req.method != "GET":
+            return _graph_err(mock, req, 405, "BadRequest",
+                              "Specified HTTP method is not allowed for the request target.")
+        err = _graph_auth(mock, req)
+        if err:
+            return err
+        return _graph_messages(mock, req)
     if p == "/graph/v1.0/me/sendMail":
         if req.method != "POST":
             return _graph_err(mock, req, 405, "BadRequest",
@@ -1438,6 +1746,71 @@ def graph_route(mock, req):
         return _graph_send(mock, req)
     return _graph_err(mock, req, 400, "BadRequest",
                       "Resource not found for the segment '%s'." % p.rsplit("/", 1)[-1])
+
+
+def _graph_message(m, select):
+    """A message of GRAPH_MESSAGES with the properties $select asked for (all when none)."""
+    full = {"@odata.etag": 'W/"CQAAABYAAACmock"', "id": m["id"],
+            "createdDateTime": m["receivedDateTime"], "receivedDateTime": m["receivedDateTime"],
+            "sentDateTime": m["receivedDateTime"], "hasAttachments": False,
+            "subject": m["subject"], "bodyPreview": m["bodyPreview"], "importance": "normal",
+            "isRead": False, "isDraft": False,
+            "webLink": "https://outlook.office365.com/owa/?ItemID=%s" % m["id"],
+            "body": {"contentType": "html", "content": "<html><body>%s</body></html>"
+                     % m["bodyPreview"]},
+            "from": {"emailAddress": {"name": m["from"][0], "address": m["from"][1]}},
+            "sender": {"emailAddress": {"name": m["from"][0], "address": m["from"][1]}},
+            "toRecipients": [{"emailAddress": {"name": GRAPH_ME["displayName"],
+                                               "address": GRAPH_ME["mail"]}}]}
+    if not select:
+        return full
+    return {k: v for k, v in full.items() if k in select or k in ("@odata.etag", "id")}
+
+
+def _graph_messages(mock, req):
+    """GET /me/messages: $top (default 10, 1..1000), $skip, $select, $search="..." (from,
+    subject and body; sorted by date, and taking neither $orderby nor $filter), $orderby
+    receivedDateTime [asc|desc]; @odata.nextLink when more."""
+    q = req.query
+    try:
+        top = int(q.get("$top", 10))
+        skip = int(q.get("$skip", 0))
+    except ValueError:
+        return _graph_err(mock, req, 400, "BadRequest", "Invalid $top or $skip value.")
+    if top < 1:
+        return _graph_err(mock, req, 400, "BadRequest", "Invalid $top value: %d." % top)
+    if top > 1000:
+        return _graph_err(mock, req, 400, "BadRequest", "The limit of '1000' for Top query has "
+                          "been exceeded. The value from the incoming request is '%d'." % top)
+    search = q.get("$search")
+    for other in ("$orderby", "$filter"):
+        if search is not None and other in q:
+            return _graph_err(mock, req, 400, "BadRequest", "The query parameter '%s' is not "
+                              "supported with '$search'." % other.replace("by", "By"))
+    msgs = list(GRAPH_MESSAGES)
+    if search is not None:
+        if len(search) < 2 or search[0] != '"' or search[-1] != '"':
+            return _graph_err(mock, req, 400, "BadRequest", "Syntax error: character '%s' is "
+                              "not valid at position 0 in '%s'." % (search[:1], search))
+        words = re.sub(r'\\(.)', r"\1", search[1:-1]).lower().split()
+        msgs = [m for m in msgs if all(w in " ".join((m["subject"], m["bodyPreview"],
+                                                      m["from"][0], m["from"][1])).lower()
+                                       for w in words)]
+    order = q.get("$orderby", "receivedDateTime desc").split()
+    if order[0] != "receivedDateTime" or order[1:] not in ([], ["asc"], ["desc"]):
+        return _graph_err(mock, req, 400, "BadRequest", "Could not find a property named '%s' "
+                          "on type 'Microsoft.OutlookServices.Message'." % order[0])
+    msgs.sort(key=lambda m: m["receivedDateTime"], reverse=order[1:] != ["asc"])
+    select = [x.strip() for x in q["$select"].split(",")] if q.get("$select") else None
+    out = {"@odata.context": "https://graph.microsoft.com/v1.0/$metadata#users('%s')/messages"
+           % GRAPH_ME["id"], "value": [_graph_message(m, select) for m in msgs[skip:skip + top]]}
+    if skip + top < len(msgs):
+        nq = dict(q)
+        nq["$skip"] = str(skip + top)
+        out["@odata.nextLink"] = "https://graph.microsoft.com/v1.0/me/messages?" + \
+            urllib.parse.urlencode(nq)
+    rid, crid = _graph_ids(mock, req)
+    return _json(200, out, {"request-id": rid, "client-request-id": crid})
 
 
 def _graph_send(mock, req):
@@ -1698,14 +2071,30 @@ def _hubspot_search(mock, req):
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0 or limit > 200:
         return _hs(400, "There was a problem with the request: limit must be 0..200",
                    "VALIDATION_ERROR")
+    query = b.get("query")
+    if query is not None and not isinstance(query, str):
+        return _hs(400, "Invalid input JSON on line 1: 'query' must be a string",
+                   "VALIDATION_ERROR")
+    try:
+        after = int(b.get("after") or 0)
+    except (TypeError, ValueError):
+        return _hs(400, "There was a problem with the request: invalid 'after'",
+                   "VALIDATION_ERROR")
     hits = []
     for cid in sorted(HUBSPOT_CONTACTS):
         c = HUBSPOT_CONTACTS[cid]
-        if not groups or any(all(_hs_match(c, f) for f in g["filters"]) for g in groups):
-            hits.append(cid)
+        if groups and not any(all(_hs_match(c, f) for f in g["filters"]) for g in groups):
+            continue
+        # "query": every word of it starts a word of one of the default searchable properties
+        if query and not all(any(re.search(r"(^|[^a-z0-9])" + re.escape(w), str(c.get(k) or
+                                                                                "").lower())
+                                 for k in HUBSPOT_SEARCHABLE)
+                             for w in query.lower().split()):
+            continue
+        hits.append(cid)
     want = b.get("properties")
     results = []
-    for cid in hits[:limit]:
+    for cid in hits[after:after + limit]:
         c = HUBSPOT_CONTACTS[cid]
         props = {"createdate": FIXED_TIME, "email": c["email"], "firstname": c["firstname"],
                  "hs_object_id": cid, "lastmodifieddate": FIXED_TIME,
@@ -1716,7 +2105,11 @@ def _hubspot_search(mock, req):
                                                                      "lastmodifieddate"}}
         results.append({"id": cid, "properties": props, "createdAt": FIXED_TIME,
                         "updatedAt": FIXED_TIME, "archived": False})
-    return _json(200, {"total": len(hits), "results": results})
+    out = {"total": len(hits), "results": results}
+    if after + limit < len(hits):
+        out["paging"] = {"next": {"after": str(after + limit),
+                                  "link": "?after=%d" % (after + limit)}}
+    return _json(200, out)
 
 
 # ---------------------------------------------------------------- module API / CLI

@@ -146,7 +146,8 @@ class Checker:
             if op.get("security") == []:
                 self.bad(where, "needs a key, but the document says it is public")
             scope = op.get("x-workforce-scope")
-            want = route["scopes"][0] if route["scopes"] else None
+            # several scopes: any one of them ("a or b") or all of them ("a and b")
+            want = (" or " if route.get("scope_any") else " and ").join(route["scopes"]) or None
             if scope != want:
                 self.bad(where, "scope %r in the document, %r by the server" % (scope, want))
         params = [self.resolve(p) for p in op.get("parameters", [])]

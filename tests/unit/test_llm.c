@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of llm/: the built-in engine (deterministic, honest, chunked) and word counts. */
+/* Unit tests of llm/: the built-in engine (deterministic, honest, chunked; it calls no tools and
+ * answers the user message when a request has tools and steps) and word counts. The openai
+ * engine: test_llm_openai.c. */
 #include "../../src/core/buf.h"
 #include "../../src/llm/llm.h"
 #include "../../src/llm/llm_int.h"
@@ -11,6 +13,7 @@
 struct got {
     struct buf text;
     int deltas;
+    int tool_calls;
     int done;
     struct llm_usage usage;
     int failed;
@@ -21,6 +24,14 @@ static void on_delta(void *ud, const char *p, size_t n)
     struct got *g = ud;
     buf_append(&g->text, p, n);
     g->deltas++;
+}
+
+static void on_tool_calls(void *ud, const struct llm_tool_call *calls, size_t n)
+{
+    struct got *g = ud;
+    (void)calls;
+    (void)n;
+    g->tool_calls++;
 }
 
 static void on_done(void *ud, const struct llm_usage *u, const struct err *e)
@@ -34,7 +45,8 @@ static void on_done(void *ud, const struct llm_usage *u, const struct err *e)
 
 static void run(struct llm *l, const struct llm_request *req, struct got *g)
 {
-    struct llm_sink sink = {on_delta, on_done, g};
+    struct llm_sink sink = {
+        .delta = on_delta, .tool_calls = on_tool_calls, .done = on_done, .ud = g};
     memset(g, 0, sizeof(*g));
     buf_init(&g->text, 1 << 20);
     llm_call(l, req, &sink);
@@ -99,7 +111,13 @@ int main(void)
 {
     struct llm *l = NULL;
     struct llm_config cfg = {.provider = "builtin"};
-    struct llm_message hist[] = {{"user", "earlier question"}, {"assistant", "earlier answer"}};
+    struct llm_message hist[] = {{.role = "user", .content = "earlier question"},
+                                 {.role = "assistant", .content = "earlier answer"}};
+    struct llm_tool tools[] = {{"knowledge__search", "Search.", "{\"type\":\"object\"}"}};
+    struct llm_tool_call call = {"call_1", "knowledge__search", "{\"query\":\"offsite\"}"};
+    struct llm_message steps[] = {
+        {.role = "assistant", .tool_calls = &call, .ntool_calls = 1},
+        {.role = "tool", .content = "{\"passages\":[]}", .tool_call_id = "call_1"}};
     struct llm_request req = {
         .employee_name = "Ava",
         .employee_role = "Operations Coordinator",
@@ -132,6 +150,24 @@ int main(void)
     ok(strstr(buf_ptr(&a.text), "Be concise and practical.") == NULL, "persona not quoted");
     is_int(a.usage.output_tokens, llm_count_words(buf_ptr(&a.text)), "output tokens are words");
     is_int(a.usage.input_tokens, 10 + 6 + 1 + 2 + 2, "input tokens are the prompt's words");
+    is_int(a.tool_calls, 0, "no tool calls");
+    subtest("tools and steps")
+    {
+        /* The built-in engine calls no tools: it answers the user message as without them. */
+        req.tools = tools;
+        req.ntools = 1;
+        req.steps = steps;
+        req.nsteps = 2;
+        buf_cleanup(&b.text);
+        run(l, &req, &b);
+        ok(b.done == 1 && !b.failed, "done");
+        is_int(b.tool_calls, 0, "no tool calls");
+        ok(strcmp(buf_ptr(&a.text), buf_ptr(&b.text)) == 0, "the same reply to the message");
+        req.tools = NULL;
+        req.ntools = 0;
+        req.steps = NULL;
+        req.nsteps = 0;
+    }
     req.message = "another question";
     buf_cleanup(&b.text);
     run(l, &req, &b);

@@ -282,7 +282,10 @@ static void test_chat(struct store *s, const struct store_org *org)
                                         0,
                                         -1,
                                         100,
-                                        0};
+                                        0,
+                                        NULL,
+                                        NULL,
+                                        NULL};
         b.reserve_credit = true;
         is_int(store_chat_begin(s, &t, &b), 0, "begin: conversation, user message, credit");
         store_org_get(s, org->id, &o);
@@ -302,7 +305,10 @@ static void test_chat(struct store *s, const struct store_org *org)
                                            20,
                                            42,
                                            200,
-                                           0};
+                                           0,
+                                           NULL,
+                                           NULL,
+                                           NULL};
         fin.reserved = true;
         fin.charge = true;
         is_int(store_chat_finish(s, &t, &fin, &charged), 0, "finish");
@@ -1153,13 +1159,26 @@ static void *gc_run(void *arg)
         memset(&b, 0, sizeof(b));
         b.new_conversation = true;
         b.conversation = (struct store_conversation){conv, w->emp_id, "T", 0, 100, 100};
-        b.user =
-            (struct store_message){user, conv, w->emp_id, "user", "hi", NULL, 0, 0, 0, -1, 100, 0};
+        b.user = (struct store_message){user, conv, w->emp_id, "user", "hi", NULL, 0,   0,
+                                        0,    -1,   100,       0,      NULL, NULL, NULL};
         if (store_chat_begin(s, &t, &b))
             continue;
         memset(&fin, 0, sizeof(fin));
-        fin.reply = (struct store_message){
-            dup ? user : reply, conv, w->emp_id, "assistant", "hello", "[]", 2, 1, 1, 5, 200, 0};
+        fin.reply = (struct store_message){dup ? user : reply,
+                                           conv,
+                                           w->emp_id,
+                                           "assistant",
+                                           "hello",
+                                           "[]",
+                                           2,
+                                           1,
+                                           1,
+                                           5,
+                                           200,
+                                           0,
+                                           NULL,
+                                           NULL,
+                                           NULL};
         fin.charge = true;
         rc = w->n % 2 ? gc_finish(w->committer, &t, &fin, &charged)
                       : store_chat_finish(s, &t, &fin, &charged);

@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: MIT
--- Migration 17: the MCP servers of an organization (issue 27, contract §19).
+-- Migration 18: the MCP servers of an organization (issue 27, contract §19).
 --
 -- A server is reached at 'url' with the headers the organization gave: their names are kept in
 -- clear ('header_names', a JSON array), their values only sealed ('headers': the JSON object

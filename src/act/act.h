@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * act: the tools of a turn (contract §19), whoever runs the turn.
+ *
+ *  - The offer: which tools an employee's rules let the model see in a turn (available ones,
+ *    policy auto; approve ones only where a turn can pause), each under its model name.
+ *  - A step's calls, prepared: each call the model made mapped back to an offered tool, its
+ *    arguments parsed and checked against the tool's table, and a call repeated too often
+ *    noticed. A call that cannot run is an error result for the model, never a failed turn.
+ *  - Running them: a small pool of threads (struct act_pool) runs the calls of a step side by
+ *    side through the runner the process gives (act_run_fn: the tools' code lives above this
+ *    module), each cut at ACT_RESULT_MAX bytes, and tells the owner when the last one ends.
+ * The owner (the chat turn) journals the calls before they start and their ends after, and
+ * calls the model again with the results.
+ */
+#ifndef WORKFORCE_ACT_H
+#define WORKFORCE_ACT_H
+
+#include "../core/buf.h"
+#include "../core/err.h"
+#include "../core/id.h"
+#include "../core/mem.h"
+#include "../llm/llm.h"
+#include "../store/store.h"
+#include "../tools/tools.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ACT_RESULT_MAX (16u << 10) /* bytes of a result the model is given */
+#define ACT_REPEAT_MAX 3           /* the same call (tool and arguments) this many times stops */
+#define ACT_TURN_MS 300000         /* running time of a turn, approvals not counted */
+#define ACT_CALL_MS 30000          /* a tool call that takes longer is a failed call */
+#define ACT_CALLS_MAX 16           /* calls of one step that are run; more are refused */
+
+/* ---- The offer ---- */
+
+struct act_tool {
+    const struct tools_def *def;
+    enum tools_policy policy;
+    char model_name[TOOLS_MODEL_NAME_MAX + 1];
+};
+
+struct act_offer {
+    struct act_tool *v;
+    size_t n;
+    struct llm_tool *llm; /* the same 'n' tools as the engine shows them */
+};
+
+/* Whether tenant 't' can call tool 'd' now (its code exists, its integration is connected). */
+typedef bool (*act_available_fn)(void *ud, const struct store_tenant *t, const struct tools_def *d);
+
+/*
+ * The tools 'rules' offer: every tool of the catalog whose policy is auto (and approve when
+ * 'can_pause') and that 'available' says can be called, into 'out' (from 'a'). Two tools that
+ * would show the model the same name: the second is left out (logged).
+ */
+void act_offer_build(const struct tools_rules *rules, bool can_pause, act_available_fn available,
+                     void *ud, const struct store_tenant *t, struct arena *a,
+                     struct act_offer *out);
+
+/* ---- A step's calls ---- */
+
+/* What a runner is asked to do. */
+struct act_job {
+    const struct store_tenant *tenant;
+    uint32_t scopes; /* the rights of whoever started the turn (0: every scope) */
+    int org_tier;    /* the organization's tier (the tier gate of tasks.create) */
+    const char *employee_id;
+    const struct tools_def *def;
+    const struct tools_args *args; /* checked */
+    json_t *arguments;             /* the same, as the object the model wrote */
+};
+
+/* Run 'job' (on a pool thread; it may block up to ACT_CALL_MS): 0 with the result's JSON text
+ * appended to 'result', or an error whose e->msg is what the model is told. */
+typedef int (*act_run_fn)(void *ud, const struct act_job *job, struct buf *result, struct err *e);
+
+struct act_call {
+    char id[ID_MAX];             /* call_...: the journal's and the API's id */
+    const char *model_id;        /* the model's id of the call */
+    const char *model_name;      /* the name the model used */
+    const struct act_tool *tool; /* NULL: not an offered tool */
+    const char *arguments;       /* the text the model wrote */
+    json_t *args;                /* parsed (owned), or NULL */
+    struct tools_args bound;
+    /* Set by act_step_prepare() when the call cannot run, else by the run: */
+    bool ended;
+    bool failed;
+    char *result; /* JSON text given to the model (malloc; freed by act_step_cleanup) */
+    char *error;  /* a failed call's reason (malloc) */
+    int64_t completed_at;
+};
+
+struct act_step {
+    struct act_call *calls;
+    size_t n;
+    struct arena *a;
+};
+
+/*
+ * Prepare the 'n' calls the model made ('calls', borrowed for this call) against 'offer':
+ * each one gets an id, its tool and its checked arguments; one that names no offered tool, or
+ * whose arguments are not an object its tool takes, is ended at once as failed with the
+ * reason. 'seen' holds the calls (tool and arguments text) of the turn's earlier steps ('nseen'
+ * of them): '*repeated' is set when a call has been made ACT_REPEAT_MAX times with this one.
+ * Strings from 'a'.
+ */
+void act_step_prepare(const struct act_offer *offer, const struct llm_tool_call *calls, size_t n,
+                      const char *const *seen, size_t nseen, struct arena *a, struct act_step *out,
+                      bool *repeated);
+void act_step_cleanup(struct act_step *st);
+
+/* ---- Running them ---- */
+
+struct act_pool;
+
+/* 'threads' threads that run calls with 'run' ('ud' is its); '*out' is the caller's
+ * (act_pool_free). */
+int act_pool_new(unsigned threads, act_run_fn run, void *ud, struct act_pool **out);
+/* Stop the threads once the calls given to them have ended. NULL: nothing. */
+void act_pool_free(struct act_pool *p);
+
+/* Run 'fn'('ud') on a thread of the pool (work of a turn that may block: its journal). */
+void act_pool_submit(struct act_pool *p, void (*fn)(void *ud), void *ud);
+
+/* The step's calls have all ended (on the thread of the last one). */
+typedef void (*act_step_done_fn)(void *ud, struct act_step *st);
+
+/*
+ * Run every call of 'st' not ended yet as 'job' says (its def, args and arguments are set per
+ * call), side by side; 'done' runs once, when the last has ended (at once when none was left).
+ * 'st' and 'job''s strings must live until then.
+ */
+void act_step_run(struct act_pool *p, struct act_step *st, const struct act_job *job,
+                  act_step_done_fn done, void *ud);
+
+/* A call's record as the API shows it: {id, tool, arguments, status, result, error,
+ * approval_id, started_at, completed_at} (a new reference). */
+json_t *act_call_json(const struct store_tool_call *c);
+
+#endif

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * toolcalls.c: the journal of the tools a turn calls (contract §19), over the driver.
+ *
+ * A step whose model call asked for tools is written in one transaction before any of its
+ * calls starts: with the turn's first such step, the assistant message itself (status
+ * in_progress, so a conversation read shows the work under way), then each call as 'running',
+ * and the step's model call charged for a live key (never below 0). Each call's end is one
+ * statement. A call found 'running' after a crash is one that had started: it is never run
+ * again.
+ */
+#include "store_int.h"
+
+#include <string.h>
+
+#define CALL_COLS                                                                                  \
+    "c.id, c.message_id, c.model_id, c.tool, c.arguments, c.status, c.result, c.error,"            \
+    " c.approval_id, c.seq, c.step, c.started_at, coalesce(c.completed_at, 0)"
+
+static void read_call(struct db_stmt *st, struct arena *a, struct store_tool_call *out)
+{
+    out->id = db_arena_text(a, st, 0);
+    out->message_id = db_arena_text(a, st, 1);
+    out->model_id = db_arena_text(a, st, 2);
+    out->tool = db_arena_text(a, st, 3);
+    out->arguments = db_arena_text(a, st, 4);
+    out->status = db_arena_text(a, st, 5);
+    out->result = db_arena_text(a, st, 6);
+    out->error = db_arena_text(a, st, 7);
+    out->approval_id = db_arena_text(a, st, 8);
+    out->seq = db_int64(st, 9);
+    out->step = db_int64(st, 10);
+    out->started_at = db_int64(st, 11);
+    out->completed_at = db_int64(st, 12);
+}
+
+static int insert_call(struct store *s, const struct store_tenant *t,
+                       const struct store_tool_call *c)
+{
+    const char *texts[] = {
+        c->id,       t->org_id, db_mode_name(t->mode), c->message_id,
+        c->model_id, c->tool,   c->arguments,          c->status ? c->status : "running"};
+    const int64_t ints[] = {c->seq, c->step, c->started_at};
+    return db_run(s,
+                  "INSERT INTO tool_calls (id, org_id, mode, message_id, model_id, tool,"
+                  " arguments, status, seq, step, started_at) VALUES ($1, $2, $3, $4, $5, $6,"
+                  " $7, $8, $9, $10, $11)",
+                  texts, 8, ints, 3);
+}
+
+/* See store_int.h. */
+int tool_step_begin(struct store *s, const struct store_tenant *t, const struct store_tool_step *in,
+                    int64_t *charged, int64_t *balance)
+{
+    int rc;
+
+    *charged = 0;
+    *balance = 0;
+    rc = db_begin(s, DB_TX_WRITE);
+    if (rc)
+        return rc;
+    if (in->reply)
+        rc = chat_reply_store(s, t, in->reply);
+    for (size_t i = 0; !rc && i < in->n; i++)
+        rc = insert_call(s, t, &in->calls[i]);
+    if (!rc && in->charge)
+        rc = credits_apply(s, t->org_id, CREDITS_CHARGE, in->price, charged);
+    if (!rc)
+        rc = credits_balance(s, t->org_id, balance);
+    if (!rc)
+        rc = db_commit(s);
+    if (rc) {
+        db_rollback(s);
+        *charged = 0;
+    }
+    return rc;
+}
+
+/* See store_int.h. */
+int tool_call_end(struct store *s, const struct store_tenant *t, const struct store_tool_call *c)
+{
+    const char *texts[] = {c->id, t->org_id, db_mode_name(t->mode), c->status, c->result, c->error};
+    const int64_t ints[] = {c->completed_at};
+    return db_run(s,
+                  "UPDATE tool_calls SET status = $4, result = $5, error = $6, completed_at = $7"
+                  " WHERE id = $1 AND org_id = $2 AND mode = $3",
+                  texts, 6, ints, 1);
+}
+
+/* See store_int.h. */
+int tool_calls_of(struct store *s, const struct store_tenant *t, const char *conversation_id,
+                  int64_t from_seq, int64_t to_seq, size_t max, struct arena *a,
+                  struct store_tool_call **out, size_t *n)
+{
+    struct db_stmt *st = db_prepare(
+        s, "SELECT " CALL_COLS " FROM tool_calls c JOIN messages m ON m.id = c.message_id"
+           " WHERE m.org_id = $1 AND m.mode = $2 AND m.conversation_id = $3 AND m.seq >= $4 AND"
+           " m.seq <= $5 ORDER BY m.seq, c.seq LIMIT $6");
+    struct store_tool_call *v;
+    bool row = false;
+    size_t len = 0;
+    int rc;
+
+    *out = NULL;
+    *n = 0;
+    if (!st)
+        return ERR_STORE;
+    db_bind_tenant(st, t);
+    db_bind_text(st, 3, conversation_id);
+    db_bind_int64(st, 4, from_seq);
+    db_bind_int64(st, 5, to_seq);
+    db_bind_int64(st, 6, (int64_t)max);
+    v = arena_alloc(a, (max ? max : 1) * sizeof(*v));
+    while (!(rc = db_step(st, &row)) && row && len < max)
+        read_call(st, a, &v[len++]);
+    db_done(st);
+    *out = v;
+    *n = len;
+    return rc;
+}

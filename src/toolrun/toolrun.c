@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * toolrun.c: the built-in tools (see toolrun.h). Each one reads its checked arguments, does
+ * what its route does for the turn's tenant (the knowledge the employee may read, a task with
+ * the tier gate, a workflow run with the balance gate) and writes its result as the route's
+ * record, so what the model reads is what the API answers.
+ */
+#include "toolrun.h"
+
+#include "../core/clock.h"
+#include "../core/id.h"
+#include "../embed/pool.h"
+#include "../integrations/operations.h"
+#include "../json/json.h"
+#include "../knowledge/search.h"
+#include "../ledger/ledger.h"
+#include "../tasks/runner.h"
+#include "../tasks/schedule.h"
+#include "../tasks/task.h"
+#include "../workflows/run.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SEARCH_LIMIT_DEFAULT 5
+#define RESULT_CAP (8u << 20)
+
+/* Append what the writer 'b' holds (a finished JSON value) to 'out'. */
+static int put_buf(struct buf *out, struct buf *b)
+{
+    int rc = buf_append(out, buf_ptr(b), buf_len(b));
+    buf_cleanup(b);
+    return rc;
+}
+
+/* knowledge.search {query, limit?, tags?}: the passages the employee may read. */
+static int knowledge(const struct toolrun_env *env, const struct act_job *job, struct buf *out,
+                     struct err *e)
+{
+    const struct tools_args *g = job->args;
+    const struct knowledge_services *ks = &env->agent->knowledge;
+    struct store_search_filter f = {NULL, job->employee_id};
+    json_t *tags = json_object_get(job->arguments, "tags");
+    struct store_hit *hits = NULL;
+    float *qvec = NULL;
+    size_t dim = 0, n = 0;
+    struct arena a;
+    struct store *s;
+    struct buf b;
+    struct jw w;
+    char *tags_json = NULL;
+    int rc = 0;
+
+    arena_init(&a);
+    if (tags)
+        f.tags_json = tags_json = json_dumps(tags, JSON_COMPACT);
+    if (ks->embed) {
+        size_t len = strlen(g->query);
+        rc = embed_pool_embed_all(ks->embed, &g->query, &len, 1, &qvec, &dim, e);
+    }
+    if (!rc) {
+        s = store_pool_get(ks->pool);
+        rc = knowledge_search(ks, s, job->tenant, &a, g->query, qvec, dim, &f,
+                              g->limit ? (unsigned)g->limit : SEARCH_LIMIT_DEFAULT, -1.0, &hits, &n,
+                              e);
+        store_pool_put(ks->pool, s);
+    }
+    if (!rc) {
+        buf_init(&b, RESULT_CAP);
+        jw_init(&w, &b);
+        jw_obj(&w);
+        jw_key(&w, "results");
+        knowledge_write_hits(&w, hits, n);
+        jw_obj_end(&w);
+        rc = put_buf(out, &b);
+    } else if (!e->msg[0]) {
+        err_set(e, rc, "internal_error", NULL, "the knowledge search failed");
+    }
+    free(qvec);
+    free(tags_json);
+    arena_cleanup(&a);
+    return rc;
+}
+
+/* The task record of 'k' into 'out'. */
+static int put_task(struct buf *out, const struct store_task *k)
+{
+    struct buf b;
+    struct jw w;
+    buf_init(&b, RESULT_CAP);
+    jw_init(&w, &b);
+    task_write(&w, k);
+    return put_buf(out, &b);
+}
+
+/* tasks.create {title, description?, priority?, due_at?, employee_id?} */
+static int task_new(const struct toolrun_env *env, const struct act_job *job, struct buf *out,
+                    struct err *e)
+{
+    const struct tools_args *g = job->args;
+    struct store_employee emp;
+    struct store_task k;
+    char id[ID_MAX];
+    struct arena a;
+    struct store *s = store_pool_get(env->pool);
+    int64_t now = clock_now_ms();
+    int rc;
+
+    arena_init(&a);
+    memset(&k, 0, sizeof(k));
+    k.employee_id = g->employee_id ? g->employee_id : job->employee_id;
+    k.title = g->title;
+    k.description = g->description;
+    k.priority = g->priority >= 0 ? task_priorities[g->priority] : "medium";
+    rc = g->due_at ? sched_due_at_parse(g->due_at, strlen(g->due_at), &k.due_at, e) : 0;
+    if (!rc) {
+        rc = store_employee_get(s, job->tenant, k.employee_id, &a, &emp);
+        if (rc == ERR_NOT_FOUND)
+            err_set(e, rc, "employee_not_found", "employee_id", "No employee %.60s.",
+                    k.employee_id);
+        else if (rc)
+            err_set(e, rc, "internal_error", NULL, "employee read failed");
+    }
+    if (!rc)
+        rc = ledger_tier_check(job->org_tier, &emp, "employee_id", "give tasks to", e);
+    if (!rc) {
+        rc = task_create(s, job->tenant, &k, id, now);
+        if (rc)
+            err_set(e, rc, "internal_error", NULL, "the task could not be created");
+    }
+    store_pool_put(env->pool, s);
+    if (!rc) {
+        task_runner_wake(env->tasks);
+        rc = put_task(out, &k);
+    }
+    arena_cleanup(&a);
+    return rc;
+}
+
+/* tasks.get {task_id} */
+static int task_read(const struct toolrun_env *env, const struct act_job *job, struct buf *out,
+                     struct err *e)
+{
+    struct store_task k;
+    struct arena a;
+    struct store *s = store_pool_get(env->pool);
+    int rc;
+
+    arena_init(&a);
+    rc = store_task_get(s, job->tenant, job->args->task_id, &a, &k);
+    store_pool_put(env->pool, s);
+    if (rc == ERR_NOT_FOUND)
+        err_set(e, rc, "task_not_found", "task_id", "No task %.60s.", job->args->task_id);
+    else if (rc)
+        err_set(e, rc, "internal_error", NULL, "task read failed");
+    else
+        rc = put_task(out, &k);
+    arena_cleanup(&a);
+    return rc;
+}
+
+/* workflows.run {workflow_id, input?}: a manual run, queued as POST /v1/workflows/{id}/run. */
+static int workflow_run(const struct toolrun_env *env, const struct act_job *job, struct buf *out,
+                        struct err *e)
+{
+    struct store_workflow wf;
+    struct store_wf_run run;
+    json_t *input = job->args->input ? job->args->input : json_object();
+    struct wf_trigger_in in = {"manual", NULL, input};
+    struct arena a;
+    struct store *s = store_pool_get(env->pool);
+    struct buf b;
+    struct jw w;
+    int rc;
+
+    arena_init(&a);
+    rc = store_workflow_get(s, job->tenant, job->args->workflow_id, &a, &wf);
+    if (rc == ERR_NOT_FOUND)
+        err_set(e, rc, "workflow_not_found", "workflow_id", "No workflow %.60s.",
+                job->args->workflow_id);
+    else if (rc)
+        err_set(e, rc, "internal_error", NULL, "workflow read failed");
+    else if (!wf.enabled)
+        rc = err_set(e, ERR_CONFLICT, "workflow_disabled", NULL, "The workflow %.60s is disabled.",
+                     wf.id);
+    if (!rc)
+        rc = wf_run_queue(s, job->tenant, &wf, &in, &a, &run, e);
+    store_pool_put(env->pool, s);
+    if (!rc) {
+        task_runner_wake(env->tasks);
+        buf_init(&b, RESULT_CAP);
+        jw_init(&w, &b);
+        wf_run_write(&w, &run);
+        rc = put_buf(out, &b);
+    }
+    if (!job->args->input)
+        json_decref(input);
+    arena_cleanup(&a);
+    return rc;
+}
+
+/* A tool's code, by name. */
+static const struct {
+    const char *name;
+    int (*fn)(const struct toolrun_env *env, const struct act_job *job, struct buf *out,
+              struct err *e);
+} runners[] = {
+    {"knowledge.search", knowledge},
+    {"tasks.create", task_new},
+    {"tasks.get", task_read},
+    {"workflows.run", workflow_run},
+};
+
+#define NRUNNERS (sizeof(runners) / sizeof(runners[0]))
+
+/* See toolrun.h. */
+int toolrun_run(void *ud, const struct act_job *job, struct buf *result, struct err *e)
+{
+    const struct toolrun_env *env = ud;
+    if (job->def->source == TOOLS_INTEGRATION) {
+        /* its messages already read "<code>: <reason>" */
+        int rc =
+            integ_tool_call(env->integ, job->tenant, job->def->name, job->arguments, result, e);
+        if (rc && !e->msg[0])
+            err_set(e, rc, "upstream_error", NULL, "the integration failed (%s)", err_name(rc));
+        return rc;
+    }
+    for (size_t i = 0; i < NRUNNERS; i++) {
+        if (strcmp(runners[i].name, job->def->name) == 0) {
+            int rc = runners[i].fn(env, job, result, e);
+            if (rc && !e->msg[0])
+                err_set(e, rc, "internal_error", NULL, "the tool failed (%s)", err_name(rc));
+            if (rc && e->code && strcmp(e->code, "internal_error") != 0 &&
+                strncmp(e->msg, e->code, strlen(e->code)) != 0) {
+                /* the model reads "<code>: <message>", as a run's error reads */
+                char msg[sizeof(e->msg) + 64];
+                snprintf(msg, sizeof(msg), "%.60s: %s", e->code, e->msg);
+                snprintf(e->msg, sizeof(e->msg), "%.*s", (int)sizeof(e->msg) - 1, msg);
+            }
+            return rc;
+        }
+    }
+    return err_set(e, ERR_INVALID, "invalid_request", NULL, "%s cannot be called from a turn yet.",
+                   job->def->name);
+}
+
+/* Whether the tenant's connection to 'provider' is connected. */
+static bool connected(const struct toolrun_env *env, const struct store_tenant *t,
+                      const char *provider)
+{
+    struct store_integration row;
+    struct arena a;
+    struct store *s;
+    bool yes;
+
+    if (!env->integ || !t)
+        return false;
+    arena_init(&a);
+    s = store_pool_get(env->pool);
+    yes = store_integration_get(s, t, provider, &a, &row) == 0 &&
+          strcmp(row.status, "connected") == 0;
+    store_pool_put(env->pool, s);
+    arena_cleanup(&a);
+    return yes;
+}
+
+/* See toolrun.h. */
+bool toolrun_available(void *ud, const struct store_tenant *t, const struct tools_def *d)
+{
+    const struct toolrun_env *env = ud;
+    if (d->source == TOOLS_INTEGRATION)
+        return connected(env, t, d->provider);
+    for (size_t i = 0; i < NRUNNERS; i++) {
+        if (strcmp(runners[i].name, d->name) == 0)
+            return true;
+    }
+    return false;
+}

@@ -1,0 +1,309 @@
+# SPDX-License-Identifier: MIT
+"""Employees that call tools in chat (contract §19), black-box, against the scripted
+tool-calling model of tests/mock/openai_mock.py ([[tools:B64]]).
+
+- A turn offers the tools the employee's rules allow (auto, runnable), under their model
+  names, with their schemas; a step's calls run, their results go back to the model as `tool`
+  messages, and the model is called again until it answers without calls.
+- Every call is journaled (running, then completed or failed) and shown: the blocking answer's
+  `tool_calls`, the stream's tool.started / tool.completed, the conversation read.
+- A call that cannot run (unknown tool, bad arguments, outside the key's scopes) is an error
+  result for the model, never a failed turn; the tool's effect is real (tasks.create makes the
+  task, tasks.get reads it).
+- Limits: WORKFORCE_AGENT_MAX_STEPS model calls, the same call a third time; each model call of
+  a live key is charged.
+- A later turn's history holds the earlier turn's calls and results.
+"""
+
+import base64
+import json
+import os
+import sys
+import threading
+import uuid
+
+from chatlib import (MOCK_API_KEY, MOCK_MODEL, ChatTestCase, MockChatTestCase, credits_for,
+                     uniq)
+from harness import GENEROUS_LIMITS, Server, free_port
+from oauthlib import browser_connect
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "mock"))
+import openai_mock  # noqa: E402
+import provider_mock  # noqa: E402
+
+
+def script(*steps):
+    return "[[tools:%s]]" % base64.b64encode(json.dumps(list(steps)).encode()).decode()
+
+
+def call(name, **args):
+    return {"name": name, "arguments": args}
+
+
+class AgentChatTest(MockChatTestCase):
+    mock_env = {"WORKFORCE_TEST_LLM": "provider", "WORKFORCE_AGENT_MAX_STEPS": "3"}
+
+    @classmethod
+    def setUpServer(cls):
+        cls.org = "agent-" + uuid.uuid4().hex[:6]
+        cls.live = cls.server.create_key(cls.org, tier="manager", credits=100000)
+        cls.test = cls.server.create_key(cls.org, mode="test")
+
+    def setUp(self):
+        self.mock.reset()
+
+    def employee_with(self, key, rules):
+        emp = self.new_employee(key, name="Agent " + uuid.uuid4().hex[:4], role="Helper",
+                                category="operations")["id"]
+        r = self.server.patch("/v1/employees/" + emp, {"tools": rules}, key=key)
+        self.assertEqual(r.status, 200, r)
+        return emp
+
+    def model_requests(self, msg):
+        """The model calls of the turn of user message 'msg' (a task that a tool created runs
+        on the same model, with other messages)."""
+        return self.mock_requests(msg)
+
+    def test_a_turn_calls_tools_until_it_answers(self):
+        key = self.test
+        emp = self.employee_with(key, [{"name": "tasks.*", "policy": "auto"}])
+        title = "Book the venue " + uuid.uuid4().hex[:6]
+        msg = uniq("Please plan it ") + script(
+            {"calls": [call("tasks__create", title=title, priority="high")]},
+            {"say": "Done: the task is created."})
+        m = self.chat_ok(key, emp, msg)
+        self.assertEqual(m["content"], "Done: the task is created.")
+        self.assertEqual(m["status"], "completed")
+        self.assertEqual(m["stop_reason"], "completed")
+        self.assertEqual(len(m["tool_calls"]), 1)
+        c = m["tool_calls"][0]
+        self.assertEqual((c["tool"], c["status"], c["error"]), ("tasks.create", "completed", None))
+        self.assertTrue(c["id"].startswith("call_"))
+        self.assertEqual(c["arguments"], {"title": title, "priority": "high"})
+        self.assertEqual(c["result"]["title"], title)
+        # the task exists, for this employee
+        task = self.server.get("/v1/tasks/" + c["result"]["id"], key=key).json
+        self.assertEqual((task["title"], task["employee_id"], task["priority"]),
+                         (title, emp, "high"))
+        # the model was offered the rules' tools, then shown its call and the result
+        reqs = self.model_requests(msg)
+        self.assertEqual(len(reqs), 2, reqs)
+        first = reqs[0]["body"]
+        names = sorted(t["function"]["name"] for t in first["tools"])
+        self.assertEqual(names, ["tasks__create", "tasks__get"])
+        second = reqs[1]["body"]["messages"]
+        self.assertEqual(second[-2]["role"], "assistant")
+        self.assertEqual(second[-2]["tool_calls"][0]["function"]["name"], "tasks__create")
+        self.assertEqual(second[-1]["role"], "tool")
+        self.assertEqual(second[-1]["tool_call_id"], second[-2]["tool_calls"][0]["id"])
+        self.assertEqual(json.loads(second[-1]["content"])["id"], c["result"]["id"])
+        # the conversation read shows the same work
+        conv = self.conversation(key, m["conversation_id"])
+        reply = conv["messages"][-1]
+        self.assertEqual(reply["tool_calls"], m["tool_calls"])
+        self.assertEqual((reply["status"], reply["stop_reason"]), ("completed", "completed"))
+
+    def test_calls_that_cannot_run_go_back_to_the_model(self):
+        key = self.test
+        emp = self.employee_with(key, [{"name": "tasks.get", "policy": "auto"}])
+        msg = uniq("Check things ") + script(
+            {"calls": [call("tasks__get", task_id="task_000000000000000000000000"),
+                       call("tasks__create", title="not offered"),
+                       call("tasks__get", id="wrong member"),
+                       {"name": "tasks__get", "arguments": "{not json"}]},
+            {"say": "Some of that failed."})
+        m = self.chat_ok(key, emp, msg)
+        self.assertEqual(m["status"], "completed")
+        calls = m["tool_calls"]
+        self.assertEqual([c["status"] for c in calls], ["failed"] * 4)
+        self.assertTrue(calls[0]["error"].startswith("task_not_found"), calls[0])
+        self.assertTrue(calls[1]["error"].startswith("unknown_tool"), calls[1])
+        self.assertTrue(calls[2]["error"].startswith("invalid_arguments"), calls[2])
+        self.assertTrue(calls[3]["error"].startswith("invalid_arguments"), calls[3])
+        self.assertEqual(calls[3]["arguments"], "{not json")
+        tool_msgs = [x for x in self.model_requests(msg)[-1]["body"]["messages"]
+                     if x["role"] == "tool"]
+        self.assertEqual(len(tool_msgs), 4)
+        self.assertIn("error", json.loads(tool_msgs[1]["content"]))
+
+    def test_scopes_of_the_starter(self):
+        # a key without the tasks scope: the employee may use tasks.create, the key may not
+        key = self.server.create_key(self.org, mode="test",
+                                     scopes="chat,employees:read,employees:write")
+        emp = self.employee_with(key, [{"name": "tasks.*", "policy": "auto"}])
+        msg = uniq("Try it ") + script({"calls": [call("tasks__create", title="x")]},
+                                       {"say": "ok"})
+        m = self.chat_ok(key, emp, msg)
+        self.assertTrue(m["tool_calls"][0]["error"].startswith("permission_denied"), m)
+
+    def test_stream_shows_each_call(self):
+        key = self.test
+        emp = self.employee_with(key, [{"name": "tasks.get", "policy": "auto"}])
+        msg = uniq("Stream it ") + script(
+            {"calls": [call("tasks__get", task_id="task_000000000000000000000000")]},
+            {"say": "Streamed."})
+        res = self.stream(key, emp, msg)
+        names = res.names()
+        self.assertEqual(names[0], "message.created")
+        self.assertEqual(names[-1], "message.completed")
+        i, j = names.index("tool.started"), names.index("tool.completed")
+        self.assertLess(i, j)
+        started = res.of("tool.started")[0]["json"]
+        ended = res.of("tool.completed")[0]["json"]
+        done = res.of("message.completed")[0]["json"]
+        self.assertEqual(started["message_id"], done["id"])
+        self.assertEqual(started["tool_call"]["status"], "running")
+        self.assertEqual(ended["tool_call"]["status"], "failed")
+        self.assertEqual(ended["tool_call"]["id"], started["tool_call"]["id"])
+        self.assertEqual(done["tool_calls"][0]["id"], started["tool_call"]["id"])
+        self.assertEqual(done["content"], "Streamed.")
+
+    def test_limits(self):
+        key = self.test
+        emp = self.employee_with(key, [{"name": "tasks.get", "policy": "auto"}])
+        # WORKFORCE_AGENT_MAX_STEPS=3: three model calls, then the turn stops
+        msg = uniq("Loop ") + script(*[{"calls": [call("tasks__get", task_id="task_%024d" % i)]}
+                                       for i in range(10)])
+        m = self.chat_ok(key, emp, msg)
+        self.assertEqual(m["stop_reason"], "max_steps")
+        self.assertIn("limit of 3 model calls", m["content"])
+        self.assertEqual(len(self.model_requests(msg)), 3)
+        self.assertEqual(len(m["tool_calls"]), 3)
+        # the same call a third time stops the turn before it runs
+        msg = uniq("Again ") + script(
+            {"calls": [call("tasks__get", task_id="task_000000000000000000000001")]})
+        m = self.chat_ok(key, emp, msg)
+        self.assertEqual(m["stop_reason"], "repeated_call")
+        self.assertEqual(len(m["tool_calls"]), 2)
+
+    def test_each_model_call_is_charged(self):
+        key = self.live
+        emp = self.employee_with(key, [{"name": "tasks.get", "policy": "auto"}])
+        before = self.balance(key)
+        msg = uniq("Charge ") + script(
+            {"calls": [call("tasks__get", task_id="task_000000000000000000000000")]},
+            {"say": "Charged twice."})
+        m = self.chat_ok(key, emp, msg)
+        usages = [r["reply"]["usage"] for r in self.model_requests(msg)]
+        self.assertEqual(len(usages), 2)
+        want = sum(credits_for({"input_tokens": u["prompt_tokens"],
+                                "output_tokens": u["completion_tokens"]}) for u in usages)
+        self.assertEqual(m["credits_used"], want)
+        self.assertEqual(before - self.balance(key), want)
+
+    def test_a_conversation_is_busy_while_its_turn_runs(self):
+        key = self.test
+        emp = self.employee_with(key, [{"name": "tasks.get", "policy": "auto"}])
+        # the model's second call waits 3 s: the reply is in_progress meanwhile
+        msg = uniq("Busy ") + "[[pause:3000]]" + script(
+            {"calls": [call("tasks__get", task_id="task_000000000000000000000000")]},
+            {"say": "Finally."})
+        done = {}
+        th = threading.Thread(target=lambda: done.update(m=self.chat(key, emp, msg)))
+        th.start()
+        try:
+            conv = self.wait_for(lambda: self.find_conversation(key, msg[:80], emp), timeout=10)
+            self.assertIsNotNone(conv)
+            running = self.wait_for(
+                lambda: self.conversation(key, conv["id"])["messages"][-1].get("status")
+                == "in_progress", timeout=10)
+            self.assertTrue(running, "the reply was never seen in_progress")
+            r = self.chat(key, emp, uniq("Meanwhile"), conversation_id=conv["id"])
+            self.assertError(r, 409, "conversation_busy", "conversation_id")
+        finally:
+            th.join(60)
+        self.assertEqual(done["m"].json["content"], "Finally.")
+        self.chat_ok(key, emp, uniq("Now"), conversation_id=conv["id"])
+
+    def test_history_holds_the_calls(self):
+        key = self.test
+        emp = self.employee_with(key, [{"name": "tasks.get", "policy": "auto"}])
+        msg = uniq("First ") + script(
+            {"calls": [call("tasks__get", task_id="task_000000000000000000000000")]},
+            {"say": "First done."})
+        m = self.chat_ok(key, emp, msg)
+        follow = uniq("And then?")
+        self.chat_ok(key, emp, follow, conversation_id=m["conversation_id"])
+        body = [r for r in self.mock.requests()
+                if r["body"]["messages"][-1].get("content") == follow][-1]["body"]
+        roles = [x["role"] for x in body["messages"]]
+        # ..., user, assistant (its calls), tool (the result), assistant (the answer), user
+        self.assertEqual(roles[-5:], ["user", "assistant", "tool", "assistant", "user"], roles)
+        self.assertEqual(body["messages"][-4]["tool_calls"][0]["function"]["name"],
+                         "tasks__get")
+        self.assertEqual(body["messages"][-2]["content"], "First done.")
+
+
+class AgentIntegrationTest(ChatTestCase):
+    """Integration tools in a turn: offered only while the provider is connected, and acting
+    through the organization's connection (tests/mock/provider_mock.py)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.mock = openai_mock.MockLLM().start()
+        cls.provider = provider_mock.ProviderMock().start()
+        port = free_port()
+        cls.base = "http://127.0.0.1:%d" % port
+        env = {"WORKFORCE_RATE_LIMITS": GENEROUS_LIMITS, "WORKFORCE_LLM": "openai",
+               "WORKFORCE_LLM_BASE_URL": cls.mock.base_url, "WORKFORCE_LLM_MODEL": MOCK_MODEL,
+               "WORKFORCE_LLM_API_KEY": MOCK_API_KEY, "WORKFORCE_TEST_LLM": "provider",
+               "WORKFORCE_PUBLIC_URL": cls.base}
+        env.update(cls.provider.env_for())
+        cls.server = Server(env=env)
+        try:
+            cls.server.start(port=port)
+        except BaseException:
+            cls.server.cleanup()
+            cls.mock.stop()
+            cls.provider.stop()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        try:
+            super().tearDownClass()
+        finally:
+            cls.mock.stop()
+            cls.provider.stop()
+
+    def mock_requests(self, last_user):
+        return [r for r in self.mock.requests() if r["last_user"] == last_user]
+
+    def provider_requests(self, prefix):
+        import urllib.request
+        with urllib.request.urlopen(self.provider.base_url + "/__requests?prefix=" + prefix,
+                                    timeout=10) as r:
+            doc = json.loads(r.read())
+        return doc["requests"] if isinstance(doc, dict) else doc
+
+    def test_slack_tools_through_the_connection(self):
+        key = self.server.create_key("agent-i-" + uuid.uuid4().hex[:6], mode="test")
+        emp = self.assertJson(self.server.post("/v1/employees", {
+            "name": "Poster", "role": "Ops", "category": "operations",
+            "tools": [{"name": "slack.*", "policy": "auto"}]}, key=key))["id"]
+        # not connected: no Slack tool is offered (and no tool at all here)
+        msg = uniq("Before ") + script({"say": "nothing to do"})
+        self.chat_ok(key, emp, msg)
+        self.assertNotIn("tools", self.mock_requests(msg)[0]["body"])
+        c = self.assertJson(self.server.post("/v1/integrations/slack/connect", {}, key=key))
+        r = browser_connect(self.server, self.base, c["authorization_url"], "slack")
+        self.assertEqual(r.status, 200, r)
+        msg = uniq("Post it ") + script(
+            {"calls": [call("slack__post_message", channel="#general", text="Deploy done")]},
+            {"say": "Posted."})
+        m = self.chat_ok(key, emp, msg)
+        offered = sorted(t["function"]["name"] for t in self.mock_requests(msg)[0]["body"]["tools"])
+        self.assertEqual(offered, ["slack__list_channels", "slack__post_message"])
+        tc = m["tool_calls"][0]
+        self.assertEqual((tc["tool"], tc["status"]), ("slack.post_message", "completed"), tc)
+        self.assertEqual(tc["result"]["id"], "1700000000.000001")
+        [req] = self.provider_requests("/slack/api/chat.postMessage")
+        self.assertEqual(req["body"], {"channel": "#general", "text": "Deploy done"})
+        # the provider's refusal goes back to the model as the call's error
+        msg = uniq("Nowhere ") + script(
+            {"calls": [call("slack__post_message", channel="#nowhere", text="x")]},
+            {"say": "It failed."})
+        m = self.chat_ok(key, emp, msg)
+        self.assertEqual(m["tool_calls"][0]["status"], "failed")
+        self.assertIn("channel_not_found", m["tool_calls"][0]["error"])
+        self.assertNotIn("xoxb", json.dumps(m))
