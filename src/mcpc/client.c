@@ -350,8 +350,9 @@ static void on_done(void *ud, int rc, long status, const char *why)
         finish(s, rc, "the answer is neither JSON nor an event stream");
         return;
     }
-    if (rc == ERR_UPSTREAM && strncmp(why, "timed out", 9) == 0 &&
-        clock_mono_us() >= s->deadline_us - 1000) {
+    if (rc == ERR_UPSTREAM && why && strncmp(why, "timed out", 9) == 0) {
+        /* each transfer is given what is left of the operation's deadline: its time out is the
+         * operation's, whose length is what the caller knows */
         timed_out(s, text, sizeof(text));
         finish(s, rc, text);
         return;

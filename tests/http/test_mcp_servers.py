@@ -21,6 +21,7 @@ and a path that needs an Authorization header.
 import glob
 import json
 import os
+import select
 import socket
 import subprocess
 import time
@@ -45,8 +46,12 @@ class Peer:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         deadline = time.time() + 30
         line = b""
-        while time.time() < deadline and not line.endswith(b"\n"):
-            c = self.proc.stdout.read(1)
+        fd = self.proc.stdout.fileno()
+        while not line.endswith(b"\n"):
+            left = deadline - time.time()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                break
+            c = os.read(fd, 64)
             if not c:
                 break
             line += c
@@ -314,7 +319,7 @@ class McpServersTest(McpServersBase):
         srv = self.server
         s = self.created(url=self.peer.url("auth"), headers={"Authorization": "Bearer s3cret"})
         self.assertEqual(s["status"], "ok", s)
-        time.sleep(0.002)  # two timestamps a millisecond apart at least
+        harness.next_millisecond()  # the refresh's time is then later than the creation's
         r = self.assertServer(self.assertJson(
             srv.post("/v1/mcp_servers/%s/refresh" % s["id"], key=self.key, timeout=60)))
         self.assertEqual(r["status"], "ok")
