@@ -748,11 +748,89 @@ def build_schemas():
                                                           "checked against it before anything "
                                                           "runs."},
         "available": {"type": "boolean",
-                      "description": "False while the integration it uses is not connected."},
+                      "description": "False while the integration it uses is not connected, or "
+                                     "while the last read of its MCP server's tool list failed "
+                                     "(`status: \"error\"`)."},
     }, required=["name", "description", "source", "effect", "input_schema", "available"],
         description="A tool an employee may be allowed to call.")
     s["ToolList"] = obj({"tools": {"type": "array", "items": S("Tool")}}, required=["tools"],
                         description="Every tool of the organization (not paged).")
+    s["McpServerId"] = id_schema("mcp_", "MCP server")
+    s["McpServerTool"] = obj({
+        "name": string("The tool's name on its server; in `GET /v1/tools` and in employee "
+                       "rules it is `mcp.<server>.<name>`.", minLength=1, maxLength=128),
+        "description": string("What the server says the tool does (cut at 4,096 bytes).",
+                              maxLength=4096),
+        "effect": {"type": "string", "enum": ["read", "write"],
+                   "description": "`read` when the server marks the tool `readOnlyHint: true`, "
+                                  "else `write`."},
+    }, required=["name", "description", "effect"])
+    mcp_props = {
+        "id": S("McpServerId"),
+        "name": string("Unique within the organization and key mode; tools are named "
+                       "`mcp.<name>.<tool>`.", pattern="^[a-z0-9_]{1,32}$"),
+        "url": string("The server's Streamable HTTP endpoint.", format="uri"),
+        "header_names": {"type": "array", "items": {"type": "string"}, "maxItems": 16,
+                         "description": "The names of the headers sent to the server; their "
+                                        "values are kept sealed and never answered."},
+        "enabled": {"type": "boolean",
+                    "description": "A disabled server's tools are not listed by `GET /v1/tools` "
+                                   "and are not offered to employees."},
+        "status": {"type": "string", "enum": ["ok", "error"],
+                   "description": "Whether the last read of the tool list worked."},
+        "error": {"type": ["string", "null"],
+                  "description": "Why the last read failed (`connection refused`, `the server "
+                                 "answered HTTP 401`, `address refused: ...`, `timed out after "
+                                 "30 s`, an MCP error, ...); null when `status` is `ok`."},
+        "tools": {"type": "array", "items": S("McpServerTool"), "maxItems": 1000,
+                  "description": "The tools last read, in the server's order. A failed refresh "
+                                 "keeps them (unavailable while `status` is `error`); a new URL "
+                                 "that cannot be read leaves none."},
+        "refreshed_at": nullable(S("Timestamp")),
+        "created_at": S("Timestamp"),
+    }
+    mcp_example = {"id": "mcp_" + "0VcFXwKTrbpg3cs7lDuGpJ7L", "name": "crm",
+                   "url": "https://mcp.example.com/mcp", "header_names": ["Authorization"],
+                   "enabled": True, "status": "ok", "error": None,
+                   "tools": [{"name": "find_contact", "description": "Find a contact by email.",
+                              "effect": "read"}],
+                   "refreshed_at": TS, "created_at": TS}
+    s["McpServer"] = obj(mcp_props, required=list(mcp_props),
+                         description="An MCP server of the organization.", examples=[mcp_example])
+    s["McpServerList"] = obj({
+        "mcp_servers": {"type": "array", "items": S("McpServer")},
+        "has_more": {"type": "boolean"},
+        "next_cursor": nullable(S("Cursor")),
+    }, required=["mcp_servers", "has_more", "next_cursor"], description="Newest first.")
+    mcp_url = P("An absolute http:// or https:// URL with a host, without user information or a "
+                "fragment, at most 2,048 bytes. A host written as an IP address is judged at "
+                "once: cloud metadata addresses (169.254.0.0/16, fd00:ec2::/32) are always "
+                "refused, and loopback, private and other non-public ones unless the operator "
+                "allows them; a host name is judged when connecting.", format="uri")
+    mcp_headers = P("Headers sent with every request to the server, such as `Authorization`: "
+                    "at most 16; a name is an HTTP token of at most 100 characters (not one "
+                    "the transport sets itself: `Accept`, `Connection`, `Content-Encoding`, "
+                    "`Content-Length`, `Content-Type`, `Cookie2`, `Expect`, `Host`, "
+                    "`Keep-Alive`, `Last-Event-ID`, `MCP-Protocol-Version`, `Mcp-Session-Id`, "
+                    "`Proxy-Authorization`, `Proxy-Connection`, `TE`, `Trailer`, "
+                    "`Transfer-Encoding`, `Upgrade`; nor one name twice in another case); a "
+                    "value is 1 to 4,096 characters without control characters. A bad value is "
+                    "reported as `param: \"headers.<name>\"`. Values are sealed at once and "
+                    "never answered.")
+    s["McpServerCreate"] = PO({
+        "name": P("Lowercase letters, digits and `_`."),
+        "url": mcp_url,
+        "headers": mcp_headers,
+        "enabled": request_default({}, True),
+    }, examples=[{"name": "crm", "url": "https://mcp.example.com/mcp",
+                  "headers": {"Authorization": "Bearer <token>"}}])
+    s["McpServerUpdate"] = PO({
+        "name": P(),
+        "url": mcp_url,
+        "headers": P("The whole set of headers, replacing the one before (`{}`: none); see "
+                     "`McpServerCreate`."),
+        "enabled": P(),
+    }, description="Any of the members; a new `url` or new `headers` read the tool list again.")
     s["StatsBucket"] = obj({
         "start": S("Timestamp"),
         "messages": integer(minimum=0),
@@ -2348,11 +2426,48 @@ def build_paths():
            codes=["employee_not_found"], notes={"employee_not_found": not_found_note},
            bad_param="status")
     sp.add("get", "/v1/tools", "listTools", "List tools", "Employees", built=True,
-           description="The tools of the organization: the built-in ones and one per "
-                       "integration operation, each with the JSON Schema of its arguments and "
-                       "its effect. An employee's `tools` rules decide which of them it may "
-                       "call. Scope `tools` or `employees:read` (either suffices).",
+           description="The tools of the organization: the built-in ones, one per "
+                       "integration operation, and `mcp.<server>.<tool>` for each tool of each "
+                       "enabled MCP server (as last read; a tool whose full name is not a "
+                       "well-formed tool name, such as one with a space, is not listed), each "
+                       "with the JSON Schema of its arguments and its effect. An employee's "
+                       "`tools` rules decide which of them it may call. Scope `tools` or "
+                       "`employees:read` (either suffices).",
            ok=ok_json("ToolList", "The tools."))
+    mcp_id = path_param("id", "MCP server id (`mcp_...`).")
+    mcp_read = ("The tool list is read before the answer (an MCP session: `initialize`, "
+                "`notifications/initialized`, `tools/list` page after page, then the session "
+                "ended), within 30 s; a server that cannot be read is stored with `status: "
+                "\"error\"` and why, still status 200. ")
+    sp.add("post", "/v1/mcp_servers", "createMcpServer", "Register an MCP server", "MCP servers",
+           built=True,
+           description=mcp_read + "At most 16 per organization and key mode (400 beyond).",
+           body=json_content("McpServerCreate"), body_required=True,
+           ok=ok_json("McpServer", "The server, with the tools read."),
+           codes=["mcp_server_name_taken"], bad_param="url")
+    sp.add("get", "/v1/mcp_servers", "listMcpServers", "List MCP servers", "MCP servers",
+           built=True, description="Newest first.",
+           params=[ref("parameters", "ListLimit"), ref("parameters", "Before")],
+           ok=ok_json("McpServerList", "A page of servers."), bad_param="limit")
+    sp.add("get", "/v1/mcp_servers/{id}", "getMcpServer", "Get an MCP server", "MCP servers",
+           built=True, params=[mcp_id], ok=ok_json("McpServer", "The server."),
+           codes=["mcp_server_not_found"])
+    sp.add("patch", "/v1/mcp_servers/{id}", "updateMcpServer", "Update an MCP server",
+           "MCP servers", built=True, params=[mcp_id],
+           description="Any of `name`, `url`, `headers` (the whole set), `enabled`. " + mcp_read
+                       .replace("The tool list", "When `url` or `headers` change, the tool list"),
+           body=json_content("McpServerUpdate"), ok=ok_json("McpServer", "The updated server."),
+           codes=["mcp_server_not_found", "mcp_server_name_taken"], bad_param="url")
+    sp.add("delete", "/v1/mcp_servers/{id}", "deleteMcpServer", "Delete an MCP server",
+           "MCP servers", built=True, params=[mcp_id],
+           description="Its tools leave `GET /v1/tools` at once.",
+           ok=ok_json("Deleted", "Deleted."), codes=["mcp_server_not_found"])
+    sp.add("post", "/v1/mcp_servers/{id}/refresh", "refreshMcpServer",
+           "Read an MCP server's tools again", "MCP servers", built=True, params=[mcp_id],
+           description=mcp_read + "A refresh that fails keeps the tools last read. Takes no "
+                       "parameters (an empty body or `{}`).",
+           body=json_content("Empty"), ok=ok_json("McpServer", "The server, read again."),
+           codes=["mcp_server_not_found"], bad_param="id")
     sp.add("get", "/v1/employees/{id}/stats", "getEmployeeStats", "Get employee statistics",
            "Employees", built=True,
            description="Computed from stored facts over the period ending now: 24 hourly "
@@ -3388,6 +3503,17 @@ TAGS = [
                  "loopback, private, link-local, multicast and other reserved addresses are "
                  "refused unless the operator sets `WORKFORCE_WEBHOOKS_ALLOW_PRIVATE=1`. "
                  "Redirects are not followed; proxies are not used."),
+    ("MCP servers", "The organization's own MCP servers, whose tools its employees may "
+                    "call (`mcp.<server>.<tool>`). This server is their MCP client over the "
+                    "Streamable HTTP transport: JSON or event-stream answers, `Mcp-Session-Id`, "
+                    "protocol versions 2025-11-25, 2025-06-18 and 2025-03-26, `tools/list` "
+                    "followed page after page (at most 1,000 tools over 64 pages, 1 MiB kept), "
+                    "30 s per operation, 4 MiB per answer. The host is resolved at each "
+                    "connection; loopback, private, link-local and other reserved addresses "
+                    "are refused unless the operator sets "
+                    "`WORKFORCE_MCP_ALLOW_PRIVATE=1`, and cloud metadata addresses "
+                    "(169.254.0.0/16, fd00:ec2::/32) always. Redirects are not followed; "
+                    "proxies are not used."),
     ("Operations", "Health, readiness, metrics and documentation; no API key."),
     ("Console", "The web console and the rendered API reference, served by the binary; no API "
                 "key (the console asks for one and keeps it in the browser)."),

@@ -91,6 +91,7 @@ extern const struct jb_binding api_chat_body, api_feedback_body, api_employees_c
     api_workflows_run_body, api_integrations_connect_body, api_integrations_secret_body;
 extern const struct jb_binding api_events_redeliver_body, api_webhook_endpoints_create_body,
     api_webhook_endpoints_update_body;
+extern const struct jb_binding api_mcp_servers_create_body, api_mcp_servers_update_body;
 extern const struct jb_binding api_no_body; /* {} or no body: the route takes no members */
 
 /* workflows.c: queue a run of 'wf' for the request's tenant, started by 'type' ('event': the
@@ -138,6 +139,14 @@ int api_employee_find(struct router_req *r, const char *id, const char *param,
 
 /* tools.c */
 int api_tools_list(struct router_req *r, struct err *e);
+
+/* mcp_servers.c: the organization's MCP servers (contract §19) */
+int api_mcp_servers_create(struct router_req *r, struct err *e);
+int api_mcp_servers_list(struct router_req *r, struct err *e);
+int api_mcp_servers_get(struct router_req *r, struct err *e);
+int api_mcp_servers_update(struct router_req *r, struct err *e);
+int api_mcp_servers_delete(struct router_req *r, struct err *e);
+int api_mcp_servers_refresh(struct router_req *r, struct err *e);
 
 /* chat.c */
 int api_chat(struct router_req *r, struct err *e);

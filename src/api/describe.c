@@ -15,6 +15,7 @@
  */
 #include "api.h"
 
+#include "../mcpc/mcpc.h"
 #include "../tools/tools.h"
 
 #include "../auth/auth.h"
@@ -46,6 +47,8 @@ static const struct {
     {&api_knowledge_query_body, "filters", api_knowledge_filters_schema},
     {&api_employees_create_body, "tools", tools_rules_schema},
     {&api_employees_update_body, "tools", tools_rules_schema},
+    {&api_mcp_servers_create_body, "headers", mcpc_headers_schema},
+    {&api_mcp_servers_update_body, "headers", mcpc_headers_schema},
 };
 
 /* A jb_nested_fn: the shape of member 'f' of the binding 'ud', or NULL. */

@@ -58,6 +58,7 @@ static const struct {
      "No such event in this organization and key mode (events are kept 30 days)."},
     {"webhook_endpoint_not_found", 404,
      "No such webhook endpoint in this organization and key mode."},
+    {"mcp_server_not_found", 404, "No such MCP server in this organization and key mode."},
     {"provider_not_found", 404,
      "The provider is not one of `slack`, `google_calendar`, `outlook`, `github`, `hubspot`."},
     {"method_not_allowed", 405,
@@ -69,6 +70,9 @@ static const struct {
     {"workflow_disabled", 409,
      "The workflow is disabled: only a manual run starts it. Enable it with PATCH."},
     {"run_not_cancellable", 409, "The run has already ended (completed, failed or cancelled)."},
+    {"mcp_server_name_taken", 409,
+     "The organization already has an MCP server of this name in this key mode; names are "
+     "unique, since tools are named `mcp.<server>.<tool>`."},
     {"idempotency_key_in_use", 409,
      "A request with this Idempotency-Key is still in flight. Retry later."},
     {"request_too_large", 413, "The JSON body is over 1 MiB (1,048,576 bytes)."},

@@ -72,6 +72,7 @@ static const struct router_qparam q_callback[] = {TEXT("code"), TEXT("state"), T
 #define FLOW AUTH_SCOPE_WORKFLOWS
 #define INTG AUTH_SCOPE_INTEGRATIONS
 #define HOOK AUTH_SCOPE_WEBHOOKS
+#define TOOL AUTH_SCOPE_TOOLS
 
 const struct route api_routes[] = {
     {"GET", "/healthz", api_healthz, 0, ROUTE_PUBLIC, NULL, NULL, NULL},
@@ -99,6 +100,15 @@ const struct route api_routes[] = {
      NULL, NULL},
     {"GET", "/v1/tools", api_tools_list, AUTH_SCOPE_TOOLS | AUTH_SCOPE_EMPLOYEES_READ,
      ROUTE_SCOPE_ANY, NULL, NULL, NULL},
+    {"POST", "/v1/mcp_servers", api_mcp_servers_create, TOOL, 0, NULL, &api_mcp_servers_create_body,
+     NULL},
+    {"GET", "/v1/mcp_servers", api_mcp_servers_list, TOOL, 0, q_list, NULL, NULL},
+    {"GET", "/v1/mcp_servers/{id}", api_mcp_servers_get, TOOL, 0, NULL, NULL, NULL},
+    {"PATCH", "/v1/mcp_servers/{id}", api_mcp_servers_update, TOOL, 0, NULL,
+     &api_mcp_servers_update_body, NULL},
+    {"DELETE", "/v1/mcp_servers/{id}", api_mcp_servers_delete, TOOL, 0, NULL, NULL, NULL},
+    {"POST", "/v1/mcp_servers/{id}/refresh", api_mcp_servers_refresh, TOOL, 0, NULL, &api_no_body,
+     NULL},
     {"POST", "/v1/chat", api_chat, AUTH_SCOPE_CHAT, 0, NULL, &api_chat_body, NULL},
     {"POST", "/v1/chat/stream", api_chat_stream, AUTH_SCOPE_CHAT, 0, NULL, &api_chat_body, NULL},
     {"GET", "/v1/openai/models", api_openai_models, AUTH_SCOPE_CHAT, ROUTE_OPENAI, NULL, NULL,

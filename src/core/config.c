@@ -442,6 +442,10 @@ static const struct config_setting settings[] = {
              "stop_reason max_steps."},
     {.name = "WORKFORCE_TOOL_WORKERS", INT_RANGE(1, 256), .def = "4", MEMBER(tool_workers),
      .desc = "Tool calls run at once (the calls of one step run side by side)."},
+    {.name = "WORKFORCE_MCP_ALLOW_PRIVATE", .type = CONFIG_BOOL, .def = "0",
+     MEMBER(mcp_allow_private),
+     .desc = "1 lets MCP servers be reached at loopback and private addresses (never at cloud "
+             "metadata ones)."},
     {.name = "WORKFORCE_WEBHOOKS_ALLOW_PRIVATE", .type = CONFIG_BOOL, .def = "0",
      MEMBER(webhooks_allow_private),
      .desc = "1 lets webhook deliveries go to loopback and private addresses."},

@@ -86,6 +86,7 @@ struct config {
     unsigned lease_seconds;        /* a node silent this long is dead: its work is taken back */
     unsigned knowledge_workers;    /* documents processed at once */
     char vectors[8];               /* float32 | int8: how the vector index keeps embeddings */
+    bool mcp_allow_private;        /* MCP servers may be at loopback, private, ... addresses */
     bool webhooks_allow_private;   /* deliveries may go to loopback, private, ... addresses */
     int64_t webhooks_timeout_ms;   /* one delivery attempt (at most the contract's 10 s) */
     unsigned webhooks_workers;     /* deliveries attempted at once */

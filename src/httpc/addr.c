@@ -119,6 +119,36 @@ enum httpc_addr_class httpc_addr_classify(const struct sockaddr *sa, size_t len)
     return HTTPC_ADDR_UNKNOWN;
 }
 
+/* See hook.h. IPv4 link-local is where clouds serve instance metadata (169.254.169.254, and
+ * 169.254.170.2 for containers); AWS serves it over IPv6 at fd00:ec2::254, inside the unique
+ * local range, so that prefix is listed on its own. */
+bool httpc_addr_metadata(const struct sockaddr *sa, size_t len)
+{
+    static const unsigned char link_local[] = {169, 254};
+    static const unsigned char aws_v6[] = {0xfd, 0x00, 0x0e, 0xc2};
+    sa_family_t family;
+    const unsigned char *a;
+    struct sockaddr_in in;
+    struct sockaddr_in6 in6;
+
+    if (!sa || len < sizeof(family))
+        return false;
+    memcpy(&family, (const char *)sa + offsetof(struct sockaddr, sa_family), sizeof(family));
+    if (family == AF_INET && len >= sizeof(in)) {
+        memcpy(&in, sa, sizeof(in));
+        return in_prefix((const unsigned char *)&in.sin_addr, link_local, 16);
+    }
+    if (family != AF_INET6 || len < sizeof(in6))
+        return false;
+    memcpy(&in6, sa, sizeof(in6));
+    a = in6.sin6_addr.s6_addr;
+    if (memcmp(a, v4_mapped, 12) == 0 || memcmp(a, nat64_wkp, 12) == 0)
+        return in_prefix(a + 12, link_local, 16);
+    if (a[0] == 0x20 && a[1] == 0x02)
+        return in_prefix(a + 2, link_local, 16);
+    return in_prefix(a, aws_v6, 32);
+}
+
 /* See hook.h. */
 const char *httpc_addr_class_desc(enum httpc_addr_class c)
 {

@@ -40,8 +40,13 @@ struct xfer {
     int64_t start_at_ms;
     httpc_data_fn on_data;
     httpc_done_fn on_done;
+    httpc_header_fn on_header;
     void *ud;
     int abort_rc;
+    enum httpc_peers peers;
+    int allowed, refused;  /* addresses the policy let through / refused */
+    char refused_why[128]; /* the first refusal: "127.0.0.1 is a loopback address" */
+    char why[256];         /* a guarded transfer's client-safe reason */
     char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -88,6 +93,42 @@ static size_t on_write(char *p, size_t size, size_t nmemb, void *ud)
     return n;
 }
 
+static size_t on_header(char *p, size_t size, size_t nitems, void *ud)
+{
+    struct xfer *x = ud;
+    size_t n = size * nitems;
+    int rc = x->on_header(x->ud, p, n);
+    if (rc) {
+        x->abort_rc = rc;
+        return 0; /* makes curl stop with CURLE_WRITE_ERROR */
+    }
+    return n;
+}
+
+static bool addr_allowed(enum httpc_peers peers, const struct sockaddr *sa, size_t len,
+                         enum httpc_addr_class *cls);
+
+/* libcurl's socket() for a transfer with a peer policy: refuses an address the policy refuses
+ * (CURL_SOCKET_BAD, which libcurl takes as a failed connection to that address). */
+static curl_socket_t open_socket(void *ud, curlsocktype purpose, struct curl_sockaddr *a)
+{
+    struct xfer *x = ud;
+    enum httpc_addr_class k = HTTPC_ADDR_UNKNOWN;
+
+    if (purpose != CURLSOCKTYPE_IPCXN || !addr_allowed(x->peers, &a->addr, a->addrlen, &k)) {
+        if (x->refused++ == 0) {
+            char ip[64];
+            httpc_addr_format(&a->addr, a->addrlen, ip, sizeof(ip));
+            snprintf(x->refused_why, sizeof(x->refused_why), "%s is %s", ip,
+                     httpc_addr_metadata(&a->addr, a->addrlen) ? "a cloud metadata address"
+                                                               : httpc_addr_class_desc(k));
+        }
+        return CURL_SOCKET_BAD;
+    }
+    x->allowed++;
+    return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+}
+
 static int setup(struct xfer *x)
 {
     x->easy = curl_easy_init();
@@ -108,6 +149,21 @@ static int setup(struct xfer *x)
     curl_easy_setopt(x->easy, CURLOPT_FOLLOWLOCATION, 0L);
     /* Some APIs (GitHub) refuse a request without one; a caller's own header replaces it. */
     curl_easy_setopt(x->easy, CURLOPT_USERAGENT, "workforce/1");
+    if (x->on_header) {
+        curl_easy_setopt(x->easy, CURLOPT_HEADERFUNCTION, on_header);
+        curl_easy_setopt(x->easy, CURLOPT_HEADERDATA, x);
+    }
+    if (x->peers != HTTPC_PEERS_ANY) {
+        /* the address judged is the address used: a connection of its own, opened through the
+         * policy, left to no other transfer, and no proxy in between (see the DESIGN note of
+         * webhook delivery below) */
+        curl_easy_setopt(x->easy, CURLOPT_OPENSOCKETFUNCTION, open_socket);
+        curl_easy_setopt(x->easy, CURLOPT_OPENSOCKETDATA, x);
+        curl_easy_setopt(x->easy, CURLOPT_FRESH_CONNECT, 1L);
+        curl_easy_setopt(x->easy, CURLOPT_FORBID_REUSE, 1L);
+        curl_easy_setopt(x->easy, CURLOPT_PROXY, "");
+        curl_easy_setopt(x->easy, CURLOPT_NOPROXY, "*");
+    }
     if (strcmp(x->method, "GET") != 0 && strcmp(x->method, "POST") != 0)
         curl_easy_setopt(x->easy, CURLOPT_CUSTOMREQUEST, x->method); /* DELETE, PATCH, PUT */
     if (strcmp(x->method, "POST") == 0 || (x->body && strcmp(x->method, "GET") != 0)) {
@@ -157,6 +213,9 @@ static long admit(struct httpc *h)
     return wait;
 }
 
+static void why_of(CURL *easy, CURLcode cc, int refused, int allowed, const char *refused_why,
+                   long timeout_ms, char *out, size_t n);
+
 static void reap(struct httpc *h)
 {
     CURLMsg *m;
@@ -170,6 +229,9 @@ static void reap(struct httpc *h)
         curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
         curl_easy_getinfo(m->easy_handle, CURLINFO_RESPONSE_CODE, &status);
         rc = m->data.result == CURLE_OK ? 0 : (x->abort_rc ? x->abort_rc : ERR_UPSTREAM);
+        if (rc && x->peers != HTTPC_PEERS_ANY)
+            why_of(m->easy_handle, m->data.result, x->refused, x->allowed, x->refused_why,
+                   x->timeout_ms, x->why, sizeof(x->why));
         curl_multi_remove_handle(h->multi, m->easy_handle);
         if (x->aprev)
             x->aprev->anext = x->anext;
@@ -178,7 +240,10 @@ static void reap(struct httpc *h)
         if (x->anext)
             x->anext->aprev = x->aprev;
         x->on_done(x->ud, rc, status,
-                   rc ? (x->errbuf[0] ? x->errbuf : curl_easy_strerror(m->data.result)) : "");
+                   !rc                           ? ""
+                   : x->peers != HTTPC_PEERS_ANY ? x->why
+                   : x->errbuf[0]                ? x->errbuf
+                                                 : curl_easy_strerror(m->data.result));
         xfer_free(x);
     }
 }
@@ -279,6 +344,8 @@ int httpc_start(struct httpc *h, const struct httpc_request *req, httpc_data_fn 
     x->start_at_ms = req->start_at_ms;
     x->on_data = on_data;
     x->on_done = on_done;
+    x->on_header = req->on_header;
+    x->peers = req->peers;
     x->ud = ud;
     pthread_mutex_lock(&h->mu);
     if (h->closed) {
@@ -435,22 +502,23 @@ static const char *connect_why(long os_errno)
     }
 }
 
-/* Fill 'out->error' for a transfer that ended with 'cc' and no HTTP answer. */
-static void hook_why(CURL *easy, CURLcode cc, const struct hook_call *c, long timeout_ms,
-                     struct httpc_hook_res *out)
+/* Into 'out' ('n' bytes): why a transfer that ended with 'cc' got no (whole) answer, in
+ * client-safe words; 'refused' and 'allowed' count the addresses the policy judged. */
+static void why_of(CURL *easy, CURLcode cc, int refused, int allowed, const char *refused_why,
+                   long timeout_ms, char *out, size_t n)
 {
     long os_errno = 0;
     const char *why = curl_easy_strerror(cc);
 
     if (cc == CURLE_OPERATION_TIMEDOUT) {
         if (timeout_ms % 1000 == 0)
-            snprintf(out->error, sizeof(out->error), "timed out after %ld s", timeout_ms / 1000);
+            snprintf(out, n, "timed out after %ld s", timeout_ms / 1000);
         else
-            snprintf(out->error, sizeof(out->error), "timed out after %ld ms", timeout_ms);
+            snprintf(out, n, "timed out after %ld ms", timeout_ms);
         return;
     }
-    if (cc == CURLE_COULDNT_CONNECT && c->refused > 0 && c->allowed == 0) {
-        snprintf(out->error, sizeof(out->error), "address refused: %s", c->refused_why);
+    if (cc == CURLE_COULDNT_CONNECT && refused > 0 && allowed == 0) {
+        snprintf(out, n, "address refused: %s", refused_why);
         return;
     }
     if (cc == CURLE_COULDNT_CONNECT) {
@@ -461,7 +529,31 @@ static void hook_why(CURL *easy, CURLcode cc, const struct hook_call *c, long ti
         if (hook_errors[i].cc == cc)
             why = hook_errors[i].why;
     }
-    snprintf(out->error, sizeof(out->error), "%s", why);
+    snprintf(out, n, "%s", why);
+}
+
+/* Fill 'out->error' for a delivery that ended with 'cc' and no HTTP answer. */
+static void hook_why(CURL *easy, CURLcode cc, const struct hook_call *c, long timeout_ms,
+                     struct httpc_hook_res *out)
+{
+    why_of(easy, cc, c->refused, c->allowed, c->refused_why, timeout_ms, out->error,
+           sizeof(out->error));
+}
+
+/* Whether policy 'peers' lets a transfer connect to 'sa'; its class into '*cls'. */
+static bool addr_allowed(enum httpc_peers peers, const struct sockaddr *sa, size_t len,
+                         enum httpc_addr_class *cls)
+{
+    *cls = httpc_addr_classify(sa, len);
+    switch (peers) {
+    case HTTPC_PEERS_ANY:
+        return true;
+    case HTTPC_PEERS_PUBLIC:
+        return *cls == HTTPC_ADDR_PUBLIC;
+    case HTTPC_PEERS_NO_METADATA:
+        return *cls != HTTPC_ADDR_UNKNOWN && !httpc_addr_metadata(sa, len);
+    }
+    return false;
 }
 
 /* True when 's' can be a header value: no CR, LF or other control byte. */

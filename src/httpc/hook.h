@@ -62,6 +62,9 @@ enum httpc_addr_class {
  * an IPv4 address (mapped ::ffff:0:0/96, NAT64 64:ff9b::/96, 6to4 2002::/16) take the class
  * of that address. Pure. */
 enum httpc_addr_class httpc_addr_classify(const struct sockaddr *sa, size_t len);
+/* Whether 'sa' is a cloud metadata address, refused even where private targets are allowed:
+ * 169.254.0.0/16 (the embedded-IPv4 forms above included) and fd00:ec2::/32. Pure. */
+bool httpc_addr_metadata(const struct sockaddr *sa, size_t len);
 /* "a loopback address", for "address refused: 127.0.0.1 is a loopback address". */
 const char *httpc_addr_class_desc(enum httpc_addr_class c);
 /* The numeric address of 'sa' ("127.0.0.1", "::1") into 'out' ("?" when unknown). */

@@ -14,6 +14,20 @@
 
 struct httpc;
 
+/* Which peers a transfer may connect to. The operator's own upstreams (the model provider,
+ * OAuth providers) are reached as configured; a URL a tenant chose is judged at each connection
+ * by the address policy of hook.h, on a fresh connection that no other transfer shares, without
+ * a proxy. */
+enum httpc_peers {
+    HTTPC_PEERS_ANY = 0,    /* no check */
+    HTTPC_PEERS_PUBLIC,     /* public addresses only (httpc_addr_classify()) */
+    HTTPC_PEERS_NO_METADATA /* any address but cloud metadata (httpc_addr_metadata()) */
+};
+
+/* One response header line as it arrives ("Name: value\r\n"; status lines too); non-zero
+ * aborts the transfer. Runs on the client thread. */
+typedef int (*httpc_header_fn)(void *ud, const char *line, size_t n);
+
 struct httpc_request {
     const char *method; /* "GET", "POST", "DELETE", "PATCH", "PUT" */
     const char *url;
@@ -24,11 +38,15 @@ struct httpc_request {
     long connect_timeout_ms;
     long timeout_ms;     /* whole transfer */
     int64_t start_at_ms; /* 0: now; else not before this wall time (retry backoff) */
+    enum httpc_peers peers;
+    httpc_header_fn on_header; /* or NULL; called with the ud of httpc_start() */
 };
 
 /* Body bytes as they arrive, with the response status; non-zero aborts the transfer. */
 typedef int (*httpc_data_fn)(void *ud, long status, const char *p, size_t n);
-/* End of the transfer: 0, ERR_UPSTREAM (network, timeout) or the data callback's abort. */
+/* End of the transfer: 0, ERR_UPSTREAM (network, timeout) or the data callback's abort. 'why'
+ * says what failed; for a transfer with a peer policy it is client-safe ("connection refused",
+ * "timed out after 30 s", "address refused: 127.0.0.1 is a loopback address"). */
 typedef void (*httpc_done_fn)(void *ud, int rc, long status, const char *why);
 
 int httpc_new(struct httpc **out);

@@ -1260,6 +1260,57 @@ bool store_chat_begin_submit(struct store_committer *c, const struct store_tenan
     return true;
 }
 
+/* ---- MCP servers ---- */
+
+/* See store.h. */
+int store_mcp_server_create(struct store *s, const struct store_tenant *t,
+                            const struct store_mcp_server *in)
+{
+    return mcp_server_create(s, t, in);
+}
+
+/* See store.h. */
+int store_mcp_server_get(struct store *s, const struct store_tenant *t, const char *id,
+                         struct arena *a, struct store_mcp_server *out)
+{
+    return mcp_server_get(s, t, id, a, out);
+}
+
+/* See store.h. */
+int store_mcp_server_find(struct store *s, const struct store_tenant *t, const char *name,
+                          struct arena *a, struct store_mcp_server *out)
+{
+    return mcp_server_find(s, t, name, a, out);
+}
+
+/* See store.h. */
+int store_mcp_servers_list(struct store *s, const struct store_tenant *t, unsigned limit,
+                           int64_t before_created, const char *before_id, struct arena *a,
+                           struct store_mcp_server_page *out)
+{
+    return mcp_servers_list(s, t, limit, before_created, before_id, a, out);
+}
+
+/* See store.h. */
+int store_mcp_servers_enabled(struct store *s, const struct store_tenant *t, struct arena *a,
+                              struct store_mcp_server **out, size_t *n)
+{
+    return mcp_servers_enabled(s, t, a, out, n);
+}
+
+/* See store.h. */
+int store_mcp_server_update(struct store *s, const struct store_tenant *t,
+                            const struct store_mcp_server *in, unsigned fields)
+{
+    return mcp_server_update(s, t, in, fields);
+}
+
+/* See store.h. */
+int store_mcp_server_delete(struct store *s, const struct store_tenant *t, const char *id)
+{
+    return mcp_server_delete(s, t, id);
+}
+
 /* ---- Events and outbound webhooks ---- */
 
 /* See store.h. */

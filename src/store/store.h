@@ -964,6 +964,72 @@ int store_delivery_note(struct store *s, const struct store_tenant *t, const cha
 int store_workflows_for_event(struct store *s, const struct store_tenant *t, const char *event,
                               struct arena *a, struct store_workflow **out, size_t *n);
 
+/* ---- MCP servers (contract §19; mcp_servers.c) ---- */
+
+/*
+ * An MCP server of a tenant. 'headers' is the sealed JSON object {name: value} of the headers
+ * sent to it: integ_seal() under the tenant, the server's id and STORE_MCP_SEAL_WHAT (open it
+ * with integ_open() and mcpc_header_lines() to call the server); its values are never kept in
+ * clear. 'tools' is the list last read, a JSON array of {name, description, effect,
+ * input_schema} (mcpc_tools_page()).
+ */
+#define STORE_MCP_SEAL_WHAT "mcp_headers"
+#define STORE_MCP_SERVERS_MAX 16 /* servers of one tenant */
+struct store_mcp_server {
+    const char *id;
+    const char *name; /* [a-z0-9_]{1,32}, one per tenant */
+    const char *url;
+    const char *header_names;     /* JSON array text of the headers' names */
+    const unsigned char *headers; /* sealed; NULL: none */
+    size_t headers_len;
+    bool enabled;
+    const char *status; /* "ok" | "error" */
+    const char *error;  /* why the last read failed; NULL when ok */
+    const char *tools;  /* JSON array text */
+    int64_t generation; /* changes of url and headers */
+    int64_t refreshed_at, created_at, updated_at;
+};
+struct store_mcp_server_page {
+    struct store_mcp_server *items;
+    size_t n;
+    bool has_more;
+};
+/* Which members of a struct store_mcp_server an update writes. */
+enum store_mcp_field {
+    STORE_MCP_NAME = 1 << 0,
+    STORE_MCP_ENABLED = 1 << 1,
+    STORE_MCP_TARGET = 1 << 2, /* url, header_names, headers; the generation goes up by one */
+    STORE_MCP_TOOLS = 1 << 3,  /* status, error, tools, refreshed_at */
+};
+/* Insert server 'in' (every member set but generation, 0): ERR_CONFLICT when the tenant has a
+ * server of that name, ERR_LIMIT when it has STORE_MCP_SERVERS_MAX. */
+int store_mcp_server_create(struct store *s, const struct store_tenant *t,
+                            const struct store_mcp_server *in);
+/* Server 'id' of the tenant (ERR_NOT_FOUND), from 'a'. */
+int store_mcp_server_get(struct store *s, const struct store_tenant *t, const char *id,
+                         struct arena *a, struct store_mcp_server *out);
+/* The tenant's server named 'name' (ERR_NOT_FOUND), from 'a'. */
+int store_mcp_server_find(struct store *s, const struct store_tenant *t, const char *name,
+                          struct arena *a, struct store_mcp_server *out);
+/* The tenant's servers, newest first, keyset-paged by 'before_created' and 'before_id' (NULL:
+ * first page). */
+int store_mcp_servers_list(struct store *s, const struct store_tenant *t, unsigned limit,
+                           int64_t before_created, const char *before_id, struct arena *a,
+                           struct store_mcp_server_page *out);
+/* The tenant's enabled servers, oldest first (at most STORE_MCP_SERVERS_MAX), from 'a'. */
+int store_mcp_servers_enabled(struct store *s, const struct store_tenant *t, struct arena *a,
+                              struct store_mcp_server **out, size_t *n);
+/*
+ * Write the members 'fields' names (enum store_mcp_field) of 'in' to server in->id, with
+ * in->updated_at. STORE_MCP_TOOLS without STORE_MCP_TARGET is a refresh: written only while
+ * the server's generation is still in->generation. ERR_NOT_FOUND when the server is not the
+ * tenant's (or, for a refresh, was changed since), ERR_CONFLICT when the new name is taken.
+ */
+int store_mcp_server_update(struct store *s, const struct store_tenant *t,
+                            const struct store_mcp_server *in, unsigned fields);
+/* Delete server 'id': ERR_NOT_FOUND when it is not the tenant's. */
+int store_mcp_server_delete(struct store *s, const struct store_tenant *t, const char *id);
+
 /* ---- Events and outbound webhooks (contract §15; events.c) ----
  *
  * An event is recorded in the transaction of the change it reports, with a delivery for each

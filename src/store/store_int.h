@@ -299,6 +299,22 @@ int deliveries_note(struct store *s, const struct store_tenant *t, const char *p
 int workflows_for_event(struct store *s, const struct store_tenant *t, const char *event,
                         struct arena *a, struct store_workflow **out, size_t *n);
 
+/* ---- mcp_servers.c ---- */
+int mcp_server_create(struct store *s, const struct store_tenant *t,
+                      const struct store_mcp_server *in);
+int mcp_server_get(struct store *s, const struct store_tenant *t, const char *id, struct arena *a,
+                   struct store_mcp_server *out);
+int mcp_server_find(struct store *s, const struct store_tenant *t, const char *name,
+                    struct arena *a, struct store_mcp_server *out);
+int mcp_servers_list(struct store *s, const struct store_tenant *t, unsigned limit,
+                     int64_t before_created, const char *before_id, struct arena *a,
+                     struct store_mcp_server_page *out);
+int mcp_servers_enabled(struct store *s, const struct store_tenant *t, struct arena *a,
+                        struct store_mcp_server **out, size_t *n);
+int mcp_server_update(struct store *s, const struct store_tenant *t,
+                      const struct store_mcp_server *in, unsigned fields);
+int mcp_server_delete(struct store *s, const struct store_tenant *t, const char *id);
+
 /* ---- events.c ---- */
 /* Record event 'type' reporting 'obj' (rendered now) of tenant 't', and its deliveries; inside
  * the caller's write transaction. */

@@ -67,8 +67,8 @@ static void test_rows(void)
         size_t n = config_setting_count(), bad = 0, oauth = 0, secrets = 0;
         struct err e;
 
-        is_int(n, 35 + CONFIG_OAUTH_PROVIDERS * CONFIG_OAUTH_FIELDS,
-               "35 rows and 5 x 8 OAuth ones");
+        is_int(n, 36 + CONFIG_OAUTH_PROVIDERS * CONFIG_OAUTH_FIELDS,
+               "36 rows and 5 x 8 OAuth ones");
         ok(n <= CONFIG_SETTINGS_MAX, "within CONFIG_SETTINGS_MAX");
         is_int(config_setting_get(n, &s), ERR_NOT_FOUND, "nothing past the end");
         for (size_t i = 0; i < n; i++) {
@@ -174,6 +174,8 @@ static void test_types(void)
         ok(refused("WORKFORCE_WEBHOOKS_ALLOW_PRIVATE=yes", "WORKFORCE_WEBHOOKS_ALLOW_PRIVATE",
                    "must be 0 or 1"),
            "bool: malformed");
+        is_int(load_one("WORKFORCE_MCP_ALLOW_PRIVATE=1", &e), 0, "bool: the MCP servers' own");
+        ok(c.mcp_allow_private && !c.webhooks_allow_private, "bool: stored in its own member");
     }
 }
 

@@ -279,6 +279,60 @@ static void test_addrs(void)
         is_str(httpc_addr_class_desc((enum httpc_addr_class)99), "not an IP address",
                "out of range");
     }
+    subtest("cloud metadata addresses")
+    {
+        static const struct {
+            const char *addr;
+            bool metadata;
+        } meta[] = {
+            {"169.254.169.254", true},
+            {"169.254.170.2", true},
+            {"169.254.0.0", true},
+            {"169.255.0.1", false},
+            {"169.253.255.255", false},
+            {"127.0.0.1", false},
+            {"10.0.0.1", false},
+            {"8.8.8.8", false},
+            {"fd00:ec2::254", true},
+            {"fd00:ec2:ffff::1", true},
+            {"fd00:ec3::254", false},
+            {"fd00::254", false},
+            {"fe80::1", false},
+            {"::1", false},
+            {"::ffff:169.254.169.254", true},
+            {"64:ff9b::a9fe:a9fe", true},
+            {"2002:a9fe:a9fe::", true},
+            {"2001:db8::1", false},
+        };
+        size_t wrong = 0;
+        struct sockaddr_in s4;
+        for (size_t i = 0; i < sizeof(meta) / sizeof(meta[0]); i++) {
+            struct sockaddr_storage ss;
+            size_t len;
+            memset(&ss, 0, sizeof(ss));
+            if (strchr(meta[i].addr, ':')) {
+                struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+                s6->sin6_family = AF_INET6;
+                inet_pton(AF_INET6, meta[i].addr, &s6->sin6_addr);
+                len = sizeof(*s6);
+            } else {
+                struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
+                a4->sin_family = AF_INET;
+                inet_pton(AF_INET, meta[i].addr, &a4->sin_addr);
+                len = sizeof(*a4);
+            }
+            if (httpc_addr_metadata((struct sockaddr *)&ss, len) != meta[i].metadata) {
+                printf("# %s: want %s\n", meta[i].addr, meta[i].metadata ? "metadata" : "not");
+                wrong++;
+            }
+        }
+        is_int(wrong, 0, "169.254.0.0/16 and fd00:ec2::/32 (and IPv4 169.254 inside IPv6)");
+        memset(&s4, 0, sizeof(s4));
+        s4.sin_family = AF_INET;
+        inet_pton(AF_INET, "169.254.169.254", &s4.sin_addr);
+        ok(!httpc_addr_metadata((struct sockaddr *)&s4, sizeof(s4) - 1), "a short address is not");
+        ok(!httpc_addr_metadata(NULL, 0), "NULL is not");
+    }
 }
 
 /* ---- A listener on 127.0.0.1 ---- */

@@ -680,6 +680,128 @@ static const char *fake_render(enum store_hook_kind kind, const void *obj, struc
                : "{}";
 }
 
+/* MCP servers: names unique per tenant, the bound, sealed headers kept as given, pages, the
+ * generation guarding a refresh, another tenant seeing nothing. */
+static void test_mcp_servers(struct store *s, const struct store_org *org)
+{
+    subtest("mcp servers")
+    {
+        struct store_tenant t = {.mode = STORE_LIVE}, other = {.mode = STORE_TEST};
+        struct store_mcp_server m, got, *en = NULL;
+        struct store_mcp_server_page page;
+        char id[STORE_MCP_SERVERS_MAX + 1][32], name[16];
+        size_t n = 0;
+        struct arena a;
+
+        snprintf(t.org_id, sizeof(t.org_id), "%s", org->id);
+        snprintf(other.org_id, sizeof(other.org_id), "%s", org->id);
+        arena_init(&a);
+        memset(&m, 0, sizeof(m));
+        m.url = "https://mcp.example.com/mcp";
+        m.header_names = "[\"Authorization\"]";
+        m.headers = (const unsigned char *)"sealed\0bytes";
+        m.headers_len = 12;
+        m.enabled = true;
+        m.status = "ok";
+        m.tools = "[{\"name\":\"echo\"}]";
+        m.refreshed_at = 5000;
+        for (int i = 0; i < STORE_MCP_SERVERS_MAX; i++) {
+            snprintf(id[i], sizeof(id[i]), "mcp_aaaaaaaaaaaaaaaaaaaa%02d", i);
+            snprintf(name, sizeof(name), "srv%d", i);
+            m.id = id[i];
+            m.name = name;
+            m.enabled = i % 2 == 0;
+            m.created_at = m.updated_at = 1000 + i;
+            if (store_mcp_server_create(s, &t, &m) != 0)
+                break;
+        }
+        ok(store_mcp_servers_list(s, &t, 100, 0, NULL, &a, &page) == 0 &&
+               page.n == STORE_MCP_SERVERS_MAX,
+           "16 servers");
+        snprintf(id[16], sizeof(id[16]), "mcp_aaaaaaaaaaaaaaaaaaaa16");
+        m.id = id[16];
+        m.name = "one_more";
+        is_int(store_mcp_server_create(s, &t, &m), ERR_LIMIT, "a 17th is over the bound");
+        is_int(store_mcp_server_create(s, &other, &m), 0, "the other mode has its own");
+        m.name = "srv3";
+        m.id = "mcp_aaaaaaaaaaaaaaaaaaaaxx";
+        is_int(store_mcp_server_create(s, &other, &m), 0, "names are per tenant");
+        m.id = "mcp_aaaaaaaaaaaaaaaaaaaaxy";
+        is_int(store_mcp_server_create(s, &other, &m), ERR_CONFLICT, "a name taken: conflict");
+        ok(store_mcp_server_get(s, &t, id[3], &a, &got) == 0 && strcmp(got.name, "srv3") == 0 &&
+               got.headers_len == 12 && memcmp(got.headers, "sealed\0bytes", 12) == 0 &&
+               strcmp(got.header_names, "[\"Authorization\"]") == 0 && !got.enabled &&
+               strcmp(got.status, "ok") == 0 && !got.error && got.refreshed_at == 5000 &&
+               got.generation == 0 && strcmp(got.tools, "[{\"name\":\"echo\"}]") == 0,
+           "read back as written");
+        ok(store_mcp_server_find(s, &t, "srv3", &a, &got) == 0 && strcmp(got.id, id[3]) == 0,
+           "found by name");
+        is_int(store_mcp_server_find(s, &t, "nope", &a, &got), ERR_NOT_FOUND, "an unknown name");
+        is_int(store_mcp_server_get(s, &other, id[3], &a, &got), ERR_NOT_FOUND,
+               "another tenant's is not found");
+        ok(store_mcp_servers_list(s, &t, 5, 0, NULL, &a, &page) == 0 && page.n == 5 &&
+               page.has_more && strcmp(page.items[0].id, id[15]) == 0,
+           "newest first, a page of 5");
+        ok(store_mcp_servers_list(s, &t, 5, page.items[4].created_at, page.items[4].id, &a,
+                                  &page) == 0 &&
+               page.n == 5 && strcmp(page.items[0].id, id[10]) == 0,
+           "the next page after the cursor");
+        ok(store_mcp_servers_enabled(s, &t, &a, &en, &n) == 0 && n == 8 &&
+               strcmp(en[0].id, id[0]) == 0 && strcmp(en[7].id, id[14]) == 0,
+           "the enabled ones, oldest first");
+        /* updates */
+        got.name = "renamed";
+        got.enabled = true;
+        got.updated_at = 9000;
+        is_int(store_mcp_server_update(s, &t, &got, STORE_MCP_NAME | STORE_MCP_ENABLED), 0,
+               "rename and enable");
+        ok(store_mcp_server_get(s, &t, id[3], &a, &got) == 0 && strcmp(got.name, "renamed") == 0 &&
+               got.enabled && got.updated_at == 9000 &&
+               strcmp(got.url, "https://mcp.example.com/mcp") == 0 && got.headers_len == 12,
+           "only those changed");
+        got.name = "srv4";
+        is_int(store_mcp_server_update(s, &t, &got, STORE_MCP_NAME), ERR_CONFLICT,
+               "a name taken by another server");
+        got.url = "https://other.example.com/";
+        got.header_names = "[]";
+        got.headers = NULL;
+        got.headers_len = 0;
+        got.status = "error";
+        got.error = "connection refused";
+        got.tools = "[]";
+        got.refreshed_at = 9100;
+        is_int(store_mcp_server_update(s, &t, &got, STORE_MCP_TARGET | STORE_MCP_TOOLS), 0,
+               "a new target with its tools");
+        ok(store_mcp_server_get(s, &t, id[3], &a, &got) == 0 && got.generation == 1 &&
+               !got.headers && strcmp(got.header_names, "[]") == 0 &&
+               strcmp(got.status, "error") == 0 && strcmp(got.error, "connection refused") == 0 &&
+               strcmp(got.name, "renamed") == 0,
+           "written, the generation up by one");
+        got.generation = 0;
+        got.status = "ok";
+        got.error = NULL;
+        is_int(store_mcp_server_update(s, &t, &got, STORE_MCP_TOOLS), ERR_NOT_FOUND,
+               "a refresh begun before the change is not written");
+        got.generation = 1;
+        got.tools = "[{\"name\":\"new\"}]";
+        is_int(store_mcp_server_update(s, &t, &got, STORE_MCP_TOOLS), 0,
+               "one of the current generation is");
+        ok(store_mcp_server_get(s, &t, id[3], &a, &got) == 0 && strcmp(got.status, "ok") == 0 &&
+               !got.error && strcmp(got.tools, "[{\"name\":\"new\"}]") == 0 && got.generation == 1,
+           "refreshed");
+        is_int(store_mcp_server_update(s, &other, &got, STORE_MCP_NAME), ERR_NOT_FOUND,
+               "another tenant cannot update it");
+        is_int(store_mcp_server_delete(s, &other, id[3]), ERR_NOT_FOUND, "nor delete it");
+        for (int i = 0; i < STORE_MCP_SERVERS_MAX; i++)
+            store_mcp_server_delete(s, &t, id[i]);
+        is_int(store_mcp_server_delete(s, &t, id[3]), ERR_NOT_FOUND, "deleted");
+        ok(store_mcp_servers_list(s, &t, 100, 0, NULL, &a, &page) == 0 && page.n == 0, "none left");
+        store_mcp_server_delete(s, &other, id[16]);
+        store_mcp_server_delete(s, &other, "mcp_aaaaaaaaaaaaaaaaaaaaxx");
+        arena_cleanup(&a);
+    }
+}
+
 static void fake_wake(void *ud)
 {
     (void)ud;
@@ -1204,6 +1326,7 @@ static void test_postgres(void)
     test_nodes(s, &org);
     test_shared_limits(s);
     test_knowledge(s, &org);
+    test_mcp_servers(s, &org);
     test_hooks(s, &org);
     store_close(s);
 }
@@ -1275,6 +1398,7 @@ int main(void)
     test_nodes(s, &org);
     test_shared_limits(s);
     test_knowledge(s, &org);
+    test_mcp_servers(s, &org);
     test_hooks(s, &org);
     store_close(s);
     test_faults(dbpath);
