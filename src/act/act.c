@@ -25,17 +25,19 @@
 
 /* See act.h. */
 void act_offer_build(const struct tools_rules *rules, bool can_pause, act_available_fn available,
-                     void *ud, const struct store_tenant *tenant, struct arena *a,
-                     struct act_offer *out)
+                     void *ud, const struct store_tenant *tenant, const struct tools_def *extra,
+                     size_t nextra, struct arena *a, struct act_offer *out)
 {
-    size_t ndefs;
+    size_t ndefs, all;
     const struct tools_def *defs = tools_defs(&ndefs);
 
-    out->v = arena_alloc(a, (ndefs ? ndefs : 1) * sizeof(*out->v));
-    out->llm = arena_alloc(a, (ndefs ? ndefs : 1) * sizeof(*out->llm));
+    all = ndefs + nextra;
+    out->v = arena_alloc(a, (all ? all : 1) * sizeof(*out->v));
+    out->llm = arena_alloc(a, (all ? all : 1) * sizeof(*out->llm));
     out->n = 0;
-    for (size_t i = 0; i < ndefs; i++) {
-        enum tools_policy p = tools_policy_of(rules, defs[i].name);
+    for (size_t i = 0; i < all; i++) {
+        const struct tools_def *d = i < ndefs ? &defs[i] : &extra[i - ndefs];
+        enum tools_policy p = tools_policy_of(rules, d->name);
         struct act_tool *t = &out->v[out->n];
         bool clash = false;
         json_t *schema;
@@ -43,23 +45,23 @@ void act_offer_build(const struct tools_rules *rules, bool can_pause, act_availa
 
         if (p != TOOLS_AUTO && !(p == TOOLS_APPROVE && can_pause))
             continue;
-        if (available && !available(ud, tenant, &defs[i]))
+        if (available && !available(ud, tenant, d))
             continue;
-        t->def = &defs[i];
+        t->def = d;
         t->policy = p;
-        tools_model_name(defs[i].name, t->model_name);
+        tools_model_name(d->name, t->model_name);
         for (size_t k = 0; k < out->n; k++)
             clash = clash || strcmp(out->v[k].model_name, t->model_name) == 0;
         if (clash) {
-            log_warn("tools: %s is shown as %s, as another tool is: left out", defs[i].name,
+            log_warn("tools: %s is shown as %s, as another tool is: left out", d->name,
                      t->model_name);
             continue;
         }
-        schema = tools_def_schema(&defs[i]);
+        schema = tools_def_schema(d);
         text = json_dumps(schema, JSON_COMPACT);
         json_decref(schema);
         out->llm[out->n].name = t->model_name;
-        out->llm[out->n].description = defs[i].description;
+        out->llm[out->n].description = d->description;
         out->llm[out->n].parameters = arena_strdup(a, text ? text : "{}");
         free(text);
         out->n++;
@@ -123,7 +125,16 @@ static void prepare_one(const struct act_offer *offer, const struct llm_tool_cal
         return;
     }
     err_clear(&e);
-    if (tools_args_bind(c->tool->def, c->args, a, &c->bound, &e)) {
+    if (c->tool->def->input_schema) {
+        /* an MCP server's tool: its own schema */
+        char msg[300], why[400];
+        json_t *schema = tools_def_schema(c->tool->def);
+        if (jv_check(schema, c->args, msg, sizeof(msg))) {
+            snprintf(why, sizeof(why), "invalid_arguments: %s", msg);
+            end_failed(c, why);
+        }
+        json_decref(schema);
+    } else if (tools_args_bind(c->tool->def, c->args, a, &c->bound, &e)) {
         char why[600];
         snprintf(why, sizeof(why), "invalid_arguments: %s", e.msg);
         end_failed(c, why);

@@ -52,13 +52,14 @@ struct act_offer {
 typedef bool (*act_available_fn)(void *ud, const struct store_tenant *t, const struct tools_def *d);
 
 /*
- * The tools 'rules' offer: every tool of the catalog whose policy is auto (and approve when
+ * The tools 'rules' offer: every tool of the catalog, and of the 'nextra' tools 'extra' (the
+ * tenant's MCP servers' tools, borrowed for the turn), whose policy is auto (and approve when
  * 'can_pause') and that 'available' says can be called, into 'out' (from 'a'). Two tools that
  * would show the model the same name: the second is left out (logged).
  */
 void act_offer_build(const struct tools_rules *rules, bool can_pause, act_available_fn available,
-                     void *ud, const struct store_tenant *t, struct arena *a,
-                     struct act_offer *out);
+                     void *ud, const struct store_tenant *tenant, const struct tools_def *extra,
+                     size_t nextra, struct arena *a, struct act_offer *out);
 
 /* ---- A step's calls ---- */
 

@@ -91,6 +91,12 @@ json_t *jb_binding_schema(const struct jb_binding *b, jb_nested_fn nested, void 
 json_t *jb_values_json(const char *const *values);
 bool jb_not_blank(const char *s, size_t len); /* a jb_check_fn: not only whitespace */
 
+/* ---- validate.c: a value against a JSON Schema written elsewhere ---- */
+
+/* Check 'value' against 'schema' (the keywords of argument shapes; see validate.c): 0, or
+ * ERR_INVALID with where and why in 'why' ("a.b[2]: must be of type string"). Pure. */
+int jv_check(const json_t *schema, const json_t *value, char *why, size_t n);
+
 /* ---- Output ---- */
 json_t *jo_object(void);          /* new, never NULL */
 json_t *jo_string(const char *v); /* new; NULL -> null; never NULL */

@@ -10,7 +10,9 @@
 #include "../core/clock.h"
 #include "../core/id.h"
 #include "../embed/pool.h"
+#include "../integrations/oauth.h"
 #include "../integrations/operations.h"
+#include "../mcpc/mcpc.h"
 #include "../json/json.h"
 #include "../knowledge/search.h"
 #include "../ledger/ledger.h"
@@ -200,6 +202,60 @@ static int workflow_run(const struct toolrun_env *env, const struct act_job *job
     return rc;
 }
 
+/* mcp.<server>.<tool>: the tool of the tenant's MCP server, called with the server's own
+ * headers (opened for this call only), under the outbound address rules. */
+static int mcp_call(const struct toolrun_env *env, const struct act_job *job, struct buf *out,
+                    struct err *e)
+{
+    const char *server = job->def->provider;
+    const char *tool = job->def->name + 4 + strlen(server) + 1; /* after "mcp.<server>." */
+    struct mcpc_env me = {env->integ->httpc, env->integ->cfg->mcp_allow_private, 0};
+    struct mcpc_server srv = {NULL, NULL, 0};
+    struct mcpc_outcome o;
+    struct store_mcp_server row;
+    struct arena a;
+    struct store *s = store_pool_get(env->pool);
+    char *headers = NULL;
+    int rc;
+
+    arena_init(&a);
+    rc = store_mcp_server_find(s, job->tenant, server, &a, &row);
+    store_pool_put(env->pool, s);
+    if (rc == ERR_NOT_FOUND || (!rc && !row.enabled))
+        rc = err_set(e, ERR_NOT_FOUND, "mcp_server_not_found", NULL,
+                     "mcp_server_not_found: no enabled MCP server %.40s.", server);
+    else if (rc)
+        err_set(e, rc, "internal_error", NULL, "MCP server read failed");
+    if (!rc && row.headers) {
+        headers = integ_open(env->integ->key, job->tenant, row.id, STORE_MCP_SEAL_WHAT, row.headers,
+                             row.headers_len, &a);
+        const char **lines = NULL;
+        if (!headers || mcpc_header_lines(headers, &a, &lines, &srv.nheaders))
+            rc = err_set(e, ERR_INVALID, "upstream_error", NULL,
+                         "upstream_error: the server's headers cannot be opened.");
+        srv.headers = lines;
+    }
+    if (!rc) {
+        srv.url = row.url;
+        rc = mcpc_call(&me, &srv, tool, job->arguments, &o);
+        if (!rc && !o.is_error) {
+            json_t *text = json_stringn(o.text ? o.text : "", o.len);
+            char *dumped = text ? json_dumps(text, JSON_ENCODE_ANY) : NULL;
+            rc = dumped ? buf_appends(out, dumped) : ERR_NOMEM;
+            free(dumped);
+            json_decref(text);
+        } else {
+            rc = err_set(e, rc ? rc : ERR_UPSTREAM, "upstream_error", NULL, "%s%.200s",
+                         rc ? "upstream_error: " : "tool_error: ", o.text ? o.text : "");
+        }
+        mcpc_outcome_cleanup(&o);
+    }
+    if (headers)
+        memset(headers, 0, strlen(headers));
+    arena_cleanup(&a);
+    return rc;
+}
+
 /* A tool's code, by name. */
 static const struct {
     const char *name;
@@ -218,6 +274,8 @@ static const struct {
 int toolrun_run(void *ud, const struct act_job *job, struct buf *result, struct err *e)
 {
     const struct toolrun_env *env = ud;
+    if (job->def->source == TOOLS_MCP)
+        return mcp_call(env, job, result, e);
     if (job->def->source == TOOLS_INTEGRATION) {
         /* its messages already read "<code>: <reason>" */
         int rc =
@@ -269,6 +327,8 @@ static bool connected(const struct toolrun_env *env, const struct store_tenant *
 bool toolrun_available(void *ud, const struct store_tenant *t, const struct tools_def *d)
 {
     const struct toolrun_env *env = ud;
+    if (d->source == TOOLS_MCP)
+        return env->integ != NULL; /* offered only from servers that answered their listing */
     if (d->source == TOOLS_INTEGRATION)
         return connected(env, t, d->provider);
     for (size_t i = 0; i < NRUNNERS; i++) {

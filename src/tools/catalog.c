@@ -101,11 +101,11 @@ static const struct jb_field contact_search_args[] = {
 
 #define BUILTIN(n, eff, args, sc, d)                                                               \
     {                                                                                              \
-        n, TOOLS_BUILTIN, eff, NULL, d, BINDING(args), sc                                          \
+        n, TOOLS_BUILTIN, eff, NULL, d, BINDING(args), sc, NULL                                    \
     }
 #define INTEG(n, prov, eff, args, d)                                                               \
     {                                                                                              \
-        n, TOOLS_INTEGRATION, eff, prov, d, BINDING(args), AUTH_SCOPE_INTEGRATIONS                 \
+        n, TOOLS_INTEGRATION, eff, prov, d, BINDING(args), AUTH_SCOPE_INTEGRATIONS, NULL           \
     }
 
 static const struct tools_def defs[] = {
@@ -173,6 +173,13 @@ const struct tools_def *tools_def_find(const char *name)
 /* See tools.h. */
 json_t *tools_def_schema(const struct tools_def *d)
 {
+    if (d->input_schema) {
+        json_t *v = json_loads(d->input_schema, 0, NULL);
+        if (json_is_object(v))
+            return v;
+        json_decref(v);
+        return json_pack("{s:s}", "type", "object");
+    }
     return jb_binding_schema(&d->args, NULL, NULL);
 }
 

@@ -87,6 +87,9 @@ struct tools_def {
     const char *description; /* what the model is told */
     struct jb_binding args;  /* its arguments: checked by tools_args_bind(), shown as schema */
     uint32_t scope;          /* the key scope (auth.h) a call needs: the turn's starter's rights */
+    /* TOOLS_MCP: the server's JSON Schema of the arguments, as text (checked with jv_check());
+     * 'provider' is then the server's name. NULL: the binding table's. */
+    const char *input_schema;
 };
 
 /* The arguments of every built-in and integration tool, bound by the tool's table (members a

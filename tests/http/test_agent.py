@@ -310,3 +310,54 @@ class AgentIntegrationTest(ChatTestCase):
         self.assertEqual(m["tool_calls"][0]["status"], "failed")
         self.assertIn("channel_not_found", m["tool_calls"][0]["error"])
         self.assertNotIn("xoxb", json.dumps(m))
+
+
+class AgentMcpTest(MockChatTestCase):
+    """The tools of an organization's MCP server in a turn: offered under their model names with
+    the server's own schema, arguments checked against it before the server is called, the
+    server's answer (or its isError) given back to the model. The server is one made with the
+    official TypeScript SDK (tests/npm/mcp_server.mjs)."""
+
+    mock_env = {"WORKFORCE_TEST_LLM": "provider", "WORKFORCE_MCP_ALLOW_PRIVATE": "1"}
+
+    @classmethod
+    def setUpServer(cls):
+        from test_mcp_servers import Peer
+        cls.peer = Peer()
+        cls.key = cls.server.create_key("agent-mcp-" + uuid.uuid4().hex[:6], mode="test")
+
+    @classmethod
+    def tearDownClass(cls):
+        try:
+            super().tearDownClass()
+        finally:
+            cls.peer.stop()
+
+    def test_mcp_tools_in_a_turn(self):
+        key = self.key
+        r = self.server.post("/v1/mcp_servers", {"name": "peer", "url": self.peer.url("json")},
+                             key=key)
+        self.assertEqual(self.assertJson(r)["status"], "ok", r)
+        emp = self.assertJson(self.server.post("/v1/employees", {
+            "name": "Mcp user", "role": "Ops", "category": "operations",
+            "tools": [{"name": "mcp.peer.*", "policy": "auto"}]}, key=key))["id"]
+        msg = uniq("Use the peer ") + script(
+            {"calls": [call("mcp__peer__echo", text="hello"),
+                       call("mcp__peer__add", a="one", b=2),
+                       call("mcp__peer__fail")]},
+            {"say": "Peer used."})
+        m = self.chat_ok(key, emp, msg)
+        offered = {t["function"]["name"]: t["function"]["parameters"]
+                   for t in self.mock_requests(msg)[0]["body"]["tools"]}
+        self.assertIn("mcp__peer__echo", offered)
+        self.assertEqual(offered["mcp__peer__echo"]["required"], ["text"])
+        echo, add, fail = m["tool_calls"]
+        self.assertEqual((echo["tool"], echo["status"], echo["result"]),
+                         ("mcp.peer.echo", "completed", "echo: hello"), echo)
+        # checked against the server's schema: never sent
+        self.assertEqual(add["status"], "failed")
+        self.assertTrue(add["error"].startswith("invalid_arguments: a: must be of type number"),
+                        add)
+        self.assertEqual(fail["status"], "failed")
+        self.assertTrue(fail["error"].startswith("tool_error"), fail)
+        self.assertEqual(m["content"], "Peer used.")

@@ -93,19 +93,19 @@ int main(void)
                      "\"policy\":\"approve\"},{\"name\":\"slack.*\",\"policy\":\"auto\"},"
                      "{\"name\":\"knowledge.search\",\"policy\":\"deny\"}]",
                      &a);
-        act_offer_build(&r, false, all_available, NULL, NULL, &a, &offer);
+        act_offer_build(&r, false, all_available, NULL, NULL, NULL, 0, &a, &offer);
         ok(offer.n == 1 && strcmp(offer.v[0].def->name, "tasks.get") == 0,
            "auto and available only: tasks.get (approve not offered, slack not available, "
            "knowledge.search denied)");
         is_str(offer.llm[0].name, "tasks__get", "its model name");
         ok(strstr(offer.llm[0].parameters, "\"task_id\"") != NULL, "its schema");
-        act_offer_build(&r, true, all_available, NULL, NULL, &a, &offer);
+        act_offer_build(&r, true, all_available, NULL, NULL, NULL, 0, &a, &offer);
         is_int((int)offer.n, 2, "a turn that can pause is offered the approve tool too");
         tools_model_name("a_.b", name);
         ok(strlen(name) == 5 + 9 && strncmp(name, "a___b_", 6) == 0, "an ambiguous name hashed");
     }
     r = rules_of("[{\"name\":\"*\",\"policy\":\"auto\"}]", &a);
-    act_offer_build(&r, false, all_available, NULL, NULL, &a, &offer);
+    act_offer_build(&r, false, all_available, NULL, NULL, NULL, 0, &a, &offer);
     subtest("a step's calls prepared")
     {
         struct llm_tool_call calls[] = {
