@@ -443,3 +443,17 @@ json_t *act_call_json(const struct store_tool_call *c)
     jo_time(o, "completed_at", c->completed_at);
     return o;
 }
+
+/* See act.h. */
+void act_calls_write(struct jw *w, const struct store_tool_call *calls, size_t n)
+{
+    jw_arr(w);
+    for (size_t i = 0; i < n; i++) {
+        json_t *rec = act_call_json(&calls[i]);
+        char *text = json_dumps(rec, JSON_COMPACT);
+        jw_raw(w, text, "null");
+        free(text);
+        json_decref(rec);
+    }
+    jw_arr_end(w);
+}

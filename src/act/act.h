@@ -160,4 +160,8 @@ const char *act_limit(bool no_credits, int nmodel, int max_steps, int64_t t0_us,
  * approval_id, started_at, completed_at} (a new reference). */
 json_t *act_call_json(const struct store_tool_call *c);
 
+struct jw;
+/* The 'n' calls 'calls' as a JSON array of their records (act_call_json) into writer 'w'. */
+void act_calls_write(struct jw *w, const struct store_tool_call *calls, size_t n);
+
 #endif
