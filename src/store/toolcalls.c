@@ -172,13 +172,14 @@ int tool_calls_of_task_runs(struct store *s, const struct store_tenant *t, const
     return read_calls(st, max, a, out, n);
 }
 
-/* See store_int.h. */
+/* See store_int.h. A step run again after a crash numbers its calls from 0 again: the time
+ * they started keeps each attempt's after the one before. */
 int tool_calls_of_wf_run(struct store *s, const char *run_id, size_t max, struct arena *a,
                          struct store_tool_call **out, size_t *n)
 {
     struct db_stmt *st = db_prepare(s, "SELECT " CALL_COLS " FROM tool_calls c WHERE"
-                                       " c.workflow_run_id = $1 ORDER BY c.step_index, c.seq"
-                                       " LIMIT $2");
+                                       " c.workflow_run_id = $1 ORDER BY c.step_index,"
+                                       " c.started_at, c.seq LIMIT $2");
 
     *out = NULL;
     *n = 0;
