@@ -1162,15 +1162,21 @@ static int serve_workers(const struct config *c, struct server *sv)
         fprintf(stderr, "workforce: cannot start the knowledge worker\n");
         return 1;
     }
-    if (task_runner_start(&svc->agent, c->task_workers, wf_step_execute, &svc->tasks)) {
+    /* The tools of turns (contract §19): a chat turn's run on threads of their own, a task
+     * run's and a workflow step's on their worker (agent_answer). The workers may call them
+     * at once: everything they read is set before the first starts (the runner itself too,
+     * by task_runner_start). */
+    svc->toolrun.agent = &svc->agent;
+    svc->toolrun.pool = svc->router.pool;
+    svc->toolrun.integ = &sv->integ;
+    svc->agent.tool_run = toolrun_run;
+    svc->agent.tool_available = toolrun_available;
+    svc->agent.tool_ud = &svc->toolrun;
+    if (task_runner_start(&svc->agent, c->task_workers, wf_step_execute, &svc->toolrun.tasks)) {
         fprintf(stderr, "workforce: cannot start the task workers\n");
         return 1;
     }
-    /* The tools of turns (contract §19): the built-in ones run on threads of their own. */
-    svc->toolrun.agent = &svc->agent;
-    svc->toolrun.pool = svc->router.pool;
-    svc->toolrun.tasks = svc->tasks;
-    svc->toolrun.integ = &sv->integ;
+    svc->tasks = svc->toolrun.tasks;
     if (act_pool_new(c->tool_workers, toolrun_run, &svc->toolrun, &svc->tools)) {
         fprintf(stderr, "workforce: cannot start the tool workers\n");
         return 1;

@@ -933,7 +933,8 @@ def build_schemas():
         "completed_at": nullable(S("Timestamp")),
     }, required=["id", "tool", "arguments", "status", "result", "error", "approval_id",
                  "started_at", "completed_at"],
-        description="A tool call of an assistant message, journaled before it started.")
+        description="A tool call of a turn (an assistant message, a task run, a workflow "
+                    "`respond` step), journaled before it started.")
     work_props = {
         "status": {"type": "string", "enum": ["in_progress", "requires_approval", "completed",
                                               "failed"],
@@ -947,6 +948,21 @@ def build_schemas():
         "error": nullable(string("A failed reply's error.")),
         "tool_calls": {"type": "array", "items": S("ToolCall"),
                        "description": "The tools the turn called, in order (empty when none)."},
+    }
+    # The same work on a task run and a workflow step (their turns call tools too).
+    run_work = {
+        "stop_reason": nullable({
+            "type": "string", "enum": work_props["stop_reason"]["enum"],
+            "description": "Why its turn stopped: `completed` when the model answered "
+                           "without calling a tool (and for every completed answer of the "
+                           "built-in engine, which calls none); otherwise the limit that "
+                           "stopped it (the result says so). Null while it runs, when it "
+                           "failed or was cancelled, and for a step that asks no model."}),
+        "tool_calls": {"type": "array", "items": S("ToolCall"),
+                       "description": "The tools its turn called, in order (empty when none): "
+                                      "with the `openai` engine, the employee's `auto` tools, "
+                                      "run with every scope (who started the run is not "
+                                      "recorded yet)."},
     }
     s["Message"] = obj({
         "id": S("MessageId"),
@@ -1134,9 +1150,13 @@ def build_schemas():
         "completed_at": nullable(S("Timestamp")),
         "result": {"type": ["string", "null"]},
         "error": {"type": ["string", "null"]},
-        "credits_used": integer(minimum=0),
+        "credits_used": integer("Every model call of the run, each priced as a chat reply "
+                                "(a live key); what the model calls that asked for tools "
+                                "cost stays counted on a failed or cancelled run.", minimum=0),
+        **run_work,
     }, required=["id", "status", "started_at", "completed_at", "result", "error",
-                 "credits_used"], description="One execution of a task.")
+                 "credits_used", "stop_reason", "tool_calls"],
+        description="One execution of a task.")
     s["TaskRunList"] = obj({
         "runs": {"type": "array", "items": S("TaskRun")},
         "has_more": {"type": "boolean"},
@@ -1447,14 +1467,18 @@ def build_schemas():
                   "description": "Why the step failed (the engine's reason after its last "
                                  "attempt, or a refused employee)."},
         "attempts": integer("Times the step was started: 1, or up to 3 when the engine "
-                            "failed (retried after 0.5 s, then 2 s); a step cut by a restart "
-                            "runs again without counting twice.", minimum=0, maximum=3),
-        "credits_used": integer("Charged to a live key like a chat reply; 0 for test keys and "
-                                "for actions that call no engine.", minimum=0),
+                            "failed (retried after 0.5 s, then 2 s; not once a tool call of "
+                            "the step had started); a step cut by a restart runs again "
+                            "without counting twice.", minimum=0, maximum=3),
+        "credits_used": integer("Charged to a live key like a chat reply, each model call "
+                                "of a `respond` step that calls tools too; 0 for test keys "
+                                "and for actions that call no engine.", minimum=0),
         "started_at": nullable(S("Timestamp")),
         "completed_at": nullable(S("Timestamp")),
+        **run_work,
     }, required=["index", "employee_id", "action", "status", "input", "output", "error",
-                 "attempts", "credits_used", "started_at", "completed_at"])
+                 "attempts", "credits_used", "started_at", "completed_at", "stop_reason",
+                 "tool_calls"])
     s["WorkflowRun"] = obj({
         "id": S("WorkflowRunId"),
         "workflow_id": S("WorkflowId"),

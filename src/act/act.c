@@ -232,9 +232,10 @@ static char *cut_result(const struct buf *b)
     return text ? text : xstrdup("{\"truncated\":true}");
 }
 
-static void run_one(struct act_pool *p, struct run *r, struct act_call *c)
+/* Run call 'c' as 'base' says (its def, args and arguments set from the call) with 'fn'. */
+static void run_one(act_run_fn fn, void *ud, const struct act_job *base, struct act_call *c)
 {
-    struct act_job job = r->job;
+    struct act_job job = *base;
     struct buf out;
     struct err e;
 
@@ -252,7 +253,7 @@ static void run_one(struct act_pool *p, struct run *r, struct act_call *c)
     job.arguments = c->args;
     buf_init(&out, 8u << 20);
     err_clear(&e);
-    if (p->fn(p->ud, &job, &out, &e)) {
+    if (fn(ud, &job, &out, &e)) {
         end_failed(c, e.msg[0] ? e.msg : "the tool failed");
     } else {
         c->result = cut_result(&out);
@@ -284,7 +285,7 @@ static void *worker(void *arg)
             free(t);
             continue;
         }
-        run_one(p, t->run, t->call);
+        run_one(p->fn, p->ud, &t->run->job, t->call);
         if (atomic_fetch_sub(&t->run->left, 1) == 1) {
             struct run *r = t->run;
             r->done(r->ud, r->st);
@@ -396,6 +397,36 @@ void act_step_run(struct act_pool *p, struct act_step *st, const struct act_job 
     pthread_mutex_unlock(&p->mu);
 }
 
+/* See act.h. */
+void act_step_run_here(act_run_fn fn, void *ud, struct act_step *st, const struct act_job *job)
+{
+    for (size_t i = 0; i < st->n; i++) {
+        if (!st->calls[i].ended)
+            run_one(fn, ud, job, &st->calls[i]);
+    }
+}
+
+/* ---- Limits ---- */
+
+/* See act.h. */
+const char *act_limit(bool no_credits, int nmodel, int max_steps, int64_t t0_us, char *why,
+                      size_t n)
+{
+    if (no_credits) {
+        snprintf(why, n, "the organization has no credits left");
+        return "insufficient_credits";
+    }
+    if (nmodel >= max_steps) {
+        snprintf(why, n, "this turn reached its limit of %d model calls", max_steps);
+        return "max_steps";
+    }
+    if (clock_mono_us() - t0_us > (int64_t)ACT_TURN_MS * 1000) {
+        snprintf(why, n, "this turn ran for its limit of %d seconds", ACT_TURN_MS / 1000);
+        return "timeout";
+    }
+    return NULL;
+}
+
 /* ---- Records ---- */
 
 /* 'text' as JSON when it is JSON, else as a string; NULL -> null. */
@@ -422,4 +453,18 @@ json_t *act_call_json(const struct store_tool_call *c)
     jo_time(o, "started_at", c->started_at);
     jo_time(o, "completed_at", c->completed_at);
     return o;
+}
+
+/* See act.h. */
+void act_calls_write(struct jw *w, const struct store_tool_call *calls, size_t n)
+{
+    jw_arr(w);
+    for (size_t i = 0; i < n; i++) {
+        json_t *rec = act_call_json(&calls[i]);
+        char *text = json_dumps(rec, JSON_COMPACT);
+        jw_raw(w, text, "null");
+        free(text);
+        json_decref(rec);
+    }
+    jw_arr_end(w);
 }

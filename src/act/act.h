@@ -9,9 +9,11 @@
  *    noticed. A call that cannot run is an error result for the model, never a failed turn.
  *  - Running them: a small pool of threads (struct act_pool) runs the calls of a step side by
  *    side through the runner the process gives (act_run_fn: the tools' code lives above this
- *    module), each cut at ACT_RESULT_MAX bytes, and tells the owner when the last one ends.
- * The owner (the chat turn) journals the calls before they start and their ends after, and
- * calls the model again with the results.
+ *    module), each cut at ACT_RESULT_MAX bytes, and tells the owner when the last one ends;
+ *    a turn on a thread that may block runs them there instead (act_step_run_here).
+ *  - The limits of a turn (act_limit): model calls, running time, credits.
+ * The owner (a chat turn, or an answer on a worker thread: agent/) journals the calls before
+ * they start and their ends after, and calls the model again with the results.
  */
 #ifndef WORKFORCE_ACT_H
 #define WORKFORCE_ACT_H
@@ -137,8 +139,30 @@ typedef void (*act_step_done_fn)(void *ud, struct act_step *st);
 void act_step_run(struct act_pool *p, struct act_step *st, const struct act_job *job,
                   act_step_done_fn done, void *ud);
 
+/*
+ * Run every call of 'st' not ended yet, one after the other, on this thread, with 'fn' ('ud'
+ * is its), as the pool would (the starter's scopes checked, results cut): for a turn on a
+ * thread that may block (a task run, a workflow step), which so never waits for the pool.
+ */
+void act_step_run_here(act_run_fn fn, void *ud, struct act_step *st, const struct act_job *job);
+
+/* ---- Limits ---- */
+
+/*
+ * Whether a turn stops before its next model call: NULL to go on, else its stop reason
+ * (insufficient_credits when 'no_credits', a live organization left at 0 by the last step's
+ * charge; max_steps after 'nmodel' model calls of 'max_steps'; timeout ACT_TURN_MS after
+ * 't0_us', clock_mono_us()), with 'why' (of 'n' bytes) the words the reply ends with.
+ */
+const char *act_limit(bool no_credits, int nmodel, int max_steps, int64_t t0_us, char *why,
+                      size_t n);
+
 /* A call's record as the API shows it: {id, tool, arguments, status, result, error,
  * approval_id, started_at, completed_at} (a new reference). */
 json_t *act_call_json(const struct store_tool_call *c);
+
+struct jw;
+/* The 'n' calls 'calls' as a JSON array of their records (act_call_json) into writer 'w'. */
+void act_calls_write(struct jw *w, const struct store_tool_call *calls, size_t n);
 
 #endif

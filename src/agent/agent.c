@@ -7,13 +7,26 @@
  * on the embedding pool's thread and the openai engine answers on the outbound client's
  * thread, so each hands its result back through a small condition (struct wait) that the
  * worker waits on. A store handle is borrowed only for each store call, never across a wait.
+ *
+ * A run's turn that calls tools (contract §19) is a loop on that thread: a model call; its
+ * calls prepared against the offer (act_step_prepare), journaled under the run before any
+ * starts, in the transaction that charges that model call (store_tool_step_begin, priced by
+ * the ledger), run one after the other right here (act_step_run_here: this thread may block,
+ * and so never waits for the chat turns' tool pool, whose few threads could all be waiting
+ * for it), their ends journaled; then the next model call with the results, until the model
+ * answers without calls or a limit (act_limit, a call repeated a third time) stops it. The
+ * last model call is charged by the caller with the run's outcome, as before.
  */
 #include "agent.h"
 
+#include "../core/clock.h"
 #include "../core/log.h"
+#include "../ledger/ledger.h"
+#include "../tools/tools.h"
 
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- The pieces chat uses too ---- */
@@ -134,44 +147,321 @@ static void knowledge_done(void *ud, int rc, struct store *s, const struct store
     wait_signal(&k->w);
 }
 
+/* One answer on a worker thread: its request, the tools offered, and the steps so far. */
+struct answer {
+    const struct agent_env *a;
+    const struct agent_ask *q;
+    struct agent_answer *out;
+    struct llm *engine;
+    struct arena *ar;
+    struct llm_request lreq;
+    struct act_offer offer;    /* n 0: no tool offered */
+    struct llm_tool_call *got; /* the calls of the last model call (ar) */
+    size_t ngot;
+    struct llm_message *steps; /* the messages after the input: calls and results (ar) */
+    size_t nsteps, steps_cap;
+    const char **seen; /* "tool\narguments" of every call made so far (ar) */
+    size_t nseen, seen_cap;
+    int nmodel; /* model calls made */
+    int64_t t0_us;
+    bool no_credits; /* live, and the last step's charge left the balance at 0 */
+};
+
 struct reply {
     struct wait w;
-    struct agent_answer *ans;
+    struct answer *x;
+    struct llm_usage u;
 };
 
 static void on_delta(void *ud, const char *text, size_t len)
 {
     struct reply *r = ud;
-    buf_append(&r->ans->text, text, len); /* past result_max the answer is cut */
+    buf_append(&r->x->out->text, text, len); /* past result_max the answer is cut */
+}
+
+/* The calls of the model call that ends, copied (on the engine's thread, while the worker
+ * waits). */
+static void on_tool_calls(void *ud, const struct llm_tool_call *calls, size_t n)
+{
+    struct answer *x = ((struct reply *)ud)->x;
+    x->got = arena_alloc(x->ar, (n ? n : 1) * sizeof(*x->got));
+    for (size_t i = 0; i < n; i++) {
+        x->got[i].id = arena_strdup(x->ar, calls[i].id ? calls[i].id : "");
+        x->got[i].name = arena_strdup(x->ar, calls[i].name ? calls[i].name : "");
+        x->got[i].arguments = arena_strdup(x->ar, calls[i].arguments ? calls[i].arguments : "{}");
+    }
+    x->ngot = n;
 }
 
 static void on_done(void *ud, const struct llm_usage *u, const struct err *e)
 {
     struct reply *r = ud;
     if (e) {
-        r->ans->failed = true;
-        snprintf(r->ans->error, sizeof(r->ans->error), "%s",
+        r->x->out->failed = true;
+        snprintf(r->x->out->error, sizeof(r->x->out->error), "%s",
                  e->msg[0] ? e->msg : "the engine failed");
     } else {
-        r->ans->usage = *u;
+        r->u = *u;
     }
     wait_signal(&r->w);
+}
+
+/* One model call with the steps so far, waited for: its usage in '*u'; false when the engine
+ * failed (out->failed says why). */
+static bool model_call(struct answer *x, struct llm_usage *u)
+{
+    struct llm_request lreq = x->lreq;
+    struct llm_sink sink = {0};
+    struct reply rep;
+
+    lreq.steps = x->steps;
+    lreq.nsteps = x->nsteps;
+    x->ngot = 0;
+    memset(&rep, 0, sizeof(rep));
+    wait_init(&rep.w);
+    rep.x = x;
+    sink.delta = on_delta;
+    sink.tool_calls = x->offer.n ? on_tool_calls : NULL;
+    sink.done = on_done;
+    sink.ud = &rep;
+    llm_call(x->engine, &lreq, &sink);
+    wait_for(&rep.w);
+    *u = rep.u;
+    x->out->usage.input_tokens += rep.u.input_tokens;
+    x->out->usage.output_tokens += rep.u.output_tokens;
+    return !x->out->failed;
+}
+
+/* The tools the employee's rules offer this answer: its auto tools, for the turn of a run,
+ * with an engine that calls tools (approve: not offered until a run can pause). */
+static void offer_tools(struct answer *x)
+{
+    const struct agent_ask *q = x->q;
+    struct tools_rules rules;
+
+    if (!x->a->tool_run || !(q->task_run_id || q->workflow_run_id) || !q->emp->tools ||
+        strcmp(llm_name(x->engine), "builtin") == 0)
+        return;
+    if (tools_rules_parse(q->emp->tools, strlen(q->emp->tools), x->ar, &rules)) {
+        log_warn("agent: the tool rules of %s cannot be read: no tool offered", q->emp->id);
+        return;
+    }
+    act_offer_build(&rules, false, x->a->tool_available, x->a->tool_ud, q->tenant, x->ar,
+                    &x->offer);
+    x->lreq.tools = x->offer.llm;
+    x->lreq.ntools = x->offer.n;
+}
+
+/* ---- The steps that call tools ---- */
+
+/* The answer ends for 'reason' before another model call: it says so after what the model
+ * wrote. */
+static void stop(struct answer *x, const char *reason, const char *why)
+{
+    buf_appendf(&x->out->text, "%s(I stopped here: %s.)", buf_len(&x->out->text) ? "\n\n" : "",
+                why);
+    x->out->stop_reason = reason;
+}
+
+/* The answer fails with 'why' (the work its tools did is kept). */
+static void fail(struct answer *x, const char *why)
+{
+    x->out->failed = true;
+    snprintf(x->out->error, sizeof(x->out->error), "%s", why);
+}
+
+/* The journal's row of call 'c' of the answer, the 'seq'th call of its turn. */
+static struct store_tool_call call_row(const struct answer *x, const struct act_call *c,
+                                       int64_t seq)
+{
+    struct store_tool_call row;
+    memset(&row, 0, sizeof(row));
+    row.id = c->id;
+    row.model_id = c->model_id;
+    row.tool = c->tool ? c->tool->def->name : c->model_name;
+    row.arguments = c->arguments;
+    row.status = c->ended ? (c->failed ? "failed" : "completed") : "running";
+    row.result = c->result;
+    row.error = c->error;
+    row.seq = seq;
+    row.step = x->nmodel - 1;
+    row.started_at = clock_now_ms();
+    row.completed_at = c->ended ? c->completed_at : 0;
+    row.task_run_id = x->q->task_run_id;
+    row.workflow_run_id = x->q->workflow_run_id;
+    row.step_index = x->q->step_index;
+    return row;
+}
+
+/* Journal the calls of 'st' before any starts, in one transaction that charges the model call
+ * that asked for them ('price'): 0, or the store's error (nothing written). */
+static int journal_step(struct answer *x, const struct act_step *st, int64_t price)
+{
+    const struct store_tenant *t = x->q->tenant;
+    struct store_tool_call *rows = xcalloc(st->n ? st->n : 1, sizeof(*rows));
+    struct store_tool_step in;
+    int64_t charged = 0, balance = 0;
+    struct store *s;
+    int rc;
+
+    for (size_t i = 0; i < st->n; i++)
+        rows[i] = call_row(x, &st->calls[i], (int64_t)(x->out->ncalls + i));
+    memset(&in, 0, sizeof(in));
+    in.calls = rows;
+    in.n = st->n;
+    in.charge = t->mode == STORE_LIVE;
+    in.price = price;
+    s = store_pool_get(x->a->knowledge.pool);
+    rc = store_tool_step_begin(s, t, &in, &charged, &balance);
+    store_pool_put(x->a->knowledge.pool, s);
+    if (!rc) {
+        x->out->charged += charged;
+        x->out->ncalls += st->n;
+        x->no_credits = t->mode == STORE_LIVE && balance <= 0;
+    }
+    free(rows);
+    return rc;
+}
+
+/* Append message 'm' to the steps the model is shown. */
+static void add_step(struct answer *x, const struct llm_message *m)
+{
+    if (x->nsteps == x->steps_cap) {
+        size_t cap = x->steps_cap ? 2 * x->steps_cap : 16;
+        struct llm_message *v = arena_alloc(x->ar, cap * sizeof(*v));
+        if (x->nsteps)
+            memcpy(v, x->steps, x->nsteps * sizeof(*v));
+        x->steps = v;
+        x->steps_cap = cap;
+    }
+    x->steps[x->nsteps++] = *m;
+}
+
+/* Note the calls of the step as made, for the repeated-call limit. */
+static void add_seen(struct answer *x)
+{
+    for (size_t i = 0; i < x->ngot; i++) {
+        if (x->nseen == x->seen_cap) {
+            size_t cap = x->seen_cap ? 2 * x->seen_cap : 16;
+            const char **v = arena_alloc(x->ar, cap * sizeof(*v));
+            if (x->nseen)
+                memcpy(v, x->seen, x->nseen * sizeof(*v));
+            x->seen = v;
+            x->seen_cap = cap;
+        }
+        x->seen[x->nseen++] = arena_printf(x->ar, "%s\n%s", x->got[i].name, x->got[i].arguments);
+    }
+}
+
+/* The calls of 'st' have ended: their ends journaled, and the model shown its calls, then one
+ * result each. */
+static void step_ended(struct answer *x, const struct act_step *st)
+{
+    struct store *s = store_pool_get(x->a->knowledge.pool);
+    struct llm_message m;
+
+    for (size_t i = 0; i < st->n; i++) {
+        struct store_tool_call row = call_row(x, &st->calls[i], 0);
+        if (store_tool_call_end(s, x->q->tenant, &row))
+            log_error("agent: cannot journal the end of %s", row.id);
+    }
+    store_pool_put(x->a->knowledge.pool, s);
+    memset(&m, 0, sizeof(m));
+    m.role = "assistant";
+    m.tool_calls = x->got;
+    m.ntool_calls = x->ngot;
+    add_step(x, &m);
+    for (size_t i = 0; i < st->n; i++) {
+        memset(&m, 0, sizeof(m));
+        m.role = "tool";
+        m.tool_call_id = st->calls[i].model_id;
+        m.content = arena_strdup(x->ar, st->calls[i].result ? st->calls[i].result : "null");
+        add_step(x, &m);
+    }
+    add_seen(x);
+}
+
+/* The model asked for the 'x->ngot' calls of its last call (usage 'u'): prepared, journaled
+ * (charging that model call), run here and shown to the model. False when the answer ends
+ * (a repeated call stops it; a journal that cannot be written fails it). */
+static bool tool_step(struct answer *x, const struct llm_usage *u)
+{
+    const struct agent_ask *q = x->q;
+    int64_t price = ledger_price(u, q->tenant->mode);
+    struct act_step st;
+    struct act_job job;
+    bool repeated = false;
+
+    act_step_prepare(&x->offer, x->got, x->ngot, x->seen, x->nseen, x->ar, &st, &repeated);
+    if (repeated) {
+        act_step_cleanup(&st);
+        x->out->price = price; /* not journaled: charged with the outcome */
+        stop(x, "repeated_call", "the same tool call was made three times");
+        return false;
+    }
+    if (journal_step(x, &st, price)) {
+        act_step_cleanup(&st);
+        fail(x, "The run's tool calls could not be recorded.");
+        return false;
+    }
+    memset(&job, 0, sizeof(job));
+    job.tenant = q->tenant;
+    job.scopes = q->scopes;
+    job.org_tier = q->org_tier;
+    job.employee_id = q->emp->id;
+    act_step_run_here(x->a->tool_run, x->a->tool_ud, &st, &job);
+    step_ended(x, &st);
+    act_step_cleanup(&st);
+    return true;
+}
+
+/* Model calls, and the tools they ask for, until the model answers without calls, the engine
+ * fails, or a limit stops the answer. */
+static void run_steps(struct answer *x)
+{
+    const struct agent_ask *q = x->q;
+    for (;;) {
+        struct llm_usage u = {0, 0};
+        const char *reason;
+        char why[160];
+
+        if (!model_call(x, &u))
+            return;
+        x->nmodel++;
+        if (x->ngot == 0 || x->offer.n == 0) {
+            x->out->price = ledger_price(&u, q->tenant->mode);
+            x->out->stop_reason = "completed";
+            return;
+        }
+        if (!tool_step(x, &u))
+            return;
+        reason = act_limit(x->no_credits, x->nmodel, x->a->cfg->agent_max_steps, x->t0_us, why,
+                           sizeof(why));
+        if (reason) {
+            stop(x, reason, why);
+            return;
+        }
+        if (q->still_wanted && !q->still_wanted(q->ud)) {
+            fail(x, "The run was cancelled while its tools ran.");
+            return;
+        }
+    }
 }
 
 /* See agent.h. */
 int agent_answer(const struct agent_env *a, const struct agent_ask *q, struct agent_answer *out)
 {
     const struct store_employee *emp = q->emp;
-    struct llm_request lreq;
-    struct llm_sink sink = {0};
     struct knowledge kn;
-    struct reply rep;
+    struct answer x;
     struct arena ar;
     struct store *s;
 
     memset(out, 0, sizeof(*out));
     buf_init(&out->text, q->result_max);
     arena_init(&ar);
+    memset(&x, 0, sizeof(x));
+    x.t0_us = clock_mono_us();
 
     /* The knowledge this employee may read that matches the input. */
     memset(&kn, 0, sizeof(kn));
@@ -189,20 +479,19 @@ int agent_answer(const struct agent_env *a, const struct agent_ask *q, struct ag
         arena_cleanup(&ar);
         return 0;
     }
-    memset(&lreq, 0, sizeof(lreq));
-    agent_request_employee(&lreq, emp);
-    lreq.message = q->message;
-    lreq.knowledge = kn.ps;
-    lreq.nknowledge = kn.n;
-    lreq.knowledge_searched = kn.ok;
-    lreq.json_output = q->json_output;
-    wait_init(&rep.w);
-    rep.ans = out;
-    sink.delta = on_delta;
-    sink.done = on_done;
-    sink.ud = &rep;
-    llm_call(agent_engine(a, q->tenant->mode), &lreq, &sink);
-    wait_for(&rep.w);
+    x.a = a;
+    x.q = q;
+    x.out = out;
+    x.ar = &ar;
+    x.engine = agent_engine(a, q->tenant->mode);
+    agent_request_employee(&x.lreq, emp);
+    x.lreq.message = q->message;
+    x.lreq.knowledge = kn.ps;
+    x.lreq.nknowledge = kn.n;
+    x.lreq.knowledge_searched = kn.ok;
+    x.lreq.json_output = q->json_output;
+    offer_tools(&x);
+    run_steps(&x);
     arena_cleanup(&ar);
     return 0;
 }

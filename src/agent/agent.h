@@ -8,11 +8,15 @@
  *
  * Chat is asynchronous (its response is deferred or streamed) and uses the pieces; worker
  * threads (tasks, workflow steps) call agent_answer(), which waits for the search and the
- * engine on the calling thread.
+ * engine on the calling thread. With the openai engine, a task run's answer and a workflow
+ * `respond` step's are turns that call tools (contract §19): the employee's auto tools are
+ * offered, the model's calls are journaled under the run and run on the calling thread, and
+ * the model is called again until it answers without calls or a limit stops it (act/).
  */
 #ifndef WORKFORCE_AGENT_H
 #define WORKFORCE_AGENT_H
 
+#include "../act/act.h"
 #include "../core/buf.h"
 #include "../core/config.h"
 #include "../core/err.h"
@@ -38,6 +42,12 @@ struct agent_env {
     struct llm *llm;               /* the configured engine (live keys) */
     struct llm *llm_builtin;       /* test keys, unless WORKFORCE_TEST_LLM=provider */
     const struct integ_env *integ; /* workflow steps acting through a connection */
+    /* The tools of answers on worker threads: what runs a call (on the calling thread; its
+     * code lives above this module: toolrun/), and which tools of the catalog it can run,
+     * both with 'tool_ud'. NULL: no tool is offered. */
+    act_run_fn tool_run;
+    act_available_fn tool_available;
+    void *tool_ud;
 };
 
 /* The engine that answers for a key of 'mode'. */
@@ -65,18 +75,36 @@ struct agent_ask {
     size_t result_max;   /* bytes of the answer kept; the rest is cut */
     bool no_knowledge;   /* the input alone is the matter (a workflow action other than respond) */
     bool json_output;    /* the answer must be one JSON object */
-    /* Asked after the knowledge search, before the engine: false skips the engine (a run
-     * cancelled meanwhile). NULL: always go on. */
+    /* Asked after the knowledge search, before the engine, and again before each model call
+     * after a step of tools: false skips the engine (a run cancelled meanwhile), or ends the
+     * answer as failed once tools ran. NULL: always go on. */
     bool (*still_wanted)(void *ud);
     void *ud;
+    /* The turn whose tool calls these are (contract §19): a task run ('task_run_id') or a
+     * workflow run's step ('workflow_run_id' at 'step_index'). Neither: no tool is offered
+     * (nor with the builtin engine, which calls none). */
+    const char *task_run_id;
+    const char *workflow_run_id;
+    int64_t step_index;
+    uint32_t scopes; /* the rights of whoever started the run (0: every scope) */
+    int org_tier;    /* the organization's tier (the tier gate of tasks.create) */
 };
 
 struct agent_answer {
-    struct buf text; /* the answer; agent_answer_cleanup() frees it */
-    struct llm_usage usage;
-    bool failed;  /* the engine failed: 'error' says why */
-    bool skipped; /* still_wanted() said no: the engine was not called */
+    struct buf text;        /* the answer; agent_answer_cleanup() frees it */
+    struct llm_usage usage; /* every model call's, added up */
+    bool failed;            /* the engine failed: 'error' says why */
+    bool skipped;           /* still_wanted() said no: the engine was not called */
     char error[256];
+    /* What it costs a live key (0 for test keys; the ledger's price of each model call):
+     * 'price' is the last model call's, not charged yet (the caller charges it with its
+     * outcome; 0 when failed), 'charged' what the model calls that asked for tools were
+     * charged when their calls were journaled. */
+    int64_t price;
+    int64_t charged;
+    size_t ncalls;           /* tool calls journaled: work that must not be done twice */
+    const char *stop_reason; /* completed, max_steps, repeated_call, timeout,
+                                insufficient_credits; NULL when failed or skipped */
 };
 
 /* Search, then ask the engine and wait for its whole answer on this thread. Returns 0 with

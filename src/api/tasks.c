@@ -11,6 +11,7 @@
  */
 #include "api.h"
 
+#include "../act/act.h"
 #include "../core/buf.h"
 #include "../core/clock.h"
 #include "../core/id.h"
@@ -420,6 +421,10 @@ int api_tasks_runs(struct router_req *r, struct err *e)
         jw_str(&w, x->error);
         jw_key(&w, "credits_used");
         jw_int(&w, x->credits_used);
+        jw_key(&w, "stop_reason");
+        jw_str(&w, x->stop_reason);
+        jw_key(&w, "tool_calls");
+        act_calls_write(&w, x->calls, x->ncalls);
         jw_obj_end(&w);
     }
     jw_arr_end(&w);

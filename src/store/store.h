@@ -377,7 +377,12 @@ int store_chat_begin(struct store *s, const struct store_tenant *t,
 
 /* ---- The tool calls of a turn (contract §19; toolcalls.c) ---- */
 
-/* One call of a tool by a turn. Strings are the caller's when writing, the arena's when read. */
+/* Tool calls read with a page of task runs, or with a workflow run. */
+#define STORE_RUN_CALLS_MAX 20000
+
+/* One call of a tool by a turn. Strings are the caller's when writing, the arena's when read.
+ * Exactly one turn owns it: a chat reply ('message_id'), a task run ('task_run_id') or a
+ * workflow run's step ('workflow_run_id' and 'step_index'); the others are NULL. */
 struct store_tool_call {
     const char *id;         /* call_... */
     const char *message_id; /* the assistant message of the turn */
@@ -388,15 +393,19 @@ struct store_tool_call {
     const char *result;     /* JSON text, or NULL */
     const char *error;      /* a failed call's reason, or NULL */
     const char *approval_id;
-    int64_t seq;          /* order among the message's calls, from 0 */
-    int64_t step;         /* the model call (from 0) that asked for it */
-    int64_t started_at;   /* milliseconds */
-    int64_t completed_at; /* 0: not ended */
+    int64_t seq;                 /* order among the message's calls, from 0 */
+    int64_t step;                /* the model call (from 0) that asked for it */
+    int64_t started_at;          /* milliseconds */
+    int64_t completed_at;        /* 0: not ended */
+    const char *task_run_id;     /* the task run of the turn */
+    const char *workflow_run_id; /* the workflow run of the turn, at its step 'step_index' */
+    int64_t step_index;
 };
 
 /* A step of a turn that asked for tools, journaled before any of its calls starts. */
 struct store_tool_step {
-    const struct store_message *reply; /* the turn's first such step: its message, in_progress */
+    const struct store_message *reply; /* a chat turn's first such step: its message,
+                                          in_progress (NULL: none to write) */
     const struct store_tool_call *calls;
     size_t n;
     bool charge; /* live: the step's model call costs 'price', taken up to the balance */
@@ -641,6 +650,11 @@ struct store_run_step {
     const char *output; /* JSON text, NULL until the step completed */
     const char *error;
     int64_t attempts, credits_used, started_at, completed_at;
+    /* Its turn's work (contract §19): why it stopped (NULL: running, failed, or no model
+     * asked), and the tool calls it made, in order (reads). */
+    const char *stop_reason;
+    const struct store_tool_call *calls;
+    size_t ncalls;
 };
 
 /* A run of a workflow. Strings live in the caller's arena. */
@@ -717,11 +731,15 @@ struct store_step_finish {
     int64_t credits; /* the step's price (live keys), charged up to the balance */
     int64_t retry_at;
     int64_t now, response_ms;
+    const char *stop_reason; /* why its turn stopped, or NULL */
+    int64_t charged_before;  /* what its model calls that asked for tools cost (charged when
+                                their calls were journaled: store_tool_step_begin) */
 };
 
 /* End a step's attempt and move its run on, in one transaction. A run cancelled meanwhile
  * keeps the step's outcome uncharged; a run deleted meanwhile drops it ('*discarded'). The
- * employee is no longer busy either way. '*charged' is what was taken. */
+ * step and its run count 'charged_before' (taken already) in their credits_used in any case.
+ * The employee is no longer busy either way. '*charged' is what was taken now. */
 int store_step_finish(struct store *s, const struct store_step_finish *in, int64_t *charged,
                       bool *discarded);
 
@@ -765,6 +783,11 @@ struct store_task_run {
     const char *result;
     const char *error;
     int64_t started_at, completed_at, credits_used;
+    /* Its turn's work (contract §19): why it stopped (NULL: running, failed or cancelled),
+     * and the tool calls it made, in order. */
+    const char *stop_reason;
+    const struct store_tool_call *calls;
+    size_t ncalls;
 };
 
 struct store_run_page {
@@ -789,6 +812,8 @@ int store_task_update(struct store *s, const struct store_tenant *t, const struc
                       const char *old_status, const char *old_run_id, bool cancel_run, int64_t now);
 /* Delete the task and its runs (a run in progress is discarded by its worker). */
 int store_task_delete(struct store *s, const struct store_tenant *t, const char *id);
+/* A page of the task's runs, newest first, each with its tool calls (at most
+ * STORE_RUN_CALLS_MAX for the page). */
 int store_task_runs(struct store *s, const struct store_tenant *t, const char *task_id,
                     unsigned limit, int64_t before_started, const char *before_id, struct arena *a,
                     struct store_run_page *out);
@@ -857,10 +882,14 @@ struct store_task_finish {
     int64_t credits; /* the run's price (live keys), charged up to the balance */
     bool reserved;   /* one credit was taken when it started */
     int64_t now, response_ms;
+    const char *stop_reason; /* why its turn stopped, or NULL */
+    int64_t charged_before;  /* what its model calls that asked for tools cost (charged when
+                                their calls were journaled: store_tool_step_begin) */
 };
 /* End a run: the run and its task (unless cancelled or deleted meanwhile: then the reserved
- * credit goes back), the statistics fact, the employee no longer busy. '*charged' is what was
- * taken. */
+ * credit goes back), the statistics fact, the employee no longer busy. The run and its task
+ * count 'charged_before' (taken already) in their credits_used in every case, a cancelled run
+ * too. '*charged' is what was taken now. */
 int store_task_finish(struct store *s, const struct store_task_finish *in, int64_t *charged,
                       bool *discarded);
 /* What a restart of every node does to their work (tests; a server takes back only dead nodes'

@@ -135,6 +135,15 @@ int tool_call_end(struct store *s, const struct store_tenant *t, const struct st
 int tool_calls_of(struct store *s, const struct store_tenant *t, const char *conversation_id,
                   int64_t from_seq, int64_t to_seq, size_t max, struct arena *a,
                   struct store_tool_call **out, size_t *n);
+/* At most 'max' calls of the runs of task 'task_id' from (lo_started, lo_id) to (hi_started,
+ * hi_id) in their order (a page of store_task_runs), newest run first, each run's in order. */
+int tool_calls_of_task_runs(struct store *s, const struct store_tenant *t, const char *task_id,
+                            int64_t lo_started, const char *lo_id, int64_t hi_started,
+                            const char *hi_id, size_t max, struct arena *a,
+                            struct store_tool_call **out, size_t *n);
+/* At most 'max' calls of the steps of workflow run 'run_id', by step then call. */
+int tool_calls_of_wf_run(struct store *s, const char *run_id, size_t max, struct arena *a,
+                         struct store_tool_call **out, size_t *n);
 /* The writes of a chat's start / finished reply, inside the caller's transaction. */
 int chat_begin_in(struct store *s, const struct store_tenant *t, const struct store_chat_begin *in);
 int chat_finish_in(struct store *s, const struct store_tenant *t,

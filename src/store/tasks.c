@@ -237,20 +237,40 @@ int tasks_delete(struct store *s, const struct store_tenant *t, const char *id)
     return rc;
 }
 
-/* See store_int.h. Newest first, keyset-paged by (started_at, id). */
-int tasks_runs(struct store *s, const struct store_tenant *t, const char *task_id, unsigned limit,
-               int64_t before_started, const char *before_id, struct arena *a,
-               struct store_run_page *out)
+/* The tool calls of the runs of page 'out' (of task 'task_id'), each run's into its record:
+ * one read for the page, in the page's order. */
+static int runs_calls(struct store *s, const struct store_tenant *t, const char *task_id,
+                      struct arena *a, struct store_run_page *out)
+{
+    const struct store_task_run *hi = &out->items[0], *lo = &out->items[out->n - 1];
+    struct store_tool_call *calls = NULL;
+    size_t n = 0, k = 0;
+    int rc = tool_calls_of_task_runs(s, t, task_id, lo->started_at, lo->id, hi->started_at, hi->id,
+                                     STORE_RUN_CALLS_MAX, a, &calls, &n);
+
+    for (size_t i = 0; !rc && i < out->n; i++) {
+        struct store_task_run *r = &out->items[i];
+        r->calls = calls + k;
+        while (k < n && strcmp(calls[k].task_run_id, r->id) == 0)
+            k++;
+        r->ncalls = (size_t)(calls + k - r->calls);
+    }
+    return rc;
+}
+
+/* A page of runs, newest first, keyset-paged by (started_at, id), then their calls. */
+static int runs_page(struct store *s, const struct store_tenant *t, const char *task_id,
+                     unsigned limit, int64_t before_started, const char *before_id, struct arena *a,
+                     struct store_run_page *out)
 {
     struct db_stmt *st;
     bool row = false;
     int rc;
 
-    memset(out, 0, sizeof(*out));
     st = db_prepare(s, "SELECT id, status, result, error, started_at, coalesce(completed_at, 0),"
-                       " credits_used FROM task_runs WHERE org_id = $1 AND mode = $2 AND"
-                       " task_id = $3 AND (CAST($5 AS TEXT) IS NULL OR (started_at, id) < ($4, $5))"
-                       " ORDER BY started_at DESC, id DESC LIMIT $6");
+                       " credits_used, stop_reason FROM task_runs WHERE org_id = $1 AND"
+                       " mode = $2 AND task_id = $3 AND (CAST($5 AS TEXT) IS NULL OR"
+                       " (started_at, id) < ($4, $5)) ORDER BY started_at DESC, id DESC LIMIT $6");
     if (!st)
         return ERR_STORE;
     db_bind_tenant(st, t);
@@ -273,40 +293,71 @@ int tasks_runs(struct store *s, const struct store_tenant *t, const char *task_i
         r->started_at = db_int64(st, 4);
         r->completed_at = db_int64(st, 5);
         r->credits_used = db_int64(st, 6);
+        r->stop_reason = db_arena_text(a, st, 7);
     }
     db_done(st);
+    return rc || out->n == 0 ? rc : runs_calls(s, t, task_id, a, out);
+}
+
+/* See store_int.h. One read transaction: the calls read are those of the runs of the page. */
+int tasks_runs(struct store *s, const struct store_tenant *t, const char *task_id, unsigned limit,
+               int64_t before_started, const char *before_id, struct arena *a,
+               struct store_run_page *out)
+{
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    rc = db_begin(s, DB_TX_READ);
+    if (rc)
+        return rc;
+    rc = runs_page(s, t, task_id, limit, before_started, before_id, a, out);
+    if ((rc ? db_rollback(s) : db_commit(s)) && !rc)
+        rc = ERR_STORE;
     return rc;
 }
 
 /* The ending of run 'in' when its task no longer waits for it (cancelled or deleted): its
- * reserved credit back, the employee no longer busy. */
+ * reserved credit back, the employee no longer busy; the model calls its tool steps were
+ * charged for stay counted on the run and its task, when they are still there. */
 static int finish_discarded(struct store *s, const struct store_task_finish *in)
 {
     int64_t charged;
     int rc = credits_settle(s, in->tenant->org_id, in->reserved ? 1 : 0, 0, &charged);
+    if (!rc && in->charged_before > 0) {
+        const char *run[] = {in->run_id};
+        const int64_t ints[] = {in->charged_before};
+        rc = db_run(s,
+                    "UPDATE tasks SET credits_used = credits_used + $2 WHERE id = (SELECT"
+                    " task_id FROM task_runs WHERE id = $1)",
+                    run, 1, ints, 1);
+        if (!rc)
+            rc = db_run(s, "UPDATE task_runs SET credits_used = credits_used + $2 WHERE id = $1",
+                        run, 1, ints, 1);
+    }
     if (!rc)
         rc = employees_busy(s, in->tenant, in->employee_id, -1);
     return rc;
 }
 
-/* The run and its task ended 'in->ok' with 'taken' credits charged, and the statistics fact. */
+/* The run and its task ended 'in->ok' with 'taken' credits charged now (and what its tool
+ * steps were charged before), and the statistics fact. */
 static int finish_written(struct store *s, const struct store_task_finish *in, int64_t taken)
 {
     const char *status = in->ok ? "completed" : "failed";
-    const char *run[] = {in->run_id, status, in->result, in->error};
+    const char *run[] = {in->run_id, status, in->result, in->error, in->stop_reason};
     const char *task[] = {in->task_id, status, in->result, in->error};
-    const int64_t ints[] = {taken, in->now};
+    const int64_t ints[] = {taken + in->charged_before, in->now};
     struct store_event ev = {in->employee_id,
                              in->ok ? "task_completed" : "task_failed",
                              in->now,
                              in->response_ms,
-                             taken,
+                             taken + in->charged_before,
                              -1,
                              NULL};
     int rc = db_run(s,
-                    "UPDATE task_runs SET status = $2, result = $3, error = $4, credits_used = $5,"
-                    " completed_at = $6, reserved = 0 WHERE id = $1",
-                    run, 4, ints, 2);
+                    "UPDATE task_runs SET status = $2, result = $3, error = $4, stop_reason = $5,"
+                    " credits_used = $6, completed_at = $7, reserved = 0 WHERE id = $1",
+                    run, 5, ints, 2);
     if (!rc)
         rc = db_run(s,
                     "UPDATE tasks SET status = $2, result = $3, error = $4, credits_used ="

@@ -8,6 +8,10 @@
  * and the step's model call charged for a live key (never below 0). Each call's end is one
  * statement. A call found 'running' after a crash is one that had started: it is never run
  * again.
+ *
+ * A turn is a chat reply (its calls read by conversation, with its messages), a task run or a
+ * workflow run's step (their calls read with the run records: tasks.c, workflows.c). The step
+ * of a run's turn has no message to write, and its model call is charged the same way.
  */
 #include "store_int.h"
 
@@ -15,7 +19,8 @@
 
 #define CALL_COLS                                                                                  \
     "c.id, c.message_id, c.model_id, c.tool, c.arguments, c.status, c.result, c.error,"            \
-    " c.approval_id, c.seq, c.step, c.started_at, coalesce(c.completed_at, 0)"
+    " c.approval_id, c.seq, c.step, c.started_at, coalesce(c.completed_at, 0), c.task_run_id,"     \
+    " c.workflow_run_id, coalesce(c.step_index, -1)"
 
 static void read_call(struct db_stmt *st, struct arena *a, struct store_tool_call *out)
 {
@@ -32,20 +37,51 @@ static void read_call(struct db_stmt *st, struct arena *a, struct store_tool_cal
     out->step = db_int64(st, 10);
     out->started_at = db_int64(st, 11);
     out->completed_at = db_int64(st, 12);
+    out->task_run_id = db_arena_text(a, st, 13);
+    out->workflow_run_id = db_arena_text(a, st, 14);
+    out->step_index = db_int64(st, 15);
+}
+
+/* The rows of statement 'st' (bound) into '*out', at most 'max' (from 'a', grown as rows come:
+ * most turns call few tools). */
+static int read_calls(struct db_stmt *st, size_t max, struct arena *a, struct store_tool_call **out,
+                      size_t *n)
+{
+    size_t cap = 8, len = 0;
+    struct store_tool_call *v = arena_alloc(a, cap * sizeof(*v));
+    bool row = false;
+    int rc;
+
+    while (!(rc = db_step(st, &row)) && row && len < max) {
+        if (len == cap) {
+            struct store_tool_call *w = arena_alloc(a, 2 * cap * sizeof(*w));
+            memcpy(w, v, len * sizeof(*v));
+            v = w;
+            cap *= 2;
+        }
+        read_call(st, a, &v[len++]);
+    }
+    db_done(st);
+    *out = v;
+    *n = len;
+    return rc;
 }
 
 static int insert_call(struct store *s, const struct store_tenant *t,
                        const struct store_tool_call *c)
 {
     const char *texts[] = {
-        c->id,       t->org_id, db_mode_name(t->mode), c->message_id,
-        c->model_id, c->tool,   c->arguments,          c->status ? c->status : "running"};
-    const int64_t ints[] = {c->seq, c->step, c->started_at};
+        c->id,          t->org_id,         db_mode_name(t->mode), c->message_id,
+        c->model_id,    c->tool,           c->arguments,          c->status ? c->status : "running",
+        c->task_run_id, c->workflow_run_id};
+    const int64_t ints[] = {c->seq, c->step, c->started_at, c->step_index};
+    /* step_index belongs to a workflow run's call only */
     return db_run(s,
                   "INSERT INTO tool_calls (id, org_id, mode, message_id, model_id, tool,"
-                  " arguments, status, seq, step, started_at) VALUES ($1, $2, $3, $4, $5, $6,"
-                  " $7, $8, $9, $10, $11)",
-                  texts, 8, ints, 3);
+                  " arguments, status, task_run_id, workflow_run_id, seq, step, started_at,"
+                  " step_index) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,"
+                  " CASE WHEN CAST($10 AS TEXT) IS NULL THEN NULL ELSE CAST($14 AS BIGINT) END)",
+                  texts, 10, ints, 4);
 }
 
 /* See store_int.h. */
@@ -96,10 +132,6 @@ int tool_calls_of(struct store *s, const struct store_tenant *t, const char *con
         s, "SELECT " CALL_COLS " FROM tool_calls c JOIN messages m ON m.id = c.message_id"
            " WHERE m.org_id = $1 AND m.mode = $2 AND m.conversation_id = $3 AND m.seq >= $4 AND"
            " m.seq <= $5 ORDER BY m.seq, c.seq LIMIT $6");
-    struct store_tool_call *v;
-    bool row = false;
-    size_t len = 0;
-    int rc;
 
     *out = NULL;
     *n = 0;
@@ -110,11 +142,50 @@ int tool_calls_of(struct store *s, const struct store_tenant *t, const char *con
     db_bind_int64(st, 4, from_seq);
     db_bind_int64(st, 5, to_seq);
     db_bind_int64(st, 6, (int64_t)max);
-    v = arena_alloc(a, (max ? max : 1) * sizeof(*v));
-    while (!(rc = db_step(st, &row)) && row && len < max)
-        read_call(st, a, &v[len++]);
-    db_done(st);
-    *out = v;
-    *n = len;
-    return rc;
+    return read_calls(st, max, a, out, n);
+}
+
+/* See store_int.h. The runs of a page are those of the task from (lo_started, lo_id) to
+ * (hi_started, hi_id) in their order, both included. */
+int tool_calls_of_task_runs(struct store *s, const struct store_tenant *t, const char *task_id,
+                            int64_t lo_started, const char *lo_id, int64_t hi_started,
+                            const char *hi_id, size_t max, struct arena *a,
+                            struct store_tool_call **out, size_t *n)
+{
+    struct db_stmt *st = db_prepare(
+        s, "SELECT " CALL_COLS " FROM tool_calls c JOIN task_runs r ON r.id = c.task_run_id"
+           " WHERE r.org_id = $1 AND r.mode = $2 AND r.task_id = $3 AND (r.started_at, r.id) >="
+           " ($4, $5) AND (r.started_at, r.id) <= ($6, $7) ORDER BY r.started_at DESC,"
+           " r.id DESC, c.seq LIMIT $8");
+
+    *out = NULL;
+    *n = 0;
+    if (!st)
+        return ERR_STORE;
+    db_bind_tenant(st, t);
+    db_bind_text(st, 3, task_id);
+    db_bind_int64(st, 4, lo_started);
+    db_bind_text(st, 5, lo_id);
+    db_bind_int64(st, 6, hi_started);
+    db_bind_text(st, 7, hi_id);
+    db_bind_int64(st, 8, (int64_t)max);
+    return read_calls(st, max, a, out, n);
+}
+
+/* See store_int.h. A step run again after a crash numbers its calls from 0 again: the time
+ * they started keeps each attempt's after the one before. */
+int tool_calls_of_wf_run(struct store *s, const char *run_id, size_t max, struct arena *a,
+                         struct store_tool_call **out, size_t *n)
+{
+    struct db_stmt *st = db_prepare(s, "SELECT " CALL_COLS " FROM tool_calls c WHERE"
+                                       " c.workflow_run_id = $1 ORDER BY c.step_index,"
+                                       " c.started_at, c.seq LIMIT $2");
+
+    *out = NULL;
+    *n = 0;
+    if (!st)
+        return ERR_STORE;
+    db_bind_text(st, 1, run_id);
+    db_bind_int64(st, 2, (int64_t)max);
+    return read_calls(st, max, a, out, n);
 }

@@ -184,7 +184,27 @@ static void read_run(struct db_stmt *st, struct arena *a, void *pout)
     r->tenant.mode = db_mode(db_text(st, 15));
 }
 
-/* The steps of 'r' (its 'nsteps' says how many there are), in order. */
+/* The tool calls of the steps of 'r' (read), each step's into it. */
+static int read_run_calls(struct store *s, struct arena *a, struct store_wf_run *r)
+{
+    struct store_tool_call *calls = NULL;
+    size_t n = 0, k = 0;
+    int rc = tool_calls_of_wf_run(s, r->id, STORE_RUN_CALLS_MAX, a, &calls, &n);
+
+    while (!rc && k < n) {
+        size_t first = k;
+        int64_t i = calls[k].step_index;
+        while (k < n && calls[k].step_index == i)
+            k++;
+        if (i >= 0 && (size_t)i < r->nsteps) {
+            r->steps[i].calls = calls + first;
+            r->steps[i].ncalls = k - first;
+        }
+    }
+    return rc;
+}
+
+/* The steps of 'r' (its 'nsteps' says how many there are), in order, with their calls. */
 static int read_run_steps(struct store *s, struct arena *a, struct store_wf_run *r)
 {
     struct db_stmt *st;
@@ -195,8 +215,8 @@ static int read_run_steps(struct store *s, struct arena *a, struct store_wf_run 
     r->steps = arena_alloc(a, (cap ? cap : 1) * sizeof(*r->steps));
     r->nsteps = 0;
     st = db_prepare(s, "SELECT employee_id, action, status, input, output, error, attempts,"
-                       " credits_used, coalesce(started_at, 0), coalesce(completed_at, 0)"
-                       " FROM workflow_run_steps WHERE run_id = $1 ORDER BY idx");
+                       " credits_used, coalesce(started_at, 0), coalesce(completed_at, 0),"
+                       " stop_reason FROM workflow_run_steps WHERE run_id = $1 ORDER BY idx");
     if (!st)
         return ERR_STORE;
     db_bind_text(st, 1, r->id);
@@ -212,9 +232,12 @@ static int read_run_steps(struct store *s, struct arena *a, struct store_wf_run 
         x->credits_used = db_int64(st, 7);
         x->started_at = db_int64(st, 8);
         x->completed_at = db_int64(st, 9);
+        x->stop_reason = db_arena_text(a, st, 10);
+        x->calls = NULL;
+        x->ncalls = 0;
     }
     db_done(st);
-    return rc;
+    return rc ? rc : read_run_calls(s, a, r);
 }
 
 /* Run 'run_id' of the tenant and workflow with its steps, inside the caller's transaction. */
@@ -494,14 +517,19 @@ static int step_store(struct store *s, const struct store_step_finish *in,
             ? "cancelled"
             : step_status[outcome];
     const char *texts[] = {
-        c->run_id, ended, in->input, outcome == STORE_STEP_COMPLETED ? in->output : NULL,
-        outcome == STORE_STEP_COMPLETED || outcome == STORE_STEP_SKIPPED ? NULL : in->error};
-    const int64_t ints[] = {c->step, taken, outcome == STORE_STEP_RETRY ? 0 : in->now};
+        c->run_id,
+        ended,
+        in->input,
+        outcome == STORE_STEP_COMPLETED ? in->output : NULL,
+        outcome == STORE_STEP_COMPLETED || outcome == STORE_STEP_SKIPPED ? NULL : in->error,
+        outcome == STORE_STEP_COMPLETED ? in->stop_reason : NULL};
+    const int64_t ints[] = {c->step, taken + in->charged_before,
+                            outcome == STORE_STEP_RETRY ? 0 : in->now};
     return db_run(s,
                   "UPDATE workflow_run_steps SET status = $2, input = $3, output = $4, error = $5,"
-                  " credits_used = $7, completed_at = nullif(CAST($8 AS BIGINT), 0)"
-                  " WHERE run_id = $1 AND idx = $6",
-                  texts, 5, ints, 3);
+                  " stop_reason = $6, credits_used = $8, completed_at ="
+                  " nullif(CAST($9 AS BIGINT), 0) WHERE run_id = $1 AND idx = $7",
+                  texts, 6, ints, 3);
 }
 
 /* See store_int.h. */
@@ -539,6 +567,13 @@ int workflow_steps_finish(struct store *s, const struct store_step_finish *in, i
             goto rollback;
     }
     rc = step_store(s, in, outcome, cancelled, taken);
+    if (!rc && in->charged_before > 0) {
+        /* what its tool steps were charged, whatever the outcome (their work was done) */
+        const char *texts[] = {c->run_id};
+        const int64_t ints[] = {in->charged_before};
+        rc = db_run(s, "UPDATE workflow_runs SET credits_used = credits_used + $2 WHERE id = $1",
+                    texts, 1, ints, 1);
+    }
     if (rc)
         goto rollback;
     if (cancelled) {
@@ -551,8 +586,13 @@ int workflow_steps_finish(struct store *s, const struct store_step_finish *in, i
             rc = hook_run_ended(s, &c->tenant, c->run_id, in->now);
     }
     if (!rc && outcome == STORE_STEP_COMPLETED) {
-        struct store_event ev = {
-            c->employee_id, "workflow_step", in->now, in->response_ms, taken, -1, NULL};
+        struct store_event ev = {c->employee_id,
+                                 "workflow_step",
+                                 in->now,
+                                 in->response_ms,
+                                 taken + in->charged_before,
+                                 -1,
+                                 NULL};
         rc = employees_event_add(s, &c->tenant, &ev);
     }
     if (!rc)

@@ -4,7 +4,8 @@
  * With nothing runnable a worker sleeps until woken (an API call), the next recurring
  * occurrence, or at most POLL_MS. Carrying out a run: read the employee, search the knowledge
  * it may read (the embedding happens on the embedding pool; this thread waits), call the
- * engine and wait for its answer, then price it and store the outcome. A store handle is
+ * engine and wait for its answer (with the openai engine, a turn that calls the employee's
+ * tools on this thread: agent_answer), then price it and store the outcome. A store handle is
  * borrowed only for each store call, never across the engine's wait.
  *
  * Fair shares: the store serves organizations round-robin (store_claim). With two workers or
@@ -70,8 +71,11 @@ const struct store_queue_rules task_queue_rules = {task_next_run, LEDGER_HOLD,
 
 /* ---- One run ---- */
 
+/* End run 'c' as 'ok' with 'result' or 'error', priced 'credits'; 'ans' is the engine's answer
+ * when there was one (what its tool steps cost, why it stopped), else NULL. */
 static void finish(struct task_runner *tr, const struct store_task_claim *c, bool ok,
-                   const char *result, const char *error, int64_t credits, int64_t t0_us)
+                   const char *result, const char *error, int64_t credits,
+                   const struct agent_answer *ans, int64_t t0_us)
 {
     struct store *s = store_pool_get(tr->env->knowledge.pool);
     struct store_task_finish fin;
@@ -91,6 +95,8 @@ static void finish(struct task_runner *tr, const struct store_task_claim *c, boo
     fin.reserved = c->reserved;
     fin.now = clock_now_ms();
     fin.response_ms = (clock_mono_us() - t0_us) / 1000;
+    fin.stop_reason = ans && ok ? ans->stop_reason : NULL;
+    fin.charged_before = ans ? ans->charged : 0;
     /* The outcome must not be lost: a store that fails (a lock held too long) is tried again,
      * with a growing pause, until it works or the server stops (then the next start queues
      * the task again). */
@@ -113,7 +119,8 @@ static void finish(struct task_runner *tr, const struct store_task_claim *c, boo
                  c->task.id);
     else
         log_info("tasks: run %s of task %s %s (%lld credits, %lld ms)", c->run_id, c->task.id,
-                 ok ? "completed" : "failed", (long long)charged, (long long)fin.response_ms);
+                 ok ? "completed" : "failed", (long long)(charged + fin.charged_before),
+                 (long long)fin.response_ms);
     store_pool_put(tr->env->knowledge.pool, s);
 }
 
@@ -143,6 +150,57 @@ static bool still_wanted(void *ud)
     return wanted;
 }
 
+/* What the employee is asked: the task's title, description and due time, into 'msg'. */
+static void task_message(const struct store_task *k, struct buf *msg)
+{
+    buf_appendf(msg, "Task: %s", k->title);
+    if (k->description && *k->description)
+        buf_appendf(msg, "\n\n%s", k->description);
+    if (k->due_at > 0) {
+        char iso[32];
+        buf_appendf(msg, "\n\nDue: %s", clock_fmt_iso(k->due_at, iso, sizeof(iso)));
+    }
+}
+
+/* The employee answers run 'c' (its turn calls tools with the openai engine: journaled under
+ * the run, with the rights of whoever created the task, which is not recorded yet: every
+ * scope), and the outcome is stored. */
+static void answer(struct task_runner *tr, const struct store_task_claim *c,
+                   const struct store_employee *emp, const struct store_org *org, int64_t t0)
+{
+    const struct store_task *k = &c->task;
+    struct agent_answer ans;
+    struct agent_ask ask;
+    struct still still = {tr, c};
+    struct buf msg;
+
+    buf_init(&msg, 64u << 10);
+    task_message(k, &msg);
+    memset(&ask, 0, sizeof(ask));
+    ask.tenant = &k->tenant;
+    ask.emp = emp;
+    ask.message = buf_ptr(&msg);
+    ask.result_max = RESULT_MAX;
+    ask.still_wanted = still_wanted;
+    ask.ud = &still;
+    ask.task_run_id = c->run_id;
+    ask.org_tier = org->tier;
+    agent_answer(tr->env, &ask, &ans);
+    if (ans.skipped) {
+        finish(tr, c, false, NULL, "Cancelled before the engine was called.", 0, NULL, t0);
+    } else if (ans.failed && ans.ncalls == 0 && task_runner_stopping(tr)) {
+        /* The engine call ended because the server is stopping: the run stays in progress
+         * and is taken back once this node is gone (store_nodes_recover). A run whose tools
+         * started ends failed instead: its calls are not made twice. */
+        log_info("tasks: run %s of task %s left for the next start", c->run_id, k->id);
+    } else {
+        finish(tr, c, !ans.failed, ans.failed ? NULL : buf_ptr(&ans.text),
+               ans.failed ? ans.error : NULL, ans.failed ? 0 : ans.price, &ans, t0);
+    }
+    agent_answer_cleanup(&ans);
+    buf_cleanup(&msg);
+}
+
 static void carry_out(struct task_runner *tr, const struct store_task_claim *c)
 {
     const struct agent_env *env = tr->env;
@@ -151,17 +209,13 @@ static void carry_out(struct task_runner *tr, const struct store_task_claim *c)
     struct store_org org;
     struct err e;
     char why[512];
-    struct agent_answer ans;
-    struct agent_ask ask;
-    struct still still;
     struct arena a;
     struct store *s;
-    struct buf msg;
     int64_t t0 = clock_mono_us();
     int rc;
 
     if (c->no_credits) {
-        finish(tr, c, false, NULL, ledger_no_credits_error, 0, t0);
+        finish(tr, c, false, NULL, ledger_no_credits_error, 0, NULL, t0);
         return;
     }
     arena_init(&a);
@@ -171,50 +225,17 @@ static void carry_out(struct task_runner *tr, const struct store_task_claim *c)
         rc = store_org_get(s, k->tenant.org_id, &org);
     store_pool_put(env->knowledge.pool, s);
     if (rc) {
-        finish(tr, c, false, NULL, "The employee of this task no longer exists.", 0, t0);
+        finish(tr, c, false, NULL, "The employee of this task no longer exists.", 0, NULL, t0);
         arena_cleanup(&a);
         return;
     }
     /* The subscription may have changed since the task was given (the credit held at the
      * claim is the balance gate). */
     err_clear(&e);
-    if (ledger_gate(&org, k->tenant.mode, &emp, "give tasks to", NULL, false, &e)) {
-        finish(tr, c, false, NULL, ledger_refusal(&e, why, sizeof(why)), 0, t0);
-        arena_cleanup(&a);
-        return;
-    }
-    buf_init(&msg, 64u << 10);
-    buf_appendf(&msg, "Task: %s", k->title);
-    if (k->description && *k->description)
-        buf_appendf(&msg, "\n\n%s", k->description);
-    if (k->due_at > 0) {
-        char iso[32];
-        buf_appendf(&msg, "\n\nDue: %s", clock_fmt_iso(k->due_at, iso, sizeof(iso)));
-    }
-
-    memset(&ask, 0, sizeof(ask));
-    still.tr = tr;
-    still.c = c;
-    ask.tenant = &k->tenant;
-    ask.emp = &emp;
-    ask.message = buf_ptr(&msg);
-    ask.result_max = RESULT_MAX;
-    ask.still_wanted = still_wanted;
-    ask.ud = &still;
-    agent_answer(env, &ask, &ans);
-    if (ans.skipped) {
-        finish(tr, c, false, NULL, "Cancelled before the engine was called.", 0, t0);
-    } else if (ans.failed && task_runner_stopping(tr)) {
-        /* The engine call ended because the server is stopping: the run stays in progress
-         * and is taken back once this node is gone (store_nodes_recover). */
-        log_info("tasks: run %s of task %s left for the next start", c->run_id, k->id);
-    } else {
-        finish(tr, c, !ans.failed, ans.failed ? NULL : buf_ptr(&ans.text),
-               ans.failed ? ans.error : NULL,
-               ans.failed ? 0 : ledger_price(&ans.usage, k->tenant.mode), t0);
-    }
-    agent_answer_cleanup(&ans);
-    buf_cleanup(&msg);
+    if (ledger_gate(&org, k->tenant.mode, &emp, "give tasks to", NULL, false, &e))
+        finish(tr, c, false, NULL, ledger_refusal(&e, why, sizeof(why)), 0, NULL, t0);
+    else
+        answer(tr, c, &emp, &org, t0);
     arena_cleanup(&a);
 }
 
@@ -347,12 +368,14 @@ static void *keeper(void *arg)
 }
 
 /* Start the workers and the keeper (what an earlier process left in progress was taken back
- * at start: store_nodes_recover). */
+ * at start: store_nodes_recover). '*out' is written before the first thread starts, so that
+ * what those threads read through it (a tool's wake-up) is there. */
 int task_runner_start(const struct agent_env *env, unsigned workers, task_step_fn step,
                       struct task_runner **out)
 {
     struct task_runner *tr = xcalloc(1, sizeof(*tr));
 
+    *out = tr;
     tr->env = env;
     tr->step = step;
     pthread_mutex_init(&tr->mu, NULL);

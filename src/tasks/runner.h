@@ -28,7 +28,8 @@ typedef void (*task_step_fn)(struct task_runner *r, const struct agent_env *env,
                              const struct store_step_claim *c);
 
 /* Start 'workers' threads over 'env' (read-only, outliving the runner); 'step' carries out
- * workflow steps (required: the queue is one). */
+ * workflow steps (required: the queue is one). '*out' is set before the first thread starts
+ * (NULL again when the start fails). */
 int task_runner_start(const struct agent_env *env, unsigned workers, task_step_fn step,
                       struct task_runner **out);
 /* True once the runner is stopping: an engine call that fails now may have been cut by it. */

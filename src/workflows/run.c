@@ -10,6 +10,7 @@
 #include "template.h"
 #include "workflow.h"
 
+#include "../act/act.h"
 #include "../agent/agent.h"
 #include "../ledger/ledger.h"
 #include "../core/clock.h"
@@ -45,6 +46,10 @@ struct outcome {
     bool retry;      /* the engine failed: worth another attempt */
     int64_t credits; /* what the engine's calls cost, each priced as a chat reply */
     char error[512];
+    /* A respond step's turn that called tools: what its tool steps were charged already, and
+     * why it stopped (a static string, or NULL). */
+    int64_t charged_before;
+    const char *stop_reason;
 };
 
 /* What a step needs while it runs. */
@@ -56,6 +61,7 @@ struct step_ctx {
     const struct wf_step *st;
     const json_t *data;
     struct store_employee emp;
+    int org_tier; /* the organization's, as read for the step */
     struct arena *a;
 };
 
@@ -139,9 +145,14 @@ static bool still_wanted(void *ud)
     return wanted;
 }
 
-/* Ask the step's employee 'message'; the answer's text in '*text' (the caller frees). */
+/*
+ * Ask the step's employee 'message'; the answer's text in '*text' (the caller frees). With
+ * 'tools' (a respond step), the answer is a turn that calls the employee's tools, journaled
+ * under the run's step, with the rights of whoever started the run (not recorded yet: every
+ * scope). A failed engine is worth another attempt only when no tool call had started.
+ */
 static int ask(struct step_ctx *x, const char *message, bool no_knowledge, bool json_output,
-               struct outcome *o, char **text)
+               bool tools, struct outcome *o, char **text)
 {
     struct still still = {x->env, x->c};
     struct agent_answer ans;
@@ -157,15 +168,22 @@ static int ask(struct step_ctx *x, const char *message, bool no_knowledge, bool 
     q.json_output = json_output;
     q.still_wanted = still_wanted;
     q.ud = &still;
+    if (tools) {
+        q.workflow_run_id = x->c->run_id;
+        q.step_index = x->c->step;
+        q.org_tier = x->org_tier;
+    }
     agent_answer(x->env, &q, &ans);
+    o->charged_before += ans.charged;
     if (!ans.skipped && !ans.failed) /* a repair is a second call, priced as one */
-        o->credits += ledger_price(&ans.usage, x->c->tenant.mode);
+        o->credits += ans.price;
     if (ans.skipped)
         failf(o, false, "The run was cancelled before the engine was called.");
     else if (ans.failed)
-        failf(o, true, "The engine failed: %s", ans.error);
+        failf(o, ans.ncalls == 0, "The engine failed: %s", ans.error);
     else
         *text = buf_take(&ans.text, NULL);
+    o->stop_reason = ans.stop_reason;
     agent_answer_cleanup(&ans);
     return o->failed ? -1 : 0;
 }
@@ -317,7 +335,7 @@ static void model_action(struct step_ctx *x, const char *input, struct outcome *
             m = buf_ptr(&again);
         }
         free(text);
-        if (ask(x, m, true, act->json_output, o, &text) == 0 &&
+        if (ask(x, m, true, act->json_output, false, o, &text) == 0 &&
             check_answer(act, x->st->options, text, &o->output, why, sizeof(why))) {
             buf_cleanup(&again);
             break;
@@ -509,6 +527,7 @@ static void do_action(struct step_ctx *x, const char *input, struct outcome *o)
         failf(o, true, "The store could not be read (%s).", err_name(rc));
         return;
     }
+    x->org_tier = org.tier;
     /* The subscription and the balance may have changed since the workflow was checked. */
     err_clear(&e);
     if (ledger_gate(&org, x->c->tenant.mode, &x->emp, "employ", NULL, engine_action, &e)) {
@@ -524,7 +543,7 @@ static void do_action(struct step_ctx *x, const char *input, struct outcome *o)
         task_action(x, input, o);
     } else if (act->kind == WF_ACT_RESPOND) {
         char *text = NULL;
-        if (ask(x, input, false, false, o, &text) == 0)
+        if (ask(x, input, false, false, true, o, &text) == 0)
             o->output = jo_string(text);
         free(text);
     } else if (strcmp(llm_name(engine), "builtin") == 0) {
@@ -556,6 +575,8 @@ static void finish(const struct agent_env *env, const struct store_step_claim *c
     fin.output = output;
     fin.error = o->failed ? o->error : NULL;
     fin.credits = o->failed ? 0 : o->credits;
+    fin.stop_reason = o->failed ? NULL : o->stop_reason;
+    fin.charged_before = o->charged_before;
     fin.now = clock_now_ms();
     fin.retry_at =
         fin.now +
@@ -716,6 +737,10 @@ void wf_run_write(struct jw *w, const struct store_wf_run *run)
         jw_time(w, x->started_at);
         jw_key(w, "completed_at");
         jw_time(w, x->completed_at);
+        jw_key(w, "stop_reason");
+        jw_str(w, x->stop_reason);
+        jw_key(w, "tool_calls");
+        act_calls_write(w, x->calls, x->ncalls);
         jw_obj_end(w);
     }
     jw_arr_end(w);

@@ -5,10 +5,12 @@
  * the definition; its condition and input are rendered against the run's data ({trigger,
  * steps: [{output}], workflow: {id}, run: {id}}); the action is done by the engine of the
  * key's mode (a language model asked for the action's output, checked, repaired once; or the
- * built-in engine doing it for real); the outcome is stored with store_step_finish().
+ * built-in engine doing it for real; a `respond` step with a language model is a turn that
+ * calls the employee's tools, agent_answer()); the outcome is stored with store_step_finish().
  *
  * Failures: an engine that fails (the provider's error, a timeout) is tried again twice, after
- * WF_RETRY_MS[0] and WF_RETRY_MS[1]; everything else (an answer still invalid after its
+ * WF_RETRY_MS[0] and WF_RETRY_MS[1], unless a tool call of the step had started (its work is
+ * not done twice); everything else (an answer still invalid after its
  * repair, an employee gone, no credits, an input too long) fails the step and its run at once.
  */
 #ifndef WORKFORCE_WORKFLOWS_RUN_H
@@ -68,7 +70,8 @@ int wf_run_queue(struct store *s, const struct store_tenant *t, const struct sto
 int wf_runs_for_event(struct store *s, const struct store_tenant *t, const char *event,
                       json_t *data, struct arena *a, json_t *runs, struct err *e);
 
-/* The run record as the API shows it (contract §12), with its steps. */
+/* The run record as the API shows it (contract §12), with its steps (each with its turn's
+ * stop reason and tool calls, contract §19). */
 void wf_run_write(struct jw *w, const struct store_wf_run *run);
 
 #endif

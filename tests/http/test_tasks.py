@@ -25,7 +25,10 @@ RUN_ID_RE = r"^trun_[A-Za-z0-9]{20,}$"  # contract §1 and docs/openapi.json (Ta
 TASK_FIELDS = {"id", "employee_id", "title", "description", "status", "priority", "due_at",
                "recurring", "next_run_at", "last_run_at", "run_count", "result", "error",
                "credits_used", "created_at", "updated_at", "started_at", "completed_at"}
-RUN_FIELDS = {"id", "status", "started_at", "completed_at", "result", "error", "credits_used"}
+STOP_REASONS = (None, "completed", "max_steps", "repeated_call", "timeout",
+                "insufficient_credits")
+RUN_FIELDS = {"id", "status", "started_at", "completed_at", "result", "error", "credits_used",
+              "stop_reason", "tool_calls"}
 TASK_LIST_FIELDS = {"tasks", "has_more", "next_cursor"}
 RUN_LIST_FIELDS = {"runs", "has_more", "next_cursor"}
 TASK_STATUSES = ("pending", "in_progress", "completed", "failed")
@@ -322,6 +325,10 @@ class TaskHelpers:
         self.assertIn(r["status"], RUN_STATUSES, r)
         self.assertTs(r["started_at"])
         self.assertCount(r["credits_used"])
+        self.assertIsInstance(r["tool_calls"], list)
+        self.assertIn(r["stop_reason"], STOP_REASONS, r)
+        if r["status"] != "completed":
+            self.assertIsNone(r["stop_reason"], r)
         if r["status"] == "in_progress":
             self.assertIsNone(r["completed_at"], r)
             self.assertIsNone(r["result"], r)

@@ -44,7 +44,10 @@ TASK_ID_RE = r"^task_[A-Za-z0-9]{20,}$"
 RUN_FIELDS = {"id", "workflow_id", "status", "trigger", "steps", "credits_used", "error",
               "created_at", "started_at", "completed_at"}
 STEP_FIELDS = {"index", "employee_id", "action", "status", "input", "output", "error",
-               "attempts", "credits_used", "started_at", "completed_at"}
+               "attempts", "credits_used", "started_at", "completed_at", "stop_reason",
+               "tool_calls"}
+STOP_REASONS = (None, "completed", "max_steps", "repeated_call", "timeout",
+                "insufficient_credits")
 RUN_STATUSES = ("queued", "running", "completed", "failed", "cancelled")
 STEP_STATUSES = ("pending", "running", "completed", "skipped", "failed", "cancelled")
 ENDED = ("completed", "failed", "cancelled")
@@ -281,6 +284,10 @@ class RunHelpers:
             self.assertTs(s["completed_at"], True)
             if s["input"] is not None:
                 self.assertIsInstance(s["input"], str)
+            self.assertIsInstance(s["tool_calls"], list)
+            self.assertIn(s["stop_reason"], STOP_REASONS, s)
+            if s["status"] != "completed":
+                self.assertIsNone(s["stop_reason"], s)
 
     def checkEnded(self, run):
         """The invariants of a finished run."""

@@ -40,6 +40,7 @@ Behaviour is chosen by markers in the content of the LAST user message:
                       user message in the request (0 for a turn's first model call), the last
                       step repeating past the end. A step is
                         {"say": "text"}   an ordinary answer with that text, or
+                        {"fail": STATUS}  an OpenAI-style error of HTTP STATUS (400..599), or
                         {"calls": [{"name": N, "arguments": <object, or raw text>, "id"?: ID}]}
                                           tool calls (ids default to call_mock<step>_<i>),
                                           finish_reason "tool_calls". Streamed as OpenAI does:
@@ -310,6 +311,15 @@ class _Handler(BaseHTTPRequestHandler):
         if tools:
             try:
                 step_no, step = tools_step(msgs, tools.group(1))
+                if "fail" in step:
+                    status = int(step["fail"])
+                    if status < 400 or status > 599:
+                        raise ValueError("a step's fail must be an HTTP status from 400 to 599")
+                    rec["reply"] = {"status": status}
+                    self._send_json(status, {"error": {"message": "mock failure (HTTP %d)"
+                                                       % status, "type": "server_error",
+                                                       "param": None, "code": None}})
+                    return
                 if "calls" in step:
                     calls = tool_calls_of(step_no, step)
                     text = ""

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests of act/: the tools a turn offers, a step's calls prepared (unknown tool, bad
- * arguments, too many calls, a repeated call), and the pool that runs them (side by side, the
- * owner told once, rights checked, results cut at 16 KiB). */
+ * arguments, too many calls, a repeated call), the pool that runs them (side by side, the
+ * owner told once, rights checked, results cut at 16 KiB), a step run on the calling thread,
+ * and the limits of a turn. */
 #include "../../src/act/act.h"
 #include "../../src/auth/auth.h"
+#include "../../src/core/clock.h"
 #include "t.h"
 
 #include <pthread.h>
@@ -75,6 +77,64 @@ static struct tools_rules rules_of(const char *text, struct arena *a)
     if (tools_rules_parse(text, strlen(text), a, &r))
         r.n = 0;
     return r;
+}
+
+/* A step's calls run on the calling thread, one after the other. */
+static void test_run_here(const struct act_offer *offer, struct arena *a)
+{
+    struct act_step st;
+    bool repeated;
+
+    subtest("a step run on the calling thread")
+    {
+        struct store_tenant t;
+        struct act_job job;
+        struct llm_tool_call calls[] = {
+            {"c1", "tasks__get", "{\"task_id\":\"task_1\"}"},
+            {"c2", "tasks__get", "{\"task_id\":\"task_2\"}"},
+            {"c3", "knowledge__search", "{\"query\":\"q\"}"},
+            {"c4", "nope", "{}"},
+        };
+        memset(&t, 0, sizeof(t));
+        memset(&job, 0, sizeof(job));
+        job.tenant = &t;
+        atomic_store(&most, 0);
+        act_step_prepare(offer, calls, 4, NULL, 0, a, &st, &repeated);
+        act_step_run_here(fake_run, NULL, &st, &job);
+        ok(st.calls[0].ended && st.calls[1].ended && st.calls[2].ended && st.calls[3].ended,
+           "every call ended when it returns");
+        is_int(atomic_load(&most), 1, "one after the other");
+        is_str(st.calls[1].result, "{\"task\":\"task_2\"}", "each its own result");
+        ok(st.calls[2].failed && strstr(st.calls[2].error, "the index is away"),
+           "a tool's error is the call's");
+        ok(st.calls[3].failed && strstr(st.calls[3].error, "unknown_tool"),
+           "a call that could not run stays as prepared");
+        act_step_cleanup(&st);
+        job.scopes = AUTH_SCOPE_CHAT;
+        act_step_prepare(offer, calls, 1, NULL, 0, a, &st, &repeated);
+        act_step_run_here(fake_run, NULL, &st, &job);
+        ok(st.calls[0].failed && strstr(st.calls[0].error, "permission_denied"),
+           "outside the starter's scopes: permission_denied");
+        act_step_cleanup(&st);
+    }
+}
+
+/* act_limit(): credits first, then model calls, then running time. */
+static void test_limits(void)
+{
+    subtest("the limits of a turn")
+    {
+        char why[120];
+        int64_t now = clock_mono_us();
+        ok(act_limit(false, 2, 8, now, why, sizeof(why)) == NULL, "within every limit");
+        is_str(act_limit(false, 8, 8, now, why, sizeof(why)), "max_steps", "8 model calls of 8");
+        ok(strstr(why, "limit of 8 model calls") != NULL, "says so");
+        is_str(act_limit(true, 8, 8, now, why, sizeof(why)), "insufficient_credits",
+               "no credits comes first");
+        is_str(act_limit(false, 1, 8, now - (int64_t)ACT_TURN_MS * 1000 - 1, why, sizeof(why)),
+               "timeout", "past 300 s");
+        ok(strstr(why, "300 seconds") != NULL, "says so");
+    }
 }
 
 int main(void)
@@ -192,6 +252,8 @@ int main(void)
         act_step_cleanup(&st);
         act_pool_free(p);
     }
+    test_run_here(&offer, &a);
+    test_limits();
     arena_cleanup(&a);
     return done_testing();
 }

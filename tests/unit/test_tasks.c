@@ -3,12 +3,15 @@
  * test_tasks: the durable task queue of the store (store_task_*), with an explicit clock:
  * claim order (priority, due, creation), offline employees held, recurring occurrences (the
  * missed ones run once), credits (reserved, charged, refunded, none left), cancel and delete
- * during a run (the outcome discarded), restart recovery, the compare-and-set update, and
+ * during a run (the outcome discarded), restart recovery, the compare-and-set update, the
+ * tool calls of a run (journaled under the run, each step's model call charged, the run's
+ * record with its calls and stop reason, kept on a cancelled run, gone with the task), and
  * task_next_run() over the stored rule text.
  */
 #include "../../src/core/clock.h"
 #include "../../src/core/mem.h"
 #include "../../src/store/store.h"
+#include "../../src/store/store_int.h"
 #include "../../src/tasks/runner.h"
 #include "t.h"
 
@@ -305,6 +308,139 @@ static void test_cancel_delete_recover(void)
     }
 }
 
+/* Journal a step of 'n' calls of run 'c' (seq from 'seq'), its model call priced 'price':
+ * what it was charged, or -1. */
+static int64_t journal(const struct store_task_claim *c, const char *const *ids, size_t n,
+                       int64_t seq, int64_t price)
+{
+    struct store_tool_call rows[4];
+    struct store_tool_step in;
+    int64_t charged = 0, balance = 0;
+    memset(rows, 0, sizeof(rows));
+    for (size_t i = 0; i < n; i++) {
+        rows[i].id = ids[i];
+        rows[i].model_id = "call_model";
+        rows[i].tool = "tasks.get";
+        rows[i].arguments = "{\"task_id\":\"x\"}";
+        rows[i].task_run_id = c->run_id;
+        rows[i].seq = seq + (int64_t)i;
+        rows[i].step = seq;
+        rows[i].started_at = T0 + MIN;
+    }
+    memset(&in, 0, sizeof(in));
+    in.calls = rows;
+    in.n = n;
+    in.charge = c->task.tenant.mode == STORE_LIVE;
+    in.price = price;
+    if (store_tool_step_begin(s, &c->task.tenant, &in, &charged, &balance) != 0)
+        return -1;
+    return charged;
+}
+
+static int64_t count_calls(void)
+{
+    struct db_stmt *st = db_prepare(s, "SELECT count(*) FROM tool_calls");
+    bool row = false;
+    int64_t n = -1;
+    if (st && db_step(st, &row) == 0 && row)
+        n = db_int64(st, 0);
+    if (st)
+        db_done(st);
+    return n;
+}
+
+static void test_tool_calls(void)
+{
+    struct store_task_claim c;
+    struct store_task_finish f;
+    struct store_run_page p;
+    bool disc = false;
+    int64_t charged = 0;
+    subtest("tool calls of a run")
+    {
+        int64_t before = credits();
+        const char *step1[] = {"call_t1", "call_t2"}, *step2[] = {"call_t3"};
+        add(&live, "task_tools", emp_a, "medium", 0, T0 + 50, NULL, 0);
+        claim(T0 + MIN, &c);
+        is_int(journal(&c, step1, 2, 0, 3), 3, "a step's model call charged with its journal");
+        is_int(credits(), before - 1 - 3, "beside the credit the run holds");
+        {
+            struct store_tool_call end;
+            memset(&end, 0, sizeof(end));
+            end.id = "call_t1";
+            end.status = "completed";
+            end.result = "{\"ok\":true}";
+            end.completed_at = T0 + MIN + 5;
+            is_int(store_tool_call_end(s, &live, &end), 0, "a call's end");
+        }
+        is_int(journal(&c, step2, 1, 2, 2), 2, "the next step's");
+        memset(&f, 0, sizeof(f));
+        f.tenant = &live;
+        f.task_id = "task_tools";
+        f.run_id = c.run_id;
+        f.employee_id = emp_a;
+        f.ok = true;
+        f.result = "done";
+        f.credits = 4;
+        f.reserved = c.reserved;
+        f.now = T0 + 2 * MIN;
+        f.stop_reason = "max_steps";
+        f.charged_before = 5;
+        is_int(store_task_finish(s, &f, &charged, &disc), 0, "finished");
+        is_int(charged, 4, "the last model call charged at the end");
+        is_int(credits(), before - 9, "nine in all");
+        is_int(get("task_tools").credits_used, 9, "the task counts every model call");
+        is_int(store_task_runs(s, &live, "task_tools", 10, 0, NULL, &A, &p), 0, "runs read");
+        ok(p.n == 1 && p.items[0].credits_used == 9 && p.items[0].stop_reason &&
+               strcmp(p.items[0].stop_reason, "max_steps") == 0,
+           "the run: its credits and stop reason");
+        ok(p.n == 1 && p.items[0].ncalls == 3 && strcmp(p.items[0].calls[0].id, "call_t1") == 0 &&
+               strcmp(p.items[0].calls[0].status, "completed") == 0 &&
+               strcmp(p.items[0].calls[1].status, "running") == 0 &&
+               strcmp(p.items[0].calls[2].id, "call_t3") == 0 &&
+               strcmp(p.items[0].calls[2].task_run_id, c.run_id) == 0 &&
+               !p.items[0].calls[2].message_id && p.items[0].calls[2].step_index == -1,
+           "its calls, in order, owned by the run");
+
+        /* a second run without calls, and a cancelled one that called tools */
+        {
+            struct store_task k = get("task_tools");
+            const char *ids[] = {"call_t4"};
+            k.status = "pending";
+            store_task_update(s, &live, &k, "completed", NULL, false, T0 + 3 * MIN);
+            claim(T0 + 3 * MIN, &c);
+            finish(&c, true, 1, T0 + 3 * MIN, &disc);
+            k = get("task_tools");
+            k.status = "pending";
+            store_task_update(s, &live, &k, "completed", NULL, false, T0 + 4 * MIN);
+            claim(T0 + 4 * MIN, &c);
+            journal(&c, ids, 1, 0, 2);
+            k = get("task_tools");
+            k.status = "failed";
+            k.run_id = NULL;
+            k.error = "Cancelled.";
+            store_task_update(s, &live, &k, "in_progress", c.run_id, true, T0 + 4 * MIN);
+        }
+        f.run_id = c.run_id;
+        f.charged_before = 2;
+        f.reserved = c.reserved;
+        store_task_finish(s, &f, &charged, &disc);
+        ok(disc, "the cancelled run's outcome is discarded");
+        store_task_runs(s, &live, "task_tools", 10, 0, NULL, &A, &p);
+        ok(p.n == 3 && strcmp(p.items[0].status, "cancelled") == 0 &&
+               p.items[0].credits_used == 2 && p.items[0].ncalls == 1 && !p.items[0].stop_reason,
+           "the cancelled run keeps what its tool step cost, and its call");
+        ok(p.n == 3 && p.items[1].ncalls == 0 && p.items[2].ncalls == 3,
+           "each run has its own calls");
+        is_int(get("task_tools").credits_used, 9 + 1 + 2, "the task's total");
+        store_task_runs(s, &live, "task_tools", 1, p.items[0].started_at, p.items[0].id, &A, &p);
+        ok(p.n == 1 && p.items[0].ncalls == 0, "a later page: its runs' calls only");
+        is_int(count_calls(), 4, "four calls journaled");
+        is_int(store_task_delete(s, &live, "task_tools"), 0, "the task deleted");
+        is_int(count_calls(), 0, "its runs' calls went with it");
+    }
+}
+
 static void test_list(void)
 {
     struct store_task_filter f;
@@ -369,6 +505,7 @@ int main(void)
     test_credits();
     test_recurring();
     test_cancel_delete_recover();
+    test_tool_calls();
     test_list();
     arena_cleanup(&A);
     store_close(s);

@@ -7,11 +7,14 @@
  * offline employees holding a run at their step, restart recovery (the cut attempt runs
  * again), a deleted workflow's step dropped, charging up to the balance, scheduled workflows
  * (one run per occurrence, missed ones once; a live one without credits refused at its start),
- * and the order against tasks.
+ * the order against tasks, and the tool calls of a step (journaled under the run's step, each
+ * step's model call charged, shown with their step, counted on a failed step too, gone with
+ * the workflow).
  */
 #include "../../src/core/clock.h"
 #include "../../src/core/mem.h"
 #include "../../src/store/store.h"
+#include "../../src/store/store_int.h"
 #include "../../src/tasks/runner.h"
 #include "t.h"
 
@@ -401,6 +404,98 @@ static void test_schedule_and_order(void)
     }
 }
 
+/* Journal call 'id' of step 'c' (seq 'seq'), its model call priced 'price': what was charged. */
+static int64_t journal(const struct store_step_claim *c, const char *id, int64_t seq, int64_t price)
+{
+    struct store_tool_call row;
+    struct store_tool_step in;
+    int64_t charged = -1, balance = 0;
+    memset(&row, 0, sizeof(row));
+    row.id = id;
+    row.model_id = "call_m";
+    row.tool = "tasks.create";
+    row.arguments = "{\"title\":\"t\"}";
+    row.workflow_run_id = c->run_id;
+    row.step_index = c->step;
+    row.seq = seq;
+    row.started_at = T0;
+    memset(&in, 0, sizeof(in));
+    in.calls = &row;
+    in.n = 1;
+    in.charge = c->tenant.mode == STORE_LIVE;
+    in.price = price;
+    if (store_tool_step_begin(s, &c->tenant, &in, &charged, &balance) != 0)
+        return -1;
+    return charged;
+}
+
+static int64_t count_calls(void)
+{
+    struct db_stmt *st = db_prepare(s, "SELECT count(*) FROM tool_calls");
+    bool row = false;
+    int64_t n = -1;
+    if (st && db_step(st, &row) == 0 && row)
+        n = db_int64(st, 0);
+    if (st)
+        db_done(st);
+    return n;
+}
+
+static void test_tool_calls(void)
+{
+    struct store_step_finish f;
+    struct store_claim c;
+    struct store_wf_run r;
+    int64_t before = credits(), charged = 0;
+    bool disc = false;
+
+    subtest("tool calls of a step")
+    {
+        add_workflow(&live, "wf_tools", steps3, NULL, 0);
+        add_run(&live, "wf_tools", "run_t1", T0 + 5000);
+        is_str(claim(T0 + 5001, &c, NULL), "run_t1/0", "step 0");
+        is_int(journal(&c.step, "call_w1", 0, 2), 2, "its first tool step charged");
+        is_int(journal(&c.step, "call_w2", 1, 3), 3, "its second");
+        memset(&f, 0, sizeof(f));
+        f.claim = &c.step;
+        f.outcome = STORE_STEP_COMPLETED;
+        f.input = "in";
+        f.output = "\"out\"";
+        f.credits = 1;
+        f.now = T0 + 5002;
+        f.stop_reason = "completed";
+        f.charged_before = 5;
+        is_int(store_step_finish(s, &f, &charged, &disc), 0, "finished");
+        is_int(credits(), before - 6, "three model calls charged in all");
+        is_str(claim(T0 + 5003, &c, NULL), "run_t1/1", "step 1");
+        is_int(journal(&c.step, "call_w3", 0, 4), 4, "a step that calls a tool, then fails");
+        memset(&f, 0, sizeof(f));
+        f.claim = &c.step;
+        f.outcome = STORE_STEP_FAILED;
+        f.error = "The engine failed";
+        f.credits = 7;
+        f.now = T0 + 5004;
+        f.charged_before = 4;
+        store_step_finish(s, &f, &charged, &disc);
+        r = get("wf_tools", "run_t1");
+        ok(strcmp(r.steps[0].stop_reason, "completed") == 0 && r.steps[0].credits_used == 6 &&
+               r.steps[0].ncalls == 2 && strcmp(r.steps[0].calls[0].id, "call_w1") == 0 &&
+               strcmp(r.steps[0].calls[1].id, "call_w2") == 0 &&
+               r.steps[0].calls[1].step_index == 0 && !r.steps[0].calls[1].task_run_id,
+           "step 0: its stop reason, credits and calls");
+        ok(strcmp(r.steps[1].status, "failed") == 0 && !r.steps[1].stop_reason &&
+               r.steps[1].credits_used == 4 && r.steps[1].ncalls == 1 &&
+               strcmp(r.steps[1].calls[0].id, "call_w3") == 0,
+           "step 1 failed: what its tool step cost stays, with its call");
+        ok(r.steps[2].ncalls == 0 && !r.steps[2].stop_reason, "step 2: none");
+        ok(strcmp(r.status, "failed") == 0 && r.credits_used == 10, "the run counts them all");
+        is_int(credits(), before - 10, "the balance too");
+        is_int(count_calls(), 3, "three calls journaled");
+        is_int(store_workflow_delete(s, &live, "wf_tools"), 0, "the workflow deleted");
+        is_int(count_calls(), 0, "its runs' calls went with it");
+    }
+}
+
 int main(void)
 {
     struct store_org org;
@@ -431,6 +526,7 @@ int main(void)
     test_held_recover_delete();
     test_schedule_and_order();
     test_schedule_gate();
+    test_tool_calls();
     arena_cleanup(&A);
     store_close(s);
     return done_testing();
