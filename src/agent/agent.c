@@ -246,7 +246,8 @@ static void offer_tools(struct answer *x)
         log_warn("agent: the tool rules of %s cannot be read: no tool offered", q->emp->id);
         return;
     }
-    act_offer_build(&rules, false, x->a->tool_available, x->a->tool_ud, q->tenant, x->ar,
+    /* the MCP servers' tools are offered in chat turns only, for now */
+    act_offer_build(&rules, false, x->a->tool_available, x->a->tool_ud, q->tenant, NULL, 0, x->ar,
                     &x->offer);
     x->lreq.tools = x->offer.llm;
     x->lreq.ntools = x->offer.n;

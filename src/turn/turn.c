@@ -289,8 +289,9 @@ static void begin_done(struct store_job *job, int rc)
 
 /* ---- The reply's end ---- */
 
-/* The turn's last model call is done with usage 'u' (what the reply says is j->content): the
- * reply is stored, charged and answered (turn_end), with 'status' and, failed, 'error'. */
+/* The turn's last model call is done with usage 'u' (NULL: no model call is left to charge,
+ * its steps were): the reply (j->content) is stored, charged and answered (turn_end), with
+ * 'status' and, failed, 'error'. */
 static void reply_done(struct turn *j, const struct llm_usage *u, const char *status,
                        const char *error)
 {
@@ -303,7 +304,8 @@ static void reply_done(struct turn *j, const struct llm_usage *u, const char *st
     j->fin.reply.role = "assistant";
     j->fin.reply.content = buf_ptr(&j->content);
     j->fin.reply.sources = j->sources ? j->sources : "[]";
-    j->fin.reply.credits_used = ledger_price(u, j->tenant.mode); /* the last call's */
+    /* the last model call's price; none when it was charged with its step (NULL) */
+    j->fin.reply.credits_used = u ? ledger_price(u, j->tenant.mode) : 0;
     j->fin.reply.input_tokens = j->total.input_tokens;
     j->fin.reply.output_tokens = j->total.output_tokens;
     j->fin.reply.response_ms = (clock_mono_us() - j->t0_us) / 1000;
@@ -326,8 +328,7 @@ static void on_done(void *ud, const struct llm_usage *u, const struct err *e)
 
     if (e && j->stored) {
         /* the reply is stored with the work of its tools: it ends failed, with that work */
-        struct llm_usage none = {0, 0};
-        reply_done(j, &none, "failed", e->msg);
+        reply_done(j, NULL, "failed", e->msg);
         return;
     }
     if (e) {
@@ -410,20 +411,19 @@ static void stop(struct turn *j, const struct llm_usage *u, const char *reason, 
 /* Whether the turn may make another model call; else it is stopped (true: stopped). */
 static bool stopped_at_limit(struct turn *j)
 {
-    static const struct llm_usage none = {0, 0}; /* the last model call is charged already */
     char why[120];
     if (j->no_credits) {
-        stop(j, &none, "insufficient_credits", "the organization has no credits left");
+        stop(j, NULL, "insufficient_credits", "the organization has no credits left");
         return true;
     }
     if (j->nmodel >= j->env->cfg->agent_max_steps) {
         snprintf(why, sizeof(why), "this turn reached its limit of %d model calls",
                  j->env->cfg->agent_max_steps);
-        stop(j, &none, "max_steps", why);
+        stop(j, NULL, "max_steps", why);
         return true;
     }
     if (clock_mono_us() - j->t0_us > (int64_t)ACT_TURN_MS * 1000) {
-        stop(j, &none, "timeout", "this turn ran for its limit of 300 seconds");
+        stop(j, NULL, "timeout", "this turn ran for its limit of 300 seconds");
         return true;
     }
     return false;
@@ -668,9 +668,8 @@ static void step_begin(void *ud)
     free(sj);
     if (rc && j->stored) {
         /* the reply is stored with its earlier steps: it ends failed, with that work */
-        static const struct llm_usage none = {0, 0};
         act_step_cleanup(&j->step);
-        reply_done(j, &none, "failed", "The turn's tool calls could not be recorded.");
+        reply_done(j, NULL, "failed", "The turn's tool calls could not be recorded.");
         return;
     }
     if (rc) {

@@ -193,6 +193,17 @@ class AgentChatTest(MockChatTestCase):
                                 "output_tokens": u["completion_tokens"]}) for u in usages)
         self.assertEqual(m["credits_used"], want)
         self.assertEqual(before - self.balance(key), want)
+        # a turn stopped by a limit is charged for its model calls, and for nothing more
+        before = self.balance(key)
+        msg = uniq("Charge loop ") + script(
+            *[{"calls": [call("tasks__get", task_id="task_%024d" % i)]} for i in range(10)])
+        m = self.chat_ok(key, emp, msg)
+        self.assertEqual(m["stop_reason"], "max_steps")
+        usages = [r["reply"]["usage"] for r in self.model_requests(msg)]
+        self.assertEqual(len(usages), 3)
+        want = sum(credits_for({"input_tokens": u["prompt_tokens"],
+                                "output_tokens": u["completion_tokens"]}) for u in usages)
+        self.assertEqual((m["credits_used"], before - self.balance(key)), (want, want))
 
     def test_a_conversation_is_busy_while_its_turn_runs(self):
         key = self.test
