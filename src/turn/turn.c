@@ -412,21 +412,12 @@ static void stop(struct turn *j, const struct llm_usage *u, const char *reason, 
 static bool stopped_at_limit(struct turn *j)
 {
     char why[120];
-    if (j->no_credits) {
-        stop(j, NULL, "insufficient_credits", "the organization has no credits left");
-        return true;
-    }
-    if (j->nmodel >= j->env->cfg->agent_max_steps) {
-        snprintf(why, sizeof(why), "this turn reached its limit of %d model calls",
-                 j->env->cfg->agent_max_steps);
-        stop(j, NULL, "max_steps", why);
-        return true;
-    }
-    if (clock_mono_us() - j->t0_us > (int64_t)ACT_TURN_MS * 1000) {
-        stop(j, NULL, "timeout", "this turn ran for its limit of 300 seconds");
-        return true;
-    }
-    return false;
+    const char *reason = act_limit(j->no_credits, j->nmodel, j->env->cfg->agent_max_steps, j->t0_us,
+                                   why, sizeof(why));
+    if (!reason)
+        return false;
+    stop(j, NULL, reason, why); /* the last model call was charged with its step */
+    return true;
 }
 
 /* Append message 'm' to the turn's steps. */
