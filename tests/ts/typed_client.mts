@@ -123,6 +123,7 @@ let workflowId: string | undefined;
 let webhookToken: string | undefined;
 let runId: string | undefined;
 let slackEventsPath: string | undefined;
+let mcpServerId: string | undefined;
 let endpointId: string | undefined;
 let endpointSecret: string | undefined;
 let eventId: string | undefined;
@@ -270,6 +271,46 @@ const steps: { [K in OperationId]: () => Promise<void> } = {
         fails(await client.PATCH("/v1/employees/{id}", {
             params: { path: { id } }, body: { tools: [{ name: "Slack", policy: "auto" }] } }),
               "a rule's bad name", 400, "invalid_request", "tools[0].name");
+    },
+    // MCP servers: a host that never resolves, so the server is stored with status "error"
+    createMcpServer: async () => {
+        const m = ok(await client.POST("/v1/mcp_servers", {
+            body: { name: "typed", url: "https://mcp.invalid/mcp",
+                    headers: { Authorization: "Bearer typed-secret" } } }), "createMcpServer");
+        eq(m.status, "error", "unreachable: stored with its error");
+        eq(m.header_names[0], "Authorization", "the header's name only");
+        mcpServerId = m.id;
+        fails(await client.POST("/v1/mcp_servers", {
+            body: { name: "typed", url: "https://mcp.invalid/other" } }),
+              "createMcpServer twice", 409, "mcp_server_name_taken", "name");
+    },
+    listMcpServers: async () => {
+        const l = ok(await client.GET("/v1/mcp_servers", { params: { query: { limit: 10 } } }),
+            "listMcpServers");
+        assert(l.mcp_servers.some((x) => x.id === mcpServerId), "listed");
+    },
+    getMcpServer: async () => {
+        const id = need(mcpServerId, "MCP server");
+        eq(ok(await client.GET("/v1/mcp_servers/{id}", { params: { path: { id } } }),
+              "getMcpServer").name, "typed", "read");
+    },
+    updateMcpServer: async () => {
+        const id = need(mcpServerId, "MCP server");
+        eq(ok(await client.PATCH("/v1/mcp_servers/{id}", {
+            params: { path: { id } }, body: { enabled: false } }), "updateMcpServer").enabled,
+           false, "disabled");
+    },
+    refreshMcpServer: async () => {
+        const id = need(mcpServerId, "MCP server");
+        eq(ok(await client.POST("/v1/mcp_servers/{id}/refresh", { params: { path: { id } } }),
+              "refreshMcpServer").status, "error", "still unreachable");
+    },
+    deleteMcpServer: async () => {
+        const id = need(mcpServerId, "MCP server");
+        ok(await client.DELETE("/v1/mcp_servers/{id}", { params: { path: { id } } }),
+           "deleteMcpServer");
+        fails(await client.GET("/v1/mcp_servers/{id}", { params: { path: { id } } }),
+              "getMcpServer after delete", 404, "mcp_server_not_found", "id");
     },
     getEmployeeStats: async () => {
         const id = need(employeeId, "employee");
