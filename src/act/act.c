@@ -427,6 +427,53 @@ const char *act_limit(bool no_credits, int nmodel, int max_steps, int64_t t0_us,
     return NULL;
 }
 
+/* ---- What the model is shown of a turn's steps ---- */
+
+/* Append message 'm'. */
+static void steps_push(struct act_steps *h, struct arena *a, const struct llm_message *m)
+{
+    if (h->n == h->cap) {
+        size_t cap = h->cap ? 2 * h->cap : 16;
+        struct llm_message *v = arena_alloc(a, cap * sizeof(*v));
+        if (h->n)
+            memcpy(v, h->v, h->n * sizeof(*v));
+        h->v = v;
+        h->cap = cap;
+    }
+    h->v[h->n++] = *m;
+}
+
+/* See act.h. */
+void act_steps_add(struct act_steps *h, struct arena *a, const struct llm_tool_call *got,
+                   size_t ngot, const struct act_step *st)
+{
+    struct llm_message m;
+
+    memset(&m, 0, sizeof(m));
+    m.role = "assistant";
+    m.tool_calls = got;
+    m.ntool_calls = ngot;
+    steps_push(h, a, &m);
+    for (size_t i = 0; i < st->n; i++) {
+        memset(&m, 0, sizeof(m));
+        m.role = "tool";
+        m.tool_call_id = st->calls[i].model_id;
+        m.content = arena_strdup(a, st->calls[i].result ? st->calls[i].result : "null");
+        steps_push(h, a, &m);
+    }
+    for (size_t i = 0; i < ngot; i++) {
+        if (h->nseen == h->seen_cap) {
+            size_t cap = h->seen_cap ? 2 * h->seen_cap : 16;
+            const char **v = arena_alloc(a, cap * sizeof(*v));
+            if (h->nseen)
+                memcpy(v, h->seen, h->nseen * sizeof(*v));
+            h->seen = v;
+            h->seen_cap = cap;
+        }
+        h->seen[h->nseen++] = arena_printf(a, "%s\n%s", got[i].name, got[i].arguments);
+    }
+}
+
 /* ---- Records ---- */
 
 /* 'text' as JSON when it is JSON, else as a string; NULL -> null. */

@@ -146,6 +146,25 @@ void act_step_run(struct act_pool *p, struct act_step *st, const struct act_job 
  */
 void act_step_run_here(act_run_fn fn, void *ud, struct act_step *st, const struct act_job *job);
 
+/* ---- What the model is shown of a turn's steps ---- */
+
+/* A turn's steps so far, for its next model call (llm_request.steps), and the calls made (for
+ * the repeated-call limit: act_step_prepare()'s 'seen'). Arrays from the owner's arena. */
+struct act_steps {
+    struct llm_message *v;
+    size_t n, cap;
+    const char **seen;
+    size_t nseen, seen_cap;
+};
+
+/*
+ * A step has ended: add the model's 'ngot' calls 'got' (an assistant message; borrowed for the
+ * turn) and one 'tool' message per call of 'st' with its result (copied into 'a'), and note
+ * the calls as made.
+ */
+void act_steps_add(struct act_steps *h, struct arena *a, const struct llm_tool_call *got,
+                   size_t ngot, const struct act_step *st);
+
 /* ---- Limits ---- */
 
 /*

@@ -158,11 +158,8 @@ struct answer {
     struct act_offer offer;    /* n 0: no tool offered */
     struct llm_tool_call *got; /* the calls of the last model call (ar) */
     size_t ngot;
-    struct llm_message *steps; /* the messages after the input: calls and results (ar) */
-    size_t nsteps, steps_cap;
-    const char **seen; /* "tool\narguments" of every call made so far (ar) */
-    size_t nseen, seen_cap;
-    int nmodel; /* model calls made */
+    struct act_steps steps; /* the messages after the input, the calls made (ar) */
+    int nmodel;             /* model calls made */
     int64_t t0_us;
     bool no_credits; /* live, and the last step's charge left the balance at 0 */
 };
@@ -214,8 +211,8 @@ static bool model_call(struct answer *x, struct llm_usage *u)
     struct llm_sink sink = {0};
     struct reply rep;
 
-    lreq.steps = x->steps;
-    lreq.nsteps = x->nsteps;
+    lreq.steps = x->steps.v;
+    lreq.nsteps = x->steps.n;
     x->ngot = 0;
     memset(&rep, 0, sizeof(rep));
     wait_init(&rep.w);
@@ -324,42 +321,11 @@ static int journal_step(struct answer *x, const struct act_step *st, int64_t pri
     return rc;
 }
 
-/* Append message 'm' to the steps the model is shown. */
-static void add_step(struct answer *x, const struct llm_message *m)
-{
-    if (x->nsteps == x->steps_cap) {
-        size_t cap = x->steps_cap ? 2 * x->steps_cap : 16;
-        struct llm_message *v = arena_alloc(x->ar, cap * sizeof(*v));
-        if (x->nsteps)
-            memcpy(v, x->steps, x->nsteps * sizeof(*v));
-        x->steps = v;
-        x->steps_cap = cap;
-    }
-    x->steps[x->nsteps++] = *m;
-}
-
-/* Note the calls of the step as made, for the repeated-call limit. */
-static void add_seen(struct answer *x)
-{
-    for (size_t i = 0; i < x->ngot; i++) {
-        if (x->nseen == x->seen_cap) {
-            size_t cap = x->seen_cap ? 2 * x->seen_cap : 16;
-            const char **v = arena_alloc(x->ar, cap * sizeof(*v));
-            if (x->nseen)
-                memcpy(v, x->seen, x->nseen * sizeof(*v));
-            x->seen = v;
-            x->seen_cap = cap;
-        }
-        x->seen[x->nseen++] = arena_printf(x->ar, "%s\n%s", x->got[i].name, x->got[i].arguments);
-    }
-}
-
 /* The calls of 'st' have ended: their ends journaled, and the model shown its calls, then one
  * result each. */
 static void step_ended(struct answer *x, const struct act_step *st)
 {
     struct store *s = store_pool_get(x->a->knowledge.pool);
-    struct llm_message m;
 
     for (size_t i = 0; i < st->n; i++) {
         struct store_tool_call row = call_row(x, &st->calls[i], 0);
@@ -367,19 +333,7 @@ static void step_ended(struct answer *x, const struct act_step *st)
             log_error("agent: cannot journal the end of %s", row.id);
     }
     store_pool_put(x->a->knowledge.pool, s);
-    memset(&m, 0, sizeof(m));
-    m.role = "assistant";
-    m.tool_calls = x->got;
-    m.ntool_calls = x->ngot;
-    add_step(x, &m);
-    for (size_t i = 0; i < st->n; i++) {
-        memset(&m, 0, sizeof(m));
-        m.role = "tool";
-        m.tool_call_id = st->calls[i].model_id;
-        m.content = arena_strdup(x->ar, st->calls[i].result ? st->calls[i].result : "null");
-        add_step(x, &m);
-    }
-    add_seen(x);
+    act_steps_add(&x->steps, x->ar, x->got, x->ngot, st);
 }
 
 /* The model asked for the 'x->ngot' calls of its last call (usage 'u'): prepared, journaled
@@ -393,7 +347,8 @@ static bool tool_step(struct answer *x, const struct llm_usage *u)
     struct act_job job;
     bool repeated = false;
 
-    act_step_prepare(&x->offer, x->got, x->ngot, x->seen, x->nseen, x->ar, &st, &repeated);
+    act_step_prepare(&x->offer, x->got, x->ngot, x->steps.seen, x->steps.nseen, x->ar, &st,
+                     &repeated);
     if (repeated) {
         act_step_cleanup(&st);
         x->out->price = price; /* not journaled: charged with the outcome */

@@ -76,15 +76,12 @@ struct turn {
     int org_tier;
     struct llm_tool_call *got; /* the calls of the model's last step (arena) */
     size_t ngot;
-    struct llm_message *steps; /* the turn's messages after the user message (arena) */
-    size_t nsteps, steps_cap;
-    const char **seen; /* "tool\narguments" of every call made so far (arena) */
-    size_t nseen, seen_cap;
-    struct act_step step; /* the step running */
-    int nmodel;           /* model calls made */
-    int64_t ncalls;       /* calls journaled */
-    bool stored;          /* the reply is stored, in_progress */
-    bool no_credits;      /* live, and the balance was 0 after the last step's charge */
+    struct act_steps steps; /* the turn's messages after the user message, calls made (arena) */
+    struct act_step step;   /* the step running */
+    int nmodel;             /* model calls made */
+    int64_t ncalls;         /* calls journaled */
+    bool stored;            /* the reply is stored, in_progress */
+    bool no_credits;        /* live, and the balance was 0 after the last step's charge */
     /* An early turn's first steps wait for its first writes to be known (begin_done). */
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -368,8 +365,8 @@ static void call_engine(struct turn *j)
     struct llm_request lreq = j->lreq;
     struct llm_sink sink = {0};
 
-    lreq.steps = j->steps;
-    lreq.nsteps = j->nsteps;
+    lreq.steps = j->steps.v;
+    lreq.nsteps = j->steps.n;
     j->ngot = 0;
     sink.delta = on_delta;
     sink.tool_calls = j->offer.n ? on_tool_calls : NULL;
@@ -418,37 +415,6 @@ static bool stopped_at_limit(struct turn *j)
         return false;
     stop(j, NULL, reason, why); /* the last model call was charged with its step */
     return true;
-}
-
-/* Append message 'm' to the turn's steps. */
-static void add_step(struct turn *j, const struct llm_message *m)
-{
-    if (j->nsteps == j->steps_cap) {
-        size_t cap = j->steps_cap ? 2 * j->steps_cap : 16;
-        struct llm_message *v = arena_alloc(&j->arena, cap * sizeof(*v));
-        if (j->nsteps)
-            memcpy(v, j->steps, j->nsteps * sizeof(*v));
-        j->steps = v;
-        j->steps_cap = cap;
-    }
-    j->steps[j->nsteps++] = *m;
-}
-
-/* Note the calls of the step as made, for the repeated-call limit. */
-static void add_seen(struct turn *j)
-{
-    for (size_t i = 0; i < j->ngot; i++) {
-        if (j->nseen == j->seen_cap) {
-            size_t cap = j->seen_cap ? 2 * j->seen_cap : 16;
-            const char **v = arena_alloc(&j->arena, cap * sizeof(*v));
-            if (j->nseen)
-                memcpy(v, j->seen, j->nseen * sizeof(*v));
-            j->seen = v;
-            j->seen_cap = cap;
-        }
-        j->seen[j->nseen++] =
-            arena_printf(&j->arena, "%s\n%s", j->got[i].name, j->got[i].arguments);
-    }
 }
 
 /* The journal's row of call 'c' (seq 'seq' of the message). */
@@ -548,7 +514,6 @@ static void step_ran(void *ud, struct act_step *st)
 {
     struct turn *j = ud;
     size_t base = json_array_size(j->records) - st->n;
-    struct llm_message m;
 
     journal_ends(j, st);
     for (size_t i = 0; i < st->n; i++) {
@@ -564,19 +529,7 @@ static void step_ran(void *ud, struct act_step *st)
         tool_event(j, "tool.completed", rec);
     }
     /* what the model is shown: its calls, then one result each */
-    memset(&m, 0, sizeof(m));
-    m.role = "assistant";
-    m.tool_calls = j->got;
-    m.ntool_calls = j->ngot;
-    add_step(j, &m);
-    for (size_t i = 0; i < st->n; i++) {
-        memset(&m, 0, sizeof(m));
-        m.role = "tool";
-        m.tool_call_id = st->calls[i].model_id;
-        m.content = arena_strdup(&j->arena, st->calls[i].result ? st->calls[i].result : "null");
-        add_step(j, &m);
-    }
-    add_seen(j);
+    act_steps_add(&j->steps, &j->arena, j->got, j->ngot, st);
     act_step_cleanup(&j->step);
     if (stopped_at_limit(j))
         return;
@@ -694,7 +647,8 @@ static void step_start(struct turn *j, const struct llm_usage *u)
     bool repeated = false;
     struct step_job *sj;
 
-    act_step_prepare(&j->offer, j->got, j->ngot, j->seen, j->nseen, &j->arena, &j->step, &repeated);
+    act_step_prepare(&j->offer, j->got, j->ngot, j->steps.seen, j->steps.nseen, &j->arena, &j->step,
+                     &repeated);
     if (repeated) {
         act_step_cleanup(&j->step);
         stop(j, u, "repeated_call", "the same tool call was made three times");
