@@ -182,7 +182,7 @@ static void from_row(struct act_call *c, const struct act_offer *offer,
     memset(c, 0, sizeof(*c));
     snprintf(c->id, sizeof(c->id), "%s", row->id);
     c->model_id = arena_strdup(a, row->model_id ? row->model_id : "");
-    tools_model_name(row->tool, name);
+    tools_shown_name(row->tool, name);
     c->model_name = arena_strdup(a, name);
     c->tool = t;
     c->arguments = arena_strdup(a, row->arguments ? row->arguments : "{}");

@@ -183,9 +183,15 @@ extern const struct jb_binding api_openai_completion_body;
 /* A chat turn's input read from OpenAI's `messages` (see api_openai_messages()). */
 struct api_openai_input {
     const char *message;         /* the last user message */
-    struct llm_message *history; /* the user and assistant messages before it, oldest first */
+    struct llm_message *history; /* the user, assistant and tool messages before it, oldest
+                                    first */
     size_t nhistory;
     const char *system; /* system and developer messages joined by blank lines, or NULL */
+    /* a follow-up (the messages end with tool results): the results of the calls of the last
+     * assistant message, in order, and the member naming that message's calls; none: 0 */
+    struct turn_answer *answers;
+    size_t nanswers;
+    const char *answers_param;
 };
 /* Map OpenAI's 'messages' into '*out' (pure; strings borrowed from 'messages' or in 'a'):
  * ERR_INVALID with 'e' naming the member at fault. */

@@ -71,6 +71,9 @@ struct llm_request {
     size_t ntools;
     const struct llm_message *steps;
     size_t nsteps;
+    /* OpenAI's tool_choice as JSON text ("\"required\"", {"type": "function", ...}), sent
+     * with the tools; NULL: the provider's default (auto). */
+    const char *tool_choice;
 };
 
 struct llm_usage {

@@ -406,6 +406,11 @@ static char *build_body(const struct openai *o, const struct llm_request *req)
     json_object_set_new(root, "messages", msgs);
     if (tools)
         json_object_set_new(root, "tools", tools);
+    if (tools && req->tool_choice) {
+        json_t *choice = json_loads(req->tool_choice, JSON_DECODE_ANY, NULL);
+        if (choice)
+            json_object_set_new(root, "tool_choice", choice);
+    }
     json_object_set_new(root, "stream", json_true());
     json_object_set_new(opts, "include_usage", json_true());
     json_object_set_new(root, "stream_options", opts);

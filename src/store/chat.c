@@ -135,21 +135,22 @@ int chat_reply_store(struct store *s, const struct store_tenant *t, const struct
 }
 
 /* The end of message 'm', stored before as in_progress (its turn called tools): its content,
- * sources, cost, tokens, time, status, stop reason and error. */
+ * sources, cost, tokens, time, status, stop reason and error, and the state a turn that
+ * stopped for the client's tools goes on from ('turn_state', else none). */
 static int update_message(struct store *s, const struct store_tenant *t,
-                          const struct store_message *m)
+                          const struct store_message *m, const char *turn_state)
 {
     const char *texts[] = {m->id,          t->org_id,  db_mode_name(t->mode),
                            m->content,     m->sources, m->status ? m->status : "completed",
-                           m->stop_reason, m->error};
+                           m->stop_reason, m->error,   turn_state};
     const int64_t ints[] = {m->credits_used, m->input_tokens, m->output_tokens, m->response_ms};
     return db_run(s,
                   "UPDATE messages SET content = $4, sources = $5, status = $6, stop_reason = $7,"
-                  " error = $8, credits_used = $9, input_tokens = $10, output_tokens = $11,"
-                  " turn_state = NULL, lease_node = NULL, response_ms = CASE WHEN CAST($12 AS "
-                  "BIGINT) >= 0 THEN CAST($12 AS BIGINT)"
+                  " error = $8, turn_state = $9, credits_used = $10, input_tokens = $11,"
+                  " output_tokens = $12, lease_node = NULL, response_ms = CASE WHEN CAST($13 AS "
+                  "BIGINT) >= 0 THEN CAST($13 AS BIGINT)"
                   " END WHERE id = $1 AND org_id = $2 AND mode = $3",
-                  texts, 8, ints, 4);
+                  texts, 9, ints, 4);
 }
 
 /* See store_int.h. */
@@ -248,7 +249,7 @@ int chat_finish_in(struct store *s, const struct store_tenant *t,
     if (!rc) {
         rc = conversations_get(s, t, m.conversation_id, &a, &conv);
         if (!rc)
-            rc = in->stored ? update_message(s, t, &m) : insert_message(s, t, &m);
+            rc = in->stored ? update_message(s, t, &m, in->turn_state) : insert_message(s, t, &m);
         else if (rc == ERR_NOT_FOUND)
             rc = 0;
     }

@@ -467,6 +467,20 @@ int store_turn_load(struct store *s, const struct store_tenant *t, const char *i
 }
 
 /* See store.h. */
+int store_tool_call_get(struct store *s, const struct store_tenant *t, const char *id,
+                        struct arena *a, struct store_tool_call *out)
+{
+    return tool_call_get(s, t, id, a, out);
+}
+
+/* See store.h. */
+int store_turn_answer(struct store *s, const struct store_tenant *t, const char *message_id,
+                      const struct store_tool_call *ends, size_t n, bool reserve, bool *taken)
+{
+    return turns_answer(s, t, message_id, ends, n, reserve, taken);
+}
+
+/* See store.h. */
 int store_tool_call_end(struct store *s, const struct store_tenant *t,
                         const struct store_tool_call *c)
 {

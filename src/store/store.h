@@ -379,6 +379,8 @@ struct store_chat_finish {
     bool stored;                /* the reply was stored in_progress (its turn called tools) */
     int64_t charged_before;     /* what the turn's earlier model calls cost (tool steps) */
     bool resumed;               /* a turn that paused: its end is an event (message.completed) */
+    const char *turn_state;     /* kept with the reply: what a turn that stopped for the
+                                   client's tools goes on from (the OpenAI door), or NULL */
 };
 
 int store_chat_begin(struct store *s, const struct store_tenant *t,
@@ -565,6 +567,20 @@ struct store_turn_saved {
 };
 int store_turn_load(struct store *s, const struct store_tenant *t, const char *id, struct arena *a,
                     struct store_turn_saved *out);
+/* The tool call 'id' of tenant 't' into '*out' (strings from 'a'); ERR_NOT_FOUND. */
+int store_tool_call_get(struct store *s, const struct store_tenant *t, const char *id,
+                        struct arena *a, struct store_tool_call *out);
+/*
+ * A chat turn that stopped for the client's tools (the OpenAI door: its message 'message_id'
+ * completed with stop reason client_tool_calls and a turn state, the last message of its
+ * conversation) goes on, in one transaction: the message in_progress again under this node
+ * (no stop reason), a credit held when 'reserve' (ERR_LIMIT: none left, nothing changed), its
+ * employee busy, and the 'n' calls 'ends' ended as the client answered them (status, result,
+ * completed_at). '*taken' false: it no longer waits (another request took it, or the
+ * conversation went on), and nothing changed.
+ */
+int store_turn_answer(struct store *s, const struct store_tenant *t, const char *message_id,
+                      const struct store_tool_call *ends, size_t n, bool reserve, bool *taken);
 /* At most 'max' calls of the messages of conversation 'conversation_id' whose order in it is
  * from 'from_seq' to 'to_seq' (both included), by message then call (strings from 'a'). */
 int store_tool_calls_of(struct store *s, const struct store_tenant *t, const char *conversation_id,

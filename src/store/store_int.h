@@ -134,6 +134,10 @@ int tool_step_begin(struct store *s, const struct store_tenant *t, const struct 
 int tool_call_end(struct store *s, const struct store_tenant *t, const struct store_tool_call *c);
 int tool_calls_of_message(struct store *s, const struct store_tenant *t, const char *message_id,
                           struct arena *a, struct store_tool_call **out, size_t *n);
+int tool_call_get(struct store *s, const struct store_tenant *t, const char *id, struct arena *a,
+                  struct store_tool_call *out);
+int turns_answer(struct store *s, const struct store_tenant *t, const char *message_id,
+                 const struct store_tool_call *ends, size_t n, bool reserve, bool *taken);
 /* approvals.c: see store.h (store_approval_*, store_turn_*, store_message_events*). */
 int approval_insert(struct store *s, const struct store_tenant *t, const struct store_approval *p);
 int approvals_list(struct store *s, const struct store_tenant *t,

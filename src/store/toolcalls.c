@@ -238,3 +238,80 @@ int tool_calls_of_message(struct store *s, const struct store_tenant *t, const c
     db_bind_int64(st, 4, STORE_RUN_CALLS_MAX);
     return read_calls(st, STORE_RUN_CALLS_MAX, a, out, n);
 }
+
+/* ---- A turn that waits for the client's tools (the OpenAI door) ---- */
+
+struct one_call {
+    struct store_tool_call *out;
+};
+
+static void read_one_call(struct db_stmt *st, struct arena *a, void *pout)
+{
+    read_call(st, a, ((struct one_call *)pout)->out);
+}
+
+/* See store_int.h. */
+int tool_call_get(struct store *s, const struct store_tenant *t, const char *id, struct arena *a,
+                  struct store_tool_call *out)
+{
+    const char *texts[] = {id};
+    struct one_call one = {out};
+    memset(out, 0, sizeof(*out));
+    return db_one(s,
+                  "SELECT " CALL_COLS " FROM tool_calls c WHERE c.org_id = $1 AND c.mode = $2"
+                  " AND c.id = $3",
+                  t, texts, 1, read_one_call, a, &one);
+}
+
+/* See store_int.h. The message is taken by one statement, so of two requests that answer the
+ * same calls at once only one goes on. */
+int turns_answer(struct store *s, const struct store_tenant *t, const char *message_id,
+                 const struct store_tool_call *ends, size_t n, bool reserve, bool *taken)
+{
+    const char *texts[] = {message_id, t->org_id, db_mode_name(t->mode), store_node_id()};
+    struct arena a;
+    struct db_stmt *st;
+    const char *employee = NULL;
+    bool row = false;
+    int rc;
+
+    *taken = false;
+    arena_init(&a);
+    rc = db_begin(s, DB_TX_WRITE);
+    if (rc) {
+        arena_cleanup(&a);
+        return rc;
+    }
+    st = db_prepare(s, "UPDATE messages SET status = 'in_progress', stop_reason = NULL, lease_node"
+                       " = $4 WHERE id = $1 AND org_id = $2 AND mode = $3 AND status = 'completed'"
+                       " AND stop_reason = 'client_tool_calls' AND turn_state IS NOT NULL AND NOT"
+                       " EXISTS (SELECT 1 FROM messages l WHERE l.conversation_id ="
+                       " messages.conversation_id AND l.seq > messages.seq) RETURNING"
+                       " employee_id");
+    if (!st)
+        rc = ERR_STORE;
+    if (!rc) {
+        for (size_t i = 0; i < 4; i++)
+            db_bind_text(st, (int)i + 1, texts[i]);
+        rc = db_step(st, &row);
+        if (!rc && row)
+            employee = db_arena_text(&a, st, 0);
+        db_done(st);
+    }
+    if (!rc && row && reserve) {
+        int64_t held;
+        rc = credits_apply(s, t->org_id, CREDITS_HOLD, 1, &held); /* ERR_LIMIT: none left */
+    }
+    if (!rc && row)
+        rc = employees_busy(s, t, employee, 1);
+    for (size_t i = 0; !rc && row && i < n; i++)
+        rc = tool_call_end(s, t, &ends[i]);
+    if (!rc)
+        rc = db_commit(s);
+    if (rc)
+        db_rollback(s);
+    else
+        *taken = row;
+    arena_cleanup(&a);
+    return rc;
+}

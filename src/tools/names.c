@@ -57,3 +57,18 @@ void tools_model_name(const char *name, char out[TOOLS_MODEL_NAME_MAX + 1])
     }
     out[n] = '\0';
 }
+
+/* See tools.h. */
+void tools_shown_name(const char *name, char out[TOOLS_MODEL_NAME_MAX + 1])
+{
+    size_t len = strlen(name);
+    bool plain = len >= 1 && len <= TOOLS_MODEL_NAME_MAX;
+
+    for (size_t i = 0; plain && i < len; i++)
+        plain = model_char(name[i]);
+    if (!plain) {
+        tools_model_name(name, out);
+        return;
+    }
+    memcpy(out, name, len + 1);
+}

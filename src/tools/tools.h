@@ -130,4 +130,12 @@ int tools_args_bind(const struct tools_def *d, json_t *args, struct arena *a,
  */
 void tools_model_name(const char *name, char out[TOOLS_MODEL_NAME_MAX + 1]);
 
+/*
+ * The name a call recorded under tool name 'name' was shown to the model under, into 'out':
+ * a name that is already a model name and holds no '.' (a tool the OpenAI door's client gave,
+ * or a name the model made up) as it is; any other (every tool of ours holds a '.') as
+ * tools_model_name() maps it.
+ */
+void tools_shown_name(const char *name, char out[TOOLS_MODEL_NAME_MAX + 1]);
+
 #endif

@@ -31,6 +31,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A call of one of the client's tools by the model (the OpenAI door): journaled with the
+ * step's other calls, then given to the client, which answers it in a follow-up request. */
+struct client_call {
+    char id[ID_MAX];       /* call_...: the journal's, and the id the client is given */
+    const char *model_id;  /* the model's own id of the call */
+    const char *name;      /* the client's tool, as the model called it */
+    const char *arguments; /* as the model wrote them */
+};
+
 struct turn {
     const struct turn_env *env;
     struct turn_out out;
@@ -101,6 +110,15 @@ struct turn {
     char *knowledge;        /* JSON text of the passages the model was given, or NULL */
     json_t *approvals;      /* the approvals the last step asked for, as the API shows them */
     int64_t history_before; /* a resumed turn: its history is the messages before this (seq) */
+    /* The client's own tools (the OpenAI door, contract §19): see the section below. */
+    const struct llm_tool *client; /* the last 'nclient' of lreq.tools */
+    size_t nclient;
+    struct client_call *ccalls; /* the client's calls of the step running (arena) */
+    size_t nccalls;
+    char *client_text;             /* the calls the turn stopped for, as the door shows them */
+    char *keep_state;              /* the state kept with a reply that stopped for them */
+    size_t content_before;         /* a follow-up: the reply's text before this request */
+    struct llm_usage usage_before; /* a follow-up: the usage before this request */
 };
 
 /* ---- Output ---- */
@@ -149,6 +167,8 @@ static void turn_free(struct turn *j)
     json_decref(j->records);
     json_decref(j->approvals);
     free(j->records_text);
+    free(j->client_text);
+    free(j->keep_state);
     arena_cleanup(&j->arena);
     free(j);
 }
@@ -198,7 +218,7 @@ static void fail(struct turn *j, const struct err *e)
  * last events of a stream (added to the transcript). */
 static void prepare_answer(struct turn *j)
 {
-    j->v.content = buf_ptr(&j->content);
+    j->v.content = buf_ptr(&j->content) + j->content_before;
     j->v.credits = j->charged;
     j->v.usage = j->usage;
     j->v.sources = j->sources;
@@ -206,6 +226,7 @@ static void prepare_answer(struct turn *j)
     j->v.stop_reason = j->stop_reason ? j->stop_reason : "completed";
     j->v.status = j->fin.reply.status ? j->fin.reply.status : "completed";
     j->v.error = j->fin.reply.error;
+    j->v.client_calls = j->client_text;
     if (j->stream || j->events) {
         buf_reset(&j->tail);
         j->fmt->completed(&j->v, &j->tail);
@@ -330,7 +351,8 @@ static void begin_done(struct store_job *job, int rc)
 static void reply_done(struct turn *j, const struct llm_usage *u, const char *status,
                        const char *error)
 {
-    j->usage = j->total;
+    j->usage.input_tokens = j->total.input_tokens - j->usage_before.input_tokens;
+    j->usage.output_tokens = j->total.output_tokens - j->usage_before.output_tokens;
     j->records_text = j->records ? json_dumps(j->records, JSON_COMPACT) : NULL;
     memset(&j->fin, 0, sizeof(j->fin));
     j->fin.reply.id = j->reply_id;
@@ -353,10 +375,19 @@ static void reply_done(struct turn *j, const struct llm_usage *u, const char *st
     j->fin.stored = j->stored;
     j->fin.charged_before = j->charged_before;
     j->fin.resumed = j->resumed;
+    j->fin.turn_state = j->keep_state;
     part_done(j);
 }
 
 static void step_start(struct turn *j, const struct llm_usage *u);
+
+/* The client's own tools (the OpenAI door): see their section at the end. */
+static size_t client_split(struct turn *j, const struct llm_tool_call **out);
+static void client_rows(struct turn *j, struct store_tool_call *rows, int64_t now);
+static void client_stop(struct turn *j);
+static int client_offer(struct turn *j, const struct turn_req *t, struct err *e);
+static int turn_go_on(const struct turn_env *env, struct store *s, const struct turn_req *t,
+                      const struct turn_out *out, struct err *e);
 
 static void on_done(void *ud, const struct llm_usage *u, const struct err *e)
 {
@@ -376,7 +407,7 @@ static void on_done(void *ud, const struct llm_usage *u, const struct err *e)
     j->nmodel++;
     j->total.input_tokens += u->input_tokens;
     j->total.output_tokens += u->output_tokens;
-    if (j->ngot > 0 && j->offer.n > 0) {
+    if (j->ngot > 0 && j->lreq.ntools > 0) {
         step_start(j, u);
         return;
     }
@@ -408,7 +439,7 @@ static void call_engine(struct turn *j)
     lreq.nsteps = j->steps.n;
     j->ngot = 0;
     sink.delta = on_delta;
-    sink.tool_calls = j->offer.n ? on_tool_calls : NULL;
+    sink.tool_calls = j->lreq.ntools ? on_tool_calls : NULL;
     sink.done = on_done;
     sink.ud = j;
     llm_call(j->engine, &lreq, &sink);
@@ -638,6 +669,10 @@ static void step_ran(void *ud, struct act_step *st)
         return;
     }
     journal_ends(j, st);
+    if (j->nccalls) {
+        client_stop(j); /* the client runs its calls: the turn ends with them */
+        return;
+    }
     /* what the model is shown: its calls, then one result each */
     act_steps_add(&j->steps, &j->arena, j->got, j->ngot, st);
     act_step_cleanup(&j->step);
@@ -696,7 +731,8 @@ static void approval_of(const struct turn *j, const struct act_call *c,
 static int journal_step(struct turn *j, int64_t price, int64_t *balance)
 {
     struct store_message reply;
-    size_t n = j->step.n ? j->step.n : 1;
+    size_t nc = j->nccalls; /* the client's calls come first: see client_rows() */
+    size_t n = j->step.n + nc ? j->step.n + nc : 1;
     struct store_tool_call *rows = xcalloc(n, sizeof(*rows));
     struct store_approval *approvals = xcalloc(n, sizeof(*approvals));
     char(*approval_ids)[ID_MAX] = xcalloc(n, sizeof(*approval_ids));
@@ -717,13 +753,15 @@ static int journal_step(struct turn *j, int64_t price, int64_t *balance)
     reply.created_at = j->created_at;
     reply.status = "in_progress";
     memset(&in, 0, sizeof(in));
+    client_rows(j, rows, now);
     for (size_t i = 0; i < j->step.n; i++) {
-        rows[i] = call_row(j, &j->step.calls[i], j->ncalls + (int64_t)i);
+        struct store_tool_call *row = &rows[nc + i];
+        *row = call_row(j, &j->step.calls[i], j->ncalls + (int64_t)(nc + i));
         if (j->step.calls[i].pending) {
             if (id_new("apr", approval_ids[in.napprovals], ID_MAX))
                 rc = ERR_INTERNAL;
-            rows[i].approval_id = approval_ids[in.napprovals];
-            approval_of(j, &j->step.calls[i], &rows[i], now, &approvals[in.napprovals++]);
+            row->approval_id = approval_ids[in.napprovals];
+            approval_of(j, &j->step.calls[i], row, now, &approvals[in.napprovals++]);
         }
     }
     state = state_text(j);
@@ -732,7 +770,7 @@ static int journal_step(struct turn *j, int64_t price, int64_t *balance)
     in.content = buf_ptr(&j->content);
     in.turn_state = state;
     in.calls = rows;
-    in.n = j->step.n;
+    in.n = nc + j->step.n;
     in.approvals = approvals;
     in.charge = j->live;
     in.price = price;
@@ -744,10 +782,10 @@ static int journal_step(struct turn *j, int64_t price, int64_t *balance)
     if (!rc) {
         j->stored = true;
         j->charged_before += charged;
-        j->ncalls += (int64_t)j->step.n;
+        j->ncalls += (int64_t)(nc + j->step.n);
         if (!j->records)
             j->records = json_array();
-        for (size_t i = 0; i < j->step.n; i++)
+        for (size_t i = 0; i < nc + j->step.n; i++)
             json_array_append_new(j->records, act_call_json(&rows[i]));
         j->approvals = json_array();
         for (size_t i = 0; i < in.napprovals; i++)
@@ -1002,8 +1040,12 @@ static void step_start(struct turn *j, const struct llm_usage *u)
 {
     bool repeated = false;
     struct step_job *sj;
+    const struct llm_tool_call *own = j->got; /* the calls the turn runs */
+    size_t nown = j->ngot;
 
-    act_step_prepare(&j->offer, j->got, j->ngot, j->steps.seen, j->steps.nseen, &j->arena, &j->step,
+    if (j->nclient)
+        nown = client_split(j, &own);
+    act_step_prepare(&j->offer, own, nown, j->steps.seen, j->steps.nseen, &j->arena, &j->step,
                      &repeated);
     if (repeated) {
         act_step_cleanup(&j->step);
@@ -1064,7 +1106,7 @@ static void knowledge_done(void *ud, int rc, struct store *s, const struct store
         lreq.nknowledge = n;
         lreq.knowledge_searched = true;
         j->sources = sources_text(hits, n);
-        if (j->offer.n && n) /* a turn that may pause keeps what it was given */
+        if (j->lreq.ntools && n) /* a turn that may pause keeps what it was given */
             j->knowledge = passages_text(lreq.knowledge, n);
     }
     j->lreq = lreq; /* kept for the steps after the first */
@@ -1193,7 +1235,7 @@ static size_t history_calls(struct arena *a, const struct store_message *m,
         tc = arena_alloc(a, (k - i) * sizeof(*tc));
         for (size_t c = i; c < k; c++) {
             char *name = arena_alloc(a, TOOLS_MODEL_NAME_MAX + 1);
-            tools_model_name(calls[c].tool, name); /* as the model saw it */
+            tools_shown_name(calls[c].tool, name); /* as the model saw it */
             tc[c - i].id = calls[c].model_id;
             tc[c - i].name = name;
             tc[c - i].arguments = calls[c].arguments;
@@ -1227,6 +1269,8 @@ static void load_history(struct turn *j, struct store *s, const struct turn_req 
 
     if (!t->conversation_id) {
         first = turn_fit_history(t->history, t->nhistory, budget);
+        while (first < t->nhistory && strcmp(t->history[first].role, "tool") == 0)
+            first++; /* never begin with the result of a call whose request was cut off */
         j->lreq.history = t->history ? t->history + first : NULL;
         j->lreq.nhistory = t->nhistory - first;
         return;
@@ -1457,8 +1501,11 @@ int turn_start(const struct turn_env *env, struct store *s, const struct turn_re
     struct store_chat_begin begin;
     struct turn *j;
     int64_t now = clock_now_ms();
-    int rc = check_employee(s, t, &emp, e);
+    int rc;
 
+    if (t->nanswers) /* the client's results of the calls a turn stopped for */
+        return turn_go_on(env, s, t, out, e);
+    rc = check_employee(s, t, &emp, e);
     if (rc)
         return rc;
     memset(&begin, 0, sizeof(begin));
@@ -1476,7 +1523,9 @@ int turn_start(const struct turn_env *env, struct store *s, const struct turn_re
     /* a turn that may call tools keeps its events (its message's events route) */
     j->events = j->offer.n > 0 && j->fmt->tool && j->fmt->approval;
     load_history(j, s, t, conv.id);
-    rc = user_message(j, t, conv.id, now, e);
+    rc = client_offer(j, t, e);
+    if (!rc)
+        rc = user_message(j, t, conv.id, now, e);
     if (!rc)
         rc = first_writes(j, s, t, e);
     if (rc) {
@@ -1781,4 +1830,355 @@ void turn_keep(const struct turn_env *env)
             turn_resume(env, &ready[i].tenant, ready[i].message_id);
     store_pool_put(env->pool, s);
     arena_cleanup(&a);
+}
+
+/* ---- The client's own tools (the OpenAI door, contract §19) ----
+ *
+ * A door may bring tools of its client's (turn_req.client_tools): the model is offered them
+ * beside the employee's, under their own names. A step that calls only the employee's tools
+ * runs as any other. A step that calls one of the client's runs the employee's calls of the
+ * step first; then the turn ends (stop reason client_tool_calls) and the door answers the
+ * client's calls. Every call of the step is journaled before any runs, the client's as
+ * 'running' (the client runs them), and the reply keeps the turn's state. A follow-up request
+ * that answers those calls (turn_req.answers) takes the stored turn back (store_turn_answer:
+ * the calls end with the client's results), and the turn goes on from its journal, answering
+ * that request.
+ */
+
+/* Whether 'name' is the name of one of the client's tools. */
+static bool client_tool(const struct turn *j, const char *name)
+{
+    for (size_t i = 0; name && i < j->nclient; i++)
+        if (strcmp(j->client[i].name, name) == 0)
+            return true;
+    return false;
+}
+
+/* Offer the client's tools of 't' with the employee's (j->offer, already built): the engine
+ * is shown both (copied into the turn's arena), with t's tool choice. None are offered where
+ * the employee's are not (the builtin engine, no tool pool). 400 naming t->client_params[i]
+ * when tool i has the name one of the employee's tools is shown under. */
+static int client_offer(struct turn *j, const struct turn_req *t, struct err *e)
+{
+    struct llm_tool *all;
+    size_t n = j->offer.n;
+
+    if (!t->nclient_tools || !j->env->tools ||
+        strcmp(llm_name(agent_engine(j->env->agent, t->tenant.mode)), "builtin") == 0)
+        return 0;
+    for (size_t i = 0; i < t->nclient_tools; i++)
+        for (size_t k = 0; k < n; k++)
+            if (strcmp(t->client_tools[i].name, j->offer.v[k].model_name) == 0)
+                return err_set(e, ERR_INVALID, "invalid_request", t->client_params[i],
+                               "Invalid %s: %.64s is the name the employee's own tool %.100s "
+                               "is shown to the model under; give your tool another name.",
+                               t->client_params[i], t->client_tools[i].name,
+                               j->offer.v[k].def->name);
+    all = arena_calloc(&j->arena, (n + t->nclient_tools) * sizeof(*all));
+    if (n)
+        memcpy(all, j->offer.llm, n * sizeof(*all));
+    for (size_t i = 0; i < t->nclient_tools; i++) {
+        const struct llm_tool *c = &t->client_tools[i];
+        all[n + i].name = arena_strdup(&j->arena, c->name);
+        all[n + i].description = c->description ? arena_strdup(&j->arena, c->description) : NULL;
+        all[n + i].parameters = c->parameters ? arena_strdup(&j->arena, c->parameters) : NULL;
+    }
+    j->client = all + n;
+    j->nclient = t->nclient_tools;
+    j->lreq.tools = all;
+    j->lreq.ntools = n + t->nclient_tools;
+    j->lreq.tool_choice = t->tool_choice ? arena_strdup(&j->arena, t->tool_choice) : NULL;
+    return 0;
+}
+
+/* The model's calls of the step that ends, split: the client's into j->ccalls, each with its
+ * id, and the others (the employee's, and any that names no tool offered) into '*out', in
+ * their order (from the turn's arena); returns how many of those. */
+static size_t client_split(struct turn *j, const struct llm_tool_call **out)
+{
+    struct llm_tool_call *own = arena_calloc(&j->arena, (j->ngot ? j->ngot : 1) * sizeof(*own));
+    size_t n = 0;
+
+    j->ccalls = arena_calloc(&j->arena, (j->ngot ? j->ngot : 1) * sizeof(*j->ccalls));
+    j->nccalls = 0;
+    for (size_t i = 0; i < j->ngot; i++) {
+        struct client_call *c;
+        if (!client_tool(j, j->got[i].name)) {
+            own[n++] = j->got[i];
+            continue;
+        }
+        c = &j->ccalls[j->nccalls++];
+        if (id_new("call", c->id, sizeof(c->id)))
+            snprintf(c->id, sizeof(c->id), "call_%zu", i); /* the CSPRNG failed: still unique */
+        c->model_id = j->got[i].id;
+        c->name = j->got[i].name;
+        c->arguments = j->got[i].arguments[0] ? j->got[i].arguments : "{}";
+    }
+    *out = own;
+    return n;
+}
+
+/* The journal's rows of the step's client calls (j->nccalls of them, into 'rows'), numbered
+ * before the employee's calls of the step (whose records the steps' code finds last):
+ * 'running' from 'now', until the client answers. */
+static void client_rows(struct turn *j, struct store_tool_call *rows, int64_t now)
+{
+    for (size_t i = 0; i < j->nccalls; i++) {
+        const struct client_call *c = &j->ccalls[i];
+        struct store_tool_call *row = &rows[i];
+        memset(row, 0, sizeof(*row));
+        row->id = c->id;
+        row->message_id = j->reply_id;
+        row->model_id = c->model_id;
+        row->tool = c->name;
+        row->arguments = c->arguments;
+        row->status = "running";
+        row->seq = j->ncalls + (int64_t)i;
+        row->step = j->nmodel - 1;
+        row->started_at = now;
+    }
+}
+
+/* The step's own calls have ended and are journaled (step_ran): the turn ends with the
+ * client's calls, its state kept with the reply for the follow-up. The step's model call was
+ * charged with its journal. */
+static void client_stop(struct turn *j)
+{
+    json_t *calls = json_array();
+    for (size_t i = 0; i < j->nccalls; i++)
+        json_array_append_new(calls,
+                              json_pack("{s:s,s:s,s:s}", "id", j->ccalls[i].id, "name",
+                                        j->ccalls[i].name, "arguments", j->ccalls[i].arguments));
+    j->client_text = json_dumps(calls, JSON_COMPACT);
+    json_decref(calls);
+    j->keep_state = state_text(j);
+    j->stop_reason = "client_tool_calls";
+    act_step_cleanup(&j->step);
+    reply_done(j, NULL, "completed", NULL);
+}
+
+/* The call of 'sv' whose id is 'id', or NULL. */
+static struct store_tool_call *saved_call(const struct store_turn_saved *sv, const char *id)
+{
+    for (size_t i = 0; i < sv->ncalls; i++)
+        if (strcmp(sv->calls[i].id, id) == 0)
+            return &sv->calls[i];
+    return NULL;
+}
+
+/* The answer of 't' to call 'id', or NULL. */
+static const struct turn_answer *answer_to(const struct turn_req *t, const char *id)
+{
+    for (size_t i = 0; i < t->nanswers; i++)
+        if (strcmp(t->answers[i].call_id, id) == 0)
+            return &t->answers[i];
+    return NULL;
+}
+
+/* The turn the answers of 't' go on with, read into '*sv' (strings from t->arena) and
+ * checked: every answer names a call this service issued, all of one turn of employee 'emp',
+ * that waits for the client (400 naming the answer; 409 conversation_busy when another
+ * request already took the turn), every call the turn waits for is answered (400 naming
+ * t->answers_param), and the turn is the last of its conversation. */
+static int answered_turn(struct store *s, const struct turn_req *t,
+                         const struct store_employee *emp, struct store_turn_saved *sv,
+                         struct err *e)
+{
+    const struct turn_answer *first = &t->answers[0];
+    const char *message_id = NULL;
+    struct store_conversation conv;
+    struct store_tool_call row;
+    int rc;
+
+    for (size_t i = 0; i < t->nanswers; i++) {
+        const struct turn_answer *an = &t->answers[i];
+        rc = store_tool_call_get(s, &t->tenant, an->call_id, t->arena, &row);
+        if (rc == ERR_NOT_FOUND || (!rc && !row.message_id))
+            return err_set(e, ERR_INVALID, "invalid_request", an->param,
+                           "Unknown %s %.64s: no tool call of that id was issued here.", an->param,
+                           an->call_id);
+        if (rc)
+            return err_set(e, rc, "internal_error", NULL, "tool call read failed");
+        if (answer_to(t, an->call_id) != an)
+            return err_set(e, ERR_INVALID, "invalid_request", an->param,
+                           "Invalid %s: the call %.64s is answered twice.", an->param, an->call_id);
+        if (message_id && strcmp(message_id, row.message_id) != 0)
+            return err_set(e, ERR_INVALID, "invalid_request", an->param,
+                           "Invalid %s: the call %.64s belongs to another answer than the "
+                           "calls before it; answer the calls of one answer together.",
+                           an->param, an->call_id);
+        message_id = row.message_id;
+    }
+    rc = store_turn_load(s, &t->tenant, message_id, t->arena, sv);
+    if (rc == ERR_NOT_FOUND)
+        return err_set(e, ERR_INVALID, "invalid_request", first->param,
+                       "Unknown %s %.64s: its conversation was deleted.", first->param,
+                       first->call_id);
+    if (rc)
+        return err_set(e, rc, "internal_error", NULL, "turn read failed");
+    if (strcmp(sv->reply.employee_id, emp->id) != 0)
+        return err_set(e, ERR_INVALID, "invalid_request", first->param,
+                       "Invalid %s: the call %.64s was made by another employee than this "
+                       "model.",
+                       first->param, first->call_id);
+    if (strcmp(sv->reply.status, "in_progress") == 0)
+        return err_set(e, ERR_CONFLICT, "conversation_busy", first->param,
+                       "The turn of the call %.64s is already going on: another request "
+                       "answered its calls.",
+                       first->call_id);
+    for (size_t i = 0; i < t->nanswers; i++) {
+        const struct store_tool_call *c = saved_call(sv, t->answers[i].call_id);
+        if (!c || strcmp(c->status, "running") != 0 || !sv->turn_state ||
+            strcmp(sv->reply.status, "completed") != 0)
+            return err_set(e, ERR_INVALID, "invalid_request", t->answers[i].param,
+                           "Invalid %s: the call %.64s does not wait for an answer (it was "
+                           "answered, or is not a call of your tools).",
+                           t->answers[i].param, t->answers[i].call_id);
+    }
+    for (size_t i = 0; i < sv->ncalls; i++)
+        if (strcmp(sv->calls[i].status, "running") == 0 && !answer_to(t, sv->calls[i].id))
+            return err_set(e, ERR_INVALID, "invalid_request", t->answers_param,
+                           "Invalid %s: the call %.64s (%.64s) has no tool message answering "
+                           "it.",
+                           t->answers_param, sv->calls[i].id, sv->calls[i].tool);
+    rc = store_conversation_get(s, &t->tenant, sv->reply.conversation_id, t->arena, &conv);
+    if (rc)
+        return err_set(e, rc, "internal_error", NULL, "conversation read failed");
+    if (conv.message_count > sv->reply.seq)
+        return err_set(e, ERR_INVALID, "invalid_request", first->param,
+                       "Invalid %s: the call %.64s no longer waits for an answer: its "
+                       "conversation went on without it.",
+                       first->param, first->call_id);
+    return 0;
+}
+
+/* What the turn had done when it stopped for the client, from its kept state (as
+ * resumed_turn() reads it); its rights are those of both keys, the one that started it and
+ * the one that answers ('scopes'; 0 is every scope). */
+static void client_state(struct turn *j, const json_t *state, uint32_t scopes)
+{
+    uint32_t was = (uint32_t)json_integer_value(json_object_get(state, "scopes"));
+    j->scopes = !was ? scopes : !scopes ? was : was & scopes;
+    j->nmodel = (int)json_integer_value(json_object_get(state, "nmodel"));
+    j->t0_us -= json_integer_value(json_object_get(state, "running_ms")) * 1000;
+    j->charged_before = json_integer_value(json_object_get(state, "charged"));
+    j->total.input_tokens = json_integer_value(json_object_get(state, "input_tokens"));
+    j->total.output_tokens = json_integer_value(json_object_get(state, "output_tokens"));
+    j->usage_before = j->total;
+    if (json_is_object(json_object_get(state, "context")))
+        j->context = json_dumps(json_object_get(state, "context"), JSON_COMPACT);
+    j->lreq.knowledge_searched = json_is_true(json_object_get(state, "searched"));
+    restore_knowledge(j, json_object_get(state, "knowledge"));
+}
+
+/* The answers of 't' as the ends of their calls (strings borrowed; from t->arena), and the
+ * same ends on the calls of 'sv' as read before. */
+static struct store_tool_call *client_ends(const struct turn_req *t, struct store_turn_saved *sv,
+                                           int64_t now)
+{
+    struct store_tool_call *ends = arena_calloc(t->arena, t->nanswers * sizeof(*ends));
+    for (size_t i = 0; i < t->nanswers; i++) {
+        struct store_tool_call *c = saved_call(sv, t->answers[i].call_id);
+        ends[i].id = t->answers[i].call_id;
+        ends[i].status = "completed";
+        ends[i].result = t->answers[i].content;
+        ends[i].completed_at = now;
+        c->status = ends[i].status;
+        c->result = ends[i].result;
+        c->completed_at = now;
+    }
+    return ends;
+}
+
+/*
+ * A follow-up request ('t') answers the calls a turn stopped for: the turn is read and checked
+ * (answered_turn), rebuilt from its journal and state with t's door and client tools, taken
+ * back with the answers (store_turn_answer: a credit held, as a turn's first writes hold one;
+ * 402 without), and the model is called with the results of the step. Returns as
+ * turn_start().
+ */
+static int turn_go_on(const struct turn_env *env, struct store *s, const struct turn_req *t,
+                      const struct turn_out *out, struct err *e)
+{
+    struct store_employee emp;
+    struct store_turn_saved sv;
+    struct store_conversation conv;
+    struct store_tool_call *ends;
+    struct turn_req h;
+    struct turn *j;
+    json_t *state;
+    bool taken = false;
+    int rc = check_employee(s, t, &emp, e);
+
+    if (!rc)
+        rc = answered_turn(s, t, &emp, &sv, e);
+    if (rc)
+        return rc;
+    state = json_loads(sv.turn_state, 0, NULL);
+    memset(&conv, 0, sizeof(conv));
+    conv.id = sv.reply.conversation_id;
+    j = turn_new(env, t, out, &conv, &emp);
+    if (!j || !json_is_object(state)) {
+        json_decref(state);
+        if (j)
+            turn_free(j);
+        return err_set(e, ERR_INTERNAL, "internal_error", NULL, "the turn cannot go on");
+    }
+    snprintf(j->reply_id, sizeof(j->reply_id), "%s", sv.reply.id);
+    j->stored = true;
+    j->created_at = sv.reply.created_at;
+    j->v.created_at = clock_now_ms(); /* this answer's */
+    j->ncalls = (int64_t)sv.ncalls;
+    j->history_before = sv.user_seq;
+    buf_appends(&j->content, sv.reply.content ? sv.reply.content : "");
+    j->content_before = buf_len(&j->content);
+    j->sources = xstrdup(sv.reply.sources ? sv.reply.sources : "[]");
+    atomic_init(&j->parts, 1);
+    client_state(j, state, t->scopes);
+    json_decref(state);
+    h = *t;
+    h.conversation_id = j->conv_id;
+    h.scopes = j->scopes;
+    h.can_pause = false;
+    offer_tools(j, s, &h, &emp);
+    load_history(j, s, &h, j->conv_id);
+    agent_request_employee(&j->lreq, &emp);
+    j->lreq.context = j->context;
+    j->lreq.message = arena_strdup(&j->arena, sv.user_content ? sv.user_content : "");
+    j->engine = agent_engine(env->agent, t->tenant.mode);
+    rc = client_offer(j, t, e);
+    if (!rc) {
+        ends = client_ends(t, &sv, clock_now_ms());
+        rc = store_turn_answer(s, &t->tenant, j->reply_id, ends, t->nanswers, j->reserved, &taken);
+        if (rc == ERR_LIMIT)
+            rc = ledger_insufficient(e);
+        else if (rc)
+            rc = err_set(e, rc, "internal_error", NULL, "the turn could not go on");
+        else if (!taken)
+            rc = err_set(e, ERR_CONFLICT, "conversation_busy", t->answers[0].param,
+                         "The turn of the call %.64s is already going on, or its conversation "
+                         "went on without it.",
+                         t->answers[0].call_id);
+    }
+    if (rc) {
+        turn_free(j);
+        return rc;
+    }
+    /* the step that stopped, with the client's results, is what the model is shown next */
+    restore_steps(j, &sv);
+    act_steps_add(&j->steps, &j->arena, j->got, j->ngot, &j->step);
+    act_step_cleanup(&j->step);
+    if (out->conversation)
+        out->conversation(out->ud, j->conv_id);
+    out->open(out->ud);
+    if (t->stream) {
+        struct buf ev;
+        buf_init(&ev, 8192);
+        j->fmt->opened(&j->v, &ev);
+        emit(j, &ev);
+        buf_cleanup(&ev);
+    }
+    if (!stopped_at_limit(j))
+        call_engine(j); /* 'j' may be gone when this returns */
+    return 0;
 }

@@ -52,6 +52,9 @@ struct turn_view {
     const char *status; /* completed, failed (a turn whose engine failed after tools ran), or
                            requires_approval (a turn that paused) */
     const char *error;  /* a failed reply's error, else NULL */
+    /* the client's calls the turn stopped for (stop reason client_tool_calls: the OpenAI
+     * door's client tools), as JSON text [{id, name, arguments (text)}]; NULL: none */
+    const char *client_calls;
 };
 
 /* How a reply is written on the wire. Each function appends to 'out' (a capped buffer). */
@@ -107,6 +110,13 @@ struct turn_env {
     const struct turn_format *format;
 };
 
+/* A result the client gives for one of its calls the turn stopped for (the OpenAI door). */
+struct turn_answer {
+    const char *call_id; /* call_..., as the turn issued it */
+    const char *content; /* the result, given to the model as it is */
+    const char *param;   /* the member errors about this answer name */
+};
+
 /* One turn, as a door asks for it. Strings must live as long as 'arena' (the request's). */
 struct turn_req {
     struct store_tenant tenant;
@@ -128,6 +138,21 @@ struct turn_req {
     uint32_t scopes;      /* the rights of the key that started the turn (0: every scope) */
     bool can_pause;       /* the door answers a turn paused for approvals (POST /v1/chat) */
     const char *requested_by; /* the key that started the turn (approvals name it), or NULL */
+    /* The client's own tools (the OpenAI door, contract §19): offered to the model beside the
+     * employee's, under their own names (each must differ from the model names of the
+     * employee's tools: 400 naming 'client_params[i]'); a model step that calls one runs the
+     * employee's calls of the step, then ends the turn with the client's calls (stop reason
+     * client_tool_calls, turn_view.client_calls). None with the builtin engine. */
+    const struct llm_tool *client_tools;
+    const char *const *client_params;
+    size_t nclient_tools;
+    const char *tool_choice; /* sent to the model with the tools (llm_request), or NULL */
+    /* A follow-up: the client's results of the calls a turn stopped for, which goes on with
+     * them (the message, history and context of this request are not read: the turn's own
+     * are); 'answers_param' is the member errors about a call left unanswered name. */
+    const struct turn_answer *answers;
+    size_t nanswers;
+    const char *answers_param;
 };
 
 /*

@@ -304,7 +304,7 @@ class OpenAIDoorTest(OpenAICase):
             ({"model": e, "messages": [dict(u[0], weight=1)]}, "messages[0].weight"),
             ({"model": e, "messages": u, "n": 2}, "n"),
             ({"model": e, "messages": u, "n": 0}, "n"),
-            ({"model": e, "messages": u, "tools": [{"type": "function"}]}, "tools"),
+            ({"model": e, "messages": u, "tools": [{"type": "function"}]}, "tools[0].function"),
             ({"model": e, "messages": u, "tool_choice": "auto"}, "tool_choice"),
             ({"model": e, "messages": u, "functions": [{"name": "f"}]}, "functions"),
             ({"model": e, "messages": u, "function_call": "auto"}, "function_call"),

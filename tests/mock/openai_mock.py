@@ -48,6 +48,11 @@ Behaviour is chosen by markers in the content of the LAST user message:
                                           (arguments ""), then its arguments split over several
                                           chunks carrying only index and arguments; not
                                           streamed: message.tool_calls, content null.
+                                          With "say" too, that text comes first (the content,
+                                          streamed in pieces before the calls).
+                      A call's name is the tool's as the server showed it: an employee's own
+                      tool (`knowledge__search`), or a tool the server's client gave (the
+                      OpenAI door's `tools`, under their own names).
                       `reply` records {status, tool_calls, usage} (what the server sent back is
                       in `body`: its assistant and tool messages).
 Tokens: prompt_tokens = words over all request messages, completion_tokens = words of the reply.
@@ -322,7 +327,7 @@ class _Handler(BaseHTTPRequestHandler):
                     return
                 if "calls" in step:
                     calls = tool_calls_of(step_no, step)
-                    text = ""
+                    text = str(step.get("say", ""))
                 else:
                     text = str(step.get("say", ""))
             except (ValueError, KeyError, TypeError, AttributeError) as e:
@@ -352,7 +357,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not stream:
             message = {"role": "assistant", "content": text}
             if calls is not None:
-                message = {"role": "assistant", "content": None, "tool_calls": calls,
+                message = {"role": "assistant", "content": text or None, "tool_calls": calls,
                            "refusal": None}
             obj = {"id": cid, "object": "chat.completion", "created": created, "model": model,
                    "choices": [{"index": 0, "message": message,
@@ -374,7 +379,7 @@ class _Handler(BaseHTTPRequestHandler):
                                                  "finish_reason": finish}]}
         try:
             if calls is not None:
-                self._stream_calls(chunk, calls)
+                self._stream_calls(chunk, calls, text)
                 if usage is not None and include_usage:
                     self._event({"id": cid, "object": "chat.completion.chunk",
                                  "created": created, "model": model, "choices": [],
@@ -414,14 +419,19 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
 
 
-    def _stream_calls(self, chunk, calls):
+    def _stream_calls(self, chunk, calls, text=""):
         """Tool calls as OpenAI streams them: a first chunk per call (index, id, type, name,
-        empty arguments; the role with the first), then its arguments in several pieces."""
+        empty arguments; the role with the first), then its arguments in several pieces. A
+        text comes first, after the role, in pieces."""
+        if text:
+            self._event(chunk({"role": "assistant", "content": ""}))
+            for piece in split_chunks(text):
+                self._event(chunk({"content": piece}))
         for i, c in enumerate(calls):
             head = {"index": i, "id": c["id"], "type": "function",
                     "function": {"name": c["function"]["name"], "arguments": ""}}
             delta = {"tool_calls": [head]}
-            if i == 0:
+            if i == 0 and not text:
                 delta = {"role": "assistant", "content": None, "tool_calls": [head],
                          "refusal": None}
             self._event(chunk(delta))
