@@ -32,10 +32,15 @@
 /* ---- messages -> a chat turn (pure) ---- */
 
 /* Members a message may carry: role, content, the ones OpenAI's own answers hold (an assistant
- * message sent back as it came), and the tool ones (checked with the role); the others of
- * OpenAI's only when null. */
-static const char *const message_members[] = {
-    "role", "content", "name", "refusal", "annotations", "tool_calls", "tool_call_id", NULL};
+ * message sent back as it came, "parsed" as the SDK's helpers give it), and the tool ones
+ * (checked with the role); the others of OpenAI's only when null. */
+static const char *const message_members[] = {"role",       "content",      "name",
+                                              "refusal",    "annotations",  "parsed",
+                                              "tool_calls", "tool_call_id", NULL};
+/* Members of a tool call sent back: OpenAI's, and "index" and "parsed_arguments" as the SDK's
+ * helpers give them (ignored). */
+static const char *const call_members[] = {"id", "type", "function", "index", NULL};
+static const char *const function_members[] = {"name", "arguments", "parsed_arguments", NULL};
 static const char *const null_members[] = {"function_call", "audio", NULL};
 
 #define CALLS_MAX 128  /* tool calls of one assistant message */
@@ -131,6 +136,19 @@ static bool short_string(const json_t *v, size_t max)
     return json_is_string(v) && json_string_length(v) >= 1 && json_string_length(v) <= max;
 }
 
+/* Whether every member of object 'o' is in 'list'. */
+static bool members_in(json_t *o, const char *const *list)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach(o, key, v)
+    {
+        if (!listed(list, key))
+            return false;
+    }
+    return true;
+}
+
 /* The 'tool_calls' of assistant message 'i' into 'm': 1..CALLS_MAX objects {id, type:
  * "function", function: {name, arguments}} (OpenAI's own), ids unique. Any fault names
  * messages[i].tool_calls. */
@@ -147,14 +165,14 @@ static int read_calls(json_t *calls, size_t i, struct arena *a, struct oa_messag
     m->calls = arena_calloc(a, m->ncalls * sizeof(*m->calls));
     json_array_foreach(calls, k, c)
     {
-        const json_t *fn = json_object_get(c, "function");
+        json_t *fn = json_object_get(c, "function");
         const json_t *type = json_object_get(c, "type");
         const json_t *id = json_object_get(c, "id");
         const json_t *name = json_object_get(fn, "name");
         const json_t *args = json_object_get(fn, "arguments");
-        if (!json_is_object(c) || json_object_size(c) != 3 || !short_string(id, CALL_ID_MAX) ||
+        if (!json_is_object(c) || !members_in(c, call_members) || !short_string(id, CALL_ID_MAX) ||
             !json_is_string(type) || strcmp(json_string_value(type), "function") != 0 ||
-            !json_is_object(fn) || json_object_size(fn) != 2 ||
+            !json_is_object(fn) || !members_in(fn, function_members) ||
             !short_string(name, TOOLS_MODEL_NAME_MAX) || !json_is_string(args))
             return err_set(e, ERR_INVALID, "invalid_request", param,
                            "Invalid %s[%zu]: must be {\"id\": ..., \"type\": \"function\", "
