@@ -969,14 +969,22 @@ def build_schemas():
     s["ToolCall"] = obj({
         "id": string("`call_...`", pattern="^call_[0-9A-Za-z]{24}$"),
         "tool": string("The tool's name (`knowledge.search`, ...), or the name the model "
-                       "used when it named no tool offered to the employee."),
+                       "used when it named no tool offered to the employee; for a tool the "
+                       "client of `/v1/openai/chat/completions` gave (`tools`), its name "
+                       "there (such names hold no `.`)."),
         "arguments": {"description": "The arguments the model wrote: a JSON object, or the "
                                      "text as written when it was not JSON."},
         "status": {"type": "string", "enum": ["running", "completed", "failed",
-                                              "pending_approval", "rejected"]},
+                                              "pending_approval", "rejected"],
+                   "description": "A call of the client's own tool (`/v1/openai`) is "
+                                  "`running` from the answer that gives it to the client "
+                                  "until a follow-up request answers it, then `completed` "
+                                  "with the client's result."},
         "result": {"description": "What the tool answered (cut at 16 KiB), as given to the "
                                   "model: the route's record for built-in tools, "
-                                  "`{\"error\": ...}` for a failed call; null while running."},
+                                  "`{\"error\": ...}` for a failed call, the content of the "
+                                  "client's `tool` message for a call of its own tool (JSON "
+                                  "when it is JSON, else the text); null while running."},
         "error": nullable(string("Why the call failed (`invalid_arguments: ...`, "
                                  "`permission_denied: ...`, `unknown_tool: ...`, the tool's own "
                                  "error); the model was told the same.")),
@@ -993,10 +1001,16 @@ def build_schemas():
                    "description": "`in_progress` while the turn runs its tools; `failed` when "
                                   "the engine failed after tools had run (the work is kept)."},
         "stop_reason": {"type": "string", "enum": ["completed", "max_steps", "repeated_call",
-                                                   "timeout", "insufficient_credits"],
+                                                   "timeout", "insufficient_credits",
+                                                   "client_tool_calls"],
                         "description": "Why the turn stopped: `completed` when the model "
-                                       "answered without calling a tool; otherwise the limit "
-                                       "that stopped it (the reply says so)."},
+                                       "answered without calling a tool; "
+                                       "`client_tool_calls` when it called a tool the client "
+                                       "of `/v1/openai/chat/completions` gave (the message "
+                                       "is `completed` and those calls `running` until a "
+                                       "follow-up answers them; the turn then goes on in "
+                                       "this same message); otherwise the limit that "
+                                       "stopped it (the reply says so)."},
         "error": nullable(string("A failed reply's error.")),
         "tool_calls": {"type": "array", "items": S("ToolCall"),
                        "description": "The tools the turn called, in order (empty when none)."},
@@ -1004,7 +1018,8 @@ def build_schemas():
     # The same work on a task run and a workflow step (their turns call tools too).
     run_work = {
         "stop_reason": nullable({
-            "type": "string", "enum": work_props["stop_reason"]["enum"],
+            "type": "string", "enum": [r for r in work_props["stop_reason"]["enum"]
+                                       if r != "client_tool_calls"],
             "description": "Why its turn stopped: `completed` when the model answered "
                            "without calling a tool (and for every completed answer of the "
                            "built-in engine, which calls none); otherwise the limit that "
@@ -1919,22 +1934,42 @@ def build_schemas():
     }, required=["object", "data"])
     text_part = obj({"type": {"type": "string", "const": "text"}, "text": string()},
                     required=["type", "text"])
+    s["OpenAIToolCall"] = obj({
+        "id": string("`call_...`: issued by this service (the journal's id of the call)."),
+        "type": {"type": "string", "const": "function"},
+        "function": obj({
+            "name": string("The client's tool, as named in `tools`."),
+            "arguments": string("The arguments the model wrote, as JSON text."),
+        }, required=["name", "arguments"]),
+    }, required=["id", "type", "function"],
+        description="A call of one of the client's tools, as OpenAI answers it.")
     s["OpenAIMessage"] = obj({
-        "role": {"type": "string", "enum": ["system", "developer", "user", "assistant"],
-                 "description": "`tool` and `function` are refused (400, `param` "
-                                "`messages[i].role`)."},
-        "content": {"anyOf": [string(), {"type": "array", "items": text_part}],
+        "role": {"type": "string", "enum": ["system", "developer", "user", "assistant", "tool"],
+                 "description": "`function` is refused (400, `param` `messages[i].role`), and "
+                                "so is a `tool` message that does not follow an assistant "
+                                "message with `tool_calls` (or another `tool` message)."},
+        "content": {"anyOf": [string(), {"type": "array", "items": text_part},
+                              {"type": "null"}],
                     "description": "A string, or text parts (joined by newlines); other part "
-                                   "types are refused (`messages[i].content[j].type`)."},
+                                   "types are refused (`messages[i].content[j].type`). Null or "
+                                   "absent only in an assistant message with `tool_calls`."},
         "name": string("Accepted and ignored."),
         "refusal": {"description": "Accepted and ignored (an assistant message sent back as "
                                    "it came)."},
         "annotations": {"description": "Accepted and ignored."},
-        "tool_calls": {"type": "null", "description": "Refused unless null."},
+        "parsed": {"description": "Accepted and ignored (as the SDKs' helpers give it)."},
+        "tool_calls": {"anyOf": [{"type": "array", "minItems": 1, "maxItems": 128,
+                                  "items": S("OpenAIToolCall")}, {"type": "null"}],
+                       "description": "An assistant message's calls, as an answer gave them "
+                                      "(`index` and `function.parsed_arguments`, as the SDKs' "
+                                      "helpers add them, are ignored); each must be answered by "
+                                      "a `tool` message right after it (else 400 "
+                                      "`messages[i].tool_calls`)."},
+        "tool_call_id": nullable(string("A `tool` message: the call it answers, one of the "
+                                        "`tool_calls` of the assistant message before it.")),
         "function_call": {"type": "null", "description": "Refused unless null."},
         "audio": {"type": "null", "description": "Refused unless null."},
-        "tool_call_id": {"type": "null", "description": "Refused unless null."},
-    }, required=["role", "content"], description="One message of OpenAI's `messages`.")
+    }, required=["role"], description="One message of OpenAI's `messages`.")
 
     IGNORED = "Accepted (checked against OpenAI's bounds) and ignored."
 
@@ -1944,8 +1979,8 @@ def build_schemas():
         out["description"] = what
         return out
 
-    refused = "Refused (400, `param` naming it) unless null or absent: employees do not call " \
-              "tools or functions."
+    refused = "Refused (400, `param` naming it) unless null or absent: give functions as " \
+              "`tools`."
     # The members the server checks by hand (messages, the sampling numbers, stop, the tool
     # members) keep the shapes written here: the C's binding table says only that they are
     # there (openapi_facts keeps a hand-written shape where the C states none).
@@ -1960,8 +1995,13 @@ def build_schemas():
                                     "`WORKFORCE_LLM_HISTORY_TOKENS` words); `system` and "
                                     "`developer` messages, wherever they are, become the "
                                     "context `{\"system\": ...}`. No user message: 400 "
-                                    "`param: \"messages\"`; an assistant message after the "
-                                    "last user message: 400 `messages[i].role`."},
+                                    "`param: \"messages\"`. After the last user message "
+                                    "there may only be assistant messages with "
+                                    "`tool_calls`, each followed by the `tool` messages "
+                                    "answering its calls (another assistant message: 400 "
+                                    "`messages[i].role`): the `tool` messages after the last "
+                                    "of them make the request a follow-up (see the "
+                                    "operation)."},
         "stream": request_default(P("`true`: answer `text/event-stream` of "
                                     "`chat.completion.chunk` events ending in `data: [DONE]`."),
                                   False),
@@ -1983,10 +2023,16 @@ def build_schemas():
         "store": P(IGNORED),
         "logprobs": P("Only `false`."),
         "parallel_tool_calls": P("Accepted and ignored."),
-        "tools": nullable({"type": "array", "description": refused}),
-        "tool_choice": {"anyOf": [string(), {"type": "object", "additionalProperties": True},
-                                  {"type": "null"}],
-                        "description": refused},
+        "tools": P("The client's own tools (OpenAI's function tools), offered to the model "
+                   "beside the employee's, under their own names (OpenAI's rule for function "
+                   "names). A name the employee's own tools are shown to the model under "
+                   "(`knowledge__search` for `knowledge.search`: each `.` as `__`): 400 "
+                   "`param: \"tools[i].function.name\"`; so is a name given twice. `strict` "
+                   "is accepted and ignored."),
+        "tool_choice": P("Applies to the client's tools: `none` does not offer them, `auto` "
+                         "(the default) lets the model choose, `required` and a named function "
+                         "are passed on to the model. Only with `tools`; a named function must "
+                         "be one of them (`param: \"tool_choice.function.name\"`)."),
         "functions": nullable({"type": "array", "description": refused}),
         "function_call": {"anyOf": [string(), {"type": "object", "additionalProperties": True},
                                     {"type": "null"}],
@@ -2013,11 +2059,17 @@ def build_schemas():
             "index": {"type": "integer", "const": 0},
             "message": obj({
                 "role": {"type": "string", "const": "assistant"},
-                "content": string("The employee's reply."),
+                "content": nullable(string("The employee's reply; with `tool_calls`, what the "
+                                           "model wrote before them, or null.")),
                 "refusal": {"type": "null"},
+                "tool_calls": {"type": "array", "minItems": 1, "items": S("OpenAIToolCall"),
+                               "description": "Only when the model called the client's tools: "
+                                              "those calls (never the employee's own)."},
             }, required=["role", "content", "refusal"]),
             "logprobs": {"type": "null"},
-            "finish_reason": {"type": "string", "const": "stop"},
+            "finish_reason": {"type": "string", "enum": ["stop", "tool_calls"],
+                              "description": "`tool_calls` when the answer is calls of the "
+                                             "client's tools."},
         }, required=["index", "message", "logprobs", "finish_reason"])},
         "usage": S("OpenAIUsage"),
     }, required=["id", "object", "created", "model", "choices", "usage"],
@@ -2712,9 +2764,38 @@ def build_paths():
                        "`usage: null`); then `data: [DONE]`. An error after the first event "
                        "is one `data:` event holding the error object, and no `[DONE]`. "
                        "Headers `Cache-Control: no-cache` and `X-Accel-Buffering: no`.\n\n"
-                       "Sampling members are accepted and ignored; tools, functions, `n` "
-                       "above 1, `logprobs: true` and a `response_format` other than text are "
-                       "refused (400 naming the member). " + oa_errors,
+                       "**The client's tools.** With `tools`, the model is offered the "
+                       "employee's tools (its `auto` ones) and the client's together. A model "
+                       "step that calls only the employee's tools runs them inside the turn, "
+                       "as always. A step that calls one of the client's runs the employee's "
+                       "calls of that step first (journaled as any), then the turn ends and "
+                       "the answer is OpenAI's: `message.tool_calls` with the client's calls "
+                       "only (ids `call_...` issued by this service), `content` null unless "
+                       "the model wrote text first, `finish_reason: \"tool_calls\"`; "
+                       "streamed, after any text, one chunk per call with its `index`, `id`, "
+                       "`type` and `function.name`, one with its `function.arguments`, then "
+                       "`finish_reason: \"tool_calls\"`. The stored message is `completed` "
+                       "with `stop_reason: \"client_tool_calls\"`, the client's calls "
+                       "`running`.\n\n"
+                       "**A follow-up.** A request whose messages end with the assistant "
+                       "message of such an answer and `tool` messages answering each of its "
+                       "calls goes on with that stored turn: the same conversation and "
+                       "message (the same `id` and `X-Workforce-Conversation-Id`), the "
+                       "results given to the model as that step's tool results (the calls "
+                       "become `completed` with them), and the answer is the rest of the turn "
+                       "(its text, or calls again); its `usage` and content are this "
+                       "request's. The turn goes on as it began: the earlier messages and "
+                       "system text of the follow-up are not read again; its tools are "
+                       "offered; its calls run with the rights of both keys. It holds a "
+                       "credit as any chat (402 without). An id this service did not issue, "
+                       "or issued for another employee: 400 `param` "
+                       "`messages[i].tool_call_id`; so is a call that no longer waits (it was "
+                       "answered, or the conversation went on); a call left unanswered: 400 "
+                       "`messages[i].tool_calls`; the turn already taken by another request: "
+                       "409 `conversation_busy`.\n\n"
+                       "Sampling members are accepted and ignored; `functions`, "
+                       "`function_call`, `n` above 1, `logprobs: true` and a `response_format` "
+                       "other than text are refused (400 naming the member). " + oa_errors,
            body=json_content("OpenAIChatCompletionRequest"), body_required=True,
            ok={"description": "The reply as a chat.completion (JSON); with `stream: true` "
                               "an event stream (see the description).",
@@ -2723,10 +2804,14 @@ def build_paths():
                "description": "The conversation this request started.",
                "schema": S("ConversationId")}},
            codes=["insufficient_credits", "employee_not_found", "employee_offline",
-                  "upstream_error"],
+                  "upstream_error", "conversation_busy"],
            notes={"invalid_request": "The body is invalid (`param` names the member: `model`, "
                                      "`messages`, `messages[i].role`, `messages[i].content`, "
-                                     "`n`, `tools`, ...), or malformed JSON (no `param`).",
+                                     "`messages[i].tool_call_id`, `n`, "
+                                     "`tools[i].function.name`, `tool_choice`, ...), or "
+                                     "malformed JSON (no `param`).",
+                  "conversation_busy": "A follow-up whose turn another request already "
+                                       "took (`param` its first `tool_call_id`).",
                   "permission_denied": "The key lacks the `chat` scope, or the employee is "
                                        "`manager` tier and the organization `starter` "
                                        "(`param: \"model\"`).",

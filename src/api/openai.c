@@ -535,11 +535,11 @@ static const struct {
 /* The shape of `tools` (each a function tool) and of `tool_choice`. */
 static json_t *tools_schema(void)
 {
-    json_t *fn =
-        json_pack("{s:s,s:{s:{s:s,s:s},s:{s:s},s:{s:s},s:{s:[s,s]}},s:[s],s:b}", "type", "object",
-                  "properties", "name", "type", "string", "pattern", TOOL_NAME_PATTERN,
-                  "description", "type", "string", "parameters", "type", "object", "strict", "type",
-                  "boolean", "null", "required", "name", "additionalProperties", 0);
+    json_t *fn = json_pack("{s:s,s:{s:{s:s,s:s},s:{s:s},s:{s:s,s:b},s:{s:[s,s]}},s:[s],s:b}",
+                           "type", "object", "properties", "name", "type", "string", "pattern",
+                           TOOL_NAME_PATTERN, "description", "type", "string", "parameters", "type",
+                           "object", "additionalProperties", 1, "strict", "type", "boolean", "null",
+                           "required", "name", "additionalProperties", 0);
     json_t *tool =
         json_pack("{s:s,s:{s:{s:s,s:s},s:o},s:[s,s],s:b}", "type", "object", "properties", "type",
                   "type", "string", "const", "function", "function", fn, "required", "type",
