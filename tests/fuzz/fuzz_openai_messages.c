@@ -5,7 +5,10 @@
  * The input is the raw body; its "messages" member is mapped. Checked:
  *   - success: the message is 1..API_CHAT_MESSAGE_MAX code points and is the text of the last
  *     message whose role is "user"; the history has fewer entries than the array, each with
- *     role "user" or "assistant" and a string; the system text, when set, is not empty;
+ *     role "user" or "assistant" and a string or (an assistant's) tool calls, or role "tool"
+ *     with the call it answers and a string, right after the calls or another result; the
+ *     answers of a follow-up each name a call, a text and their member; the system text, when
+ *     set, is not empty;
  *   - failure: ERR_INVALID with code "invalid_request", a message, and a param that names
  *     "messages" or a path under it.
  * Pure: no I/O; everything is released (json_decref, arena_cleanup).
@@ -76,10 +79,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             CHECK(!json_is_string(c) || strcmp(json_string_value(c), in.message) == 0);
         }
         for (size_t i = 0; i < in.nhistory; i++) {
-            CHECK(strcmp(in.history[i].role, "user") == 0 ||
-                  strcmp(in.history[i].role, "assistant") == 0);
-            CHECK(in.history[i].content != NULL);
+            const struct llm_message *h = &in.history[i];
+            if (strcmp(h->role, "tool") == 0) {
+                /* a result, of a call of the assistant message before its run of results */
+                CHECK(h->tool_call_id != NULL && h->content != NULL && i > 0);
+                CHECK(strcmp(in.history[i - 1].role, "tool") == 0 ||
+                      in.history[i - 1].ntool_calls > 0);
+            } else {
+                CHECK(strcmp(h->role, "user") == 0 || strcmp(h->role, "assistant") == 0);
+                CHECK(h->content != NULL || h->ntool_calls > 0);
+                CHECK(h->ntool_calls == 0 || strcmp(h->role, "assistant") == 0);
+            }
         }
+        for (size_t i = 0; i < in.nanswers; i++)
+            CHECK(in.answers[i].call_id && in.answers[i].content &&
+                  strncmp(in.answers[i].param, "messages[", 9) == 0);
+        CHECK(!in.nanswers || strncmp(in.answers_param, "messages[", 9) == 0);
         CHECK(in.system == NULL || in.system[0] != '\0');
     } else {
         CHECK(rc == ERR_INVALID);

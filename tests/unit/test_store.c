@@ -391,6 +391,186 @@ static void test_chat(struct store *s, const struct store_org *org)
     }
 }
 
+/* A message of conversation 'conv' by employee 'emp' (the others zero: completed). */
+static struct store_message message(const char *id, const char *conv, const char *emp,
+                                    const char *role, int64_t at)
+{
+    struct store_message m;
+    memset(&m, 0, sizeof(m));
+    m.id = id;
+    m.conversation_id = conv;
+    m.employee_id = emp;
+    m.role = role;
+    m.content = "";
+    m.sources = strcmp(role, "assistant") == 0 ? "[]" : NULL;
+    m.response_ms = -1;
+    m.created_at = at;
+    return m;
+}
+
+/* A chat turn whose step called the employee's tool and the client's, stopped for the
+ * client's call (stop reason client_tool_calls, its state kept), in conversation 'conv' (new
+ * when 'fresh'): its reply 'reply' and the client's call 'client'. */
+static void client_stop(struct store *s, const struct store_tenant *t, const char *emp,
+                        const char *conv, bool fresh, const char *user, const char *reply,
+                        const char *own, const char *client)
+{
+    struct store_chat_begin b;
+    struct store_chat_finish fin;
+    struct store_message r = message(reply, conv, emp, "assistant", 300);
+    struct store_tool_call rows[2];
+    struct store_tool_step in;
+    int64_t charged = 0, balance = 0;
+
+    memset(&b, 0, sizeof(b));
+    b.new_conversation = fresh;
+    b.conversation = (struct store_conversation){conv, emp, "Client tools", 0, 200, 200};
+    b.user = message(user, conv, emp, "user", 200);
+    b.user.content = "Weather?";
+    b.reserve_credit = true;
+    is_int(store_chat_begin(s, t, &b), 0, "begin");
+    memset(rows, 0, sizeof(rows));
+    for (size_t i = 0; i < 2; i++) {
+        rows[i].id = i ? own : client;
+        rows[i].message_id = reply;
+        rows[i].model_id = i ? "m1" : "m0";
+        rows[i].tool = i ? "knowledge.search" : "get_weather";
+        rows[i].arguments = "{}";
+        rows[i].seq = (int64_t)i;
+        rows[i].started_at = 300;
+    }
+    r.status = "in_progress";
+    memset(&in, 0, sizeof(in));
+    in.reply = &r;
+    in.calls = rows;
+    in.n = 2;
+    in.charge = true;
+    in.price = 1;
+    is_int(store_tool_step_begin(s, t, &in, &charged, &balance), 0, "the step journaled");
+    rows[1].status = "completed";
+    rows[1].result = "[]";
+    rows[1].completed_at = 310;
+    is_int(store_tool_call_end(s, t, &rows[1]), 0, "the employee's call ended");
+    memset(&fin, 0, sizeof(fin));
+    fin.reply = message(reply, conv, emp, "assistant", 300);
+    fin.reply.status = "completed";
+    fin.reply.stop_reason = "client_tool_calls";
+    fin.reserved = true;
+    fin.charge = true;
+    fin.stored = true;
+    fin.charged_before = charged;
+    fin.turn_state = "{\"nmodel\":1}";
+    is_int(store_chat_finish(s, t, &fin, &charged), 0, "stopped for the client's call");
+}
+
+/* A chat turn that stopped for the client's tools (the OpenAI door) and goes on when they are
+ * answered: the reply kept with its state, its calls read by id (this tenant's only), taken
+ * back once (a credit held: none, nothing changes), and not once its conversation went on. */
+static void test_client_turn(struct store *s, const struct store_org *org)
+{
+    subtest("a turn that waits for the client's tools")
+    {
+        struct store_tenant t = {.mode = STORE_LIVE}, test = {.mode = STORE_TEST};
+        struct store_emp_filter f = {.status = -1, .limit = 1};
+        struct store_emp_page p;
+        struct store_turn_saved sv;
+        struct store_tool_call c, end;
+        struct store_chat_begin b;
+        struct store_chat_finish fin;
+        struct store_org o;
+        struct arena a;
+        bool taken = true;
+        int64_t charged = 0;
+        const char *emp;
+
+        snprintf(t.org_id, sizeof(t.org_id), "%s", org->id);
+        snprintf(test.org_id, sizeof(test.org_id), "%s", org->id);
+        arena_init(&a);
+        store_employee_list(s, &t, &f, &a, &p);
+        emp = p.items[0].id;
+        store_org_update(s, "acme", -1, 10, &o);
+        client_stop(s, &t, emp, "conv_cliaaaaaaaaaaaaaaaaaaa", true, "msg_cuser1aaaaaaaaaaaaaaaa",
+                    "msg_creply1aaaaaaaaaaaaaaa", "call_ownaaaaaaaaaaaaaaaaaaa",
+                    "call_cliaaaaaaaaaaaaaaaaaaa");
+        is_int(store_turn_load(s, &t, "msg_creply1aaaaaaaaaaaaaaa", &a, &sv), 0, "read");
+        is_str(sv.reply.status, "completed", "the reply is completed");
+        is_str(sv.turn_state, "{\"nmodel\":1}", "with the state it goes on from");
+        is_int(store_tool_call_get(s, &t, "call_cliaaaaaaaaaaaaaaaaaaa", &a, &c), 0, "a call");
+        ok(strcmp(c.message_id, "msg_creply1aaaaaaaaaaaaaaa") == 0 &&
+               strcmp(c.status, "running") == 0 && strcmp(c.tool, "get_weather") == 0 &&
+               strcmp(c.model_id, "m0") == 0,
+           "by its id: its message, running");
+        is_int(store_tool_call_get(s, &t, "call_noneaaaaaaaaaaaaaaaaaa", &a, &c), ERR_NOT_FOUND,
+               "an unknown id");
+        is_int(store_tool_call_get(s, &test, "call_cliaaaaaaaaaaaaaaaaaaa", &a, &c), ERR_NOT_FOUND,
+               "another tenant's");
+
+        memset(&end, 0, sizeof(end));
+        end.id = "call_cliaaaaaaaaaaaaaaaaaaa";
+        end.status = "completed";
+        end.result = "\"sunny\"";
+        end.completed_at = 400;
+        store_org_update(s, "acme", -1, 0, &o);
+        is_int(store_turn_answer(s, &t, "msg_creply1aaaaaaaaaaaaaaa", &end, 1, true, &taken),
+               ERR_LIMIT, "no credit to hold: refused");
+        store_turn_load(s, &t, "msg_creply1aaaaaaaaaaaaaaa", &a, &sv);
+        ok(strcmp(sv.reply.status, "completed") == 0 && strcmp(sv.calls[0].status, "running") == 0,
+           "and nothing changed");
+        store_org_update(s, "acme", -1, 5, &o);
+        is_int(store_turn_answer(s, &t, "msg_creply1aaaaaaaaaaaaaaa", &end, 1, true, &taken), 0,
+               "answered");
+        ok(taken, "the turn is taken");
+        store_org_get(s, org->id, &o);
+        is_int(o.credits, 4, "a credit held");
+        store_turn_load(s, &t, "msg_creply1aaaaaaaaaaaaaaa", &a, &sv);
+        ok(strcmp(sv.reply.status, "in_progress") == 0 && sv.ncalls == 2 &&
+               strcmp(sv.calls[0].status, "completed") == 0 &&
+               strcmp(sv.calls[0].result, "\"sunny\"") == 0 && sv.calls[0].completed_at == 400 &&
+               strcmp(sv.calls[1].status, "completed") == 0,
+           "in progress again, the client's call ended with its result");
+        is_int(store_turn_answer(s, &t, "msg_creply1aaaaaaaaaaaaaaa", &end, 1, true, &taken), 0,
+               "answered again");
+        ok(!taken, "not taken twice");
+        store_org_get(s, org->id, &o);
+        is_int(o.credits, 4, "nothing held the second time");
+
+        /* a second such turn, then a user message in its conversation: it no longer waits */
+        client_stop(s, &t, emp, "conv_cliaaaaaaaaaaaaaaaaaaa", false, "msg_cuser2aaaaaaaaaaaaaaaa",
+                    "msg_creply2aaaaaaaaaaaaaaa", "call_own2aaaaaaaaaaaaaaaaaa",
+                    "call_cli2aaaaaaaaaaaaaaaaaa");
+        memset(&b, 0, sizeof(b));
+        b.user =
+            message("msg_cuser3aaaaaaaaaaaaaaaa", "conv_cliaaaaaaaaaaaaaaaaaaa", emp, "user", 500);
+        b.user.content = "Never mind.";
+        is_int(store_chat_begin(s, &t, &b), 0, "the conversation goes on");
+        store_chat_abort(s, &t, emp, false); /* that turn's engine fails: its work ends */
+        end.id = "call_cli2aaaaaaaaaaaaaaaaaa";
+        is_int(store_turn_answer(s, &t, "msg_creply2aaaaaaaaaaaaaaa", &end, 1, false, &taken), 0,
+               "answered after that");
+        ok(!taken, "not taken: it no longer waits");
+        is_int(store_tool_call_get(s, &t, "call_cli2aaaaaaaaaaaaaaaaaa", &a, &c), 0, "read");
+        is_str(c.status, "running", "its call unchanged");
+
+        /* the turn that went on ends: no state kept, the employee's work ended */
+        memset(&fin, 0, sizeof(fin));
+        fin.reply = message("msg_creply1aaaaaaaaaaaaaaa", "conv_cliaaaaaaaaaaaaaaaaaaa", emp,
+                            "assistant", 300);
+        fin.reply.content = "Sunny.";
+        fin.reply.status = "completed";
+        fin.reply.stop_reason = "completed";
+        fin.reserved = true;
+        fin.stored = true;
+        is_int(store_chat_finish(s, &t, &fin, &charged), 0, "the turn ends");
+        store_turn_load(s, &t, "msg_creply1aaaaaaaaaaaaaaa", &a, &sv);
+        ok(strcmp(sv.reply.status, "completed") == 0 && !sv.turn_state,
+           "completed, its state no longer kept");
+        is_int(store_turn_answer(s, &t, "msg_creply1aaaaaaaaaaaaaaa", &end, 1, false, &taken), 0,
+               "answered once more");
+        ok(!taken, "not taken: it does not wait");
+        arena_cleanup(&a);
+    }
+}
+
 /* Run 'sql' with text parameters, for the rows the tests put in place of another node's. */
 static int put(struct store *s, const char *sql, const char *const *texts, size_t nt,
                const int64_t *ints, size_t ni)
@@ -1323,6 +1503,7 @@ static void test_postgres(void)
     test_employees(s, &org);
     test_stats(s, &org);
     test_chat(s, &org);
+    test_client_turn(s, &org);
     test_nodes(s, &org);
     test_shared_limits(s);
     test_knowledge(s, &org);
@@ -1395,6 +1576,7 @@ int main(void)
     test_employees(s, &org);
     test_stats(s, &org);
     test_chat(s, &org);
+    test_client_turn(s, &org);
     test_nodes(s, &org);
     test_shared_limits(s);
     test_knowledge(s, &org);

@@ -108,9 +108,42 @@ static void test_generated(void)
     ok(total == 81 * 50, "names tried");
 }
 
+/* The name a journaled call was shown under: a tool's name as tools_model_name() maps it, a
+ * name that is a model name already and holds no '.' (a client's tool, a name the model made
+ * up) as it is. */
+static void test_shown(void)
+{
+    static const struct {
+        const char *name;
+        const char *want;
+    } shown[] = {
+        {"knowledge.search", "knowledge__search"},
+        {"a.b", "a__b"},
+        {"get_weather", "get_weather"},
+        {"chat__post", "chat__post"},
+        {"a__b", "a__b"},
+        {"tasks__create", "tasks__create"},
+        {"x-y_Z9", "x-y_Z9"},
+        {"a b", "a_b_c8687a08"},
+        {"", "_e3b0c442"},
+        {"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+         "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
+        {"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+         "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx_9537c5fd"},
+    };
+    char out[TOOLS_MODEL_NAME_MAX + 1];
+    for (size_t i = 0; i < sizeof(shown) / sizeof(shown[0]); i++) {
+        char what[160];
+        snprintf(what, sizeof(what), "shown: '%.100s'", shown[i].name);
+        tools_shown_name(shown[i].name, out);
+        is_str(out, shown[i].want, what);
+    }
+}
+
 int main(void)
 {
     test_cases();
     test_generated();
+    test_shown();
     return done_testing();
 }
