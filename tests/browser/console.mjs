@@ -133,6 +133,16 @@ async function lastReplyDone(page, timeout = WORK) {
   }, { timeout, polling: 100 }, MESSAGES);
 }
 
+// No role=alert inside 'selector' once the page has settled (two animation frames after the
+// last answer was rendered).
+async function noAlert(page, selector = 'main') {
+  const alerts = await page.evaluate(async (sel) => {
+    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    return [...document.querySelectorAll(sel + ' [role="alert"]')].map((a) => a.innerText);
+  }, selector);
+  assert(alerts.length === 0, 'an error is shown: ' + alerts.join(' | '));
+}
+
 // ---- The tests ----
 
 async function headerTests() {
@@ -370,6 +380,8 @@ async function chatTests() {
            `the reply did not grow while being written (${lengths.size} partial states seen)`);
     await waitText(page, 'Hello from the mock. You said: When are you open?',
                    { selector: `${MESSAGES} > li:last-child` });
+    // a stream ends at its message.completed: a whole reply shows no error
+    await noAlert(page, THREAD);
     const sentBox = await page.$eval(byRole('textbox', 'Message', THREAD), (t) => t.value);
     assert(sentBox === '', 'the composer was not cleared');
     await page.waitForFunction(() => /^#\/chat\/conv_/.test(location.hash), { timeout: UI });
@@ -426,6 +438,7 @@ async function chatTests() {
                                { timeout: UI }, MESSAGES);
     await lastReplyDone(page);
     await waitText(page, 'You said: And on Sundays?', { selector: MESSAGES });
+    await noAlert(page, THREAD);
     const conv = await S.api(K.live, 'GET', '/v1/conversations/' + convId);
     assert(conv.json.messages.length === 4, `the conversation has ${conv.json.messages.length}`);
     // rate the last reply 4 of 5
