@@ -340,6 +340,97 @@ async function shellTests() {
   }, { browser });
 }
 
+// The value of the text box or select labelled 'label'.
+async function valueOf(page, label) {
+  const el = await labelled(page, label);
+  return el.evaluate((x) => x.value);
+}
+
+async function employeeToolTests() {
+  let emp = null;
+  await test('employees: the tools editor shows the rules, adds one picked from the tools and a ' +
+             'pattern, changes a policy; a bad name is shown at its row; removed, then saved',
+             async (ctx) => {
+    emp = (await S.api(K.test, 'POST', '/v1/employees',
+                       { name: 'Toolsmith', role: 'Operator', category: 'operations' })).json;
+    assert(emp && emp.id, 'no employee created');
+    const page = await openSignedIn(ctx, S, K.test, '#/employees/' + emp.id);
+    await heading(page, 'Toolsmith');
+    await page.locator(byRole('heading', 'Tools')).wait();
+    // the default rule, and what it matches among the organization's tools
+    assert(await valueOf(page, 'Tool or pattern, rule 1') === 'knowledge.search',
+           'rule 1 is not knowledge.search');
+    assert(await valueOf(page, 'Policy for knowledge.search') === 'auto', 'not auto');
+    await waitText(page, 'knowledge.search', { selector: 'table td:nth-child(3)' });
+    // the names offered while typing: the tools and their families
+    const offered = await page.$$eval('datalist#tool-names option', (o) => o.map((x) => x.value));
+    for (const n of ['tasks.get', 'tasks.create', 'slack.*', 'tasks.*'])
+      assert(offered.includes(n), `${n} is not offered: ${offered.join(' ')}`);
+    // add a tool, a pattern (approve) and a bad name; deny the default
+    const add = async (name, policy) => {
+      await page.locator(byRole('combobox', 'Add a tool or pattern')).fill(name);
+      if (policy) await (await labelled(page, 'Policy of the new rule')).select(policy);
+      await page.locator(byRole('button', 'Add rule')).click();
+      await page.waitForFunction((n) => [...document.querySelectorAll('table input')]
+        .some((i) => i.value === n), { timeout: UI }, name);
+    };
+    await add('tasks.get', 'auto');
+    await add('slack.*', 'approve');
+    await add('Not a tool!', 'auto');
+    await (await labelled(page, 'Policy for knowledge.search')).select('deny');
+    await waitText(page, 'Unsaved changes', { selector: 'main' });
+    await waitText(page, /slack\.post_message/, { selector: 'table' }); // slack.* matches
+    // the employee read again (every 5 s) leaves the draft alone
+    await page.waitForResponse((r) => r.url().endsWith('/v1/employees/' + emp.id) &&
+                               r.request().method() === 'GET', { timeout: UI });
+    assert(await valueOf(page, 'Tool or pattern, rule 4') === 'Not a tool!',
+           'the draft was overwritten by a refresh');
+    // the server refuses the bad name: at its row
+    await page.locator(byRole('button', 'Save tool rules')).click();
+    const text = await fieldError(page, 'Tool or pattern, rule 4', 'invalid_request');
+    assert(/tools\[3\]\.name/.test(text), 'the row does not say why: ' + text);
+    await audit(page, 'employee-tools-error');
+    // remove it, save
+    await page.locator(byRole('button', 'Remove Not a tool!')).click();
+    await page.waitForFunction(() => document.querySelectorAll('table tbody tr').length === 3,
+                               { timeout: UI });
+    await page.locator(byRole('button', 'Save tool rules')).click();
+    await page.waitForFunction(() => !/Unsaved changes/.test(document.querySelector('main')
+      .innerText), { timeout: UI });
+    const stored = (await S.api(K.test, 'GET', '/v1/employees/' + emp.id)).json.tools;
+    assert(JSON.stringify(stored) === JSON.stringify([
+      { name: 'knowledge.search', policy: 'deny' }, { name: 'tasks.get', policy: 'auto' },
+      { name: 'slack.*', policy: 'approve' }]), 'stored: ' + JSON.stringify(stored));
+    await noAlert(page);
+    await audit(page, 'employee-tools');
+    // read fresh, the page shows what is stored
+    await page.reload({ waitUntil: 'load' });
+    await page.locator(byRole('heading', 'Tools')).wait();
+    await page.waitForFunction(() => document.querySelectorAll('table tbody tr').length === 3,
+                               { timeout: UI });
+    assert(await valueOf(page, 'Policy for slack.*') === 'approve', 'slack.* is not approve');
+    assert(await valueOf(page, 'Policy for knowledge.search') === 'deny', 'not deny');
+  }, { browser, allow: [FAILED_STATUS(400)] });
+
+  await test('employees: a rule added twice is refused before saving; discard goes back to what ' +
+             'is stored', async (ctx) => {
+    assert(emp, 'no employee from the tools editor test');
+    const page = await openSignedIn(ctx, S, K.test, '#/employees/' + emp.id);
+    await page.locator(byRole('heading', 'Tools')).wait();
+    await page.locator(byRole('combobox', 'Add a tool or pattern')).fill('tasks.get');
+    await page.locator(byRole('button', 'Add rule')).click();
+    const text = await fieldError(page, 'Add a tool or pattern', 'tasks.get has a rule already');
+    assert(/change its policy/.test(text), text);
+    await page.locator(byRole('button', 'Remove tasks.get')).click();
+    await waitText(page, 'Unsaved changes', { selector: 'main' });
+    await page.locator(byRole('button', 'Discard changes')).click();
+    await page.waitForFunction(() => document.querySelectorAll('table tbody tr').length === 3,
+                               { timeout: UI });
+    const stored = (await S.api(K.test, 'GET', '/v1/employees/' + emp.id)).json.tools;
+    assert(stored.length === 3, 'the discarded draft was saved: ' + JSON.stringify(stored));
+  }, { browser });
+}
+
 async function chatTests() {
   const emp = LIVE_EMP.find((e) => e.name === 'Noah') || LIVE_EMP[0];
   let convId = null;
@@ -927,6 +1018,7 @@ async function main() {
     await markdownTests();
     await signInTests();
     await shellTests();
+    await employeeToolTests();
     await chatTests();
     await knowledgeTests(tmp);
     await taskTests();
