@@ -558,6 +558,118 @@ async function chatTests() {
   }, { browser });
 }
 
+// The mock's scripted model ([[tools:B64]]): each step calls tools or says a text.
+function toolScript(...steps) {
+  return `[[tools:${Buffer.from(JSON.stringify(steps)).toString('base64')}]]`;
+}
+const toolCall = (name, args) => ({ name, arguments: args });
+
+// A new employee of the org of 'key' with the tool rules 'rules'.
+async function employeeWith(key, name, rules) {
+  const e = (await S.api(key, 'POST', '/v1/employees',
+                         { name, role: 'Operator', category: 'operations' })).json;
+  assert(e && e.id, 'no employee created');
+  const r = await S.api(key, 'PATCH', '/v1/employees/' + e.id, { tools: rules });
+  assert(r.status === 200, 'rules refused: ' + r.text);
+  return e;
+}
+
+// The tool calls shown in the last message: [{summary, open}].
+function lastCalls(page) {
+  return page.evaluate((sel) => {
+    const items = [...document.querySelectorAll(sel + ' > li')];
+    const last = items[items.length - 1];
+    const list = last && last.querySelector('ol[aria-label="Tool calls"]');
+    return list ? [...list.querySelectorAll('details')].map((d) => ({
+      summary: d.querySelector('summary').innerText.replace(/\s+/g, ' ').trim(), open: d.open,
+    })) : [];
+  }, MESSAGES);
+}
+
+async function chatToolTests() {
+  let emp = null;
+  let convId = null;
+  await test('chat: tool calls show as they happen, collapsed to tool and status, open to ' +
+             'their arguments and result or error; the conversation read shows them again',
+             async (ctx) => {
+    emp = await employeeWith(K.live, 'Lookup', [{ name: 'knowledge.search', policy: 'auto' },
+                                                { name: 'tasks.get', policy: 'auto' }]);
+    const page = await openSignedIn(ctx, S, K.live, '#/chat?employee=' + emp.id);
+    const picker = await page.locator(byRole('combobox', 'Employee', THREAD)).waitHandle();
+    await page.waitForFunction((s, id) => s.value === id, { timeout: UI }, picker, emp.id);
+    // Record the calls shown while the reply is still being written.
+    await page.evaluate((sel) => {
+      window.__calls = [];
+      new MutationObserver(() => {
+        const items = [...document.querySelectorAll(sel + ' > li')];
+        const last = items[items.length - 1];
+        if (!last || items.length < 2) return;
+        const writing = [...last.querySelectorAll('[role="status"]')]
+          .some((s) => /Writing/.test(s.textContent));
+        const calls = [...last.querySelectorAll('ol[aria-label="Tool calls"] summary')]
+          .map((x) => x.innerText.replace(/\s+/g, ' ').trim());
+        if (writing && calls.length) window.__calls.push(calls.join(' | '));
+      }).observe(document.body, { subtree: true, childList: true, characterData: true });
+    }, MESSAGES);
+    const missing = 'task_000000000000000000000000';
+    const message = 'Look it up [[pause:1500]] ' + toolScript(
+      { calls: [toolCall('knowledge__search', { query: 'refund policy' }),
+                toolCall('tasks__get', { task_id: missing })] },
+      { say: 'One lookup failed.' });
+    await page.locator(byRole('textbox', 'Message', THREAD)).fill(message);
+    await page.keyboard.press('Enter');
+    await lastReplyDone(page);
+    await waitText(page, 'One lookup failed.', { selector: `${MESSAGES} > li:last-child` });
+    const seen = await page.evaluate(() => window.__calls);
+    assert(seen.some((x) => /tasks\.get failed/i.test(x)),
+           'the calls did not show before the reply was written: ' + JSON.stringify(seen));
+    let calls = await lastCalls(page);
+    assert(calls.length === 2, 'calls shown: ' + JSON.stringify(calls));
+    assert(/^knowledge\.search completed$/i.test(calls[0].summary) &&
+           /^tasks\.get failed$/i.test(calls[1].summary), 'calls: ' + JSON.stringify(calls));
+    assert(!calls[0].open && !calls[1].open, 'a call is open by default');
+    await noAlert(page, THREAD);
+    // open the failed one: its arguments and error
+    const summaries = await page.$$(`${MESSAGES} > li:last-child ol[aria-label="Tool calls"] ` +
+                                    'summary');
+    await summaries[1].click();
+    const body = await waitText(page, 'task_not_found',
+                                { selector: `${MESSAGES} > li:last-child details[open]` });
+    assert(body.includes(missing) && /Arguments/.test(body) && /Error/.test(body),
+           'the open call shows: ' + body);
+    await summaries[0].click();
+    await waitText(page, 'Result', { selector: `${MESSAGES} > li:last-child details[open]` });
+    await audit(page, 'chat-tools');
+    // the stored conversation shows the same calls
+    await page.waitForFunction(() => /^#\/chat\/conv_/.test(location.hash), { timeout: UI });
+    convId = await page.evaluate(() => location.hash.split('/')[2]);
+    await page.reload({ waitUntil: 'load' });
+    await page.waitForFunction((sel) => document.querySelectorAll(sel + ' > li').length === 2,
+                               { timeout: UI }, MESSAGES);
+    calls = await lastCalls(page);
+    assert(calls.length === 2 && /tasks\.get failed/i.test(calls[1].summary),
+           'read back: ' + JSON.stringify(calls));
+  }, { browser });
+
+  await test('chat: a reply stopped by a limit says so (repeated_call)', async (ctx) => {
+    assert(emp && convId, 'no conversation from the tool calls test');
+    const page = await openSignedIn(ctx, S, K.live, '#/chat/' + convId);
+    await page.waitForFunction((sel) => document.querySelectorAll(sel + ' > li').length === 2,
+                               { timeout: UI }, MESSAGES);
+    const message = 'Again and again ' + toolScript(
+      { calls: [toolCall('tasks__get', { task_id: 'task_000000000000000000000001' })] });
+    await page.locator(byRole('textbox', 'Message', THREAD)).fill(message);
+    await page.keyboard.press('Enter');
+    await lastReplyDone(page);
+    const note = await waitText(page, 'repeated_call', { selector: `${MESSAGES} > li:last-child` });
+    assert(/same call a third time/.test(note), 'the reply does not say why: ' + note);
+    const calls = await lastCalls(page);
+    assert(calls.length === 2, 'calls shown: ' + JSON.stringify(calls));
+    await noAlert(page, THREAD);
+    await audit(page, 'chat-tools-stopped');
+  }, { browser });
+}
+
 const DOC_NAME = 'refund-policy.txt';
 const DOC_TEXT = `Refund policy
 
@@ -1020,6 +1132,7 @@ async function main() {
     await shellTests();
     await employeeToolTests();
     await chatTests();
+    await chatToolTests();
     await knowledgeTests(tmp);
     await taskTests();
     await workflowTests();
