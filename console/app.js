@@ -14,6 +14,7 @@ const PAGES = [
   ['tasks', 'Tasks'],
   ['workflows', 'Workflows'],
   ['integrations', 'Integrations'],
+  ['mcp', 'MCP servers'],
   ['webhooks', 'Webhooks & events'],
   ['account', 'Account'],
 ];

@@ -22,9 +22,9 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import {
-  CHROMIUM, UI, WORK, allowOrigin, assert, audit, auditResults, byRole, fieldError, halt,
-  killAllSync, labelled, mkdirs, newPage, note, notBlank, startMock, startServer, stopAll,
-  summary, tabTo, test, until, waitAlert, waitText,
+  CHROMIUM, UI, WORK, allowOrigin, assert, audit, auditResults, byRole, fieldError, freePort,
+  halt, killAllSync, labelled, mkdirs, newPage, note, notBlank, startMcpPeer, startMock,
+  startServer, stopAll, summary, tabTo, test, until, waitAlert, waitText,
 } from './harness.mjs';
 
 const SUITE_DEADLINE_MS = 8 * 60_000;
@@ -78,6 +78,7 @@ const NET_ERR = /net::ERR_|Failed to fetch|network error/i;
 let S = null; // the main server
 let CUT = null; // the server killed mid-stream
 let provider = null; // the OAuth provider of the connect round trip
+let PEER = null; // the MCP server the MCP servers page adds
 let K = {}; // keys
 let EMP = []; // the employees of the main server's test org
 let LIVE_EMP = []; // and of its live org (live mode has data of its own)
@@ -286,7 +287,8 @@ async function shellTests() {
     const page = await openSignedIn(ctx, S, K.test);
     const pages = [['Employees', 'Employees'], ['Chat', 'Chat'], ['Knowledge', null],
                    ['Tasks', null], ['Workflows', null], ['Integrations', null],
-                   ['Webhooks & events', null], ['Account', 'Account']];
+                   ['MCP servers', 'MCP servers'], ['Webhooks & events', null],
+                   ['Account', 'Account']];
     for (const [link, h1] of pages) {
       await page.locator(byRole('link', link, 'nav[aria-label="Sections"]')).click();
       await page.waitForFunction((l) => {
@@ -581,7 +583,9 @@ function lastCalls(page) {
     const last = items[items.length - 1];
     const list = last && last.querySelector('ol[aria-label="Tool calls"]');
     return list ? [...list.querySelectorAll('details')].map((d) => ({
-      summary: d.querySelector('summary').innerText.replace(/\s+/g, ' ').trim(), open: d.open,
+      // textContent: a message off screen is not rendered (content-visibility), so it has no
+      // innerText
+      summary: d.querySelector('summary').textContent.replace(/\s+/g, ' ').trim(), open: d.open,
     })) : [];
   }, MESSAGES);
 }
@@ -607,7 +611,7 @@ async function chatToolTests() {
         const writing = [...last.querySelectorAll('[role="status"]')]
           .some((s) => /Writing/.test(s.textContent));
         const calls = [...last.querySelectorAll('ol[aria-label="Tool calls"] summary')]
-          .map((x) => x.innerText.replace(/\s+/g, ' ').trim());
+          .map((x) => x.textContent.replace(/\s+/g, ' ').trim());
         if (writing && calls.length) window.__calls.push(calls.join(' | '));
       }).observe(document.body, { subtree: true, childList: true, characterData: true });
     }, MESSAGES);
@@ -1011,6 +1015,117 @@ async function integrationTests() {
   }, { browser });
 }
 
+// Wait until the server item 'name' holds 'text'; returns its text.
+async function serverItem(page, name, text, timeout = WORK) {
+  const src = text instanceof RegExp ? { re: text.source, flags: text.flags } : { s: text };
+  const h = await page.waitForFunction((n, src) => {
+    const li = [...document.querySelectorAll('ul[aria-label="MCP servers"] > li')]
+      .find((x) => x.querySelector('h2').textContent.trim() === n);
+    if (!li) return false;
+    const t = li.innerText;
+    return (src.s !== undefined ? t.includes(src.s) : new RegExp(src.re, src.flags).test(t))
+      ? t : false;
+  }, { timeout, polling: 100 }, name, src);
+  return h.jsonValue();
+}
+
+async function mcpTests() {
+  const add = async (page, name, url, headers = []) => {
+    await page.locator(byRole('textbox', 'Name')).fill(name);
+    await page.locator(byRole('textbox', 'URL')).fill(url);
+    for (let i = 0; i < headers.length; i++) {
+      await page.locator(byRole('button', 'Add a header')).click();
+      await (await labelled(page, `Header name, row ${i + 1}`)).type(headers[i][0]);
+      await (await labelled(page, `Value, row ${i + 1}`)).type(headers[i][1]);
+    }
+    await page.locator(byRole('button', 'Add server')).click();
+  };
+  const serverOf = async (name) => (await S.api(K.test, 'GET', '/v1/mcp_servers?limit=100'))
+    .json.mcp_servers.find((m) => m.name === name);
+
+  await test('mcp: add a server with an Authorization header: status ok, its tools listed, the ' +
+             'header\'s name shown and its value never', async (ctx) => {
+    const page = await openSignedIn(ctx, S, K.test);
+    await page.locator(byRole('link', 'MCP servers', 'nav[aria-label="Sections"]')).click();
+    await heading(page, 'MCP servers');
+    await waitText(page, 'No MCP server yet.', { selector: 'main' });
+    await audit(page, 'mcp-empty');
+    await add(page, 'crm', PEER.url('auth'), [['Authorization', 'Bearer s3cret']]);
+    // /auth answers 401 without the header: ok means the header was sent
+    const text = await serverItem(page, 'crm', /\bok\b/i);
+    for (const t of ['echo', 'mcp.crm.echo', 'mcp.crm.files.read', 'Authorization', 'read'])
+      assert(text.includes(t), `the server's item lacks ${t}: ${text}`);
+    assert(/no rule can name it/.test(text), 'the tool "Bad Name!" is not marked: ' + text);
+    // the value is nowhere: not in the page, not in the form's fields, not in the answer
+    const html = await page.evaluate(() => document.documentElement.outerHTML +
+      [...document.querySelectorAll('input')].map((i) => i.value).join(' '));
+    assert(!html.includes('s3cret'), 'the header value is still in the page');
+    assert(await valueOf(page, 'Name') === '', 'the form was not cleared');
+    const m = await serverOf('crm');
+    assert(m && m.status === 'ok' && JSON.stringify(m.header_names) === '["Authorization"]' &&
+           !JSON.stringify(m).includes('s3cret'), 'the server: ' + JSON.stringify(m));
+    // its tools are the organization's now
+    const tools = (await S.api(K.test, 'GET', '/v1/tools')).json.tools.map((t) => t.name);
+    assert(tools.includes('mcp.crm.echo'), 'GET /v1/tools: ' + tools.join(' '));
+  }, { browser });
+
+  await test('mcp: a server that cannot be reached is stored with status error and why; the ' +
+             'name taken twice and a header without a value are shown at their fields',
+             async (ctx) => {
+    const port = await freePort(); // nothing listens there once freePort has closed it
+    const page = await openSignedIn(ctx, S, K.test, '#/mcp');
+    await heading(page, 'MCP servers');
+    await add(page, 'down', `http://127.0.0.1:${port}/mcp`);
+    const text = await serverItem(page, 'down', /Error:/);
+    assert(/\berror\b/i.test(text) && text.length > 40, 'no error text: ' + text);
+    assert((await serverOf('down')).status === 'error', 'stored without status error');
+    await audit(page, 'mcp');
+    // the name taken: 409 at Name
+    await add(page, 'crm', PEER.url('json'));
+    await fieldError(page, 'Name', 'mcp_server_name_taken');
+    // a header without a value: at its value
+    await page.locator(byRole('textbox', 'Name')).fill('other');
+    await page.locator(byRole('button', 'Add a header')).click();
+    await (await labelled(page, 'Header name, row 1')).type('X-Api-Key');
+    await page.locator(byRole('button', 'Add server')).click();
+    await fieldError(page, 'Value, row 1', 'invalid_request');
+    await audit(page, 'mcp-form-error');
+    assert(!await serverOf('other'), 'a server was stored from a refused form');
+  }, { browser, allow: [FAILED_STATUS(400, 409)] });
+
+  await test('mcp: disable and enable, refresh, delete after a confirmation', async (ctx) => {
+    const page = await openSignedIn(ctx, S, K.test, '#/mcp');
+    await heading(page, 'MCP servers');
+    await serverItem(page, 'crm', /enabled/i, UI);
+    await page.locator(byRole('button', 'Disable crm')).click();
+    await serverItem(page, 'crm', /disabled/i, UI);
+    assert((await serverOf('crm')).enabled === false, 'still enabled');
+    const tools = (await S.api(K.test, 'GET', '/v1/tools')).json.tools.map((t) => t.name);
+    assert(!tools.includes('mcp.crm.echo'), 'a disabled server\'s tools are listed');
+    await page.locator(byRole('button', 'Enable crm')).click();
+    await page.locator(byRole('button', 'Disable crm')).wait();
+    assert((await serverOf('crm')).enabled === true, 'not enabled again');
+    // refresh: the tool list is read again (a session of its own at the peer)
+    const opened = async () => (await (await fetch(PEER.url('stats'))).json()).opened;
+    const before = await opened();
+    const [res] = await Promise.all([
+      page.waitForResponse((r) => /\/refresh$/.test(r.url()), { timeout: WORK }),
+      page.locator(byRole('button', 'Refresh crm')).click(),
+    ]);
+    assert(res.status() === 200, 'refresh answered ' + res.status());
+    assert(await opened() > before, 'the peer was not read again');
+    await serverItem(page, 'crm', /\bok\b/i, UI);
+    // delete asks first
+    await page.locator(byRole('button', 'Delete down')).click();
+    await page.locator(byRole('button', 'Yes, delete down')).click();
+    await page.waitForFunction(() => ![...document.querySelectorAll('ul[aria-label="MCP ' +
+      'servers"] h2')].some((h) => h.textContent.trim() === 'down'), { timeout: UI });
+    assert(!await serverOf('down'), 'down is still stored');
+    await noAlert(page);
+    await audit(page, 'mcp-list');
+  }, { browser });
+}
+
 async function pageTests() {
   // Every page, opened fresh: it renders, with nothing from another host and no console error.
   const routes = [['Integrations', '#/integrations', 'integrations'],
@@ -1103,8 +1218,10 @@ async function main() {
       WORKFORCE_OAUTH_GITHUB_API_URL: provider.url,
       WORKFORCE_OAUTH_GITHUB_REVOKE_URL: provider.url + '/revoke',
     };
-    [S, CUT] = await Promise.all([startServer('main', { ...llm, ...github }),
-                                  startServer('cut', llm)]);
+    // the MCP peer is on 127.0.0.1: the main server may reach private addresses for MCP
+    [S, CUT, PEER] = await Promise.all([
+      startServer('main', { ...llm, ...github, WORKFORCE_MCP_ALLOW_PRIVATE: '1' }),
+      startServer('cut', llm), startMcpPeer(tmp)]);
     allowOrigin(S.url);
     allowOrigin(CUT.url);
     K = {
@@ -1138,6 +1255,7 @@ async function main() {
     await workflowTests();
     await errorTests(tmp);
     await integrationTests();
+    await mcpTests();
     await pageTests();
     await a11yTests();
   } catch (e) {
