@@ -1143,6 +1143,12 @@ static int serve_store(const struct config *c, struct server *sv)
     return 0;
 }
 
+/* The keeper's look at chat turns (task_runner_on_keep). */
+static void keep_turns(void *ud)
+{
+    turn_keep(ud);
+}
+
 /* The background workers: webhook deliveries, documents, tasks. */
 static int serve_workers(const struct config *c, struct server *sv)
 {
@@ -1184,6 +1190,11 @@ static int serve_workers(const struct config *c, struct server *sv)
     svc->turn.tools = svc->tools;
     svc->turn.runnable = toolrun_available;
     svc->turn.runnable_ud = &svc->toolrun;
+    svc->turn.format = api_chat_format();
+    /* the turns an earlier process left paused and decided, or running: they go on now, and
+     * then at each of the keeper's looks, with the approvals that expire */
+    turn_keep(&svc->turn);
+    task_runner_on_keep(svc->tasks, keep_turns, &svc->turn);
     return 0;
 }
 

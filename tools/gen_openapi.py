@@ -831,6 +831,58 @@ def build_schemas():
                      "`McpServerCreate`."),
         "enabled": P(),
     }, description="Any of the members; a new `url` or new `headers` read the tool list again.")
+    s["ApprovalId"] = id_schema("apr_", "Approval")
+    actor = obj({"type": {"type": "string", "enum": ["key", "user", "system"]},
+                 "id": nullable(string("The key's (or user's) id; null for the system."))},
+                required=["type", "id"])
+    s["Approval"] = obj({
+        "id": S("ApprovalId"),
+        "employee_id": S("EmployeeId"),
+        "tool": string("The tool called (`slack.post_message`, `mcp.crm.update`, ...)."),
+        "tool_call_id": string("The call waiting (`call_...`): see the message's "
+                               "`tool_calls`."),
+        "arguments": {"type": "object", "additionalProperties": True,
+                      "description": "The arguments the model wrote; once approved with edited "
+                                     "arguments, those (the call runs with them)."},
+        "status": {"type": "string", "enum": ["pending", "approved", "rejected", "expired"],
+                   "description": "`expired`: nobody decided within the approval time "
+                                  "(`WORKFORCE_APPROVAL_TTL_HOURS`); the model is told the call "
+                                  "was rejected."},
+        "reason": nullable(string("Why it was rejected (as given), or why it expired.")),
+        "requested_by": {"description": "Who started the turn that asked (its rights are the "
+                                        "call's).", **actor},
+        "conversation_id": nullable(S("ConversationId")),
+        "message_id": nullable(S("MessageId")),
+        "task_id": nullable(string()),
+        "task_run_id": nullable(string()),
+        "workflow_run_id": nullable(string()),
+        "step_index": nullable(integer(minimum=0)),
+        "requested_at": S("Timestamp"),
+        "expires_at": S("Timestamp"),
+        "decided_at": nullable(S("Timestamp")),
+        "decided_by": {"description": "Who decided: the key, or `system` for an expiry; null "
+                                      "while pending.",
+                       "oneOf": [actor, {"type": "null"}]},
+    }, required=["id", "employee_id", "tool", "tool_call_id", "arguments", "status", "reason",
+                 "requested_by", "conversation_id", "message_id", "task_id", "task_run_id",
+                 "workflow_run_id", "step_index", "requested_at", "expires_at", "decided_at",
+                 "decided_by"],
+        description="A person's decision on one call of a tool whose policy is `approve`.")
+    s["ApprovalList"] = obj({
+        "approvals": {"type": "array", "items": S("Approval")},
+        "has_more": {"type": "boolean"},
+        "next_cursor": nullable(S("Cursor")),
+    }, required=["approvals", "has_more", "next_cursor"], description="Newest first.")
+    s["ApprovalApprove"] = PO({
+        "arguments": {"type": "object", "additionalProperties": True,
+                      "description": "Edited arguments the call runs with instead of the "
+                                     "model's: checked against the tool's schema as it is now "
+                                     "(400 `param: \"arguments\"`)."},
+    })
+    s["ApprovalReject"] = PO({
+        "reason": P("Told to the model as the call's result `{\"error\": \"rejected\", "
+                    "\"reason\": ...}`."),
+    })
     s["StatsBucket"] = obj({
         "start": S("Timestamp"),
         "messages": integer(minimum=0),
@@ -1635,7 +1687,9 @@ def build_schemas():
                       "description": "What happened: a task's run ended (`task.completed`, "
                                      "`task.failed`), a workflow run ended, a document became "
                                      "ready or failed, an integration was connected, "
-                                     "disconnected or went into error."}
+                                     "disconnected or went into error, an approval was "
+                                     "requested or decided (expiry included), a chat turn "
+                                     "that paused for approvals ended."}
     s["IntegrationEventObject"] = obj({
         "provider": S("Provider"),
         "name": string("Display name."),
@@ -1654,8 +1708,11 @@ def build_schemas():
         "data": obj({"object": {
             "description": "The object as it was when the change committed: a `Task` "
                            "(`task.*`), a `WorkflowRun` (`workflow_run.*`), a `Document` "
-                           "(`document.*`) or an `IntegrationEventObject` (`integration.*`).",
-            "oneOf": [S("Task"), S("WorkflowRun"), S("Document"), S("IntegrationEventObject")]}},
+                           "(`document.*`), an `IntegrationEventObject` (`integration.*`), "
+                           "an `Approval` (`approval.*`) or a `ConversationMessage` "
+                           "(`message.completed`: a turn that paused for approvals ended).",
+            "oneOf": [S("Task"), S("WorkflowRun"), S("Document"), S("IntegrationEventObject"),
+                      S("Approval"), S("ConversationMessage")]}},
             required=["object"]),
     }, required=["id", "type", "created_at", "data"],
         description="Recorded in the same transaction as the change it reports: nothing is "
@@ -2372,6 +2429,11 @@ def sse_media():
             "tool.completed": ev({"message_id": S("MessageId"), "tool_call": S("ToolCall")},
                                  ["message_id", "tool_call"],
                                  "A tool call ended, or could not run (failed at once)."),
+            "approval.requested": ev({"message_id": S("MessageId"), "approval": S("Approval")},
+                                     ["message_id", "approval"],
+                                     "A call waits for a person's decision; the stream then "
+                                     "ends with `message.completed` whose `status` is "
+                                     "`requires_approval`."),
             "error": ev({"error": obj({
                 "code": {"type": "string", "enum": ["upstream_error", "internal_error"]},
                 "message": {"type": "string"}}, required=["code", "message"])},
@@ -2492,6 +2554,32 @@ def build_paths():
                        "parameters (an empty body or `{}`).",
            body=json_content("Empty"), ok=ok_json("McpServer", "The server, read again."),
            codes=["mcp_server_not_found"], bad_param="id")
+    apr_id = path_param("id", "Approval id (`apr_...`).")
+    decide_note = ("Needs a key whose scopes name `approvals` (a key without scopes does not "
+                   "decide: 403). A chat turn whose approvals are then all decided goes on at "
+                   "once, without a client; its end is the event `message.completed`. An "
+                   "approval already decided or expired: 409 `approval_not_pending`.")
+    sp.add("get", "/v1/approvals", "listApprovals", "List approvals", "Approvals", built=True,
+           description="Newest first.",
+           params=[query_param("status", "One status.", {"type": "string", "enum": [
+                       "pending", "approved", "rejected", "expired"]}),
+                   query_param("employee_id", "One employee's.", S("EmployeeId")),
+                   ref("parameters", "ListLimit"), ref("parameters", "Before")],
+           ok=ok_json("ApprovalList", "A page of approvals."), bad_param="status")
+    sp.add("get", "/v1/approvals/{id}", "getApproval", "Get an approval", "Approvals",
+           built=True, params=[apr_id], ok=ok_json("Approval", "The approval."),
+           codes=["approval_not_found"])
+    sp.add("post", "/v1/approvals/{id}/approve", "approveApproval", "Approve a call",
+           "Approvals", built=True, params=[apr_id],
+           description="The call runs, with the edited `arguments` if given. " + decide_note,
+           body=json_content("ApprovalApprove"), ok=ok_json("Approval", "The approval."),
+           codes=["approval_not_found", "approval_not_pending"], bad_param="arguments")
+    sp.add("post", "/v1/approvals/{id}/reject", "rejectApproval", "Reject a call", "Approvals",
+           built=True, params=[apr_id],
+           description="The model is told the call was rejected, with the reason. " +
+                       decide_note,
+           body=json_content("ApprovalReject"), ok=ok_json("Approval", "The approval."),
+           codes=["approval_not_found", "approval_not_pending"], bad_param="reason")
     sp.add("get", "/v1/employees/{id}/stats", "getEmployeeStats", "Get employee statistics",
            "Employees", built=True,
            description="Computed from stored facts over the period ending now: 24 hourly "

@@ -125,18 +125,116 @@ static void prepare_one(const struct act_offer *offer, const struct llm_tool_cal
         return;
     }
     err_clear(&e);
-    if (c->tool->def->input_schema) {
-        /* an MCP server's tool: its own schema */
-        char msg[300], why[400];
-        json_t *schema = tools_def_schema(c->tool->def);
-        if (jv_check(schema, c->args, msg, sizeof(msg))) {
+    {
+        char msg[600], why[700];
+        if (act_args_check(c->tool->def, c->args, a, &c->bound, msg, sizeof(msg))) {
             snprintf(why, sizeof(why), "invalid_arguments: %s", msg);
             end_failed(c, why);
+            return;
         }
+    }
+    c->pending = c->tool->policy == TOOLS_APPROVE;
+}
+
+/* See act.h. */
+int act_args_check(const struct tools_def *d, json_t *args, struct arena *a,
+                   struct tools_args *bound, char *why, size_t n)
+{
+    struct tools_args scratch;
+    struct err e;
+    int rc = 0;
+
+    if (!json_is_object(args)) {
+        snprintf(why, n, "the arguments must be one JSON object.");
+        return ERR_INVALID;
+    }
+    if (d->input_schema) {
+        /* an MCP server's tool: its own schema */
+        json_t *schema = tools_def_schema(d);
+        if (jv_check(schema, args, why, n))
+            rc = ERR_INVALID;
         json_decref(schema);
-    } else if (tools_args_bind(c->tool->def, c->args, a, &c->bound, &e)) {
-        char why[600];
-        snprintf(why, sizeof(why), "invalid_arguments: %s", e.msg);
+        return rc;
+    }
+    err_clear(&e);
+    if (tools_args_bind(d, args, a, bound ? bound : &scratch, &e)) {
+        snprintf(why, n, "%s", e.msg);
+        return ERR_INVALID;
+    }
+    return 0;
+}
+
+/* See act.h. */
+const struct act_tool *act_offer_find(const struct act_offer *offer, const char *name)
+{
+    for (size_t i = 0; name && i < offer->n; i++)
+        if (strcmp(offer->v[i].def->name, name) == 0)
+            return &offer->v[i];
+    return NULL;
+}
+
+/* Call 'c' from its journal row 'row': ids, names and arguments. */
+static void from_row(struct act_call *c, const struct act_offer *offer,
+                     const struct store_tool_call *row, struct arena *a)
+{
+    const struct act_tool *t = act_offer_find(offer, row->tool);
+    char name[TOOLS_MODEL_NAME_MAX + 1];
+    memset(c, 0, sizeof(*c));
+    snprintf(c->id, sizeof(c->id), "%s", row->id);
+    c->model_id = arena_strdup(a, row->model_id ? row->model_id : "");
+    tools_model_name(row->tool, name);
+    c->model_name = arena_strdup(a, name);
+    c->tool = t;
+    c->arguments = arena_strdup(a, row->arguments ? row->arguments : "{}");
+}
+
+/* See act.h. */
+void act_call_restore(struct act_call *c, const struct act_offer *offer,
+                      const struct store_tool_call *row, struct arena *a)
+{
+    from_row(c, offer, row, a);
+    c->ended = true;
+    c->failed = strcmp(row->status, "failed") == 0;
+    c->rejected = strcmp(row->status, "rejected") == 0;
+    c->result = xstrdup(row->result ? row->result : "null");
+    c->error = row->error ? xstrdup(row->error) : NULL;
+    c->completed_at = row->completed_at;
+}
+
+/* See act.h. */
+void act_call_decided(struct act_call *c, const struct act_offer *offer,
+                      const struct store_tool_call *row, const char *status, const char *arguments,
+                      const char *reason, struct arena *a)
+{
+    json_error_t je;
+    char msg[600], why[700];
+
+    from_row(c, offer, row, a);
+    if (strcmp(status, "pending") == 0) {
+        c->pending = true;
+        return;
+    }
+    if (strcmp(status, "approved") != 0) {
+        json_t *o = json_pack("{s:s,s:s?}", "error", "rejected", "reason", reason);
+        c->ended = true;
+        c->rejected = true;
+        c->error = xstrdup(reason                           ? reason
+                           : strcmp(status, "expired") == 0 ? "The approval expired."
+                                                            : "A person rejected the call.");
+        c->result = json_dumps(o, JSON_COMPACT);
+        c->completed_at = clock_now_ms();
+        json_decref(o);
+        return;
+    }
+    if (arguments)
+        c->arguments = arena_strdup(a, arguments);
+    if (!c->tool) {
+        end_failed(c, "unknown_tool: the tool is no longer offered to this employee.");
+        return;
+    }
+    c->args = json_loads(c->arguments, JSON_REJECT_DUPLICATES, &je);
+    if (act_args_check(c->tool->def, c->args, a, &c->bound, msg, sizeof(msg))) {
+        snprintf(why, sizeof(why), "invalid_arguments: %s", msg);
         end_failed(c, why);
     }
 }
@@ -365,7 +463,7 @@ void act_step_run(struct act_pool *p, struct act_step *st, const struct act_job 
     r->done = done;
     r->ud = ud;
     for (size_t i = 0; i < st->n; i++)
-        todo += !st->calls[i].ended;
+        todo += !st->calls[i].ended && !st->calls[i].pending;
     atomic_init(&r->left, todo);
     if (todo == 0) {
         free(r);
@@ -376,7 +474,7 @@ void act_step_run(struct act_pool *p, struct act_step *st, const struct act_job 
      * 'st' (the owner's done()) */
     for (size_t i = 0; i < st->n; i++) {
         struct task *t;
-        if (st->calls[i].ended)
+        if (st->calls[i].ended || st->calls[i].pending)
             continue;
         t = xcalloc(1, sizeof(*t));
         t->run = r;
@@ -401,7 +499,7 @@ void act_step_run(struct act_pool *p, struct act_step *st, const struct act_job 
 void act_step_run_here(act_run_fn fn, void *ud, struct act_step *st, const struct act_job *job)
 {
     for (size_t i = 0; i < st->n; i++) {
-        if (!st->calls[i].ended)
+        if (!st->calls[i].ended && !st->calls[i].pending)
             run_one(fn, ud, job, &st->calls[i]);
     }
 }

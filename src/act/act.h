@@ -88,6 +88,9 @@ struct act_call {
     const char *arguments;       /* the text the model wrote */
     json_t *args;                /* parsed (owned), or NULL */
     struct tools_args bound;
+    bool pending;  /* its tool's policy is approve: it waits for a decision, not run */
+    bool rejected; /* a person rejected it (or the approval expired): ended, not run */
+    bool shown;    /* the owner's: its end was shown (a stream's tool.completed) */
     /* Set by act_step_prepare() when the call cannot run, else by the run: */
     bool ended;
     bool failed;
@@ -114,6 +117,30 @@ void act_step_prepare(const struct act_offer *offer, const struct llm_tool_call 
                       const char *const *seen, size_t nseen, struct arena *a, struct act_step *out,
                       bool *repeated);
 void act_step_cleanup(struct act_step *st);
+
+/*
+ * Check 'args' against tool 'd' (its binding table, or an MCP tool's own schema): 0, or
+ * ERR_INVALID with the reason in 'why' (of 'n' bytes). 'bound' (may be NULL) gets the bound
+ * arguments of a catalog tool, from 'a'.
+ */
+int act_args_check(const struct tools_def *d, json_t *args, struct arena *a,
+                   struct tools_args *bound, char *why, size_t n);
+
+/*
+ * A call of a step that paused, as it goes on after the decision on its approval (the journal's
+ * 'row'): 'status' approved runs it with the arguments as approved ('arguments'), once checked
+ * again against the tool as 'offer' has it now (a tool no longer offered fails it); rejected or
+ * expired ends it as rejected, the model told {"error": "rejected", "reason": ...}; pending
+ * leaves it waiting. Strings from 'a'.
+ */
+void act_call_decided(struct act_call *c, const struct act_offer *offer,
+                      const struct store_tool_call *row, const char *status, const char *arguments,
+                      const char *reason, struct arena *a);
+/* A call of the journal that has ended ('row'), as the step it belongs to holds it. */
+void act_call_restore(struct act_call *c, const struct act_offer *offer,
+                      const struct store_tool_call *row, struct arena *a);
+/* The tool of 'offer' named 'name' (the catalog's name), or NULL. */
+const struct act_tool *act_offer_find(const struct act_offer *offer, const char *name);
 
 /* ---- Running them ---- */
 
@@ -183,5 +210,14 @@ json_t *act_call_json(const struct store_tool_call *c);
 struct jw;
 /* The 'n' calls 'calls' as a JSON array of their records (act_call_json) into writer 'w'. */
 void act_calls_write(struct jw *w, const struct store_tool_call *calls, size_t n);
+
+/* ---- Records (records.c) ---- */
+
+/* Message 'm' as conversation reads show it, with those of the 'ncalls' calls 'calls' that are
+ * its own (a user message: no work). */
+void act_message_write(struct jw *w, const struct store_message *m,
+                       const struct store_tool_call *calls, size_t ncalls);
+/* Approval 'p' as the API shows it. */
+void act_approval_write(struct jw *w, const struct store_approval *p);
 
 #endif

@@ -147,6 +147,14 @@ int api_mcp_servers_get(struct router_req *r, struct err *e);
 int api_mcp_servers_update(struct router_req *r, struct err *e);
 int api_mcp_servers_delete(struct router_req *r, struct err *e);
 int api_mcp_servers_refresh(struct router_req *r, struct err *e);
+/* approvals.c */
+extern const struct jb_binding api_approval_approve_body, api_approval_reject_body;
+extern const char *const api_approval_statuses[];
+int api_approvals_list(struct router_req *r, struct err *e);
+int api_approvals_get(struct router_req *r, struct err *e);
+int api_approvals_approve(struct router_req *r, struct err *e);
+int api_approvals_reject(struct router_req *r, struct err *e);
+int api_message_events(struct router_req *r, struct err *e);
 
 /* chat.c */
 int api_chat(struct router_req *r, struct err *e);
@@ -161,6 +169,8 @@ int api_chat_stream(struct router_req *r, struct err *e);
  * request (tenant, org, concurrent, arena, t0_us, idem_key). 'conversation_header' (NULL:
  * none) is a response header naming the conversation. 0 with the answer pending, or an
  * error with nothing stored. */
+/* The format of POST /v1/chat's Message and events (the one a message's kept events use). */
+const struct turn_format *api_chat_format(void);
 int api_chat_turn(struct router_req *r, struct turn_req *t, const char *conversation_header,
                   struct err *e);
 

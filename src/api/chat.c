@@ -186,9 +186,28 @@ static void message_tool(struct turn_view *v, const char *event, const char *cal
     buf_cleanup(&d);
 }
 
+/* approval.requested: {message_id, approval} */
+static void message_approval(struct turn_view *v, const char *approval, struct buf *out)
+{
+    struct buf d;
+    buf_init(&d, (64u << 10) + 256);
+    buf_appendf(&d, "{\"message_id\":\"%s\",\"approval\":", v->reply_id);
+    buf_appends(&d, approval);
+    buf_appends(&d, "}");
+    message_event(v, "approval.requested", buf_ptr(&d), buf_len(&d), out);
+    buf_cleanup(&d);
+}
+
 static const struct turn_format message_format = {
-    message_answer, message_opened, message_delta, message_completed, message_failed, message_tool,
+    message_answer, message_opened, message_delta,    message_completed,
+    message_failed, message_tool,   message_approval,
 };
+
+/* See api.h. */
+const struct turn_format *api_chat_format(void)
+{
+    return &message_format;
+}
 
 /* ---- The door's transport ---- */
 
@@ -277,6 +296,7 @@ int api_chat_turn(struct router_req *r, struct turn_req *t, const char *conversa
      * is shaped (router_async_finish), not this turn's. */
     t->idem_key = r->answer_wrap ? NULL : r->idem_key;
     t->scopes = r->scopes;
+    t->requested_by = r->key.id[0] ? r->key.id : NULL;
     d->r = r;
     d->streaming = t->stream;
     d->conv_header = conversation_header;
@@ -305,6 +325,7 @@ static int chat(struct router_req *r, struct err *e, bool always_stream)
     t.message = b.message;
     t.conversation_id = b.conversation_id;
     t.stream = always_stream || b.stream;
+    t.can_pause = true;
     if (b.context) {
         char *s = json_dumps(b.context, JSON_COMPACT);
         t.context = s ? arena_strdup(r->arena, s) : NULL;

@@ -117,42 +117,7 @@ static int read_calls(struct store *s, const struct store_tenant *t, const char 
 static void write_message(struct jw *w, const struct store_message *m,
                           const struct page_calls *calls)
 {
-    jw_obj(w);
-    jw_key(w, "id");
-    jw_str(w, m->id);
-    jw_key(w, "role");
-    jw_str(w, m->role);
-    jw_key(w, "content");
-    jw_str(w, m->content);
-    jw_key(w, "credits_used");
-    jw_int(w, m->credits_used);
-    jw_key(w, "created_at");
-    jw_time(w, m->created_at);
-    if (strcmp(m->role, "assistant") == 0) {
-        jw_key(w, "sources");
-        jw_raw(w, m->sources, "[]");
-        jw_key(w, "status");
-        jw_str(w, m->status ? m->status : "completed");
-        jw_key(w, "stop_reason");
-        jw_str(w, m->stop_reason ? m->stop_reason : "completed");
-        jw_key(w, "error");
-        jw_str(w, m->error);
-        jw_key(w, "tool_calls");
-        jw_arr(w);
-        for (size_t i = 0; calls && i < calls->n; i++) {
-            json_t *rec;
-            char *text;
-            if (strcmp(calls->v[i].message_id, m->id) != 0)
-                continue;
-            rec = act_call_json(&calls->v[i]);
-            text = json_dumps(rec, JSON_COMPACT);
-            jw_raw(w, text, "null");
-            free(text);
-            json_decref(rec);
-        }
-        jw_arr_end(w);
-    }
-    jw_obj_end(w);
+    act_message_write(w, m, calls ? calls->v : NULL, calls ? calls->n : 0);
 }
 
 /* ---- GET /v1/conversations/{id}: streamed from the database ---- */

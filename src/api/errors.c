@@ -59,6 +59,7 @@ static const struct {
     {"webhook_endpoint_not_found", 404,
      "No such webhook endpoint in this organization and key mode."},
     {"mcp_server_not_found", 404, "No such MCP server in this organization and key mode."},
+    {"approval_not_found", 404, "No such approval in this organization and key mode."},
     {"provider_not_found", 404,
      "The provider is not one of `slack`, `google_calendar`, `outlook`, `github`, `hubspot`."},
     {"method_not_allowed", 405,
@@ -73,6 +74,9 @@ static const struct {
     {"mcp_server_name_taken", 409,
      "The organization already has an MCP server of this name in this key mode; names are "
      "unique, since tools are named `mcp.<server>.<tool>`."},
+    {"approval_not_pending", 409,
+     "The approval was already decided (approved, rejected) or expired: a decision is taken "
+     "once."},
     {"idempotency_key_in_use", 409,
      "A request with this Idempotency-Key is still in flight. Retry later."},
     {"request_too_large", 413, "The JSON body is over 1 MiB (1,048,576 bytes)."},

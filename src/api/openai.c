@@ -568,8 +568,13 @@ static void completion_failed(struct turn_view *v, const struct err *e, struct b
 
 /* The door shows no tool events: the employee's own tools run inside the turn. */
 static const struct turn_format completion_format = {
-    completion_answer,    completion_opened, completion_delta,
-    completion_completed, completion_failed, NULL,
+    completion_answer,
+    completion_opened,
+    completion_delta,
+    completion_completed,
+    completion_failed,
+    NULL,
+    NULL,
 };
 
 /* ---- Handlers ---- */

@@ -62,6 +62,8 @@ static const struct router_qparam q_events[] = {ENUM("type", WEBHOOKS_EVENT_TYPE
                                                 CURSOR("before"), QEND};
 static const struct router_qparam q_deliveries[] = {TEXT("event_id"), LIMIT(50), CURSOR("before"),
                                                     QEND};
+static const struct router_qparam q_approvals[] = {
+    ENUM("status", api_approval_statuses), TEXT("employee_id"), LIMIT(50), CURSOR("before"), QEND};
 static const struct router_qparam q_authorize[] = {TEXT("state"), TEXT("confirm"), QEND};
 static const struct router_qparam q_callback[] = {TEXT("code"), TEXT("state"), TEXT("error"),
                                                   TEXT("error_description"), QEND};
@@ -73,6 +75,7 @@ static const struct router_qparam q_callback[] = {TEXT("code"), TEXT("state"), T
 #define INTG AUTH_SCOPE_INTEGRATIONS
 #define HOOK AUTH_SCOPE_WEBHOOKS
 #define TOOL AUTH_SCOPE_TOOLS
+#define APRV AUTH_SCOPE_APPROVALS
 
 const struct route api_routes[] = {
     {"GET", "/healthz", api_healthz, 0, ROUTE_PUBLIC, NULL, NULL, NULL},
@@ -100,6 +103,12 @@ const struct route api_routes[] = {
      NULL, NULL},
     {"GET", "/v1/tools", api_tools_list, AUTH_SCOPE_TOOLS | AUTH_SCOPE_EMPLOYEES_READ,
      ROUTE_SCOPE_ANY, NULL, NULL, NULL},
+    {"GET", "/v1/approvals", api_approvals_list, APRV, 0, q_approvals, NULL, NULL},
+    {"GET", "/v1/approvals/{id}", api_approvals_get, APRV, 0, NULL, NULL, NULL},
+    {"POST", "/v1/approvals/{id}/approve", api_approvals_approve, APRV, 0, NULL,
+     &api_approval_approve_body, NULL},
+    {"POST", "/v1/approvals/{id}/reject", api_approvals_reject, APRV, 0, NULL,
+     &api_approval_reject_body, NULL},
     {"POST", "/v1/mcp_servers", api_mcp_servers_create, TOOL, 0, NULL, &api_mcp_servers_create_body,
      NULL},
     {"GET", "/v1/mcp_servers", api_mcp_servers_list, TOOL, 0, q_list, NULL, NULL},

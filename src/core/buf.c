@@ -40,6 +40,15 @@ void buf_reset(struct buf *b)
         b->ptr_[0] = '\0';
 }
 
+/* See buf.h. */
+void buf_truncate(struct buf *b, size_t len)
+{
+    if (len >= b->len_)
+        return;
+    b->len_ = len;
+    b->ptr_[len] = '\0';
+}
+
 /*
  * Append 'n' bytes at 'p'. Returns 0, ERR_LIMIT when the content would pass the cap (nothing
  * is appended), or ERR_NOMEM when the memory is refused.

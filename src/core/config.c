@@ -440,6 +440,10 @@ static const struct config_setting settings[] = {
     {.name = "WORKFORCE_AGENT_MAX_STEPS", INT_RANGE(1, 32), .def = "8", MEMBER(agent_max_steps),
      .desc = "Model calls one turn may make while it calls tools; the turn then stops with "
              "stop_reason max_steps."},
+    {.name = "WORKFORCE_APPROVAL_TTL_HOURS", INT_RANGE(1, 8760), .def = "24",
+     MEMBER(approval_ttl_hours),
+     .desc = "Hours an approval waits for a decision; it then expires and the paused turn goes on "
+             "with the call rejected."},
     {.name = "WORKFORCE_TOOL_WORKERS", INT_RANGE(1, 256), .def = "4", MEMBER(tool_workers),
      .desc = "Tool calls run at once (the calls of one step run side by side)."},
     {.name = "WORKFORCE_MCP_ALLOW_PRIVATE", .type = CONFIG_BOOL, .def = "0",

@@ -82,6 +82,7 @@ struct config {
     unsigned embeddings_threads;   /* builtin: threads that embed (one kept for queries) */
     unsigned task_workers;         /* tasks carried out at once */
     int agent_max_steps;           /* model calls of one turn that calls tools (§19) */
+    int approval_ttl_hours;        /* an approval undecided this long expires (§19) */
     unsigned tool_workers;         /* tool calls run at once */
     unsigned lease_seconds;        /* a node silent this long is dead: its work is taken back */
     unsigned knowledge_workers;    /* documents processed at once */

@@ -9,6 +9,8 @@
  */
 #include "store_int.h"
 
+#include "../core/clock.h"
+
 #include <string.h>
 
 /* ---- Shared by chat, tasks and workflows (their credits: ledger.c) ---- */
@@ -144,7 +146,8 @@ static int update_message(struct store *s, const struct store_tenant *t,
     return db_run(s,
                   "UPDATE messages SET content = $4, sources = $5, status = $6, stop_reason = $7,"
                   " error = $8, credits_used = $9, input_tokens = $10, output_tokens = $11,"
-                  " response_ms = CASE WHEN CAST($12 AS BIGINT) >= 0 THEN CAST($12 AS BIGINT)"
+                  " turn_state = NULL, lease_node = NULL, response_ms = CASE WHEN CAST($12 AS "
+                  "BIGINT) >= 0 THEN CAST($12 AS BIGINT)"
                   " END WHERE id = $1 AND org_id = $2 AND mode = $3",
                   texts, 8, ints, 4);
 }
@@ -253,6 +256,15 @@ int chat_finish_in(struct store *s, const struct store_tenant *t,
         struct store_event ev = {m.employee_id,  "message", m.created_at,     m.response_ms,
                                  m.credits_used, -1,        m.conversation_id};
         rc = employees_event_add(s, t, &ev);
+    }
+    if (!rc && in->resumed) {
+        /* a turn that paused ends: the message with its calls, as the API shows it */
+        struct store_tool_call *calls = NULL;
+        struct store_message_hook h = {&m, NULL, 0};
+        rc = tool_calls_of_message(s, t, m.id, &a, &calls, &h.ncalls);
+        h.calls = calls;
+        if (!rc)
+            rc = hook_record(s, t, "message.completed", STORE_HOOK_MESSAGE, &h, clock_now_ms());
     }
     if (!rc)
         rc = employees_busy(s, t, m.employee_id, -1);

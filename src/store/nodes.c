@@ -88,6 +88,11 @@ int nodes_recover(struct store *s, int64_t now, int64_t dead_before, struct stor
                        "UPDATE documents SET node_id = NULL WHERE status = 'processing' AND"
                        " node_id IS NOT NULL AND node_id NOT IN " LIVE,
                        dead_before, &out->documents);
+    if (!rc) /* chat turns they ran: another node goes on from their journal */
+        rc = take_back(s,
+                       "UPDATE messages SET lease_node = NULL WHERE status = 'in_progress' AND"
+                       " lease_node IS NOT NULL AND lease_node NOT IN " LIVE,
+                       dead_before, &out->turns);
     if (!rc)
         rc = take_back(s, "DELETE FROM nodes WHERE id <> $1 AND heartbeat_at < $2", dead_before,
                        &out->nodes);

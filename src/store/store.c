@@ -394,6 +394,79 @@ int store_tool_step_begin(struct store *s, const struct store_tenant *t,
 }
 
 /* See store.h. */
+int store_message_events_add(struct store *s, const struct store_tenant *t, const char *message_id,
+                             const struct store_events_chunk *ev)
+{
+    return message_events_add(s, t, message_id, ev);
+}
+
+/* See store.h. */
+int store_message_events(struct store *s, const struct store_tenant *t, const char *message_id,
+                         int64_t after_seq, struct arena *a, struct store_events_chunk **out,
+                         size_t *n)
+{
+    return message_events_of(s, t, message_id, after_seq, a, out, n);
+}
+
+/* See store.h. */
+int store_approval_list(struct store *s, const struct store_tenant *t,
+                        const struct store_approval_filter *f, struct arena *a,
+                        struct store_approval_page *out)
+{
+    return approvals_list(s, t, f, a, out);
+}
+
+/* See store.h. */
+int store_approval_get(struct store *s, const struct store_tenant *t, const char *id,
+                       struct arena *a, struct store_approval *out)
+{
+    return approvals_get(s, t, id, a, out);
+}
+
+/* See store.h. */
+int store_approval_decide(struct store *s, const struct store_tenant *t,
+                          const struct store_approval_decision *d, struct arena *a,
+                          struct store_approval *out)
+{
+    return approvals_decide(s, t, d, a, out);
+}
+
+/* See store.h. */
+int store_approvals_due(struct store *s, int64_t now, size_t max, struct arena *a,
+                        struct store_approval **out, struct store_tenant **tenants, size_t *n)
+{
+    return approvals_due(s, now, max, a, out, tenants, n);
+}
+
+/* See store.h. */
+int store_turn_pause(struct store *s, const struct store_tenant *t,
+                     const struct store_turn_pause *in, bool *paused)
+{
+    return turns_pause(s, t, in, paused);
+}
+
+/* See store.h. */
+int store_turns_ready(struct store *s, size_t max, struct arena *a, struct store_turn_ref **out,
+                      size_t *n)
+{
+    return turns_ready(s, max, a, out, n);
+}
+
+/* See store.h. */
+int store_turn_take(struct store *s, const struct store_tenant *t, const char *id, int64_t now,
+                    bool *taken)
+{
+    return turns_take(s, t, id, now, taken);
+}
+
+/* See store.h. */
+int store_turn_load(struct store *s, const struct store_tenant *t, const char *id, struct arena *a,
+                    struct store_turn_saved *out)
+{
+    return turns_load(s, t, id, a, out);
+}
+
+/* See store.h. */
 int store_tool_call_end(struct store *s, const struct store_tenant *t,
                         const struct store_tool_call *c)
 {

@@ -210,6 +210,7 @@ struct store_recovery {
     size_t runs;      /* task runs they had in progress: failed, uncharged, their tasks queued */
     size_t steps;     /* workflow steps they had in flight: ready again */
     size_t documents; /* documents they were processing: free for another node */
+    size_t turns;     /* chat turns they ran: free for another node to go on with */
 };
 /* Register this process as a node (store_node_id()), alive as of 'now'. */
 int store_node_start(struct store *s, int64_t now);
@@ -363,6 +364,13 @@ struct store_chat_begin {
 };
 
 /* Everything a finished reply writes, in one transaction. */
+/* Events of an assistant message as its stream sent them (SSE text), numbered first..last. */
+struct store_events_chunk {
+    const char *text; /* NULL: none */
+    size_t len;
+    int64_t first_seq, last_seq;
+};
+
 struct store_chat_finish {
     struct store_message reply; /* id, conversation_id, employee_id, content, sources, tokens,
                                    response_ms, created_at; credits_used = the cost */
@@ -370,6 +378,7 @@ struct store_chat_finish {
     bool charge;                /* live: take the cost (minus the reserved credit) */
     bool stored;                /* the reply was stored in_progress (its turn called tools) */
     int64_t charged_before;     /* what the turn's earlier model calls cost (tool steps) */
+    bool resumed;               /* a turn that paused: its end is an event (message.completed) */
 };
 
 int store_chat_begin(struct store *s, const struct store_tenant *t,
@@ -402,12 +411,23 @@ struct store_tool_call {
     int64_t step_index;
 };
 
+struct store_approval;
+
 /* A step of a turn that asked for tools, journaled before any of its calls starts. */
 struct store_tool_step {
     const struct store_message *reply; /* a chat turn's first such step: its message,
-                                          in_progress (NULL: none to write) */
+                                          in_progress, this node's (NULL: none to write) */
+    /* a chat turn's later steps: the reply's content and state so far (NULL: unchanged) */
+    const char *message_id;
+    const char *content;
+    const char *turn_state;
     const struct store_tool_call *calls;
     size_t n;
+    /* the approvals the step asks for, one per call of 'calls' whose status is
+     * pending_approval (event approval.requested each) */
+    const struct store_approval *approvals;
+    size_t napprovals;
+    struct store_events_chunk events; /* a chat turn's events up to now, kept */
     bool charge; /* live: the step's model call costs 'price', taken up to the balance */
     int64_t price;
 };
@@ -418,6 +438,133 @@ int store_tool_step_begin(struct store *s, const struct store_tenant *t,
 /* The end of call c->id: its status, result, error and completed_at. */
 int store_tool_call_end(struct store *s, const struct store_tenant *t,
                         const struct store_tool_call *c);
+/* Keep the events 'ev' of message 'message_id' (in the caller's transaction, or alone). */
+int store_message_events_add(struct store *s, const struct store_tenant *t, const char *message_id,
+                             const struct store_events_chunk *ev);
+/* The kept events of message 'message_id' numbered after 'after_seq', in chunks, oldest first
+ * (texts from 'a'; a chunk may begin before 'after_seq': the reader skips those). */
+int store_message_events(struct store *s, const struct store_tenant *t, const char *message_id,
+                         int64_t after_seq, struct arena *a, struct store_events_chunk **out,
+                         size_t *n);
+
+/* ---- Approvals and paused turns (contract §19; approvals.c) ---- */
+
+struct store_approval {
+    const char *id;
+    const char *employee_id;
+    const char *tool_call_id;
+    const char *tool;
+    const char *arguments; /* JSON text: as the model asked, or as approved */
+    const char *status;    /* pending | approved | rejected | expired */
+    const char *reason;
+    const char *requested_by_type; /* key | user | system */
+    const char *requested_by_id;
+    const char *conversation_id; /* a chat turn's */
+    const char *message_id;
+    const char *task_id; /* a task run's */
+    const char *task_run_id;
+    const char *workflow_run_id; /* a workflow step's */
+    int64_t step_index;          /* -1: none */
+    int64_t requested_at;
+    int64_t expires_at;
+    int64_t decided_at; /* 0: not decided */
+    const char *decided_by_type;
+    const char *decided_by_id;
+};
+
+struct store_approval_filter {
+    const char *status;      /* NULL: any */
+    const char *employee_id; /* NULL: any */
+    unsigned limit;
+    int64_t before_at; /* keyset cursor, with before_id (NULL: page one) */
+    const char *before_id;
+};
+
+struct store_approval_page {
+    struct store_approval *items;
+    size_t n;
+    bool has_more;
+};
+
+/* Newest first. */
+int store_approval_list(struct store *s, const struct store_tenant *t,
+                        const struct store_approval_filter *f, struct arena *a,
+                        struct store_approval_page *out);
+int store_approval_get(struct store *s, const struct store_tenant *t, const char *id,
+                       struct arena *a, struct store_approval *out);
+
+struct store_approval_decision {
+    const char *id;
+    const char *status;    /* approved | rejected | expired */
+    const char *arguments; /* approved with edited arguments (JSON text); NULL: as asked */
+    const char *reason;    /* NULL: none */
+    const char *by_type;   /* key | user | system */
+    const char *by_id;
+    int64_t now;
+};
+/*
+ * Decide an approval, with its event approval.decided, in one transaction: '*out' is the
+ * approval after it (strings from 'a'). ERR_NOT_FOUND; ERR_CONFLICT when it was no longer
+ * pending ('*out' as it is).
+ */
+int store_approval_decide(struct store *s, const struct store_tenant *t,
+                          const struct store_approval_decision *d, struct arena *a,
+                          struct store_approval *out);
+/* The ids and tenants of at most 'max' pending approvals due by 'now' (strings from 'a'). */
+int store_approvals_due(struct store *s, int64_t now, size_t max, struct arena *a,
+                        struct store_approval **out, struct store_tenant **tenants, size_t *n);
+
+/* A paused chat turn stops (contract §19: it holds nothing while it waits). */
+struct store_turn_pause {
+    const char *message_id;
+    const char *employee_id;
+    const char *content;                /* what the model wrote so far */
+    const char *turn_state;             /* JSON text the turn goes on from */
+    bool reserved;                      /* the credit held at the turn's start is given back */
+    const struct store_tool_call *ends; /* the step's calls that ran, ended */
+    size_t nends;
+    struct store_events_chunk events;
+};
+/*
+ * In one transaction: the ends; then, unless none of the message's approvals is pending any
+ * more ('*paused' false: they were decided meanwhile, and the turn goes on), the message
+ * requires_approval with its content and state and no node, the held credit back, the
+ * employee's work ended, and the events kept.
+ */
+int store_turn_pause(struct store *s, const struct store_tenant *t,
+                     const struct store_turn_pause *in, bool *paused);
+
+/* A turn that can go on (store_turns_ready): its tenant and message. */
+struct store_turn_ref {
+    struct store_tenant tenant;
+    const char *message_id;
+};
+/* At most 'max' turns that can go on: paused ones whose approvals are all decided, and those
+ * in progress that no node runs (their node died). Strings from 'a'. */
+int store_turns_ready(struct store *s, size_t max, struct arena *a, struct store_turn_ref **out,
+                      size_t *n);
+/*
+ * Take the turn of message 'id' for this node, if it can go on (see store_turns_ready): it is
+ * in_progress again under this node, its employee busy (a paused one), and calls of it left
+ * running by a dead node failed with error "interrupted". '*taken' false: it cannot go on, or
+ * another node took it.
+ */
+int store_turn_take(struct store *s, const struct store_tenant *t, const char *id, int64_t now,
+                    bool *taken);
+
+/* What a turn goes on from (store_turn_load). Strings from the arena. */
+struct store_turn_saved {
+    struct store_message reply;
+    const char *turn_state; /* NULL: none (a turn stored before turns could pause) */
+    const char *user_content;
+    int64_t user_seq;              /* the user message's order in the conversation */
+    struct store_tool_call *calls; /* the reply's calls, in order */
+    size_t ncalls;
+    struct store_approval *approvals; /* the reply's approvals */
+    size_t napprovals;
+};
+int store_turn_load(struct store *s, const struct store_tenant *t, const char *id, struct arena *a,
+                    struct store_turn_saved *out);
 /* At most 'max' calls of the messages of conversation 'conversation_id' whose order in it is
  * from 'from_seq' to 'to_seq' (both included), by message then call (strings from 'a'). */
 int store_tool_calls_of(struct store *s, const struct store_tenant *t, const char *conversation_id,
@@ -1070,6 +1217,15 @@ enum store_hook_kind {
     STORE_HOOK_RUN,         /* const struct store_wf_run * (with its steps) */
     STORE_HOOK_DOCUMENT,    /* const struct store_document * */
     STORE_HOOK_INTEGRATION, /* const struct store_integration * */
+    STORE_HOOK_APPROVAL,    /* const struct store_approval * */
+    STORE_HOOK_MESSAGE,     /* const struct store_message_hook * */
+};
+
+/* A message as its event shows it: the message and its calls. */
+struct store_message_hook {
+    const struct store_message *message;
+    const struct store_tool_call *calls;
+    size_t ncalls;
 };
 /* The JSON text of 'obj' (see enum store_hook_kind) in 'a'; NULL when it cannot be written. */
 typedef const char *(*store_hook_render_fn)(enum store_hook_kind kind, const void *obj,

@@ -132,6 +132,33 @@ int chat_reply_store(struct store *s, const struct store_tenant *t, const struct
 int tool_step_begin(struct store *s, const struct store_tenant *t, const struct store_tool_step *in,
                     int64_t *charged, int64_t *balance);
 int tool_call_end(struct store *s, const struct store_tenant *t, const struct store_tool_call *c);
+int tool_calls_of_message(struct store *s, const struct store_tenant *t, const char *message_id,
+                          struct arena *a, struct store_tool_call **out, size_t *n);
+/* approvals.c: see store.h (store_approval_*, store_turn_*, store_message_events*). */
+int approval_insert(struct store *s, const struct store_tenant *t, const struct store_approval *p);
+int approvals_list(struct store *s, const struct store_tenant *t,
+                   const struct store_approval_filter *f, struct arena *a,
+                   struct store_approval_page *out);
+int approvals_get(struct store *s, const struct store_tenant *t, const char *id, struct arena *a,
+                  struct store_approval *out);
+int approvals_decide(struct store *s, const struct store_tenant *t,
+                     const struct store_approval_decision *d, struct arena *a,
+                     struct store_approval *out);
+int approvals_due(struct store *s, int64_t now, size_t max, struct arena *a,
+                  struct store_approval **out, struct store_tenant **tenants, size_t *n);
+int turns_pause(struct store *s, const struct store_tenant *t, const struct store_turn_pause *in,
+                bool *paused);
+int turns_ready(struct store *s, size_t max, struct arena *a, struct store_turn_ref **out,
+                size_t *n);
+int turns_take(struct store *s, const struct store_tenant *t, const char *id, int64_t now,
+               bool *taken);
+int turns_load(struct store *s, const struct store_tenant *t, const char *id, struct arena *a,
+               struct store_turn_saved *out);
+int message_events_add(struct store *s, const struct store_tenant *t, const char *message_id,
+                       const struct store_events_chunk *ev);
+int message_events_of(struct store *s, const struct store_tenant *t, const char *message_id,
+                      int64_t after_seq, struct arena *a, struct store_events_chunk **out,
+                      size_t *n);
 int tool_calls_of(struct store *s, const struct store_tenant *t, const char *conversation_id,
                   int64_t from_seq, int64_t to_seq, size_t max, struct arena *a,
                   struct store_tool_call **out, size_t *n);

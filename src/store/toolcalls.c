@@ -70,18 +70,26 @@ static int read_calls(struct db_stmt *st, size_t max, struct arena *a, struct st
 static int insert_call(struct store *s, const struct store_tenant *t,
                        const struct store_tool_call *c)
 {
-    const char *texts[] = {
-        c->id,          t->org_id,         db_mode_name(t->mode), c->message_id,
-        c->model_id,    c->tool,           c->arguments,          c->status ? c->status : "running",
-        c->task_run_id, c->workflow_run_id};
+    const char *texts[] = {c->id,
+                           t->org_id,
+                           db_mode_name(t->mode),
+                           c->message_id,
+                           c->model_id,
+                           c->tool,
+                           c->arguments,
+                           c->status ? c->status : "running",
+                           c->task_run_id,
+                           c->workflow_run_id,
+                           c->approval_id};
     const int64_t ints[] = {c->seq, c->step, c->started_at, c->step_index};
     /* step_index belongs to a workflow run's call only */
     return db_run(s,
                   "INSERT INTO tool_calls (id, org_id, mode, message_id, model_id, tool,"
-                  " arguments, status, task_run_id, workflow_run_id, seq, step, started_at,"
-                  " step_index) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,"
-                  " CASE WHEN CAST($10 AS TEXT) IS NULL THEN NULL ELSE CAST($14 AS BIGINT) END)",
-                  texts, 10, ints, 4);
+                  " arguments, status, task_run_id, workflow_run_id, approval_id, seq, step,"
+                  " started_at, step_index) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,"
+                  " $12, $13, $14, CASE WHEN CAST($10 AS TEXT) IS NULL THEN NULL ELSE CAST($15 AS"
+                  " BIGINT) END)",
+                  texts, 11, ints, 4);
 }
 
 /* See store_int.h. */
@@ -97,8 +105,26 @@ int tool_step_begin(struct store *s, const struct store_tenant *t, const struct 
         return rc;
     if (in->reply)
         rc = chat_reply_store(s, t, in->reply);
+    if (!rc && (in->reply || in->message_id)) {
+        /* the turn's message: this node's, with what the turn goes on from */
+        const char *texts[] = {in->reply ? in->reply->id : in->message_id,
+                               t->org_id,
+                               db_mode_name(t->mode),
+                               store_node_id(),
+                               in->content,
+                               in->turn_state};
+        rc = db_run(s,
+                    "UPDATE messages SET lease_node = $4, content = coalesce($5, content),"
+                    " turn_state = coalesce($6, turn_state) WHERE id = $1 AND org_id = $2 AND"
+                    " mode = $3",
+                    texts, 6, NULL, 0);
+    }
     for (size_t i = 0; !rc && i < in->n; i++)
         rc = insert_call(s, t, &in->calls[i]);
+    for (size_t i = 0; !rc && i < in->napprovals; i++)
+        rc = approval_insert(s, t, &in->approvals[i]);
+    if (!rc && in->events.text)
+        rc = message_events_add(s, t, in->reply ? in->reply->id : in->message_id, &in->events);
     if (!rc && in->charge)
         rc = credits_apply(s, t->org_id, CREDITS_CHARGE, in->price, charged);
     if (!rc)
@@ -115,12 +141,17 @@ int tool_step_begin(struct store *s, const struct store_tenant *t, const struct 
 /* See store_int.h. */
 int tool_call_end(struct store *s, const struct store_tenant *t, const struct store_tool_call *c)
 {
-    const char *texts[] = {c->id, t->org_id, db_mode_name(t->mode), c->status, c->result, c->error};
-    const int64_t ints[] = {c->completed_at};
+    const char *texts[] = {c->id,     t->org_id, db_mode_name(t->mode), c->status,
+                           c->result, c->error,  c->arguments};
+    const int64_t ints[] = {c->completed_at, c->started_at};
+    /* an approved call starts late, maybe with edited arguments: both are its own then */
     return db_run(s,
-                  "UPDATE tool_calls SET status = $4, result = $5, error = $6, completed_at = $7"
-                  " WHERE id = $1 AND org_id = $2 AND mode = $3",
-                  texts, 6, ints, 1);
+                  "UPDATE tool_calls SET status = $4, result = $5, error = $6, arguments ="
+                  " coalesce($7, arguments), completed_at = CASE WHEN CAST($8 AS BIGINT) > 0"
+                  " THEN CAST($8 AS BIGINT) END, started_at = CASE WHEN CAST($9 AS BIGINT) > 0"
+                  " THEN CAST($9 AS BIGINT) ELSE started_at END WHERE id = $1 AND org_id = $2 AND"
+                  " mode = $3",
+                  texts, 7, ints, 2);
 }
 
 /* See store_int.h. */
@@ -188,4 +219,22 @@ int tool_calls_of_wf_run(struct store *s, const char *run_id, size_t max, struct
     db_bind_text(st, 1, run_id);
     db_bind_int64(st, 2, (int64_t)max);
     return read_calls(st, max, a, out, n);
+}
+
+/* See store_int.h. */
+int tool_calls_of_message(struct store *s, const struct store_tenant *t, const char *message_id,
+                          struct arena *a, struct store_tool_call **out, size_t *n)
+{
+    struct db_stmt *st = db_prepare(s, "SELECT " CALL_COLS " FROM tool_calls c WHERE"
+                                       " c.message_id = $3 AND c.org_id = $1 AND c.mode = $2"
+                                       " ORDER BY c.seq LIMIT $4");
+
+    *out = NULL;
+    *n = 0;
+    if (!st)
+        return ERR_STORE;
+    db_bind_tenant(st, t);
+    db_bind_text(st, 3, message_id);
+    db_bind_int64(st, 4, STORE_RUN_CALLS_MAX);
+    return read_calls(st, STORE_RUN_CALLS_MAX, a, out, n);
 }

@@ -48,6 +48,8 @@ struct task_runner {
     pthread_t keeper;   /* this node's heartbeat and the taking back of dead nodes' work */
     pthread_cond_t kcv; /* the keeper's: told only of the stop */
     bool has_keeper;
+    void (*keep)(void *ud); /* task_runner_on_keep(), under 'mu' */
+    void *keep_ud;
 };
 
 static void sleep_ms(long ms)
@@ -326,6 +328,8 @@ static void *keeper(void *arg)
     int64_t lease_ms = (int64_t)tr->env->cfg->lease_seconds * 1000;
     for (;;) {
         struct store_recovery rec;
+        void (*keep)(void *ud);
+        void *keep_ud;
         struct timespec ts;
         int64_t now;
         struct store *s;
@@ -357,14 +361,29 @@ static void *keeper(void *arg)
         store_pool_put(tr->env->knowledge.pool, s);
         if (rc)
             log_error("nodes: cannot take back dead nodes' work (%s)", err_name((enum err_code)rc));
-        else if (rec.nodes || rec.runs || rec.steps)
-            log_warn("nodes: %zu dead nodes: %zu chats, %zu requests, %zu task runs and %zu"
-                     " workflow steps taken back",
-                     rec.nodes, rec.busy, rec.requests, rec.runs, rec.steps);
+        else if (rec.nodes || rec.runs || rec.steps || rec.turns)
+            log_warn("nodes: %zu dead nodes: %zu chats, %zu requests, %zu task runs, %zu"
+                     " workflow steps and %zu turns taken back",
+                     rec.nodes, rec.busy, rec.requests, rec.runs, rec.steps, rec.turns);
         if (!rc && (rec.runs || rec.steps))
             task_runner_wake(tr);
+        pthread_mutex_lock(&tr->mu);
+        keep = tr->keep;
+        keep_ud = tr->keep_ud;
+        pthread_mutex_unlock(&tr->mu);
+        if (keep)
+            keep(keep_ud);
     }
     return NULL;
+}
+
+/* See runner.h. */
+void task_runner_on_keep(struct task_runner *r, void (*fn)(void *ud), void *ud)
+{
+    pthread_mutex_lock(&r->mu);
+    r->keep = fn;
+    r->keep_ud = ud;
+    pthread_mutex_unlock(&r->mu);
 }
 
 /* Start the workers and the keeper (what an earlier process left in progress was taken back

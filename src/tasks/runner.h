@@ -36,6 +36,10 @@ int task_runner_start(const struct agent_env *env, unsigned workers, task_step_f
 bool task_runner_stopping(struct task_runner *r);
 /* Work may be waiting (a task created or queued again, an employee back online); NULL ok. */
 void task_runner_wake(struct task_runner *r);
+/* Call 'fn'('ud') on the keeper's thread at each of its looks (every third of the lease), after
+ * this node's heartbeat and the taking back of dead nodes' work: what else the node keeps (the
+ * chat turns that can go on, approvals that expire). Set once, after start. */
+void task_runner_on_keep(struct task_runner *r, void (*fn)(void *ud), void *ud);
 /* Take no new runs (the ones under way go on); NULL is a no-op. */
 void task_runner_quiesce(struct task_runner *r);
 /* Wait for the runs under way, stop the threads, free 'r'; NULL is a no-op. A run whose engine

@@ -91,6 +91,16 @@ struct turn {
     const char *stop_reason;
     json_t *records;    /* the calls as the API shows them */
     char *records_text; /* the same as text, once the turn ends */
+    /* Pausing for approvals and going on (contract §19). */
+    bool can_pause;         /* the door can answer a paused turn (POST /v1/chat) */
+    bool resumed;           /* a turn that paused, going on without a client */
+    bool events;            /* the events are kept (the message's events route replays them) */
+    size_t kept_len;        /* the transcript's bytes kept so far */
+    unsigned kept_seq;      /* the last event kept */
+    char *requested_by;     /* the key that started the turn, or NULL */
+    char *knowledge;        /* JSON text of the passages the model was given, or NULL */
+    json_t *approvals;      /* the approvals the last step asked for, as the API shows them */
+    int64_t history_before; /* a resumed turn: its history is the messages before this (seq) */
 };
 
 /* ---- Output ---- */
@@ -99,7 +109,25 @@ struct turn {
 static void emit(struct turn *j, const struct buf *ev)
 {
     buf_append(&j->transcript, buf_ptr(ev), buf_len(ev));
-    j->out.write(j->out.ud, buf_ptr(ev), buf_len(ev));
+    if (j->stream)
+        j->out.write(j->out.ud, buf_ptr(ev), buf_len(ev));
+}
+
+/* The events not kept yet (the transcript since the last keep), marked kept; borrowed from
+ * the transcript until it grows (NULL text: none, or the turn keeps no events). */
+static struct store_events_chunk unkept(struct turn *j)
+{
+    struct store_events_chunk ev;
+    memset(&ev, 0, sizeof(ev));
+    if (!j->events || buf_len(&j->transcript) <= j->kept_len)
+        return ev;
+    ev.text = buf_ptr(&j->transcript) + j->kept_len;
+    ev.len = buf_len(&j->transcript) - j->kept_len;
+    ev.first_seq = (int64_t)j->kept_seq + 1;
+    ev.last_seq = j->v.seq;
+    j->kept_len = buf_len(&j->transcript);
+    j->kept_seq = j->v.seq;
+    return ev;
 }
 
 /* ---- The turn's memory ---- */
@@ -113,10 +141,13 @@ static void turn_free(struct turn *j)
     free(j->idem_key);
     free(j->sources);
     free(j->context);
+    free(j->requested_by);
+    free(j->knowledge);
     act_step_cleanup(&j->step);
     pthread_cond_destroy(&j->cv);
     pthread_mutex_destroy(&j->mu);
     json_decref(j->records);
+    json_decref(j->approvals);
     free(j->records_text);
     arena_cleanup(&j->arena);
     free(j);
@@ -127,7 +158,7 @@ static void on_delta(void *ud, const char *text, size_t len)
     struct turn *j = ud;
     if (buf_append(&j->content, text, len))
         return; /* past 4 MiB the reply is cut; the deltas sent so far stay equal to it */
-    if (j->stream) {
+    if (j->stream || j->events) {
         struct buf ev;
         buf_init(&ev, (4u << 20) + 4096);
         j->fmt->delta(&j->v, text, len, &ev);
@@ -175,11 +206,12 @@ static void prepare_answer(struct turn *j)
     j->v.stop_reason = j->stop_reason ? j->stop_reason : "completed";
     j->v.status = j->fin.reply.status ? j->fin.reply.status : "completed";
     j->v.error = j->fin.reply.error;
-    if (j->stream) {
+    if (j->stream || j->events) {
         buf_reset(&j->tail);
         j->fmt->completed(&j->v, &j->tail);
         buf_append(&j->transcript, buf_ptr(&j->tail), buf_len(&j->tail));
-    } else {
+    }
+    if (!j->stream) {
         buf_reset(&j->answer);
         j->fmt->answer(&j->v, &j->answer);
     }
@@ -194,6 +226,12 @@ static int finish_apply(struct store *s, struct store_job *job)
     if (rc)
         return rc;
     prepare_answer(j);
+    if (j->stored && j->events) {
+        struct store_events_chunk ev = unkept(j);
+        rc = store_message_events_add(s, &j->tenant, j->reply_id, &ev);
+        if (rc)
+            return rc;
+    }
     if (j->idem_key) {
         const struct buf *b = j->stream ? &j->transcript : &j->answer;
         if (store_idem_complete(s, &j->tenant, j->idem_key, 200,
@@ -314,6 +352,7 @@ static void reply_done(struct turn *j, const struct llm_usage *u, const char *st
     j->fin.charge = j->live;
     j->fin.stored = j->stored;
     j->fin.charged_before = j->charged_before;
+    j->fin.resumed = j->resumed;
     part_done(j);
 }
 
@@ -382,12 +421,43 @@ static void tool_event(struct turn *j, const char *event, const json_t *rec)
 {
     struct buf ev;
     char *text;
-    if (!j->stream || !j->fmt->tool)
+    if (!(j->stream || j->events) || !j->fmt->tool)
         return;
     text = json_dumps(rec, JSON_COMPACT);
     buf_init(&ev, (64u << 10) + 4096);
     if (text)
         j->fmt->tool(&j->v, event, text, &ev);
+    emit(j, &ev);
+    buf_cleanup(&ev);
+    free(text);
+}
+
+/* Approval 'p' as the API shows it (a new reference). */
+static json_t *approval_json(const struct store_approval *p)
+{
+    struct buf b;
+    struct jw w;
+    json_t *o = NULL;
+    buf_init(&b, 1u << 20);
+    jw_init(&w, &b);
+    act_approval_write(&w, p);
+    if (!jw_finish(&w))
+        o = json_loads(buf_ptr(&b), 0, NULL);
+    buf_cleanup(&b);
+    return o ? o : json_object();
+}
+
+/* Send approval.requested for approval 'p' (its record) on a stream, or keep it. */
+static void approval_event(struct turn *j, const json_t *p)
+{
+    struct buf ev;
+    char *text;
+    if (!(j->stream || j->events) || !j->fmt->approval)
+        return;
+    text = json_dumps(p, JSON_COMPACT);
+    buf_init(&ev, (64u << 10) + 4096);
+    if (text)
+        j->fmt->approval(&j->v, text, &ev);
     emit(j, &ev);
     buf_cleanup(&ev);
     free(text);
@@ -427,7 +497,11 @@ static struct store_tool_call call_row(const struct turn *j, const struct act_ca
     row.model_id = c->model_id;
     row.tool = c->tool ? c->tool->def->name : c->model_name;
     row.arguments = c->arguments;
-    row.status = c->ended ? (c->failed ? "failed" : "completed") : "running";
+    row.status = c->pending    ? "pending_approval"
+                 : !c->ended   ? "running"
+                 : c->rejected ? "rejected"
+                 : c->failed   ? "failed"
+                               : "completed";
     row.result = c->result;
     row.error = c->error;
     row.seq = seq;
@@ -447,6 +521,8 @@ struct ends_job {
     size_t n;
     char **owned;
     size_t nowned;
+    char message_id[ID_MAX];
+    struct store_events_chunk events; /* text owned (NULL: none) */
 };
 
 static int ends_apply(struct store *s, struct store_job *job)
@@ -455,6 +531,8 @@ static int ends_apply(struct store *s, struct store_job *job)
     int rc = 0;
     for (size_t i = 0; !rc && i < ej->n; i++)
         rc = store_tool_call_end(s, &ej->tenant, &ej->rows[i]);
+    if (!rc && ej->events.text)
+        rc = store_message_events_add(s, &ej->tenant, ej->message_id, &ej->events);
     return rc;
 }
 
@@ -466,6 +544,7 @@ static void ends_done(struct store_job *job, int rc)
     for (size_t i = 0; i < ej->nowned; i++)
         free(ej->owned[i]);
     free(ej->owned);
+    free((char *)(uintptr_t)ej->events.text);
     free(ej->rows);
     free(ej);
 }
@@ -495,6 +574,12 @@ static void journal_ends(struct turn *j, const struct act_step *st)
         ej->rows[i].error = keep(ej, row.error);
         ej->rows[i].completed_at = row.completed_at;
     }
+    if (j->stored) {
+        struct store_events_chunk ev = unkept(j);
+        snprintf(ej->message_id, sizeof(ej->message_id), "%s", j->reply_id);
+        ej->events = ev;
+        ej->events.text = ev.text ? xstrndup(ev.text, ev.len) : NULL; /* the turn goes on */
+    }
     ej->job.apply = ends_apply;
     ej->job.done = ends_done;
     if (j->env->committer) {
@@ -510,24 +595,49 @@ static void journal_ends(struct turn *j, const struct act_step *st)
 
 /* The step's calls have all ended (on the pool thread of the last one): their ends journaled
  * and shown, the model given the results, and called again unless a limit stops the turn. */
-static void step_ran(void *ud, struct act_step *st)
-{
-    struct turn *j = ud;
-    size_t base = json_array_size(j->records) - st->n;
+static void pause_turn(struct turn *j);
 
-    journal_ends(j, st);
+/* Show the ends of the step's calls not shown yet: their records, and tool.completed. */
+static void show_ends(struct turn *j, struct act_step *st)
+{
+    size_t base = json_array_size(j->records) - st->n;
     for (size_t i = 0; i < st->n; i++) {
-        struct store_tool_call row = call_row(j, &st->calls[i], 0);
-        json_t *rec = json_array_get(j->records, base + i);
+        struct act_call *c = &st->calls[i];
+        struct store_tool_call row;
+        json_t *rec;
+        if (!c->ended || c->shown)
+            continue;
+        c->shown = true;
+        row = call_row(j, c, 0);
+        rec = json_array_get(j->records, base + i);
         json_object_set_new(rec, "status", json_string(row.status));
         json_object_set_new(rec, "result",
-                            st->calls[i].result
-                                ? json_loads(st->calls[i].result, JSON_DECODE_ANY, NULL)
-                                : json_null());
+                            c->result ? json_loads(c->result, JSON_DECODE_ANY, NULL) : json_null());
         json_object_set_new(rec, "error", jo_string(row.error));
         jo_time(rec, "completed_at", row.completed_at);
         tool_event(j, "tool.completed", rec);
     }
+}
+
+/* Whether a call of 'st' waits for a person's decision. */
+static bool step_waits(const struct act_step *st)
+{
+    for (size_t i = 0; i < st->n; i++)
+        if (st->calls[i].pending)
+            return true;
+    return false;
+}
+
+static void step_ran(void *ud, struct act_step *st)
+{
+    struct turn *j = ud;
+
+    show_ends(j, st);
+    if (step_waits(st)) {
+        pause_turn(j); /* its ends are journaled with the pause */
+        return;
+    }
+    journal_ends(j, st);
     /* what the model is shown: its calls, then one result each */
     act_steps_add(&j->steps, &j->arena, j->got, j->ngot, st);
     act_step_cleanup(&j->step);
@@ -536,16 +646,65 @@ static void step_ran(void *ud, struct act_step *st)
     call_engine(j);
 }
 
+/* What the turn goes on from after a pause or a crash that its rows do not hold (JSON text,
+ * malloc): see sql/020_approvals.sql. */
+static char *state_text(const struct turn *j)
+{
+    json_t *o = json_object();
+    char *text;
+    json_object_set_new(o, "context", j->context ? json_loads(j->context, 0, NULL) : json_null());
+    json_object_set_new(o, "scopes", json_integer(j->scopes));
+    json_object_set_new(o, "nmodel", json_integer(j->nmodel));
+    json_object_set_new(o, "running_ms", json_integer((clock_mono_us() - j->t0_us) / 1000));
+    json_object_set_new(o, "charged", json_integer(j->charged_before));
+    json_object_set_new(o, "seq", json_integer(j->v.seq));
+    json_object_set_new(o, "sent_delta", json_boolean(j->v.sent_delta));
+    json_object_set_new(o, "input_tokens", json_integer(j->total.input_tokens));
+    json_object_set_new(o, "output_tokens", json_integer(j->total.output_tokens));
+    json_object_set_new(o, "reserved", json_boolean(j->reserved));
+    json_object_set_new(o, "requested_by", jo_string(j->requested_by));
+    json_object_set_new(o, "searched", json_boolean(j->lreq.knowledge_searched));
+    json_object_set_new(o, "knowledge",
+                        j->knowledge ? json_loads(j->knowledge, 0, NULL) : json_array());
+    text = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    return text;
+}
+
+/* The approval call 'c' (journal row 'row') asks for, into '*p' (strings borrowed). */
+static void approval_of(const struct turn *j, const struct act_call *c,
+                        const struct store_tool_call *row, int64_t now, struct store_approval *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->id = row->approval_id;
+    p->employee_id = j->emp_id;
+    p->tool_call_id = row->id;
+    p->tool = row->tool;
+    p->arguments = c->arguments;
+    p->status = "pending";
+    p->requested_by_type = j->requested_by ? "key" : "system";
+    p->requested_by_id = j->requested_by;
+    p->conversation_id = j->conv_id;
+    p->message_id = j->reply_id;
+    p->step_index = -1;
+    p->requested_at = now;
+    p->expires_at = now + (int64_t)j->env->cfg->approval_ttl_hours * 3600000;
+}
+
 /* The journal of a step, before any call starts (on a pool thread): with the first step, the
- * reply itself, in_progress. */
+ * reply itself, in_progress; the approvals its calls ask for; the events so far. */
 static int journal_step(struct turn *j, int64_t price, int64_t *balance)
 {
     struct store_message reply;
-    struct store_tool_call *rows = xcalloc(j->step.n ? j->step.n : 1, sizeof(*rows));
+    size_t n = j->step.n ? j->step.n : 1;
+    struct store_tool_call *rows = xcalloc(n, sizeof(*rows));
+    struct store_approval *approvals = xcalloc(n, sizeof(*approvals));
+    char(*approval_ids)[ID_MAX] = xcalloc(n, sizeof(*approval_ids));
     struct store_tool_step in;
-    struct store *s = store_pool_get(j->env->pool);
-    int64_t charged = 0;
-    int rc;
+    struct store *s;
+    int64_t charged = 0, now = clock_now_ms();
+    char *state;
+    int rc = 0;
 
     memset(&reply, 0, sizeof(reply));
     reply.id = j->reply_id;
@@ -557,15 +716,30 @@ static int journal_step(struct turn *j, int64_t price, int64_t *balance)
     reply.response_ms = -1;
     reply.created_at = j->created_at;
     reply.status = "in_progress";
-    for (size_t i = 0; i < j->step.n; i++)
-        rows[i] = call_row(j, &j->step.calls[i], j->ncalls + (int64_t)i);
     memset(&in, 0, sizeof(in));
+    for (size_t i = 0; i < j->step.n; i++) {
+        rows[i] = call_row(j, &j->step.calls[i], j->ncalls + (int64_t)i);
+        if (j->step.calls[i].pending) {
+            if (id_new("apr", approval_ids[in.napprovals], ID_MAX))
+                rc = ERR_INTERNAL;
+            rows[i].approval_id = approval_ids[in.napprovals];
+            approval_of(j, &j->step.calls[i], &rows[i], now, &approvals[in.napprovals++]);
+        }
+    }
+    state = state_text(j);
     in.reply = j->stored ? NULL : &reply;
+    in.message_id = j->reply_id;
+    in.content = buf_ptr(&j->content);
+    in.turn_state = state;
     in.calls = rows;
     in.n = j->step.n;
+    in.approvals = approvals;
     in.charge = j->live;
     in.price = price;
-    rc = store_tool_step_begin(s, &j->tenant, &in, &charged, balance);
+    in.events = unkept(j);
+    s = store_pool_get(j->env->pool);
+    if (!rc)
+        rc = store_tool_step_begin(s, &j->tenant, &in, &charged, balance);
     store_pool_put(j->env->pool, s);
     if (!rc) {
         j->stored = true;
@@ -575,7 +749,13 @@ static int journal_step(struct turn *j, int64_t price, int64_t *balance)
             j->records = json_array();
         for (size_t i = 0; i < j->step.n; i++)
             json_array_append_new(j->records, act_call_json(&rows[i]));
+        j->approvals = json_array();
+        for (size_t i = 0; i < in.napprovals; i++)
+            json_array_append_new(j->approvals, approval_json(&approvals[i]));
     }
+    free(state);
+    free(approval_ids);
+    free(approvals);
     free(rows);
     return rc;
 }
@@ -629,9 +809,185 @@ static void step_begin(void *ud)
     /* a live organization left without credits runs this step's calls, then stops */
     j->no_credits = j->live && balance <= 0;
     first = json_array_size(j->records) - j->step.n;
+    for (size_t i = 0, k = 0; i < j->step.n; i++) {
+        struct act_call *c = &j->step.calls[i];
+        json_t *rec = json_array_get(j->records, first + i);
+        if (c->ended) {
+            c->shown = true;
+            tool_event(j, "tool.completed", rec);
+        } else if (c->pending) {
+            approval_event(j, json_array_get(j->approvals, k++));
+        } else {
+            tool_event(j, "tool.started", rec);
+        }
+    }
+    memset(&job, 0, sizeof(job));
+    job.tenant = &j->tenant;
+    job.scopes = j->scopes;
+    job.org_tier = j->org_tier;
+    job.employee_id = j->emp_id;
+    act_step_run(j->env->tools, &j->step, &job, step_ran, j);
+}
+
+/* ---- Pausing for approvals (contract §19) ---- */
+
+/* The paused reply as the door shows it: the view filled in, the message.completed event
+ * (status requires_approval) appended to the transcript (and to j->tail), the Message in
+ * j->answer. */
+static void pause_answer(struct turn *j)
+{
+    free(j->records_text);
+    j->records_text = j->records ? json_dumps(j->records, JSON_COMPACT) : NULL;
+    j->v.content = buf_ptr(&j->content);
+    j->v.credits = j->charged_before;
+    j->v.usage = j->total;
+    j->v.sources = j->sources;
+    j->v.tool_calls = j->records_text ? j->records_text : "[]";
+    j->v.stop_reason = NULL;
+    j->v.status = "requires_approval";
+    j->v.error = NULL;
+    buf_reset(&j->tail);
+    if (j->stream || j->events) {
+        j->fmt->completed(&j->v, &j->tail);
+        buf_append(&j->transcript, buf_ptr(&j->tail), buf_len(&j->tail));
+    }
+    buf_reset(&j->answer);
+    if (!j->stream)
+        j->fmt->answer(&j->v, &j->answer);
+}
+
+static void continue_step(struct turn *j);
+
+/*
+ * The step's calls that could run have ended and some wait for a person (on a pool thread):
+ * the turn pauses (store_turn_pause). Paused, it answers at the pause and is freed: it holds
+ * nothing while it waits. Decided meanwhile, it goes on at once.
+ */
+static void pause_turn(struct turn *j)
+{
+    struct store_tool_call *ends = xcalloc(j->step.n ? j->step.n : 1, sizeof(*ends));
+    size_t nends = 0, kept_len = j->kept_len, transcript_len = buf_len(&j->transcript);
+    unsigned seq = j->v.seq, kept_seq = j->kept_seq;
+    struct store_turn_pause in;
+    struct store *s;
+    bool paused = false;
+    char *state;
+    int rc;
+
     for (size_t i = 0; i < j->step.n; i++)
-        tool_event(j, j->step.calls[i].ended ? "tool.completed" : "tool.started",
-                   json_array_get(j->records, first + i));
+        if (j->step.calls[i].ended) {
+            ends[nends] = call_row(j, &j->step.calls[i], 0);
+            ends[nends].started_at = 0; /* as journaled */
+            nends++;
+        }
+    pause_answer(j);
+    state = state_text(j);
+    memset(&in, 0, sizeof(in));
+    in.message_id = j->reply_id;
+    in.employee_id = j->emp_id;
+    in.content = buf_ptr(&j->content);
+    in.turn_state = state;
+    in.reserved = j->reserved;
+    in.ends = ends;
+    in.nends = nends;
+    in.events = unkept(j);
+    s = store_pool_get(j->env->pool);
+    rc = store_turn_pause(s, &j->tenant, &in, &paused);
+    if (!rc && paused && j->idem_key &&
+        store_idem_complete(s, &j->tenant, j->idem_key, 200,
+                            j->stream ? "text/event-stream" : "application/json",
+                            buf_ptr(j->stream ? &j->transcript : &j->answer),
+                            buf_len(j->stream ? &j->transcript : &j->answer)))
+        log_error("chat: cannot record the Idempotency-Key response of %s", j->reply_id);
+    store_pool_put(j->env->pool, s);
+    free(state);
+    free(ends);
+    if (rc) {
+        log_error("chat: cannot pause the turn of %s (%s)", j->reply_id, err_name(rc));
+        act_step_cleanup(&j->step);
+        reply_done(j, NULL, "failed", "The turn could not wait for its approvals.");
+        return;
+    }
+    if (!paused) {
+        /* every approval was decided meanwhile: no pause, the events of one taken back */
+        buf_truncate(&j->transcript, transcript_len);
+        j->v.seq = seq;
+        j->kept_len = kept_len;
+        j->kept_seq = kept_seq;
+        j->v.status = NULL;
+        continue_step(j);
+        return;
+    }
+    if (j->early && j->out.conversation)
+        j->out.conversation(j->out.ud, j->conv_id);
+    if (j->stream) {
+        j->out.write(j->out.ud, buf_ptr(&j->tail), buf_len(&j->tail));
+        j->out.close(j->out.ud);
+    } else {
+        size_t len;
+        char *body = buf_take(&j->answer, &len);
+        j->out.end(j->out.ud, 0, NULL, body, len);
+    }
+    turn_free(j);
+}
+
+/* Apply the decisions taken on the approvals of the step's waiting calls (read from the
+ * store): an approved call will run, a rejected or expired one ends. */
+static int apply_decisions(struct turn *j)
+{
+    struct store_turn_saved saved;
+    struct store *s = store_pool_get(j->env->pool);
+    int rc = store_turn_load(s, &j->tenant, j->reply_id, &j->arena, &saved);
+    store_pool_put(j->env->pool, s);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < j->step.n; i++) {
+        struct act_call *c = &j->step.calls[i];
+        if (!c->pending)
+            continue;
+        for (size_t k = 0; k < saved.napprovals; k++) {
+            const struct store_approval *p = &saved.approvals[k];
+            struct store_tool_call row;
+            if (strcmp(p->tool_call_id, c->id) != 0)
+                continue;
+            row = call_row(j, c, 0);
+            act_call_decided(c, &j->offer, &row, p->status, p->arguments, p->reason, &j->arena);
+        }
+    }
+    return 0;
+}
+
+/* The step's calls decided on go on (on a pool thread): approved ones journaled as running
+ * (with the arguments as approved) and run, rejected ones ended; then step_ran(). */
+static void continue_step(struct turn *j)
+{
+    struct store *s;
+    size_t base;
+    struct act_job job;
+
+    if (step_waits(&j->step) && apply_decisions(j)) {
+        act_step_cleanup(&j->step);
+        reply_done(j, NULL, "failed", "The turn's approvals could not be read.");
+        return;
+    }
+    base = json_array_size(j->records) - j->step.n;
+    s = store_pool_get(j->env->pool);
+    for (size_t i = 0; i < j->step.n; i++) {
+        struct act_call *c = &j->step.calls[i];
+        json_t *rec = json_array_get(j->records, base + i);
+        struct store_tool_call row;
+        if (c->ended || c->pending || c->shown)
+            continue;
+        row = call_row(j, c, 0); /* running, started now */
+        row.completed_at = 0;
+        if (store_tool_call_end(s, &j->tenant, &row))
+            log_error("chat: cannot journal the start of %s", c->id);
+        json_object_set_new(rec, "status", json_string("running"));
+        json_object_set_new(rec, "arguments", json_loads(c->arguments, 0, NULL));
+        jo_time(rec, "started_at", row.started_at);
+        tool_event(j, "tool.started", rec);
+    }
+    store_pool_put(j->env->pool, s);
     memset(&job, 0, sizeof(job));
     job.tenant = &j->tenant;
     job.scopes = j->scopes;
@@ -679,6 +1035,19 @@ static char *sources_text(const struct store_hit *hits, size_t n)
     return text;
 }
 
+/* The 'n' passages 'ps' as JSON text [{source, content, page}] (malloc). */
+static char *passages_text(const struct llm_passage *ps, size_t n)
+{
+    json_t *a = json_array();
+    char *text;
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(a, json_pack("{s:s?,s:s?,s:i}", "source", ps[i].source, "content",
+                                           ps[i].content, "page", ps[i].page));
+    text = json_dumps(a, JSON_COMPACT);
+    json_decref(a);
+    return text;
+}
+
 /* The knowledge search of the message is done: note the passages, start the engine. */
 static void knowledge_done(void *ud, int rc, struct store *s, const struct store_hit *hits,
                            size_t n, const struct err *e)
@@ -695,6 +1064,8 @@ static void knowledge_done(void *ud, int rc, struct store *s, const struct store
         lreq.nknowledge = n;
         lreq.knowledge_searched = true;
         j->sources = sources_text(hits, n);
+        if (j->offer.n && n) /* a turn that may pause keeps what it was given */
+            j->knowledge = passages_text(lreq.knowledge, n);
     }
     j->lreq = lreq; /* kept for the steps after the first */
     call_engine(j); /* 'j' may be gone when this returns */
@@ -870,6 +1241,8 @@ static void load_history(struct turn *j, struct store *s, const struct turn_req 
     all = arena_alloc(t->arena, (nm + 2 * nc + 1) * sizeof(*all));
     memset(all, 0, (nm + 2 * nc + 1) * sizeof(*all));
     for (size_t i = 0; i < nm; i++) {
+        if (j->history_before && msgs[i].seq >= j->history_before)
+            continue; /* a resumed turn's own user message and reply */
         n += history_calls(t->arena, &msgs[i], calls, nc, all + n);
         all[n].role = msgs[i].role;
         all[n].content = msgs[i].content;
@@ -1049,10 +1422,10 @@ static void offer_tools(struct turn *j, struct store *s, const struct turn_req *
         log_warn("chat: the tool rules of %s cannot be read: no tool offered", emp->id);
         return;
     }
-    /* approve: not offered until a turn can pause for a person's decision */
+    /* approve: offered only where the turn can pause for a person's decision */
     mcp_tools(j, s, t, &rules, &extra, &nextra);
-    act_offer_build(&rules, false, j->env->runnable, j->env->runnable_ud, &t->tenant, extra, nextra,
-                    &j->arena, &j->offer);
+    act_offer_build(&rules, j->can_pause, j->env->runnable, j->env->runnable_ud, &t->tenant, extra,
+                    nextra, &j->arena, &j->offer);
     j->lreq.tools = j->offer.llm;
     j->lreq.ntools = j->offer.n;
 }
@@ -1096,7 +1469,12 @@ int turn_start(const struct turn_env *env, struct store *s, const struct turn_re
     if (!j)
         return err_set(e, ERR_INTERNAL, "internal_error", NULL, "no id");
     j->begin = begin;
+    j->can_pause = t->can_pause;
+    if (t->requested_by)
+        j->requested_by = xstrdup(t->requested_by);
     offer_tools(j, s, t, &emp);
+    /* a turn that may call tools keeps its events (its message's events route) */
+    j->events = j->offer.n > 0 && j->fmt->tool && j->fmt->approval;
     load_history(j, s, t, conv.id);
     rc = user_message(j, t, conv.id, now, e);
     if (!rc)
@@ -1111,7 +1489,7 @@ int turn_start(const struct turn_env *env, struct store *s, const struct turn_re
     if (!j->early && out->conversation)
         out->conversation(out->ud, conv.id);
     out->open(out->ud);
-    if (t->stream) {
+    if (t->stream || j->events) {
         struct buf ev;
         buf_init(&ev, 8192);
         j->fmt->opened(&j->v, &ev);
@@ -1122,4 +1500,285 @@ int turn_start(const struct turn_env *env, struct store *s, const struct turn_re
      * the search is done (here, or on the embedding pool's thread). 'j' may then be gone. */
     agent_knowledge_start(env->agent, &t->tenant, emp.id, t->message, s, knowledge_done, j);
     return 0;
+}
+
+/* ---- Going on after a pause, or after the node that ran the turn died ---- */
+
+static void quiet_open(void *ud)
+{
+    (void)ud;
+}
+
+static void quiet_write(void *ud, const char *p, size_t n)
+{
+    (void)ud;
+    (void)p;
+    (void)n;
+}
+
+static void quiet_end(void *ud, int rc, const struct err *e, char *body, size_t len)
+{
+    (void)ud;
+    (void)rc;
+    (void)e;
+    (void)len;
+    free(body);
+}
+
+/* The passages of the state's 'ks' into the request (strings from the turn's arena). */
+static void restore_knowledge(struct turn *j, const json_t *ks)
+{
+    size_t n = json_array_size(ks), i;
+    struct llm_passage *ps;
+    json_t *k;
+
+    if (!n)
+        return;
+    ps = arena_calloc(&j->arena, (n + 1) * sizeof(*ps));
+    json_array_foreach(ks, i, k)
+    {
+        const char *src = json_string_value(json_object_get(k, "source"));
+        const char *content = json_string_value(json_object_get(k, "content"));
+        ps[i].source = arena_strdup(&j->arena, src ? src : "");
+        ps[i].content = arena_strdup(&j->arena, content ? content : "");
+        ps[i].page = (int)json_integer_value(json_object_get(k, "page"));
+    }
+    j->lreq.knowledge = ps;
+    j->lreq.nknowledge = n;
+    j->knowledge = json_dumps(ks, JSON_COMPACT);
+}
+
+/* The approval of call 'id' among the 'n' of 'v', or NULL. */
+static const struct store_approval *approval_for(const struct store_approval *v, size_t n,
+                                                 const char *id)
+{
+    for (size_t i = 0; i < n; i++)
+        if (v[i].tool_call_id && strcmp(v[i].tool_call_id, id) == 0)
+            return &v[i];
+    return NULL;
+}
+
+/* The turn's steps from its journal: each one but the last for the model (j->steps), the last
+ * as the step that goes on (j->got, j->step), its calls decided as their approvals say. */
+static void restore_steps(struct turn *j, const struct store_turn_saved *sv)
+{
+    int64_t last = sv->ncalls ? sv->calls[sv->ncalls - 1].step : -1;
+    j->records = json_array();
+    for (size_t i = 0; i < sv->ncalls;) {
+        size_t k = i;
+        struct llm_tool_call *got;
+        struct act_step st;
+        while (k < sv->ncalls && sv->calls[k].step == sv->calls[i].step)
+            k++;
+        got = arena_calloc(&j->arena, (k - i) * sizeof(*got));
+        st.n = k - i;
+        st.a = &j->arena;
+        st.calls = arena_calloc(&j->arena, (k - i) * sizeof(*st.calls));
+        for (size_t c = i; c < k; c++) {
+            const struct store_tool_call *row = &sv->calls[c];
+            struct act_call *call = &st.calls[c - i];
+            json_array_append_new(j->records, act_call_json(row));
+            if (strcmp(row->status, "pending_approval") == 0) {
+                const struct store_approval *p =
+                    approval_for(sv->approvals, sv->napprovals, row->id);
+                act_call_decided(call, &j->offer, row, p ? p->status : "expired",
+                                 p ? p->arguments : NULL, p ? p->reason : NULL, &j->arena);
+            } else {
+                act_call_restore(call, &j->offer, row, &j->arena);
+                call->shown = true;
+            }
+            got[c - i].id = call->model_id;
+            got[c - i].name = call->model_name;
+            got[c - i].arguments = arena_strdup(&j->arena, row->arguments);
+        }
+        if (sv->calls[i].step == last) {
+            j->got = got;
+            j->ngot = k - i;
+            j->step = st;
+        } else {
+            act_steps_add(&j->steps, &j->arena, got, k - i, &st);
+            act_step_cleanup(&st);
+        }
+        i = k;
+    }
+}
+
+/*
+ * The turn of message 'id', taken by this node, rebuilt from the store (on 's'): what the
+ * model was given, the steps so far and the decisions. NULL when the message cannot be read;
+ * '*why' set when it is read but cannot go on (its employee is gone, it was stored before
+ * turns could pause): the turn then only ends, failed.
+ */
+static struct turn *resumed_turn(const struct turn_env *env, struct store *s,
+                                 const struct store_tenant *tenant, const char *id,
+                                 const char **why)
+{
+    static const struct turn_out quiet = {quiet_open, quiet_write, quiet_open,
+                                          NULL,       quiet_end,   NULL};
+    struct turn *j = xcalloc(1, sizeof(*j));
+    struct store_turn_saved sv;
+    struct store_employee emp;
+    struct store_org org;
+    struct turn_req t;
+    json_t *state = NULL;
+
+    *why = NULL;
+    pthread_mutex_init(&j->mu, NULL);
+    pthread_cond_init(&j->cv, NULL);
+    arena_init(&j->arena);
+    buf_init(&j->content, 4u << 20);
+    buf_init(&j->transcript, 16u << 20);
+    buf_init(&j->answer, 8u << 20);
+    buf_init(&j->tail, 16u << 20);
+    j->env = env;
+    j->out = quiet;
+    j->tenant = *tenant;
+    j->live = tenant->mode == STORE_LIVE;
+    j->fmt = env->format;
+    j->events = env->format != NULL;
+    j->resumed = true;
+    j->stored = true;
+    j->can_pause = true;
+    atomic_init(&j->parts, 1);
+    if (store_turn_load(s, tenant, id, &j->arena, &sv)) {
+        turn_free(j);
+        return NULL;
+    }
+    snprintf(j->reply_id, sizeof(j->reply_id), "%s", sv.reply.id);
+    snprintf(j->conv_id, sizeof(j->conv_id), "%s", sv.reply.conversation_id);
+    snprintf(j->emp_id, sizeof(j->emp_id), "%s", sv.reply.employee_id);
+    j->v.reply_id = j->reply_id;
+    j->v.conversation_id = j->conv_id;
+    j->v.employee_id = j->emp_id;
+    j->created_at = sv.reply.created_at;
+    j->v.created_at = j->created_at;
+    j->t0_us = clock_mono_us();
+    j->ncalls = (int64_t)sv.ncalls;
+    j->history_before = sv.user_seq;
+    buf_appends(&j->content, sv.reply.content ? sv.reply.content : "");
+    j->sources = xstrdup(sv.reply.sources ? sv.reply.sources : "[]");
+    state = sv.turn_state ? json_loads(sv.turn_state, 0, NULL) : NULL;
+    if (!state || !sv.ncalls || !sv.user_content) {
+        *why = "interrupted";
+        json_decref(state);
+        return j;
+    }
+    j->scopes = (uint32_t)json_integer_value(json_object_get(state, "scopes"));
+    j->nmodel = (int)json_integer_value(json_object_get(state, "nmodel"));
+    j->t0_us -= json_integer_value(json_object_get(state, "running_ms")) * 1000;
+    j->charged_before = json_integer_value(json_object_get(state, "charged"));
+    j->v.seq = (unsigned)json_integer_value(json_object_get(state, "seq"));
+    j->kept_seq = j->v.seq;
+    j->v.sent_delta = json_is_true(json_object_get(state, "sent_delta"));
+    j->total.input_tokens = json_integer_value(json_object_get(state, "input_tokens"));
+    j->total.output_tokens = json_integer_value(json_object_get(state, "output_tokens"));
+    j->reserved = json_is_true(json_object_get(state, "reserved")) &&
+                  strcmp(sv.reply.status ? sv.reply.status : "", "in_progress") == 0;
+    if (json_is_string(json_object_get(state, "requested_by")))
+        j->requested_by = xstrdup(json_string_value(json_object_get(state, "requested_by")));
+    if (json_is_object(json_object_get(state, "context")))
+        j->context = json_dumps(json_object_get(state, "context"), JSON_COMPACT);
+    if (store_employee_get(s, tenant, j->emp_id, &j->arena, &emp) ||
+        store_org_get(s, tenant->org_id, &org)) {
+        *why = "The employee or its organization is gone.";
+        json_decref(state);
+        return j;
+    }
+    memset(&t, 0, sizeof(t));
+    t.tenant = *tenant;
+    t.org = &org;
+    t.arena = &j->arena;
+    t.conversation_id = j->conv_id;
+    t.scopes = j->scopes;
+    t.can_pause = true;
+    offer_tools(j, s, &t, &emp);
+    j->scopes = t.scopes;
+    load_history(j, s, &t, j->conv_id);
+    agent_request_employee(&j->lreq, &emp);
+    j->lreq.context = j->context;
+    j->lreq.message = arena_strdup(&j->arena, sv.user_content);
+    j->lreq.knowledge_searched = json_is_true(json_object_get(state, "searched"));
+    restore_knowledge(j, json_object_get(state, "knowledge"));
+    j->lreq.tools = j->offer.llm;
+    j->lreq.ntools = j->offer.n;
+    j->engine = agent_engine(env->agent, tenant->mode);
+    restore_steps(j, &sv);
+    json_decref(state);
+    return j;
+}
+
+struct resume_job {
+    const struct turn_env *env;
+    struct store_tenant tenant;
+    char id[ID_MAX];
+};
+
+/* Take the turn and go on with it (a pool thread's work). */
+static void resume_run(void *ud)
+{
+    struct resume_job *rj = ud;
+    struct store *s = store_pool_get(rj->env->pool);
+    struct turn *j = NULL;
+    const char *why = NULL;
+    bool taken = false;
+    int rc = store_turn_take(s, &rj->tenant, rj->id, clock_now_ms(), &taken);
+
+    if (!rc && taken)
+        j = resumed_turn(rj->env, s, &rj->tenant, rj->id, &why);
+    else if (rc)
+        log_error("chat: cannot take the turn of %s (%s)", rj->id, err_name(rc));
+    store_pool_put(rj->env->pool, s);
+    free(rj);
+    if (!j)
+        return;
+    if (why) {
+        act_step_cleanup(&j->step);
+        reply_done(j, NULL, "failed", why);
+        return;
+    }
+    continue_step(j);
+}
+
+/* See turn.h. */
+void turn_resume(const struct turn_env *env, const struct store_tenant *t, const char *message_id)
+{
+    struct resume_job *rj;
+    if (!env->tools)
+        return;
+    rj = xcalloc(1, sizeof(*rj));
+    rj->env = env;
+    rj->tenant = *t;
+    snprintf(rj->id, sizeof(rj->id), "%s", message_id);
+    act_pool_submit(env->tools, resume_run, rj);
+}
+
+#define KEEP_BATCH 64 /* approvals expired, turns taken, per look */
+
+/* See turn.h. */
+void turn_keep(const struct turn_env *env)
+{
+    struct store *s = store_pool_get(env->pool);
+    struct store_approval *due = NULL;
+    struct store_tenant *tenants = NULL;
+    struct store_turn_ref *ready = NULL;
+    size_t n = 0;
+    struct arena a;
+    int64_t now = clock_now_ms();
+
+    arena_init(&a);
+    if (!store_approvals_due(s, now, KEEP_BATCH, &a, &due, &tenants, &n)) {
+        for (size_t i = 0; i < n; i++) {
+            struct store_approval_decision d = {
+                due[i].id, "expired", NULL, "The approval expired before anyone decided.",
+                "system",  NULL,      now};
+            struct store_approval after;
+            if (store_approval_decide(s, &tenants[i], &d, &a, &after) == ERR_STORE)
+                log_error("approvals: cannot expire %s", due[i].id);
+        }
+    }
+    if (!store_turns_ready(s, KEEP_BATCH, &a, &ready, &n))
+        for (size_t i = 0; i < n; i++)
+            turn_resume(env, &ready[i].tenant, ready[i].message_id);
+    store_pool_put(env->pool, s);
+    arena_cleanup(&a);
 }

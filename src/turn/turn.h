@@ -49,7 +49,8 @@ struct turn_view {
      * insufficient_credits) */
     const char *tool_calls;
     const char *stop_reason;
-    const char *status; /* completed, or failed (a turn whose engine failed after tools ran) */
+    const char *status; /* completed, failed (a turn whose engine failed after tools ran), or
+                           requires_approval (a turn that paused) */
     const char *error;  /* a failed reply's error, else NULL */
 };
 
@@ -63,6 +64,8 @@ struct turn_format {
     /* stream: a tool call started or ended ('event' tool.started or tool.completed, 'call'
      * its record as JSON text). NULL: the door shows no tool events. */
     void (*tool)(struct turn_view *v, const char *event, const char *call, struct buf *out);
+    /* stream: approval.requested ('approval' its record as JSON text). NULL: none shown. */
+    void (*approval)(struct turn_view *v, const char *approval, struct buf *out);
 };
 
 /*
@@ -99,6 +102,9 @@ struct turn_env {
     struct act_pool *tools;
     act_available_fn runnable;
     void *runnable_ud;
+    /* The format a message's kept events are written in (POST /v1/chat's), for turns that go
+     * on without a client (NULL: their events are not kept). */
+    const struct turn_format *format;
 };
 
 /* One turn, as a door asks for it. Strings must live as long as 'arena' (the request's). */
@@ -120,6 +126,8 @@ struct turn_req {
     unsigned opts;        /* for the format */
     const char *idem_key; /* the Idempotency-Key the reply's answer is recorded under, or NULL */
     uint32_t scopes;      /* the rights of the key that started the turn (0: every scope) */
+    bool can_pause;       /* the door answers a turn paused for approvals (POST /v1/chat) */
+    const char *requested_by; /* the key that started the turn (approvals name it), or NULL */
 };
 
 /*
@@ -129,6 +137,18 @@ struct turn_req {
  */
 int turn_start(const struct turn_env *env, struct store *s, const struct turn_req *t,
                const struct turn_out *out, struct err *e);
+
+/*
+ * Go on with the turn of assistant message 'message_id' of tenant 't' on a thread of the tool
+ * pool, if it can go on (its approvals are all decided, or the node that ran it died) and no
+ * other node takes it first: from its journal, without a client; its end is stored and its
+ * events kept.
+ */
+void turn_resume(const struct turn_env *env, const struct store_tenant *t, const char *message_id);
+
+/* The keeper's look (every node, now and then): approvals past their time expire, and the
+ * turns that can go on are resumed (turn_resume). Blocks on the store. */
+void turn_keep(const struct turn_env *env);
 
 /* The index of the first of the 'n' messages (oldest first) from which on the newest ones fit
  * a budget of 'budget' words. */

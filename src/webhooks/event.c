@@ -7,6 +7,7 @@
  */
 #include "webhooks.h"
 
+#include "../act/act.h"
 #include "../core/buf.h"
 #include "../integrations/providers.h"
 #include "../knowledge/document.h"
@@ -27,6 +28,9 @@ const char *const webhooks_event_selectors[] = {"*",
                                                 "integration.connected",
                                                 "integration.disconnected",
                                                 "integration.error",
+                                                "approval.requested",
+                                                "approval.decided",
+                                                "message.completed",
                                                 NULL};
 
 /* See webhooks.h. */
@@ -81,6 +85,14 @@ const char *webhooks_render(enum store_hook_kind kind, const void *obj, struct a
     case STORE_HOOK_INTEGRATION:
         write_integration(&w, obj);
         break;
+    case STORE_HOOK_APPROVAL:
+        act_approval_write(&w, obj);
+        break;
+    case STORE_HOOK_MESSAGE: {
+        const struct store_message_hook *h = obj;
+        act_message_write(&w, h->message, h->calls, h->ncalls);
+        break;
+    }
     }
     if (jw_finish(&w) == 0)
         out = arena_strndup(a, buf_ptr(&b), buf_len(&b));

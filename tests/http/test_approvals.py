@@ -1,0 +1,231 @@
+# SPDX-License-Identifier: MIT
+"""Approvals (contract §19), black-box, against the scripted tool-calling model of
+tests/mock/openai_mock.py ([[tools:B64]]).
+
+- A call to a tool whose policy is `approve` pauses the chat turn: the blocking answer is the
+  message with status requires_approval (its pending call names the approval), the stream
+  sends approval.requested and ends with message.completed whose status says it paused; the
+  turn holds nothing (the employee is not busy) and the conversation refuses a new message.
+- Only a key whose scopes name `approvals` decides (a key without scopes is refused); edited
+  arguments are checked against the tool's schema; a decision is taken once (409).
+- Approved, the call runs with the arguments as approved and the turn goes on to its end;
+  rejected, the model is told why; the turn ends with message.completed (an event).
+- A paused turn survives the server killed with SIGKILL: approved after the restart, it ends.
+"""
+
+import base64
+import json
+import time
+import uuid
+
+from chatlib import MockChatTestCase, uniq
+
+
+def script(*steps):
+    return "[[tools:%s]]" % base64.b64encode(json.dumps(list(steps)).encode()).decode()
+
+
+def call(name, **args):
+    return {"name": name, "arguments": args}
+
+
+class ApprovalsTest(MockChatTestCase):
+    mock_env = {"WORKFORCE_TEST_LLM": "provider"}
+
+    @classmethod
+    def setUpServer(cls):
+        cls.org = "apr-" + uuid.uuid4().hex[:6]
+        cls.key = cls.server.create_key(cls.org, mode="test")
+        cls.decider = cls.server.create_key(cls.org, mode="test",
+                                            scopes="approvals,chat,conversations,tasks")
+        cls.reader = cls.server.create_key(cls.org, mode="test", scopes="chat,tasks")
+
+    def setUp(self):
+        self.mock.reset()
+
+    def employee_with(self, rules):
+        emp = self.new_employee(self.key, name="Approver " + uuid.uuid4().hex[:4],
+                                role="Helper", category="operations")["id"]
+        r = self.server.patch("/v1/employees/" + emp, {"tools": rules}, key=self.key)
+        self.assertEqual(r.status, 200, r)
+        return emp
+
+    def message(self, m):
+        r = self.server.get("/v1/conversations/%s/messages/%s"
+                            % (m["conversation_id"], m["id"]), key=self.key)
+        self.assertEqual(r.status, 200, r)
+        return r.json
+
+    def ended(self, m, timeout=20.0):
+        got = self.wait_for(lambda: (lambda x: x if x["status"] in ("completed", "failed")
+                                     else None)(self.message(m)), timeout=timeout)
+        self.assertTrue(got, "the turn of %s did not end" % m["id"])
+        return got
+
+    def paused(self, emp, title, say="The task is made."):
+        msg = uniq("Make a task ") + script(
+            {"calls": [call("tasks__create", title=title)]},
+            {"say": say})
+        m = self.assertJson(self.chat(self.key, emp, msg), 200)
+        return msg, m
+
+    def test_approve_with_edited_arguments(self):
+        emp = self.employee_with([{"name": "tasks.create", "policy": "approve"},
+                                  {"name": "tasks.get", "policy": "auto"}])
+        title = "Order chairs " + uuid.uuid4().hex[:6]
+        msg, m = self.paused(emp, title)
+        self.assertEqual(m["status"], "requires_approval", m)
+        self.assertEqual(len(m["tool_calls"]), 1)
+        c = m["tool_calls"][0]
+        self.assertEqual((c["tool"], c["status"]), ("tasks.create", "pending_approval"))
+        self.assertTrue(c["approval_id"].startswith("apr_"), c)
+        # the model was offered the approve tool, once
+        self.assertEqual(len(self.mock_requests(msg)), 1)
+        # nothing ran: no task of that title
+        tasks = self.server.get("/v1/tasks?employee_id=" + emp, key=self.key).json["tasks"]
+        self.assertEqual([t for t in tasks if t["title"] == title], [])
+        # the read shows the pause; the employee holds nothing; the conversation is busy
+        self.assertEqual(self.message(m)["status"], "requires_approval")
+        self.assertEqual(self.server.get("/v1/employees/" + emp, key=self.key).json["status"],
+                         "idle")
+        r = self.chat(self.key, emp, "another", conversation_id=m["conversation_id"])
+        self.assertEqual((r.status, r.json["error"]["code"]), (409, "conversation_busy"))
+        # the approval, listed and read
+        a = self.server.get("/v1/approvals/" + c["approval_id"], key=self.key).json
+        self.assertEqual((a["status"], a["tool"], a["employee_id"], a["message_id"],
+                          a["conversation_id"], a["arguments"]),
+                         ("pending", "tasks.create", emp, m["id"], m["conversation_id"],
+                          {"title": title}))
+        self.assertEqual(a["requested_by"]["type"], "key")
+        page = self.server.get("/v1/approvals?status=pending&employee_id=" + emp,
+                               key=self.key).json
+        self.assertEqual([x["id"] for x in page["approvals"]], [a["id"]])
+        # who decides: not a key without scopes, not a key without the scope
+        for k in (self.key, self.reader):
+            r = self.server.post("/v1/approvals/%s/approve" % a["id"], {}, key=k)
+            self.assertEqual(r.status, 403, r)
+        # edited arguments are checked against the tool's schema
+        r = self.server.post("/v1/approvals/%s/approve" % a["id"],
+                             {"arguments": {"title": 5}}, key=self.decider)
+        self.assertEqual((r.status, r.json["error"]["param"]), (400, "arguments"), r)
+        edited = title + " (edited)"
+        r = self.server.post("/v1/approvals/%s/approve" % a["id"],
+                             {"arguments": {"title": edited, "priority": "high"}},
+                             key=self.decider)
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual((r.json["status"], r.json["decided_by"]["type"], r.json["arguments"]),
+                         ("approved", "key", {"title": edited, "priority": "high"}))
+        self.assertIsNotNone(r.json["decided_at"])
+        # decided once
+        r = self.server.post("/v1/approvals/%s/reject" % a["id"], {}, key=self.decider)
+        self.assertEqual((r.status, r.json["error"]["code"]), (409, "approval_not_pending"))
+        # the turn goes on: the call runs as approved, the model answers
+        done = self.ended(m)
+        self.assertEqual(done["status"], "completed", done)
+        self.assertEqual(done["content"], "The task is made.")
+        c = done["tool_calls"][0]
+        self.assertEqual((c["status"], c["arguments"], c["approval_id"]),
+                         ("completed", {"title": edited, "priority": "high"}, a["id"]))
+        self.assertEqual(c["result"]["title"], edited)
+        task = self.server.get("/v1/tasks/" + c["result"]["id"], key=self.key).json
+        self.assertEqual((task["title"], task["priority"]), (edited, "high"))
+        reqs = self.mock_requests(msg)
+        self.assertEqual(len(reqs), 2, reqs)
+        last = reqs[1]["body"]["messages"]
+        self.assertEqual(last[-1]["role"], "tool")
+        self.assertEqual(json.loads(last[-1]["content"])["title"], edited)
+        # the conversation is free again
+        m2 = self.chat_ok(self.key, emp, "thanks", conversation_id=m["conversation_id"])
+        self.assertEqual(m2["status"], "completed")
+        # the events: requested, decided, and the paused turn's end
+        types = {}
+        for t in ("approval.requested", "approval.decided", "message.completed"):
+            evs = self.server.get("/v1/events?type=" + t, key=self.key).json["events"]
+            types[t] = evs
+        self.assertTrue(any(e["data"]["object"]["id"] == a["id"]
+                            for e in types["approval.requested"]))
+        self.assertTrue(any(e["data"]["object"]["id"] == a["id"]
+                            and e["data"]["object"]["status"] == "approved"
+                            for e in types["approval.decided"]))
+        self.assertTrue(any(e["data"]["object"]["id"] == m["id"]
+                            for e in types["message.completed"]))
+
+    def test_reject_tells_the_model(self):
+        emp = self.employee_with([{"name": "tasks.*", "policy": "approve"}])
+        title = "Never " + uuid.uuid4().hex[:6]
+        msg, m = self.paused(emp, title, say="Understood, I will not.")
+        a = m["tool_calls"][0]["approval_id"]
+        r = self.server.post("/v1/approvals/%s/reject" % a,
+                             {"reason": "Not this week."}, key=self.decider)
+        self.assertEqual((r.status, r.json["status"], r.json["reason"]),
+                         (200, "rejected", "Not this week."), r)
+        done = self.ended(m)
+        self.assertEqual(done["status"], "completed", done)
+        c = done["tool_calls"][0]
+        self.assertEqual((c["status"], c["result"]),
+                         ("rejected", {"error": "rejected", "reason": "Not this week."}))
+        last = self.mock_requests(msg)[-1]["body"]["messages"][-1]
+        self.assertEqual(json.loads(last["content"])["reason"], "Not this week.")
+        tasks = self.server.get("/v1/tasks?employee_id=" + emp, key=self.key).json["tasks"]
+        self.assertEqual([t for t in tasks if t["title"] == title], [])
+        r = self.server.get("/v1/approvals?status=rejected&employee_id=" + emp, key=self.key)
+        self.assertEqual([x["id"] for x in r.json["approvals"]], [a])
+
+    def test_stream_shows_the_pause(self):
+        emp = self.employee_with([{"name": "tasks.create", "policy": "approve"}])
+        msg = uniq("Stream a task ") + script(
+            {"calls": [call("tasks__create", title="streamed")]}, {"say": "ok"})
+        res = self.stream(self.key, emp, msg)
+        names = [e["event"] for e in res.events]
+        self.assertIn("approval.requested", names, names)
+        self.assertEqual(names[-1], "message.completed", names)
+        end = res.events[-1]["json"]
+        self.assertEqual(end["status"], "requires_approval")
+        req = [e for e in res.events if e["event"] == "approval.requested"][0]["json"]
+        self.assertEqual(req["message_id"], end["id"])
+        self.assertEqual(req["approval"]["status"], "pending")
+        ids = [int(e["id"]) for e in res.events]
+        self.assertEqual(ids, list(range(1, len(ids) + 1)))
+
+    def test_unknown_approval(self):
+        r = self.server.get("/v1/approvals/apr_000000000000000000000000", key=self.key)
+        self.assertEqual((r.status, r.json["error"]["code"]), (404, "approval_not_found"))
+        r = self.server.get("/v1/approvals?status=maybe", key=self.key)
+        self.assertEqual((r.status, r.json["error"]["param"]), (400, "status"))
+
+
+class ApprovalAfterKillTest(MockChatTestCase):
+    """A paused turn is in the database only: the server killed, it is decided and ends."""
+
+    mock_env = {"WORKFORCE_TEST_LLM": "provider"}
+
+    @classmethod
+    def setUpServer(cls):
+        cls.org = "aprk-" + uuid.uuid4().hex[:6]
+        cls.key = cls.server.create_key(cls.org, mode="test")
+        cls.decider = cls.server.create_key(cls.org, mode="test", scopes="approvals")
+
+    def test_paused_turn_survives_kill(self):
+        emp = self.new_employee(self.key, name="Survivor", role="Helper",
+                                category="operations")["id"]
+        self.server.patch("/v1/employees/" + emp,
+                          {"tools": [{"name": "tasks.create", "policy": "approve"}]},
+                          key=self.key)
+        title = "After the crash " + uuid.uuid4().hex[:6]
+        msg = uniq("Crash ") + script({"calls": [call("tasks__create", title=title)]},
+                                      {"say": "Made after all."})
+        m = self.assertJson(self.chat(self.key, emp, msg), 200)
+        self.assertEqual(m["status"], "requires_approval")
+        a = m["tool_calls"][0]["approval_id"]
+        self.server.kill()
+        self.server.start()
+        t0 = time.time()
+        r = self.server.post("/v1/approvals/%s/approve" % a, {}, key=self.decider)
+        self.assertEqual(r.status, 200, r)
+        done = self.wait_for(lambda: (lambda x: x if x["status"] == "completed" else None)(
+            self.server.get("/v1/conversations/%s/messages/%s" % (m["conversation_id"],
+                                                                  m["id"]),
+                            key=self.key).json), timeout=20)
+        self.assertTrue(done, "the turn did not end after %.1f s" % (time.time() - t0))
+        self.assertEqual(done["content"], "Made after all.")
+        self.assertEqual(done["tool_calls"][0]["status"], "completed")
