@@ -243,6 +243,7 @@ export default function ChatPage({ parts, query }) {
         } else if (name === 'approval.requested') {
           update((r) => ({ tool_calls: withApproval(r, data.approval) }));
           setAnnounce(`${data.approval.tool} waits for approval.`);
+          dispatchEvent(new Event('approvals-changed')); // the navigation's count
         } else if (name === 'message.completed') {
           update(() => ({ ...data, partial: false }));
           setAnnounce(data.status === 'requires_approval'

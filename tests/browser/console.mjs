@@ -287,7 +287,8 @@ async function shellTests() {
     const page = await openSignedIn(ctx, S, K.test);
     const pages = [['Employees', 'Employees'], ['Chat', 'Chat'], ['Knowledge', null],
                    ['Tasks', null], ['Workflows', null], ['Integrations', null],
-                   ['MCP servers', 'MCP servers'], ['Webhooks & events', null],
+                   ['MCP servers', 'MCP servers'], ['Approvals', 'Approvals'],
+                   ['Webhooks & events', null],
                    ['Account', 'Account']];
     for (const [link, h1] of pages) {
       await page.locator(byRole('link', link, 'nav[aria-label="Sections"]')).click();
@@ -1126,6 +1127,206 @@ async function mcpTests() {
   }, { browser });
 }
 
+// An approval item of the inbox whose heading holds 'text' and whose text holds 'want': its
+// text.
+async function approvalItem(page, text, want, timeout = UI) {
+  const src = want instanceof RegExp ? { re: want.source, flags: want.flags } : { s: want };
+  try {
+    const h = await page.waitForFunction((t, src) => {
+      const li = [...document.querySelectorAll('ul[aria-label="Approvals"] > li')]
+        .filter((x) => x.querySelector('h2').textContent.includes(t))
+        .find((x) => (src.s !== undefined ? x.innerText.includes(src.s)
+                                          : new RegExp(src.re, src.flags).test(x.innerText)));
+      return li ? li.innerText : false;
+    }, { timeout, polling: 100 }, text, src);
+    return await h.jsonValue();
+  } catch (e) {
+    const seen = await page.evaluate(() => document.querySelector('main').innerText.slice(0, 600));
+    throw new Error(`no approval "${text}" with ${want}: ${seen}`);
+  }
+}
+
+async function approvalTests() {
+  // deciding needs a key whose scopes name approvals; this one has what the pages need too
+  const decider = S.createKey('acme', {
+    mode: 'live', scopes: 'approvals,chat,conversations,employees:read,employees:write,tasks' });
+  const emp = await employeeWith(K.live, 'Planner', [{ name: 'tasks.create', policy: 'approve' }]);
+  const makeTask = (title) => 'Make a task ' + toolScript(
+    { calls: [toolCall('tasks__create', { title })] }, { say: 'The task is made.' });
+  // a chat turn paused on its approval, through the API: its approval
+  const paused = async (key, title) => {
+    const r = await S.api(key, 'POST', '/v1/chat', { employee_id: emp.id,
+                                                     message: makeTask(title) });
+    assert(r.status === 200 && r.json.status === 'requires_approval', 'not paused: ' + r.text);
+    return { message: r.json, approval: r.json.tool_calls[0].approval_id };
+  };
+  const taskTitled = async (title) => (await S.api(K.live, 'GET',
+    `/v1/tasks?employee_id=${emp.id}&limit=100`)).json.tasks.find((t) => t.title === title);
+  const pendingCount = (page) => page.evaluate(() => {
+    const c = document.querySelector('nav .nav-count .sr-only');
+    return c ? c.textContent.trim() : '';
+  });
+
+  await test('approvals: a call to an approve tool pauses the chat reply, which links to the ' +
+             'inbox; approved there, the task exists and the reply goes on to its end',
+             async (ctx) => {
+    const title = 'Order chairs';
+    const chat = await openSignedIn(ctx, S, decider, '#/chat?employee=' + emp.id);
+    const picker = await chat.locator(byRole('combobox', 'Employee', THREAD)).waitHandle();
+    await chat.waitForFunction((s, id) => s.value === id, { timeout: UI }, picker, emp.id);
+    await chat.locator(byRole('textbox', 'Message', THREAD)).fill(makeTask(title));
+    await chat.keyboard.press('Enter');
+    await lastReplyDone(chat);
+    const note = await waitText(chat, 'Waiting for approval of tasks.create',
+                                { selector: `${MESSAGES} > li:last-child` });
+    assert(/goes on once it is decided/.test(note), note);
+    const calls = await lastCalls(chat);
+    assert(calls.length === 1 && /tasks\.create pending approval/i.test(calls[0].summary),
+           'the call: ' + JSON.stringify(calls));
+    await until('the navigation to count 1 pending', async () =>
+      await pendingCount(chat) === '1 pending', UI);
+    await noAlert(chat, THREAD);
+    await audit(chat, 'chat-paused');
+    await chat.waitForFunction(() => /^#\/chat\/conv_/.test(location.hash), { timeout: UI });
+    const convHash = await chat.evaluate(() => location.hash);
+    // the inbox, in a tab of its own (the chat stays open, and follows)
+    const inbox = await openSignedIn(ctx, S, decider, convHash);
+    await inbox.locator(byRole('link', 'Open the approvals inbox')).click();
+    await inbox.waitForFunction(() => /^#\/approvals\/apr_/.test(location.hash),
+                                { timeout: UI });
+    await heading(inbox, 'Approval');
+    const one = await approvalItem(inbox, 'tasks.create', title);
+    assert(/Planner/.test(one) && /pending/i.test(one), 'the approval shows: ' + one);
+    await audit(inbox, 'approval');
+    await inbox.locator(byRole('link', '← All approvals')).click();
+    await heading(inbox, 'Approvals');
+    await approvalItem(inbox, 'tasks.create', title);
+    await audit(inbox, 'approvals');
+    await inbox.locator(byRole('button', 'Approve tasks.create')).click();
+    await approvalItem(inbox, 'tasks.create', /approved/i);
+    await until('the task to exist', () => taskTitled(title), WORK);
+    await until('the navigation to count none pending', async () =>
+      await pendingCount(inbox) === '', UI);
+    // the chat tab reads the paused reply again and shows how it went on
+    await chat.bringToFront();
+    await waitText(chat, 'The task is made.', { selector: `${MESSAGES} > li:last-child`,
+                                                timeout: WORK });
+    const after = await lastCalls(chat);
+    assert(after.length === 1 && /tasks\.create completed/i.test(after[0].summary),
+           'the call after: ' + JSON.stringify(after));
+    await noAlert(chat, THREAD);
+  }, { browser });
+
+  await test('approvals: approve with edited arguments: invalid JSON is refused in the page, ' +
+             'the server\'s 400 is shown at the box, then the call runs with the new ones',
+             async (ctx) => {
+    const { approval } = await paused(decider, 'Order desks');
+    const page = await openSignedIn(ctx, S, decider, '#/approvals');
+    await approvalItem(page, 'tasks.create', 'Order desks');
+    const sent = [];
+    page.on('request', (r) => { if (/\/approve$/.test(r.url())) sent.push(r.postData()); });
+    await page.locator(byRole('button', 'Approve with edited arguments of tasks.create')).click();
+    const box = await labelled(page, 'Arguments to approve (JSON)');
+    const retype = async (text) => {
+      await box.evaluate((el) => el.select());
+      await box.type(text);
+      await page.locator(byRole('button', 'Approve with these arguments')).click();
+    };
+    await retype('{"title": "Order desks",');
+    await fieldError(page, 'Arguments to approve (JSON)', 'invalid_json');
+    assert(sent.length === 0, 'invalid JSON was sent: ' + sent.join(' '));
+    await retype('{"title": 42}');
+    const text = await fieldError(page, 'Arguments to approve (JSON)', 'invalid_request');
+    assert(/title/.test(text), 'the server\'s error: ' + text);
+    await audit(page, 'approval-edit-error');
+    await retype('{"title": "Order standing desks", "priority": "high"}');
+    await approvalItem(page, 'tasks.create', /approved/i);
+    const task = await until('the task to exist', () => taskTitled('Order standing desks'), WORK);
+    assert(task.priority === 'high', 'the task: ' + JSON.stringify(task));
+    assert(!await taskTitled('Order desks'), 'the arguments asked for were used');
+    const a = (await S.api(decider, 'GET', '/v1/approvals/' + approval)).json;
+    assert(a.status === 'approved' && a.arguments.title === 'Order standing desks',
+           'the approval: ' + JSON.stringify(a));
+  }, { browser, allow: [FAILED_STATUS(400)] });
+
+  await test('approvals: reject with a reason; a decision taken meanwhile elsewhere shows 409 ' +
+             'approval_not_pending and the approval as it is', async (ctx) => {
+    const first = await paused(decider, 'Buy a boat');
+    const second = await paused(decider, 'Buy a plane');
+    const page = await openSignedIn(ctx, S, decider, '#/approvals');
+    await approvalItem(page, 'tasks.create', 'Buy a plane');
+    // newest first
+    const order = await page.$$eval('ul[aria-label="Approvals"] > li', (li) =>
+      li.map((x) => (/Buy a (boat|plane)/.exec(x.innerText) || [''])[0]).filter(Boolean));
+    assert(order.join() === 'Buy a plane,Buy a boat', 'the order: ' + order.join());
+    const item = async (title) => page.evaluateHandle((t) => [...document
+      .querySelectorAll('ul[aria-label="Approvals"] > li')].find((x) => x.innerText.includes(t)),
+    title);
+    const boat = await item('Buy a boat');
+    await (await boat.$(byRole('button', 'Reject tasks.create'))).click();
+    const reason = await labelled(page, 'Reason (optional, told to the employee)');
+    await reason.type('Not in the budget');
+    await page.locator(byRole('button', 'Reject the call')).click();
+    await page.waitForFunction((li) => /rejected/i.test(li.innerText) &&
+      li.innerText.includes('Not in the budget'), { timeout: UI }, boat);
+    const a = (await S.api(decider, 'GET', '/v1/approvals/' + first.approval)).json;
+    assert(a.status === 'rejected' && a.reason === 'Not in the budget', JSON.stringify(a));
+    // the reply went on, told why
+    await until('the rejected reply to end', async () => {
+      const m = (await S.api(decider, 'GET', `/v1/conversations/${first.message.conversation_id}` +
+                             `/messages/${first.message.id}`)).json;
+      return m.status === 'completed' && m.tool_calls[0].status === 'rejected';
+    }, WORK);
+    assert(!await taskTitled('Buy a boat'), 'a rejected call made its task');
+    // decided elsewhere, then here
+    const r = await S.api(decider, 'POST', `/v1/approvals/${second.approval}/approve`, {});
+    assert(r.status === 200, 'approve: ' + r.text);
+    const plane = await item('Buy a plane');
+    await (await plane.$(byRole('button', 'Approve tasks.create'))).click();
+    const text = await waitAlert(page, 'approval_not_pending');
+    assert(/409/.test(text), 'the alert: ' + text);
+    await page.waitForFunction((li) => /approved/i.test(li.innerText), { timeout: UI }, plane);
+    await audit(page, 'approvals-decided');
+  }, { browser, allow: [FAILED_STATUS(409)] });
+
+  await test('approvals: a key without scopes reads the inbox but cannot decide: the page says ' +
+             'so and shows the 403', async (ctx) => {
+    const { approval } = await paused(K.live, 'Sell the boat');
+    const page = await openSignedIn(ctx, S, K.live, '#/approvals');
+    await waitText(page, 'This key can read approvals but not decide them', { selector: 'main' });
+    await approvalItem(page, 'tasks.create', 'Sell the boat');
+    await page.locator(byRole('button', 'Approve tasks.create')).click();
+    const text = await waitAlert(page, 'permission_denied');
+    assert(/403/.test(text) && /approvals/.test(text), 'the alert: ' + text);
+    await waitText(page, 'This key cannot decide approvals', { selector: 'ul' });
+    await audit(page, 'approvals-403');
+    const a = (await S.api(K.live, 'GET', '/v1/approvals/' + approval)).json;
+    assert(a.status === 'pending', 'decided by a key without scopes: ' + a.status);
+    await S.api(decider, 'POST', `/v1/approvals/${approval}/reject`, { reason: 'cleanup' });
+  }, { browser, allow: [FAILED_STATUS(403)] });
+
+  await test('approvals: the inbox pages with "Load more" (21 pending, newest first)',
+             async (ctx) => {
+    const ids = [];
+    for (let i = 0; i < 21; i++) ids.push((await paused(decider, `Batch ${i}`)).approval);
+    try {
+      const page = await openSignedIn(ctx, S, decider, '#/approvals');
+      await approvalItem(page, 'tasks.create', 'Batch 20');
+      const shown = () => page.$$eval('ul[aria-label="Approvals"] > li', (l) => l.length);
+      assert(await shown() === 20, `${await shown()} shown on the first page`);
+      await page.locator(byRole('button', 'Load more')).click();
+      await approvalItem(page, 'tasks.create', '"Batch 0"');
+      assert(await shown() === 21, `${await shown()} shown after Load more`);
+      const last = await page.$eval('ul[aria-label="Approvals"] > li:last-child',
+                                    (l) => l.innerText);
+      assert(last.includes('"Batch 0"'), 'the oldest is not last: ' + last);
+    } finally {
+      for (const id of ids)
+        await S.api(decider, 'POST', `/v1/approvals/${id}/reject`, { reason: 'cleanup' });
+    }
+  }, { browser });
+}
+
 async function pageTests() {
   // Every page, opened fresh: it renders, with nothing from another host and no console error.
   const routes = [['Integrations', '#/integrations', 'integrations'],
@@ -1256,6 +1457,7 @@ async function main() {
     await errorTests(tmp);
     await integrationTests();
     await mcpTests();
+    await approvalTests();
     await pageTests();
     await a11yTests();
   } catch (e) {
