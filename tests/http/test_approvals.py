@@ -18,7 +18,7 @@ import json
 import time
 import uuid
 
-from chatlib import MockChatTestCase, uniq
+from chatlib import MockChatTestCase, sse_post, uniq
 
 
 def script(*steps):
@@ -186,6 +186,73 @@ class ApprovalsTest(MockChatTestCase):
         self.assertEqual(req["approval"]["status"], "pending")
         ids = [int(e["id"]) for e in res.events]
         self.assertEqual(ids, list(range(1, len(ids) + 1)))
+
+    def events(self, m, last=None, timeout=30):
+        headers = {"Last-Event-ID": str(last)} if last is not None else None
+        res = sse_post(self.server, "/v1/conversations/%s/messages/%s/events"
+                       % (m["conversation_id"], m["id"]), None, key=self.key, method="GET",
+                       headers=headers, timeout=timeout)
+        self.assertEqual(res.status, 200, getattr(res, "response", None))
+        return res.events
+
+    def test_events_are_kept_and_replayed(self):
+        emp = self.employee_with([{"name": "tasks.create", "policy": "approve"}])
+        title = "Replay " + uuid.uuid4().hex[:6]
+        msg = uniq("Replay a task ") + "[[pause:1500]]" + script(
+            {"calls": [call("tasks__create", title=title)]}, {"say": "Replayed."})
+        m = self.assertJson(self.chat(self.key, emp, msg), 200)
+        self.assertEqual(m["status"], "requires_approval")
+        # paused: the events so far, ending with the pause; the stream then ends
+        first = self.events(m)
+        names = [e["event"] for e in first]
+        self.assertEqual(names[0], "message.created", names)
+        self.assertIn("approval.requested", names)
+        self.assertEqual(names[-1], "message.completed")
+        self.assertEqual(first[-1]["json"]["status"], "requires_approval")
+        ids = [int(e["id"]) for e in first]
+        self.assertEqual(ids, list(range(1, len(ids) + 1)))
+        paused_at = ids[-1]
+        # approved: a client following from the pause gets the rest, live, to the end
+        a = m["tool_calls"][0]["approval_id"]
+        r = self.server.post("/v1/approvals/%s/approve" % a, {}, key=self.decider)
+        self.assertEqual(r.status, 200, r)
+        # (a paused message replays and ends: follow once the turn went on)
+        self.assertTrue(self.wait_for(lambda: self.message(m)["status"] != "requires_approval"))
+        rest = self.events(m, last=paused_at)
+        names = [e["event"] for e in rest]
+        self.assertNotIn("message.created", names)
+        self.assertIn("tool.started", names)
+        self.assertIn("tool.completed", names)
+        self.assertEqual(names[-1], "message.completed", names)
+        self.assertEqual(rest[-1]["json"]["status"], "completed")
+        self.assertEqual(rest[-1]["json"]["content"], "Replayed.")
+        self.assertEqual([int(e["id"]) for e in rest],
+                         list(range(paused_at + 1, paused_at + 1 + len(rest))))
+        # the whole sequence, replayed: one message.created, the pause, then the rest
+        whole = self.events(m)
+        self.assertEqual([e["id"] for e in whole], [e["id"] for e in first + rest])
+        self.assertEqual([e["event"] for e in whole].count("message.created"), 1)
+        # after the last event: nothing more, and the stream ends
+        self.assertEqual(self.events(m, last=int(whole[-1]["id"])), [])
+
+    def test_events_of_a_reply_without_tools(self):
+        emp = self.employee_with([{"name": "tasks.create", "policy": "approve"}])
+        m = self.chat_ok(self.key, emp, uniq("Just talk "))
+        evs = self.events(m)
+        self.assertEqual([(e["id"], e["event"]) for e in evs],
+                         [("1", "message.created"), ("2", "message.delta"),
+                          ("3", "message.completed")])
+        self.assertEqual(evs[1]["json"]["delta"], m["content"])
+        self.assertEqual(evs[2]["json"]["id"], m["id"])
+        self.assertEqual(evs[2]["json"]["content"], m["content"])
+        self.assertEqual([e["id"] for e in self.events(m, last=2)], ["3"])
+        r = self.server.get("/v1/conversations/%s/messages/%s/events"
+                            % (m["conversation_id"], m["id"]), key=self.key,
+                            headers={"Last-Event-ID": "x"})
+        self.assertEqual((r.status, r.json["error"]["param"]), (400, "Last-Event-ID"))
+        r = self.server.get("/v1/conversations/%s/messages/msg_000000000000000000000000/events"
+                            % m["conversation_id"], key=self.key)
+        self.assertEqual((r.status, r.json["error"]["code"]), (404, "message_not_found"))
 
     def test_unknown_approval(self):
         r = self.server.get("/v1/approvals/apr_000000000000000000000000", key=self.key)
