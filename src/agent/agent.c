@@ -365,6 +365,7 @@ static bool tool_step(struct answer *x, const struct llm_usage *u)
     job.scopes = q->scopes;
     job.org_tier = q->org_tier;
     job.employee_id = q->emp->id;
+    job.depth = q->depth;
     act_step_run_here(x->a->tool_run, x->a->tool_ud, &st, &job);
     step_ended(x, &st);
     act_step_cleanup(&st);

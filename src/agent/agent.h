@@ -88,6 +88,7 @@ struct agent_ask {
     int64_t step_index;
     uint32_t scopes; /* the rights of whoever started the run (0: every scope) */
     int org_tier;    /* the organization's tier (the tier gate of tasks.create) */
+    int depth;       /* the turn's level (struct act_job): its tools' calls are made at it */
 };
 
 struct agent_answer {

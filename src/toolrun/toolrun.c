@@ -162,14 +162,15 @@ static int task_read(const struct toolrun_env *env, const struct act_job *job, s
     return rc;
 }
 
-/* workflows.run {workflow_id, input?}: a manual run, queued as POST /v1/workflows/{id}/run. */
+/* workflows.run {workflow_id, input?}: a manual run, queued as POST /v1/workflows/{id}/run,
+ * whose steps' turns are one level below the calling turn's. */
 static int workflow_run(const struct toolrun_env *env, const struct act_job *job, struct buf *out,
                         struct err *e)
 {
     struct store_workflow wf;
     struct store_wf_run run;
     json_t *input = job->args->input ? job->args->input : json_object();
-    struct wf_trigger_in in = {"manual", NULL, input};
+    struct wf_trigger_in in = {"manual", NULL, input, job->depth + 1};
     struct arena a;
     struct store *s = store_pool_get(env->pool);
     struct buf b;
