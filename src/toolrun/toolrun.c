@@ -363,9 +363,11 @@ static const struct {
               struct err *e);
     bool nests;
 } runners[] = {
-    {"knowledge.search", knowledge, false}, {"tasks.create", task_new, false},
-    {"tasks.get", task_read, false},        {"workflows.run", workflow_run, true},
-    {"employees.ask", ask, true},
+    {"knowledge.search", knowledge, false},
+    {"tasks.create", task_new, false}, /* its task runs at level 0 */
+    {"tasks.get", task_read, false},
+    {"workflows.run", workflow_run, true}, /* its steps' turns one level down */
+    {"employees.ask", ask, true},          /* the colleague's turn one level down */
 };
 
 #define NRUNNERS (sizeof(runners) / sizeof(runners[0]))
