@@ -816,6 +816,8 @@ struct store_wf_run {
     const char *error;
     int64_t credits_used, created_at, started_at, completed_at;
     int64_t next_step; /* the step to run next (the step count when none is left) */
+    int64_t depth;     /* the level of its steps' turns (struct act_job; 0: not started by a
+                          turn's workflows.run) */
     struct store_run_step *steps;
     size_t nsteps;
     struct store_tenant tenant; /* filled by reads */

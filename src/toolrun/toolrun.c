@@ -2,8 +2,9 @@
 /*
  * toolrun.c: the built-in tools (see toolrun.h). Each one reads its checked arguments, does
  * what its route does for the turn's tenant (the knowledge the employee may read, a task with
- * the tier gate, a workflow run with the balance gate) and writes its result as the route's
- * record, so what the model reads is what the API answers.
+ * the tier gate, a workflow run with the balance gate, a colleague's answer with the gates of a
+ * chat message) and writes its result as the route's record, so what the model reads is what
+ * the API answers.
  */
 #include "toolrun.h"
 
@@ -27,6 +28,7 @@
 
 #define SEARCH_LIMIT_DEFAULT 5
 #define RESULT_CAP (8u << 20)
+#define ASK_ANSWER_MAX (4 * ACT_RESULT_MAX) /* bytes of a colleague's answer kept */
 
 /* Append what the writer 'b' holds (a finished JSON value) to 'out'. */
 static int put_buf(struct buf *out, struct buf *b)
@@ -162,14 +164,15 @@ static int task_read(const struct toolrun_env *env, const struct act_job *job, s
     return rc;
 }
 
-/* workflows.run {workflow_id, input?}: a manual run, queued as POST /v1/workflows/{id}/run. */
+/* workflows.run {workflow_id, input?}: a manual run, queued as POST /v1/workflows/{id}/run,
+ * whose steps' turns are one level below the calling turn's. */
 static int workflow_run(const struct toolrun_env *env, const struct act_job *job, struct buf *out,
                         struct err *e)
 {
     struct store_workflow wf;
     struct store_wf_run run;
     json_t *input = job->args->input ? job->args->input : json_object();
-    struct wf_trigger_in in = {"manual", NULL, input};
+    struct wf_trigger_in in = {"manual", NULL, input, job->depth + 1};
     struct arena a;
     struct store *s = store_pool_get(env->pool);
     struct buf b;
@@ -198,6 +201,102 @@ static int workflow_run(const struct toolrun_env *env, const struct act_job *job
     }
     if (!job->args->input)
         json_decref(input);
+    arena_cleanup(&a);
+    return rc;
+}
+
+/* ---- employees.ask ---- */
+
+/* The colleague 'id' of the turn's tenant into '*emp' (strings from 'a'), checked as a chat
+ * message to it would be: another employee than the asking one, the tier gate, the balance
+ * gate of a live key, not offline. */
+static int colleague(const struct toolrun_env *env, const struct act_job *job, const char *id,
+                     struct arena *a, struct store_employee *emp, struct err *e)
+{
+    struct store *s = store_pool_get(env->pool);
+    struct store_org org;
+    int rc;
+
+    if (job->employee_id && strcmp(id, job->employee_id) == 0) {
+        rc = err_set(e, ERR_INVALID, "invalid_arguments", "employee_id",
+                     "employee_id names the asking employee itself: ask a colleague.");
+        goto out;
+    }
+    rc = store_employee_get(s, job->tenant, id, a, emp);
+    if (rc == ERR_NOT_FOUND) {
+        err_set(e, rc, "employee_not_found", "employee_id", "No employee %.60s.", id);
+        goto out;
+    }
+    if (rc) {
+        err_set(e, rc, "internal_error", NULL, "employee read failed");
+        goto out;
+    }
+    rc = store_org_get(s, job->tenant->org_id, &org);
+    if (rc) {
+        err_set(e, rc, "internal_error", NULL, "organization read failed");
+        goto out;
+    }
+    rc = ledger_gate(&org, job->tenant->mode, emp, "chat with", "employee_id", true, e);
+    if (!rc && emp->status == STORE_EMP_OFFLINE)
+        rc = err_set(e, ERR_CONFLICT, "employee_offline", "employee_id",
+                     "%.60s is offline and answers no one.", emp->name);
+out:
+    store_pool_put(env->pool, s);
+    return rc;
+}
+
+/* employees.ask {employee_id, message}: the colleague answers the message as in chat (its
+ * persona, model, knowledge and own auto tools, one level below the asking turn, on this
+ * thread), with no conversation stored; each of its model calls is charged as a chat reply's
+ * (agent_answer). {employee_id, name, answer}, cut as every result is (act/). */
+static int ask(const struct toolrun_env *env, const struct act_job *job, struct buf *out,
+               struct err *e)
+{
+    const struct tools_args *g = job->args;
+    struct store_employee emp;
+    struct agent_answer ans;
+    struct agent_ask q;
+    struct arena a;
+    struct buf b;
+    struct jw w;
+    int rc;
+
+    arena_init(&a);
+    rc = colleague(env, job, g->employee_id, &a, &emp, e);
+    if (rc) {
+        arena_cleanup(&a);
+        return rc;
+    }
+    memset(&q, 0, sizeof(q));
+    q.tenant = job->tenant;
+    q.emp = &emp;
+    q.message = g->message;
+    q.result_max = ASK_ANSWER_MAX;
+    q.scopes = job->scopes;
+    q.org_tier = job->org_tier;
+    q.depth = job->depth + 1;
+    q.asked = true;
+    agent_answer(env->agent, &q, &ans);
+    if (ans.failed) {
+        rc = err_set(e, ERR_UPSTREAM, "upstream_error", NULL, "%.60s could not answer: %.150s",
+                     emp.name, ans.error);
+    } else if (ans.stop_reason && strcmp(ans.stop_reason, "insufficient_credits") == 0) {
+        /* what it spent stays charged; its cut answer is not given as one */
+        rc = ledger_insufficient(e);
+    } else {
+        buf_init(&b, RESULT_CAP);
+        jw_init(&w, &b);
+        jw_obj(&w);
+        jw_key(&w, "employee_id");
+        jw_str(&w, emp.id);
+        jw_key(&w, "name");
+        jw_str(&w, emp.name);
+        jw_key(&w, "answer");
+        jw_str(&w, buf_ptr(&ans.text));
+        jw_obj_end(&w);
+        rc = put_buf(out, &b);
+    }
+    agent_answer_cleanup(&ans);
     arena_cleanup(&a);
     return rc;
 }
@@ -256,16 +355,19 @@ static int mcp_call(const struct toolrun_env *env, const struct act_job *job, st
     return rc;
 }
 
-/* A tool's code, by name. */
+/* A tool's code, by name; 'nests' when what it starts runs turns one level below the calling
+ * turn (act_depth_check: refused past ACT_DEPTH_MAX levels, before anything is done). */
 static const struct {
     const char *name;
     int (*fn)(const struct toolrun_env *env, const struct act_job *job, struct buf *out,
               struct err *e);
+    bool nests;
 } runners[] = {
-    {"knowledge.search", knowledge},
-    {"tasks.create", task_new},
-    {"tasks.get", task_read},
-    {"workflows.run", workflow_run},
+    {"knowledge.search", knowledge, false},
+    {"tasks.create", task_new, false}, /* its task runs at level 0 */
+    {"tasks.get", task_read, false},
+    {"workflows.run", workflow_run, true}, /* its steps' turns one level down */
+    {"employees.ask", ask, true},          /* the colleague's turn one level down */
 };
 
 #define NRUNNERS (sizeof(runners) / sizeof(runners[0]))
@@ -286,7 +388,9 @@ int toolrun_run(void *ud, const struct act_job *job, struct buf *result, struct 
     }
     for (size_t i = 0; i < NRUNNERS; i++) {
         if (strcmp(runners[i].name, job->def->name) == 0) {
-            int rc = runners[i].fn(env, job, result, e);
+            int rc = runners[i].nests ? act_depth_check(job->depth, e) : 0;
+            if (!rc)
+                rc = runners[i].fn(env, job, result, e);
             if (rc && !e->msg[0])
                 err_set(e, rc, "internal_error", NULL, "the tool failed (%s)", err_name(rc));
             if (rc && e->code && strcmp(e->code, "internal_error") != 0 &&
