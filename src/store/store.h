@@ -429,6 +429,7 @@ struct store_tool_step {
     size_t napprovals;
     struct store_events_chunk events; /* a chat turn's events up to now, kept */
     bool charge; /* live: the step's model call costs 'price', taken up to the balance */
+    bool held;   /* the turn holds a credit (its start's): the price is settled against it */
     int64_t price;
 };
 /* Write step 'in' in one transaction; '*charged' is what its model call cost, '*balance' the

@@ -735,6 +735,7 @@ static int journal_step(struct turn *j, int64_t price, int64_t *balance)
     in.n = j->step.n;
     in.approvals = approvals;
     in.charge = j->live;
+    in.held = j->reserved && j->live;
     in.price = price;
     in.events = unkept(j);
     s = store_pool_get(j->env->pool);
@@ -742,6 +743,8 @@ static int journal_step(struct turn *j, int64_t price, int64_t *balance)
         rc = store_tool_step_begin(s, &j->tenant, &in, &charged, balance);
     store_pool_put(j->env->pool, s);
     if (!rc) {
+        if (in.held)
+            j->reserved = false; /* the hold went into the step's price */
         j->stored = true;
         j->charged_before += charged;
         j->ncalls += (int64_t)j->step.n;

@@ -205,6 +205,20 @@ class AgentChatTest(MockChatTestCase):
                                 "output_tokens": u["completion_tokens"]}) for u in usages)
         self.assertEqual((m["credits_used"], before - self.balance(key)), (want, want))
 
+    def test_the_last_credit_pays_the_first_step(self):
+        # An organization left with 1 credit: the turn holds it; the step's model call is
+        # worth it, so it is taken (not given back at the stop), and the turn stops for credits.
+        org = "agent1c-" + uuid.uuid4().hex[:6]
+        key = self.server.create_key(org, tier="manager", credits=1)
+        emp = self.employee_with(key, [{"name": "tasks.get", "policy": "auto"}])
+        msg = uniq("Last credit ") + script(
+            {"calls": [call("tasks__get", task_id="task_000000000000000000000000")]},
+            {"say": "Never said."})
+        m = self.chat_ok(key, emp, msg)
+        self.assertEqual(m["stop_reason"], "insufficient_credits", m)
+        self.assertEqual(len(self.model_requests(msg)), 1)
+        self.assertEqual((m["credits_used"], self.balance(key)), (1, 0))
+
     def test_a_conversation_is_busy_while_its_turn_runs(self):
         key = self.test
         emp = self.employee_with(key, [{"name": "tasks.get", "policy": "auto"}])
