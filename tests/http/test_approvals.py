@@ -11,14 +11,39 @@ tests/mock/openai_mock.py ([[tools:B64]]).
 - Approved, the call runs with the arguments as approved and the turn goes on to its end;
   rejected, the model is told why; the turn ends with message.completed (an event).
 - A paused turn survives the server killed with SIGKILL: approved after the restart, it ends.
+- An approval nobody decides expires (the keeper's look): the model is told it was rejected.
+- A turn cut by SIGKILL while a tool call runs goes on after the restart: that call is failed
+  as "interrupted", never run again, and the model is told.
+- On PostgreSQL with several nodes, a turn paused on one node goes on on another.
 """
+
+
+def db_exec(server, sql, args=()):
+    """Run 'sql' on the server's database behind its back (SQLite file or PostgreSQL URL)."""
+    if PG_URL:
+        for a in args:
+            sql = sql.replace("?", "'%s'" % a.replace("'", "''"), 1)
+        subprocess.run(["psql", server.db, "-q", "-v", "ON_ERROR_STOP=1", "-c", sql],
+                       check=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                       timeout=60)
+        return
+    c = sqlite3.connect(server.db, timeout=30)
+    try:
+        c.execute(sql, args)
+        c.commit()
+    finally:
+        c.close()
 
 import base64
 import json
+import sqlite3
+import subprocess
+import threading
 import time
 import uuid
 
 from chatlib import MockChatTestCase, sse_post, uniq
+from harness import PG_URL, pg_only
 
 
 def script(*steps):
@@ -296,3 +321,132 @@ class ApprovalAfterKillTest(MockChatTestCase):
         self.assertTrue(done, "the turn did not end after %.1f s" % (time.time() - t0))
         self.assertEqual(done["content"], "Made after all.")
         self.assertEqual(done["tool_calls"][0]["status"], "completed")
+
+
+class ApprovalKeeperTest(MockChatTestCase):
+    """What the keeper's look does (every third of WORKFORCE_LEASE_SECONDS, here 1 s)."""
+
+    mock_env = {"WORKFORCE_TEST_LLM": "provider", "WORKFORCE_LEASE_SECONDS": "3",
+                "WORKFORCE_MCP_ALLOW_PRIVATE": "1"}
+
+    @classmethod
+    def setUpServer(cls):
+        from test_mcp_servers import Peer
+        cls.peer = Peer()
+        cls.org = "aprx-" + uuid.uuid4().hex[:6]
+        cls.key = cls.server.create_key(cls.org, mode="test")
+
+    @classmethod
+    def tearDownClass(cls):
+        try:
+            super().tearDownClass()
+        finally:
+            cls.peer.stop()
+
+    def employee(self, rules):
+        emp = self.new_employee(self.key, name="Keeper " + uuid.uuid4().hex[:4], role="Helper",
+                                category="operations")["id"]
+        r = self.server.patch("/v1/employees/" + emp, {"tools": rules}, key=self.key)
+        self.assertEqual(r.status, 200, r)
+        return emp
+
+    def read(self, m):
+        return self.server.get("/v1/conversations/%s/messages/%s"
+                               % (m["conversation_id"], m["id"]), key=self.key).json
+
+    def test_an_undecided_approval_expires(self):
+        emp = self.employee([{"name": "tasks.create", "policy": "approve"}])
+        msg = uniq("Expire ") + script({"calls": [call("tasks__create", title="late")]},
+                                        {"say": "It expired."})
+        m = self.assertJson(self.chat(self.key, emp, msg), 200)
+        a = m["tool_calls"][0]["approval_id"]
+        expires = self.server.get("/v1/approvals/" + a, key=self.key).json["expires_at"]
+        self.assertEqual(expires[:4], time.strftime("%Y", time.gmtime(time.time() + 86400)))
+        # its time passes (the keeper reads expires_at)
+        db_exec(self.server, "UPDATE approvals SET expires_at = 1 WHERE id = ?", (a,))
+        got = self.wait_for(lambda: self.server.get("/v1/approvals/" + a, key=self.key)
+                            .json["status"] == "expired", timeout=15)
+        self.assertTrue(got, "the approval did not expire")
+        p = self.server.get("/v1/approvals/" + a, key=self.key).json
+        self.assertEqual((p["decided_by"]["type"], p["decided_by"]["id"]), ("system", None))
+        done = self.wait_for(lambda: (lambda x: x if x["status"] == "completed" else None)(
+            self.read(m)), timeout=15)
+        self.assertTrue(done)
+        self.assertEqual(done["tool_calls"][0]["status"], "rejected")
+        self.assertEqual(done["content"], "It expired.")
+        evs = self.server.get("/v1/events?type=approval.decided", key=self.key).json["events"]
+        self.assertTrue(any(e["data"]["object"]["id"] == a and
+                            e["data"]["object"]["status"] == "expired" for e in evs))
+        r = self.server.post("/v1/approvals/%s/approve" % a, {}, key=self.key)
+        self.assertEqual(r.status, 403)
+
+    def test_a_turn_cut_by_kill_goes_on(self):
+        r = self.server.post("/v1/mcp_servers", {"name": "peer", "url": self.peer.url("json")},
+                             key=self.key)
+        self.assertEqual(self.assertJson(r)["status"], "ok", r)
+        emp = self.employee([{"name": "mcp.peer.*", "policy": "auto"}])
+        msg = uniq("Cut ") + script({"calls": [call("mcp__peer__sleep", ms=20000)]},
+                                    {"say": "Went on after the cut."})
+        th = threading.Thread(target=lambda: self.chat(self.key, emp, msg), daemon=True)
+        th.start()
+        conv = self.wait_for(lambda: self.find_conversation(self.key, msg[:80], emp), timeout=15)
+        self.assertIsNotNone(conv)
+        running = self.wait_for(lambda: (lambda ms: ms[-1] if ms and ms[-1].get("tool_calls")
+                                         and ms[-1]["tool_calls"][0]["status"] == "running"
+                                         else None)(
+            self.conversation(self.key, conv["id"])["messages"]), timeout=15)
+        self.assertTrue(running, "the call never ran")
+        self.server.kill()
+        self.server.start()
+        m = {"conversation_id": conv["id"], "id": running["id"]}
+        done = self.wait_for(lambda: (lambda x: x if x["status"] == "completed" else None)(
+            self.read(m)), timeout=20)
+        self.assertTrue(done, "the turn did not go on")
+        c = done["tool_calls"][0]
+        self.assertEqual((c["status"], c["error"], c["result"]),
+                         ("failed", "interrupted", {"error": "interrupted"}))
+        self.assertEqual(done["content"], "Went on after the cut.")
+        # the model was told, and the call was not made again
+        reqs = self.mock_requests(msg)
+        self.assertEqual(json.loads(reqs[-1]["body"]["messages"][-1]["content"]),
+                         {"error": "interrupted"})
+        th.join(5)
+
+
+@pg_only("a turn paused on one node goes on on another")
+class ApprovalNodesTest(MockChatTestCase):
+    mock_env = {"WORKFORCE_TEST_LLM": "provider"}
+
+    @classmethod
+    def setUpServer(cls):
+        cls.org = "aprn-" + uuid.uuid4().hex[:6]
+        cls.key = cls.server.create_key(cls.org, mode="test")
+        cls.decider = cls.server.create_key(cls.org, mode="test", scopes="approvals")
+
+    def tearDown(self):
+        self.server.pin = None
+
+    def test_paused_on_one_node_goes_on_on_another(self):
+        self.assertGreater(self.server.nodes, 1)
+        emp = self.new_employee(self.key, name="Nodes", role="Helper",
+                                category="operations")["id"]
+        self.server.patch("/v1/employees/" + emp,
+                          {"tools": [{"name": "tasks.create", "policy": "approve"}]},
+                          key=self.key)
+        msg = uniq("Nodes ") + script({"calls": [call("tasks__create", title="two nodes")]},
+                                      {"say": "Done on the other node."})
+        self.server.pin = 0
+        m = self.assertJson(self.chat(self.key, emp, msg), 200)
+        self.assertEqual(m["status"], "requires_approval")
+        self.server.kill_node(0)
+        self.server.pin = 1
+        r = self.server.post("/v1/approvals/%s/approve" % m["tool_calls"][0]["approval_id"], {},
+                             key=self.decider)
+        self.assertEqual(r.status, 200, r)
+        done = self.wait_for(lambda: (lambda x: x if x["status"] == "completed" else None)(
+            self.server.get("/v1/conversations/%s/messages/%s" % (m["conversation_id"],
+                                                                  m["id"]),
+                            key=self.key).json), timeout=20)
+        self.assertTrue(done)
+        self.assertEqual(done["content"], "Done on the other node.")
+        self.server.start_node(0)
