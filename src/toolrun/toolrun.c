@@ -10,6 +10,7 @@
 
 #include "../core/clock.h"
 #include "../core/id.h"
+#include "../core/log.h"
 #include "../embed/pool.h"
 #include "../integrations/oauth.h"
 #include "../integrations/operations.h"
@@ -301,8 +302,51 @@ static int ask(const struct toolrun_env *env, const struct act_job *job, struct 
     return rc;
 }
 
+/* Whether an MCP server's refusal 'text' says it has no such tool ("Tool x not found", the
+ * official SDKs' wording, or "Unknown tool: x"). */
+static bool says_unknown_tool(const char *text)
+{
+    char low[256];
+    size_t i;
+    for (i = 0; text && text[i] && i < sizeof(low) - 1; i++)
+        low[i] = (char)((text[i] >= 'A' && text[i] <= 'Z') ? text[i] + 32 : text[i]);
+    low[i] = '\0';
+    return strstr(low, "unknown tool") || (strstr(low, "tool") && strstr(low, "not found"));
+}
+
+/* The server of 'row' said it has no tool the tenant's list names: its tool list is read again
+ * and stored (as a refresh: not over a change made meanwhile), so later turns are offered what
+ * it has now. */
+static void relist(const struct toolrun_env *env, const struct act_job *job,
+                   const struct mcpc_env *me, const struct mcpc_server *srv,
+                   struct store_mcp_server *row)
+{
+    char why[300];
+    json_t *tools = NULL;
+    char *text;
+    struct store *s;
+
+    if (mcpc_list(me, srv, &tools, why, sizeof(why)))
+        return; /* unreachable now: the list stays as it was */
+    text = json_dumps(tools, JSON_COMPACT);
+    json_decref(tools);
+    if (!text)
+        return;
+    row->tools = text;
+    row->status = "ok";
+    row->error = NULL;
+    row->refreshed_at = clock_now_ms();
+    row->updated_at = row->refreshed_at;
+    s = store_pool_get(env->pool);
+    if (store_mcp_server_update(s, job->tenant, row, STORE_MCP_TOOLS))
+        log_warn("toolrun: the tools read again of MCP server %s were not stored", row->name);
+    store_pool_put(env->pool, s);
+    free(text);
+}
+
 /* mcp.<server>.<tool>: the tool of the tenant's MCP server, called with the server's own
- * headers (opened for this call only), under the outbound address rules. */
+ * headers (opened for this call only), under the outbound address rules. A server that says
+ * it has no such tool has its tool list read again. */
 static int mcp_call(const struct toolrun_env *env, const struct act_job *job, struct buf *out,
                     struct err *e)
 {
@@ -343,6 +387,12 @@ static int mcp_call(const struct toolrun_env *env, const struct act_job *job, st
             rc = dumped ? buf_appends(out, dumped) : ERR_NOMEM;
             free(dumped);
             json_decref(text);
+        } else if (says_unknown_tool(o.text)) {
+            relist(env, job, &me, &srv, &row);
+            rc = err_set(e, ERR_NOT_FOUND, "unknown_tool", NULL,
+                         "unknown_tool: the MCP server %.40s has no tool %.100s any more (its "
+                         "tool list was read again).",
+                         server, tool);
         } else {
             rc = err_set(e, rc ? rc : ERR_UPSTREAM, "upstream_error", NULL, "%s%.200s",
                          rc ? "upstream_error: " : "tool_error: ", o.text ? o.text : "");

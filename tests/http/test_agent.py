@@ -386,3 +386,34 @@ class AgentMcpTest(MockChatTestCase):
         self.assertEqual(fail["status"], "failed")
         self.assertTrue(fail["error"].startswith("tool_error"), fail)
         self.assertEqual(m["content"], "Peer used.")
+
+    def test_a_tool_the_server_lost_reads_its_list_again(self):
+        from test_approvals import db_exec
+        key = self.key
+        r = self.server.post("/v1/mcp_servers", {"name": "lost", "url": self.peer.url("json")},
+                             key=key)
+        srv = self.assertJson(r)
+        self.assertEqual(srv["status"], "ok", r)
+        # the list as stored names a tool the server does not have (any more)
+        tools = [{"name": t["name"], "description": t["description"], "effect": t["effect"],
+                  "input_schema": {"type": "object"}} for t in srv["tools"]]
+        tools.append({"name": "ghost", "description": "Gone.", "effect": "write",
+                      "input_schema": {"type": "object"}})
+        db_exec(self.server, "UPDATE mcp_servers SET tools = ? WHERE id = ?",
+                (json.dumps(tools), srv["id"]))
+        names = [t["name"] for t in self.server.get("/v1/mcp_servers/" + srv["id"],
+                                                    key=key).json["tools"]]
+        self.assertIn("ghost", names)
+        emp = self.assertJson(self.server.post("/v1/employees", {
+            "name": "Lost user", "role": "Ops", "category": "operations",
+            "tools": [{"name": "mcp.lost.*", "policy": "auto"}]}, key=key))["id"]
+        msg = uniq("Call the ghost ") + script({"calls": [call("mcp__lost__ghost")]},
+                                               {"say": "It is gone."})
+        m = self.chat_ok(key, emp, msg)
+        c = m["tool_calls"][0]
+        self.assertEqual(c["status"], "failed")
+        self.assertTrue(c["error"].startswith("unknown_tool: the MCP server lost has no tool"),
+                        c)
+        now = self.server.get("/v1/mcp_servers/" + srv["id"], key=key).json
+        self.assertNotIn("ghost", [t["name"] for t in now["tools"]])
+        self.assertIn("echo", [t["name"] for t in now["tools"]])
