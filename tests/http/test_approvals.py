@@ -279,6 +279,32 @@ class ApprovalsTest(MockChatTestCase):
                             % m["conversation_id"], key=self.key)
         self.assertEqual((r.status, r.json["error"]["code"]), (404, "message_not_found"))
 
+    def test_doors_that_cannot_pause_offer_no_approve_tool(self):
+        emp = self.employee_with([{"name": "tasks.create", "policy": "approve"},
+                                  {"name": "tasks.get", "policy": "auto"}])
+        # POST /v1/chat offers both
+        msg = uniq("Offer chat ") + script({"say": "hi"})
+        self.chat_ok(self.key, emp, msg)
+        offered = [t["function"]["name"] for t in self.mock_requests(msg)[0]["body"]["tools"]]
+        self.assertEqual(sorted(offered), ["tasks__create", "tasks__get"])
+        # MCP's ask_employee and the OpenAI door cannot pause: the approve tool is not offered
+        msg = uniq("Offer mcp ") + script({"say": "hi"})
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "ask_employee",
+                           "arguments": {"employee_id": emp, "message": msg}}}
+        r = self.server.post("/v1/mcp", body, key=self.key, timeout=60)
+        self.assertEqual(r.status, 200, r)
+        self.assertIs(r.json["result"].get("isError"), False, r.json)
+        offered = [t["function"]["name"] for t in self.mock_requests(msg)[0]["body"]["tools"]]
+        self.assertEqual(offered, ["tasks__get"])
+        msg = uniq("Offer openai ") + script({"say": "hi"})
+        r = self.server.post("/v1/openai/chat/completions",
+                             {"model": emp, "messages": [{"role": "user", "content": msg}]},
+                             key=self.key, timeout=60)
+        self.assertEqual(r.status, 200, r)
+        offered = [t["function"]["name"] for t in self.mock_requests(msg)[0]["body"]["tools"]]
+        self.assertEqual(offered, ["tasks__get"])
+
     def test_unknown_approval(self):
         r = self.server.get("/v1/approvals/apr_000000000000000000000000", key=self.key)
         self.assertEqual((r.status, r.json["error"]["code"]), (404, "approval_not_found"))
