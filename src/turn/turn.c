@@ -752,6 +752,7 @@ static int journal_step(struct turn *j, int64_t price, int64_t *balance)
             j->records = json_array();
         for (size_t i = 0; i < j->step.n; i++)
             json_array_append_new(j->records, act_call_json(&rows[i]));
+        json_decref(j->approvals); /* the step before's */
         j->approvals = json_array();
         for (size_t i = 0; i < in.napprovals; i++)
             json_array_append_new(j->approvals, approval_json(&approvals[i]));
