@@ -336,6 +336,46 @@ class AgentIntegrationTest(ChatTestCase):
         self.assertIn("channel_not_found", m["tool_calls"][0]["error"])
         self.assertNotIn("xoxb", json.dumps(m))
 
+    def test_then_a_slack_post_waits_for_its_approval(self):
+        # the README's walk-through: Slack under approve, a chat that pauses, the decision
+        # (with the text edited), the message posted through the connection (after
+        # test_slack_tools_through_the_connection, which counts the provider's requests)
+        org = "agent-a-" + uuid.uuid4().hex[:6]
+        key = self.server.create_key(org, mode="test")
+        approver = self.server.create_key(org, mode="test", scopes="approvals")
+        emp = self.assertJson(self.server.post("/v1/employees", {
+            "name": "Careful poster", "role": "Ops", "category": "operations",
+            "tools": [{"name": "slack.list_channels", "policy": "auto"},
+                      {"name": "slack.*", "policy": "approve"}]}, key=key))["id"]
+        c = self.assertJson(self.server.post("/v1/integrations/slack/connect", {}, key=key))
+        r = browser_connect(self.server, self.base, c["authorization_url"], "slack")
+        self.assertEqual(r.status, 200, r)
+        msg = uniq("Tell general ") + script(
+            {"calls": [call("slack__post_message", channel="#general", text="Standup at 10")]},
+            {"say": "Posted after approval."})
+        before = len(self.provider_requests("/slack/api/chat.postMessage"))
+        m = self.assertJson(self.chat(key, emp, msg), 200)
+        self.assertEqual(m["status"], "requires_approval", m)
+        tc = m["tool_calls"][0]
+        self.assertEqual((tc["tool"], tc["status"]), ("slack.post_message", "pending_approval"))
+        # nothing posted while it waits
+        self.assertEqual(len(self.provider_requests("/slack/api/chat.postMessage")), before)
+        r = self.server.post("/v1/approvals/%s/approve" % tc["approval_id"],
+                             {"arguments": {"channel": "#general",
+                                            "text": "Standup at 10:00 sharp"}}, key=approver)
+        self.assertEqual(r.status, 200, r)
+        done = self.wait_for(lambda: (lambda x: x if x["status"] == "completed" else None)(
+            self.server.get("/v1/conversations/%s/messages/%s" % (m["conversation_id"],
+                                                                  m["id"]), key=key).json),
+            timeout=20)
+        self.assertTrue(done, "the turn did not go on")
+        self.assertEqual(done["content"], "Posted after approval.")
+        self.assertEqual(done["tool_calls"][0]["status"], "completed")
+        reqs = self.provider_requests("/slack/api/chat.postMessage")
+        self.assertEqual(len(reqs), before + 1)
+        self.assertEqual(reqs[-1]["body"], {"channel": "#general",
+                                            "text": "Standup at 10:00 sharp"})
+
 
 class AgentMcpTest(MockChatTestCase):
     """The tools of an organization's MCP server in a turn: offered under their model names with
