@@ -586,7 +586,8 @@ int store_conversation_list(struct store *s, const struct store_tenant *t,
                             const struct store_conv_filter *f, struct arena *a,
                             struct store_conv_page *out);
 int store_conversation_delete(struct store *s, const struct store_tenant *t, const char *id);
-/* Whether conversation 'id' has a reply in progress or paused, started after 'since' ('*busy'). */
+/* Whether conversation 'id' has a reply paused for approvals, or one in progress started after
+ * 'since' ('*busy'). */
 int store_conversation_busy(struct store *s, const struct store_tenant *t, const char *id,
                             int64_t since, bool *busy);
 /* The last 'limit' messages of a conversation, oldest first. */

@@ -648,7 +648,7 @@ static void step_ran(void *ud, struct act_step *st)
 
 /* What the turn goes on from after a pause or a crash that its rows do not hold (JSON text,
  * malloc): see sql/020_approvals.sql. */
-static char *state_text(const struct turn *j)
+static char *state_text(const struct turn *j, bool reserved)
 {
     json_t *o = json_object();
     char *text;
@@ -661,7 +661,7 @@ static char *state_text(const struct turn *j)
     json_object_set_new(o, "sent_delta", json_boolean(j->v.sent_delta));
     json_object_set_new(o, "input_tokens", json_integer(j->total.input_tokens));
     json_object_set_new(o, "output_tokens", json_integer(j->total.output_tokens));
-    json_object_set_new(o, "reserved", json_boolean(j->reserved));
+    json_object_set_new(o, "reserved", json_boolean(reserved));
     json_object_set_new(o, "requested_by", jo_string(j->requested_by));
     json_object_set_new(o, "searched", json_boolean(j->lreq.knowledge_searched));
     json_object_set_new(o, "knowledge",
@@ -726,7 +726,8 @@ static int journal_step(struct turn *j, int64_t price, int64_t *balance)
             approval_of(j, &j->step.calls[i], &rows[i], now, &approvals[in.napprovals++]);
         }
     }
-    state = state_text(j);
+    in.held = j->reserved && j->live;
+    state = state_text(j, j->reserved && !in.held); /* as it is once the step is journaled */
     in.reply = j->stored ? NULL : &reply;
     in.message_id = j->reply_id;
     in.content = buf_ptr(&j->content);
@@ -735,7 +736,6 @@ static int journal_step(struct turn *j, int64_t price, int64_t *balance)
     in.n = j->step.n;
     in.approvals = approvals;
     in.charge = j->live;
-    in.held = j->reserved && j->live;
     in.price = price;
     in.events = unkept(j);
     s = store_pool_get(j->env->pool);
@@ -885,7 +885,7 @@ static void pause_turn(struct turn *j)
             nends++;
         }
     pause_answer(j);
-    state = state_text(j);
+    state = state_text(j, false); /* a pause gives the held credit back */
     memset(&in, 0, sizeof(in));
     in.message_id = j->reply_id;
     in.employee_id = j->emp_id;
@@ -1114,9 +1114,10 @@ static int check_employee(struct store *s, const struct turn_req *t, struct stor
     return 0;
 }
 
-/* 409 conversation_busy when the conversation 't' continues has a turn still running its
- * tools. A turn is given up on after its running time and a minute more: a reply left
- * in_progress by a process that died does not hold the conversation for ever. */
+/* 409 conversation_busy when the conversation 't' continues has a turn waiting for approvals
+ * (however long), or one still running its tools. A running turn is given up on after its
+ * running time and a minute more: one whose node died is taken over by another node
+ * (turn_keep), but if none can, it does not hold the conversation for ever. */
 static int conversation_free(struct store *s, const struct turn_req *t, int64_t now, struct err *e)
 {
     bool busy = false;
@@ -1126,8 +1127,8 @@ static int conversation_free(struct store *s, const struct turn_req *t, int64_t 
         return err_set(e, rc, "internal_error", NULL, "conversation read failed");
     if (busy)
         return err_set(e, ERR_CONFLICT, "conversation_busy", "conversation_id",
-                       "The conversation's last turn is still running its tools: send the next "
-                       "message once its reply has ended.");
+                       "The conversation's last turn is still running its tools or waiting "
+                       "for an approval: send the next message once its reply has ended.");
     return 0;
 }
 

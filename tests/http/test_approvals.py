@@ -115,6 +115,12 @@ class ApprovalsTest(MockChatTestCase):
                          "idle")
         r = self.chat(self.key, emp, "another", conversation_id=m["conversation_id"])
         self.assertEqual((r.status, r.json["error"]["code"]), (409, "conversation_busy"))
+        # however long it waits (a running turn is given up on after 6 minutes; a paused one
+        # is not)
+        db_exec(self.server, "UPDATE messages SET created_at = created_at - 86400000"
+                             " WHERE id = ?", (m["id"],))
+        r = self.chat(self.key, emp, "another", conversation_id=m["conversation_id"])
+        self.assertEqual((r.status, r.json["error"]["code"]), (409, "conversation_busy"))
         # the approval, listed and read
         a = self.server.get("/v1/approvals/" + c["approval_id"], key=self.key).json
         self.assertEqual((a["status"], a["tool"], a["employee_id"], a["message_id"],
