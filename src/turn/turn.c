@@ -242,6 +242,20 @@ static int finish_apply(struct store *s, struct store_job *job)
     return 0;
 }
 
+/* Answer the client what the turn prepared: a stream's last events (j->tail) and its end, or
+ * a blocking turn's body (j->answer). */
+static void deliver(struct turn *j)
+{
+    if (j->stream) {
+        j->out.write(j->out.ud, buf_ptr(&j->tail), buf_len(&j->tail));
+        j->out.close(j->out.ud);
+    } else {
+        size_t len;
+        char *body = buf_take(&j->answer, &len);
+        j->out.end(j->out.ud, 0, NULL, body, len);
+    }
+}
+
 /* The reply is durable (rc 0), or it could not be stored: answer the client. */
 static void finish_done(struct store_job *job, int rc)
 {
@@ -252,13 +266,8 @@ static void finish_done(struct store_job *job, int rc)
         log_error("chat: cannot store the reply %s (%s)", j->reply_id, err_name(rc));
         err_set(&fe, ERR_STORE, "internal_error", NULL, "The reply could not be stored.");
         fail(j, &fe);
-    } else if (j->stream) {
-        j->out.write(j->out.ud, buf_ptr(&j->tail), buf_len(&j->tail));
-        j->out.close(j->out.ud);
     } else {
-        size_t len;
-        char *body = buf_take(&j->answer, &len);
-        j->out.end(j->out.ud, 0, NULL, body, len);
+        deliver(j);
     }
     turn_free(j);
 }
@@ -924,14 +933,7 @@ static void pause_turn(struct turn *j)
     }
     if (j->early && j->out.conversation)
         j->out.conversation(j->out.ud, j->conv_id);
-    if (j->stream) {
-        j->out.write(j->out.ud, buf_ptr(&j->tail), buf_len(&j->tail));
-        j->out.close(j->out.ud);
-    } else {
-        size_t len;
-        char *body = buf_take(&j->answer, &len);
-        j->out.end(j->out.ud, 0, NULL, body, len);
-    }
+    deliver(j);
     turn_free(j);
 }
 

@@ -18,6 +18,19 @@ tests/mock/openai_mock.py ([[tools:B64]]).
 """
 
 
+def turn_end(tc, key, m, timeout=20.0):
+    """The message 'm' once its turn has ended (completed or failed), read with 'key' by test
+    case 'tc'; fails the test if it has not within 'timeout' seconds."""
+    path = "/v1/conversations/%s/messages/%s" % (m["conversation_id"], m["id"])
+
+    def ended():
+        x = tc.server.get(path, key=key).json
+        return x if x["status"] in ("completed", "failed") else None
+    got = tc.wait_for(ended, timeout=timeout)
+    tc.assertTrue(got, "the turn of %s did not end within %.0f s" % (m["id"], timeout))
+    return got
+
+
 def db_exec(server, sql, args=()):
     """Run 'sql' on the server's database behind its back (SQLite file or PostgreSQL URL)."""
     if PG_URL:
@@ -82,10 +95,7 @@ class ApprovalsTest(MockChatTestCase):
         return r.json
 
     def ended(self, m, timeout=20.0):
-        got = self.wait_for(lambda: (lambda x: x if x["status"] in ("completed", "failed")
-                                     else None)(self.message(m)), timeout=timeout)
-        self.assertTrue(got, "the turn of %s did not end" % m["id"])
-        return got
+        return turn_end(self, self.key, m, timeout)
 
     def paused(self, emp, title, say="The task is made."):
         msg = uniq("Make a task ") + script(
@@ -343,14 +353,9 @@ class ApprovalAfterKillTest(MockChatTestCase):
         a = m["tool_calls"][0]["approval_id"]
         self.server.kill()
         self.server.start()
-        t0 = time.time()
         r = self.server.post("/v1/approvals/%s/approve" % a, {}, key=self.decider)
         self.assertEqual(r.status, 200, r)
-        done = self.wait_for(lambda: (lambda x: x if x["status"] == "completed" else None)(
-            self.server.get("/v1/conversations/%s/messages/%s" % (m["conversation_id"],
-                                                                  m["id"]),
-                            key=self.key).json), timeout=20)
-        self.assertTrue(done, "the turn did not end after %.1f s" % (time.time() - t0))
+        done = turn_end(self, self.key, m)
         self.assertEqual(done["content"], "Made after all.")
         self.assertEqual(done["tool_calls"][0]["status"], "completed")
 
@@ -382,10 +387,6 @@ class ApprovalKeeperTest(MockChatTestCase):
         self.assertEqual(r.status, 200, r)
         return emp
 
-    def read(self, m):
-        return self.server.get("/v1/conversations/%s/messages/%s"
-                               % (m["conversation_id"], m["id"]), key=self.key).json
-
     def test_an_undecided_approval_expires(self):
         emp = self.employee([{"name": "tasks.create", "policy": "approve"}])
         msg = uniq("Expire ") + script({"calls": [call("tasks__create", title="late")]},
@@ -401,9 +402,7 @@ class ApprovalKeeperTest(MockChatTestCase):
         self.assertTrue(got, "the approval did not expire")
         p = self.server.get("/v1/approvals/" + a, key=self.key).json
         self.assertEqual((p["decided_by"]["type"], p["decided_by"]["id"]), ("system", None))
-        done = self.wait_for(lambda: (lambda x: x if x["status"] == "completed" else None)(
-            self.read(m)), timeout=15)
-        self.assertTrue(done)
+        done = turn_end(self, self.key, m)
         self.assertEqual(done["tool_calls"][0]["status"], "rejected")
         self.assertEqual(done["content"], "It expired.")
         evs = self.server.get("/v1/events?type=approval.decided", key=self.key).json["events"]
@@ -431,9 +430,8 @@ class ApprovalKeeperTest(MockChatTestCase):
         self.server.kill()
         self.server.start()
         m = {"conversation_id": conv["id"], "id": running["id"]}
-        done = self.wait_for(lambda: (lambda x: x if x["status"] == "completed" else None)(
-            self.read(m)), timeout=20)
-        self.assertTrue(done, "the turn did not go on")
+        done = turn_end(self, self.key, m)
+        self.assertEqual(done["status"], "completed", done)
         c = done["tool_calls"][0]
         self.assertEqual((c["status"], c["error"], c["result"]),
                          ("failed", "interrupted", {"error": "interrupted"}))
@@ -475,10 +473,6 @@ class ApprovalNodesTest(MockChatTestCase):
         r = self.server.post("/v1/approvals/%s/approve" % m["tool_calls"][0]["approval_id"], {},
                              key=self.decider)
         self.assertEqual(r.status, 200, r)
-        done = self.wait_for(lambda: (lambda x: x if x["status"] == "completed" else None)(
-            self.server.get("/v1/conversations/%s/messages/%s" % (m["conversation_id"],
-                                                                  m["id"]),
-                            key=self.key).json), timeout=20)
-        self.assertTrue(done)
+        done = turn_end(self, self.key, m)
         self.assertEqual(done["content"], "Done on the other node.")
         self.server.start_node(0)
