@@ -212,6 +212,25 @@ class ApprovalsTest(MockChatTestCase):
         r = self.server.get("/v1/approvals?status=rejected&employee_id=" + emp, key=self.key)
         self.assertEqual([x["id"] for x in r.json["approvals"]], [a])
 
+    def test_an_idempotent_replay_answers_the_pause(self):
+        emp = self.employee_with([{"name": "tasks.create", "policy": "approve"}])
+        msg = uniq("Idem ") + script({"calls": [call("tasks__create", title="once")]},
+                                     {"say": "Made once."})
+        idem = {"Idempotency-Key": "apr-" + uuid.uuid4().hex}
+        first = self.chat(self.key, emp, msg, headers=idem)
+        m = self.assertJson(first, 200)
+        self.assertEqual(m["status"], "requires_approval")
+        again = self.chat(self.key, emp, msg, headers=idem)
+        self.assertEqual((again.status, again.json), (200, m))
+        self.assertEqual(len(self.mock_requests(msg)), 1, "the model was not called again")
+        r = self.server.post("/v1/approvals/%s/approve" % m["tool_calls"][0]["approval_id"], {},
+                             key=self.decider)
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(self.ended(m)["status"], "completed")
+        # the snapshot it answered, even now
+        again = self.chat(self.key, emp, msg, headers=idem)
+        self.assertEqual((again.status, again.json), (200, m))
+
     def test_stream_shows_the_pause(self):
         emp = self.employee_with([{"name": "tasks.create", "policy": "approve"}])
         msg = uniq("Stream a task ") + script(
