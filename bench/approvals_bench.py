@@ -413,10 +413,6 @@ def main():
     # stopped by bench/run.sh or a person: the finally clauses stop the servers
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
-    # The mock writes an answer's head and body in two sends; without TCP_NODELAY the body
-    # waits for the server's delayed ACK (about 40 ms a model call, which would make 10,000
-    # turns take minutes). A provider's server does not wait so: neither does this mock.
-    openai_mock._Handler.disable_nagle_algorithm = True
     mock = openai_mock.MockLLM().start()
     arrivals = Arrivals(mock)
     try:

@@ -132,8 +132,16 @@ static struct store_events_chunk unkept(struct turn *j)
 
 /* ---- The turn's memory ---- */
 
+/* Turns that went on without a client (turn_resume) and have not ended yet, in this process.
+ * A burst of decisions does not start them all at once: past RESUMED_MAX the others stay in
+ * the store, ready, for the keeper's next looks. */
+#define RESUMED_MAX 64
+static atomic_int resumed_live;
+
 static void turn_free(struct turn *j)
 {
+    if (j->resumed)
+        atomic_fetch_sub(&resumed_live, 1);
     buf_cleanup(&j->content);
     buf_cleanup(&j->transcript);
     buf_cleanup(&j->answer);
@@ -1643,7 +1651,6 @@ static struct turn *resumed_turn(const struct turn_env *env, struct store *s,
     j->live = tenant->mode == STORE_LIVE;
     j->fmt = env->format;
     j->events = env->format != NULL;
-    j->resumed = true;
     j->stored = true;
     j->can_pause = true;
     atomic_init(&j->parts, 1);
@@ -1651,6 +1658,7 @@ static struct turn *resumed_turn(const struct turn_env *env, struct store *s,
         turn_free(j);
         return NULL;
     }
+    j->resumed = true; /* counted in resumed_live from here until freed */
     snprintf(j->reply_id, sizeof(j->reply_id), "%s", sv.reply.id);
     snprintf(j->conv_id, sizeof(j->conv_id), "%s", sv.reply.conversation_id);
     snprintf(j->emp_id, sizeof(j->emp_id), "%s", sv.reply.employee_id);
@@ -1724,20 +1732,29 @@ struct resume_job {
 static void resume_run(void *ud)
 {
     struct resume_job *rj = ud;
-    struct store *s = store_pool_get(rj->env->pool);
+    struct store *s;
     struct turn *j = NULL;
     const char *why = NULL;
     bool taken = false;
-    int rc = store_turn_take(s, &rj->tenant, rj->id, clock_now_ms(), &taken);
+    int rc;
 
+    if (atomic_fetch_add(&resumed_live, 1) >= RESUMED_MAX) {
+        atomic_fetch_sub(&resumed_live, 1); /* left ready: a later look takes it */
+        free(rj);
+        return;
+    }
+    s = store_pool_get(rj->env->pool);
+    rc = store_turn_take(s, &rj->tenant, rj->id, clock_now_ms(), &taken);
     if (!rc && taken)
-        j = resumed_turn(rj->env, s, &rj->tenant, rj->id, &why);
+        j = resumed_turn(rj->env, s, &rj->tenant, rj->id, &why); /* counted until freed */
     else if (rc)
         log_error("chat: cannot take the turn of %s (%s)", rj->id, err_name(rc));
     store_pool_put(rj->env->pool, s);
     free(rj);
-    if (!j)
+    if (!j) {
+        atomic_fetch_sub(&resumed_live, 1);
         return;
+    }
     if (why) {
         act_step_cleanup(&j->step);
         reply_done(j, NULL, "failed", why);
