@@ -272,9 +272,10 @@ int turns_ready(struct store *s, size_t max, struct arena *a, struct store_turn_
                 size_t *n)
 {
     struct db_stmt *st = db_prepare(
-        s, "SELECT m.id, m.org_id, m.mode FROM messages m WHERE (m.status = 'in_progress' AND"
-           " m.lease_node IS NULL) OR (m.status = 'requires_approval' AND NOT EXISTS (SELECT 1"
-           " FROM approvals p WHERE p.message_id = m.id AND p.status = 'pending')) LIMIT $1");
+        s, "SELECT m.id, m.org_id, m.mode FROM messages m WHERE m.status = 'in_progress' AND"
+           " m.lease_node IS NULL UNION ALL SELECT m.id, m.org_id, m.mode FROM messages m WHERE"
+           " m.status = 'requires_approval' AND NOT EXISTS (SELECT 1 FROM approvals p WHERE"
+           " p.message_id = m.id AND p.status = 'pending') LIMIT $1");
     struct store_turn_ref *v = arena_alloc(a, (max ? max : 1) * sizeof(*v));
     bool row = false;
     int rc;

@@ -45,6 +45,7 @@ CREATE INDEX approvals_due ON approvals (expires_at) WHERE status = 'pending';
 ALTER TABLE messages ADD COLUMN turn_state TEXT;
 ALTER TABLE messages ADD COLUMN lease_node TEXT;
 CREATE INDEX messages_running ON messages (lease_node) WHERE status = 'in_progress';
+CREATE INDEX messages_paused ON messages (id) WHERE status = 'requires_approval';
 CREATE TABLE message_events (
     message_id  TEXT NOT NULL REFERENCES messages (id) ON DELETE CASCADE,
     first_seq   INTEGER NOT NULL,
