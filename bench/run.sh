@@ -369,4 +369,5 @@ bash bench/soak.sh || exit 1
 bash bench/nodes.sh || exit 1
 bash bench/fairness.sh || exit 1
 bash bench/agent.sh || exit 1
+bash bench/approvals.sh || exit 1
 exit 0

@@ -166,7 +166,8 @@ export async function loadAccount() {
 }
 
 // A streamed POST (Server-Sent Events): onEvent(name, data) for each event, data parsed as JSON
-// when it is JSON. Resolves when the stream ends; a cut stream rejects with network_error.
+// when it is JSON. Resolves when the stream ends after its last event (message.completed, or
+// error); a stream cut before it rejects with network_error.
 export async function stream(path, body, onEvent, signal) {
   const res = await send('POST', path, { body, signal });
   noteRate(res);
@@ -211,7 +212,8 @@ export async function stream(path, body, onEvent, signal) {
       } catch {
         /* plain text data */
       }
-      if (name === 'done' || name === 'error') ended = true;
+      // A chat stream ends at its message.completed (or its error event).
+      if (name === 'message.completed' || name === 'done' || name === 'error') ended = true;
       onEvent(name, parsed);
     }
   }

@@ -4,16 +4,18 @@
 // the last answer, and the page of the address's #fragment, loaded on first use.
 
 import { html, render, useState, useEffect } from './preact.js';
-import { session, watch, signIn, signOut, loadAccount, keyMode } from './api.js';
+import { api, session, watch, signIn, signOut, loadAccount, keyMode } from './api.js';
 import { ErrorBox, Loading } from './ui.js';
 
 const PAGES = [
   ['employees', 'Employees'],
   ['chat', 'Chat'],
+  ['approvals', 'Approvals'],
   ['knowledge', 'Knowledge'],
   ['tasks', 'Tasks'],
   ['workflows', 'Workflows'],
   ['integrations', 'Integrations'],
+  ['mcp', 'MCP servers'],
   ['webhooks', 'Webhooks & events'],
   ['account', 'Account'],
 ];
@@ -106,6 +108,34 @@ function usePage(name) {
   return state.name === name ? state : { name, mod: loaded[name] || null, error: null };
 }
 
+const PENDING_POLL_MS = 30_000;
+
+// The number of pending approvals ('100+' past one page), for the navigation: read when the
+// page changes, when the approvals page decides one ('approvals-changed') and every 30 s while
+// the tab is visible; null for a key that may not read approvals (nothing is asked then).
+function usePending(account, page) {
+  const [n, setN] = useState(null);
+  const scopes = account && account.key ? account.key.scopes || [] : null;
+  const canRead = !!scopes && (!scopes.length || scopes.includes('approvals'));
+  useEffect(() => {
+    if (!canRead) return undefined;
+    let stopped = false;
+    const read = () => api('GET', '/v1/approvals', { query: { status: 'pending', limit: 100 } })
+      .then((p) => !stopped && setN(p.has_more ? p.approvals.length + '+' : p.approvals.length),
+            () => {});
+    read();
+    addEventListener('approvals-changed', read);
+    const id = setInterval(() => document.visibilityState === 'visible' && read(),
+                           PENDING_POLL_MS);
+    return () => {
+      stopped = true;
+      removeEventListener('approvals-changed', read);
+      clearInterval(id);
+    };
+  }, [canRead, page]);
+  return canRead ? n : null;
+}
+
 function Shell() {
   const s = useSession();
   const r = useRoute();
@@ -117,6 +147,7 @@ function Shell() {
     if (document.activeElement === document.body) document.getElementById('main').focus();
   }, []);
   const a = s.account;
+  const pending = usePending(a, r.page);
   const mode = a ? a.key.mode : keyMode(s.key);
   const Page = mod && mod.default;
   return html`
@@ -136,7 +167,9 @@ function Shell() {
     <div class="layout">
       <nav aria-label="Sections">
         <ul>${PAGES.map(([p, label]) => html`<li key=${p}><a href=${'#/' + p}
-          aria-current=${r.page === p ? 'page' : undefined}>${label}</a></li>`)}
+          aria-current=${r.page === p ? 'page' : undefined}>${label}</a>${
+          p === 'approvals' && pending ? html`<span class="nav-count"><span aria-hidden="true">${
+            pending}</span><span class="sr-only"> ${pending} pending</span></span>` : null}</li>`)}
         </ul>
         <p class="small"><a href="/docs" target="_blank" rel="noopener">API reference</a></p>
       </nav>

@@ -10,11 +10,18 @@
 // `content-visibility: auto` (page-chat.css): the browser lays out only what is on screen, so a
 // 1,000-message history scrolls smoothly without a virtual list. A stream cut midway keeps what
 // arrived, marked as incomplete, next to the error.
+//
+// Tools: a reply's tool calls are shown above its text, in order, each collapsed to its tool
+// and status and opened to its arguments and result or error. They arrive as they happen
+// (tool.started, tool.completed, approval.requested on the stream) and with the stored message
+// (tool_calls, status, stop_reason). A reply that stopped at a limit says so; a reply paused on
+// an approval links to the inbox, and the page reads that message again every 3 s (while the
+// tab is visible) until it goes on, then reads the conversation again.
 
 import { html, useState, useEffect, useRef } from './preact.js';
 import { api, stream, allEmployees } from './api.js';
-import { usePaged, useLoad, ErrorBox, Loading, Empty, More, Time, ms, Markdown, Confirm,
-         PageTitle, useAction, loadStyle } from './ui.js';
+import { usePaged, useLoad, useInterval, ErrorBox, Loading, Empty, More, Time, ms, Markdown,
+         Confirm, PageTitle, useAction, loadStyle, Status, Json } from './ui.js';
 
 loadStyle('page-chat.css');
 
@@ -76,12 +83,84 @@ function Sources({ sources }) {
   </ul></details>`;
 }
 
+// Why a reply stopped before the model was done (stop_reason other than completed).
+const STOPS = {
+  max_steps: 'It stopped at the limit of model calls one reply may make.',
+  repeated_call: 'It stopped because it made the same call a third time.',
+  timeout: 'It stopped at the time limit of one reply.',
+  insufficient_credits: 'It stopped because the organization has no credits left.',
+};
+
+const REPLY_POLL_MS = 3000;
+
+// The reply 'r' with the tool call 'c' in its place (by id), or added at the end.
+function withCall(r, c) {
+  const calls = r.tool_calls || [];
+  return calls.some((x) => x.id === c.id) ? calls.map((x) => (x.id === c.id ? { ...x, ...c } : x))
+                                          : [...calls, c];
+}
+
+// The calls of reply 'r' once approval 'a' is asked for: its call waits for a person.
+function withApproval(r, a) {
+  const calls = r.tool_calls || [];
+  let i = calls.findIndex((c) => c.approval_id === a.id);
+  if (i < 0) i = calls.map((c) => c.tool === a.tool && c.status === 'running').lastIndexOf(true);
+  if (i < 0) return calls;
+  return calls.map((c, j) => (j === i ? { ...c, status: 'pending_approval', approval_id: a.id }
+                                      : c));
+}
+
+function ToolCall({ c }) {
+  // a failed call's result is its error as the model read it ({error}): shown once, as the error
+  const has = (v) => v !== null && v !== undefined &&
+    !(c.error && typeof v === 'object' && Object.keys(v).length === 1 && 'error' in v);
+  return html`<li><details class="call">
+    <summary><code class="call-tool">${c.tool}</code> <${Status} value=${c.status} /></summary>
+    <div class="call-body">
+      <p class="call-label">Arguments</p>
+      <${Json} value=${c.arguments} />
+      ${c.error ? html`<p class="call-label">Error</p><p class="call-error">${c.error}</p>` : null}
+      ${has(c.result) ? html`<p class="call-label">Result</p><${Json} value=${c.result} />`
+                      : null}
+      ${c.status === 'pending_approval' ? html`<p>This call waits for a person to approve it.
+        <a href=${'#/approvals' + (c.approval_id ? '/' + c.approval_id : '')}>Open it in the
+        approvals inbox</a></p>` : null}
+      <p class="small">${c.started_at ? html`Started <${Time} iso=${c.started_at} />` : null}${
+        c.completed_at ? html` · ended <${Time} iso=${c.completed_at} />` : null}${
+        c.id ? html` · <code>${c.id}</code>` : null}</p>
+    </div>
+  </details></li>`;
+}
+
+// What a reply did besides its text: its tool calls, and why it paused, stopped or failed.
+function Work({ m }) {
+  const calls = m.tool_calls || [];
+  const pending = calls.filter((c) => c.status === 'pending_approval');
+  const stop = m.stop_reason && m.stop_reason !== 'completed' ? m.stop_reason : null;
+  return html`
+    ${calls.length ? html`<ol class="plain calls" aria-label="Tool calls">
+      ${calls.map((c, i) => html`<${ToolCall} key=${c.id || i} c=${c} />`)}</ol>` : null}
+    ${m.status === 'requires_approval' || (m.partial && pending.length)
+      ? html`<p class="note">Waiting for approval${pending.length ? ' of ' +
+          pending.map((c) => c.tool).join(', ') : ''}: the reply goes on once it is decided. <a
+          href=${pending.length === 1 && pending[0].approval_id
+            ? '#/approvals/' + pending[0].approval_id : '#/approvals'}>Open the approvals
+          inbox</a></p>` : null}
+    ${m.status === 'in_progress' && !m.partial
+      ? html`<p class="small" role="status">Still working…</p>` : null}
+    ${stop ? html`<p class="note">${STOPS[stop] || 'It stopped early: ' + stop.replace(/_/g, ' ')}${
+      ' '}<span class="code">(${stop})</span></p>` : null}
+    ${m.status === 'failed' ? html`<p class="field-error">This reply failed${
+      m.error ? ': ' + m.error : '.'}</p>` : null}`;
+}
+
 function Message({ m, conv, employee }) {
   const mine = m.role === 'user';
   return html`<li class=${'msg ' + (mine ? 'msg-user' : 'msg-assistant')}>
     <div class="msg-head small">${mine ? 'You' : employee || 'Assistant'} · <${Time}
       iso=${m.created_at} />${m.credits_used ? ` · ${m.credits_used} credits` : ''}${
       m.response_ms > 0 ? ` · ${ms(m.response_ms)}` : ''}</div>
+    ${mine ? null : html`<${Work} m=${m} />`}
     ${mine ? html`<div class="msg-text">${m.content}</div>`
            : html`<${Markdown} text=${m.content} />`}
     ${m.partial ? html`<p class="small" role="status">${m.done ? '' : 'Writing…'}</p>` : null}
@@ -157,9 +236,18 @@ export default function ChatPage({ parts, query }) {
           update(() => ({ id: data.id, created_at: data.created_at }));
         } else if (name === 'message.delta') {
           update((r) => ({ content: r.content + data.delta }));
+        } else if (name === 'tool.started' || name === 'tool.completed') {
+          update((r) => ({ tool_calls: withCall(r, data.tool_call) }));
+          setAnnounce(`${data.tool_call.tool}: ${String(data.tool_call.status)
+            .replace(/_/g, ' ')}.`);
+        } else if (name === 'approval.requested') {
+          update((r) => ({ tool_calls: withApproval(r, data.approval) }));
+          setAnnounce(`${data.approval.tool} waits for approval.`);
+          dispatchEvent(new Event('approvals-changed')); // the navigation's count
         } else if (name === 'message.completed') {
           update(() => ({ ...data, partial: false }));
-          setAnnounce('Reply complete.');
+          setAnnounce(data.status === 'requires_approval'
+            ? 'The reply waits for an approval.' : 'Reply complete.');
         } else if (name === 'error') {
           update(() => ({ partial: false, cut: true }));
           failed = data.error || { code: 'error', message: 'The reply failed.' };
@@ -172,7 +260,12 @@ export default function ChatPage({ parts, query }) {
         failed = e;
         setError(e);
       }
-      if (!newConv) setText(message); // nothing was stored: the text is not lost
+      if (!reply.id) {
+        // refused before anything was stored (a 409 conversation_busy, a 402): the text goes
+        // back to the composer, and the message and reply shown for it go
+        setText(message);
+        setLive((l) => l.filter((x) => x !== user && x !== reply));
+      }
     }
     setBusy(false);
     setRefresh((n) => n + 1);
@@ -194,6 +287,18 @@ export default function ChatPage({ parts, query }) {
   const stored = c ? c.messages : [];
   const shown = [...stored, ...live.filter((m) => !stored.some((x) => (m.id && x.id === m.id) ||
     (m.carried && x.role === m.role && x.content === m.content)))];
+  // A reply paused on an approval (or still working, seen from another tab) is read again until
+  // it changes; then the conversation is read again, and shows how it went on.
+  const last = shown[shown.length - 1];
+  const waiting = !busy && convId && last && last.role === 'assistant' && last.id &&
+    (last.status === 'requires_approval' || last.status === 'in_progress') ? last : null;
+  useInterval(() => {
+    if (!waiting) return;
+    api('GET', `/v1/conversations/${convId}/messages/${waiting.id}`).then((m) => {
+      if (m.status !== waiting.status ||
+          JSON.stringify(m.tool_calls) !== JSON.stringify(waiting.tool_calls)) conv.reload();
+    }, () => {});
+  }, waiting ? REPLY_POLL_MS : 0);
   return html`
     <${PageTitle} actions=${convId ? html`<${Confirm} label="Delete conversation"
       ask="Delete this conversation and all its messages?" onConfirm=${remove} />` : null}>${
@@ -217,6 +322,8 @@ export default function ChatPage({ parts, query }) {
         <div ref=${endRef}></div>
         <p class="sr-only" aria-live="polite">${announce}</p>
         <${ErrorBox} error=${error} />
+        ${waiting && waiting.status === 'requires_approval' ? html`<p class="small">This
+          conversation takes a new message once the approval is decided.</p>` : null}
         <form class="composer" onSubmit=${send}>
           <label for="chat-text">Message</label>
           <textarea id="chat-text" value=${text} maxlength="32000" rows="3"

@@ -2,12 +2,34 @@
 // page-employees.js: the workforce at a glance. #/employees is a grid of every employee with
 // its live status (the list is read again every 5 s while the tab is visible, so "active" shows
 // while one works), filtered by category and status; #/employees/<id> is one employee: its
-// profile, today's figures, and the statistics of a period with a chart of its series.
+// profile, today's figures, the rules of the tools it may call, and the statistics of a period
+// with a chart of its series.
+//
+// The tools editor is employee-tools.js, loaded with an employee's page only (the grid, the
+// console's first page, does not need it).
 
-import { html, useState } from './preact.js';
+import { html, useState, useEffect } from './preact.js';
 import { api } from './api.js';
 import { usePaged, useLoad, useInterval, ErrorBox, Loading, Empty, More, Status, Time, ms,
          PageTitle, useAction, Markdown } from './ui.js';
+
+// The tools editor's module, once loaded (employee-tools.js).
+let toolsModule = null;
+
+function ToolRules(props) {
+  const [mod, setMod] = useState(toolsModule);
+  const [error, setError] = useState(null);
+  useEffect(() => {
+    if (mod) return;
+    import('./employee-tools.js').then((m) => {
+      toolsModule = m;
+      setMod(m);
+    }, (e) => setError({ code: 'load_error', message: 'The tools editor could not be loaded: ' +
+                                                     e.message }));
+  }, []);
+  if (error) return html`<${ErrorBox} error=${error} />`;
+  return mod ? html`<${mod.ToolRules} ...${props} />` : html`<${Loading} what="the tools" />`;
+}
 
 const CATEGORIES = ['operations', 'sales', 'engineering', 'marketing', 'support', 'finance', 'hr'];
 const STATUSES = ['idle', 'active', 'offline'];
@@ -150,6 +172,7 @@ function Detail({ id }) {
       </dl>
       ${e.description ? html`<h3>Description</h3><${Markdown} text=${e.description} />` : null}
     </section>
+    <${ToolRules} emp=${e} onSaved=${emp.setData} />
     <${Stats} id=${id} />`;
 }
 

@@ -1260,6 +1260,7 @@ static void serve_quiesce(struct server *sv)
 {
     struct api_services *svc = &sv->svc;
 
+    api_message_events_stop();
     task_runner_quiesce(svc->tasks);
     httpc_shutdown(svc->httpc);
     knowledge_worker_stop(svc->kworker);

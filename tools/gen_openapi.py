@@ -2938,6 +2938,30 @@ def build_paths():
            codes=["conversation_not_found", "message_not_found"],
            notes=dict(conv_nf, message_not_found="No message of that id in this "
                                                  "conversation (`param: \"message_id\"`)."))
+    sp.add("get", "/v1/conversations/{id}/messages/{message_id}/events", "getMessageEvents",
+           "Replay a message's events", "Conversations", built=True,
+           params=[conv_id, path_param("message_id", "Message id (`msg_...`) of an assistant "
+                                                     "message of this conversation."),
+                   {"name": "Last-Event-ID", "in": "header", "required": False,
+                    "description": "The `id` of the last event the client has: the stream "
+                                   "starts after it (absent: from the first).",
+                    "schema": {"type": "string", "pattern": "^[0-9]+$"}}],
+           description="An event stream of one assistant message, in the events and ids of "
+                       "`POST /v1/chat/stream` (one sequence per message, which a turn that "
+                       "paused for approvals and went on continues). The events after "
+                       "`Last-Event-ID` are replayed; while the message's turn runs, the stream "
+                       "then follows it (its events arrive as its journal is written: at each "
+                       "step of tool calls, and at the end) until `message.completed`. A paused "
+                       "message (`requires_approval`) replays and ends. A reply that called no "
+                       "tool keeps no events: it is replayed as a stream of it would have been "
+                       "sent (`message.created`, one `message.delta`, `message.completed`, ids 1 "
+                       "to 3). Events are kept as long as their message.",
+           ok={"description": SSE_DESCRIPTION,
+               "content": {"text/event-stream": sse_media()}},
+           extra=SSE_HEADERS, codes=["conversation_not_found", "message_not_found"],
+           notes=dict(conv_nf, message_not_found="No assistant message of that id in this "
+                                                 "conversation (`param: \"message_id\"`)."),
+           bad_param="Last-Event-ID")
     sp.add("post", "/v1/conversations/{id}/messages/{message_id}/feedback",
            "createMessageFeedback", "Rate a message", "Conversations", built=True,
            params=[conv_id, path_param("message_id", "Message id (`msg_...`) of an assistant "

@@ -507,6 +507,17 @@ void act_step_run_here(act_run_fn fn, void *ud, struct act_step *st, const struc
 /* ---- Limits ---- */
 
 /* See act.h. */
+int act_depth_check(int depth, struct err *e)
+{
+    if (depth < ACT_DEPTH_MAX)
+        return 0;
+    return err_set(e, ERR_LIMIT, "max_depth", NULL,
+                   "employees.ask and workflows.run may go at most %d levels deep, and this turn "
+                   "is at level %d: answer with what you have instead.",
+                   ACT_DEPTH_MAX, depth);
+}
+
+/* See act.h. */
 const char *act_limit(bool no_credits, int nmodel, int max_steps, int64_t t0_us, char *why,
                       size_t n)
 {

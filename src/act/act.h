@@ -35,6 +35,7 @@
 #define ACT_TURN_MS 300000         /* running time of a turn, approvals not counted */
 #define ACT_CALL_MS 30000          /* a tool call that takes longer is a failed call */
 #define ACT_CALLS_MAX 16           /* calls of one step that are run; more are refused */
+#define ACT_DEPTH_MAX 3            /* levels of employees.ask and workflows.run under a turn */
 
 /* ---- The offer ---- */
 
@@ -74,6 +75,10 @@ struct act_job {
     const struct tools_def *def;
     const struct tools_args *args; /* checked */
     json_t *arguments;             /* the same, as the object the model wrote */
+    /* The level of the turn that made the call: 0 for a turn nothing started (a chat turn, a
+     * task run, a run started by the API), one more under each employees.ask and
+     * workflows.run (0 too for a job a caller cleared with memset). */
+    int depth;
 };
 
 /* Run 'job' (on a pool thread; it may block up to ACT_CALL_MS): 0 with the result's JSON text
@@ -193,6 +198,13 @@ void act_steps_add(struct act_steps *h, struct arena *a, const struct llm_tool_c
                    size_t ngot, const struct act_step *st);
 
 /* ---- Limits ---- */
+
+/*
+ * Whether a turn at level 'depth' (struct act_job) may start one more level (a colleague's
+ * answer, a workflow run): 0 while the new level is at most ACT_DEPTH_MAX, else ERR_LIMIT with
+ * max_depth in 'e' and a message the model can read.
+ */
+int act_depth_check(int depth, struct err *e);
 
 /*
  * Whether a turn stops before its next model call: NULL to go on, else its stop reason

@@ -16,6 +16,11 @@
  * for it), their ends journaled; then the next model call with the results, until the model
  * answers without calls or a limit (act_limit, a call repeated a third time) stops it. The
  * last model call is charged by the caller with the run's outcome, as before.
+ *
+ * A colleague's answer to employees.ask (agent_ask.asked) is the same loop on the thread of
+ * the asking call, with no run to journal its calls under: each step's transaction charges
+ * its model call and writes no call, and the last model call is charged here when the answer
+ * ends, as a chat reply's would be (a failed one costs nothing more).
  */
 #include "agent.h"
 
@@ -236,7 +241,7 @@ static void offer_tools(struct answer *x)
     const struct agent_ask *q = x->q;
     struct tools_rules rules;
 
-    if (!x->a->tool_run || !(q->task_run_id || q->workflow_run_id) || !q->emp->tools ||
+    if (!x->a->tool_run || !(q->task_run_id || q->workflow_run_id || q->asked) || !q->emp->tools ||
         strcmp(llm_name(x->engine), "builtin") == 0)
         return;
     if (tools_rules_parse(q->emp->tools, strlen(q->emp->tools), x->ar, &rules)) {
@@ -291,22 +296,19 @@ static struct store_tool_call call_row(const struct answer *x, const struct act_
     return row;
 }
 
-/* Journal the calls of 'st' before any starts, in one transaction that charges the model call
- * that asked for them ('price'): 0, or the store's error (nothing written). */
-static int journal_step(struct answer *x, const struct act_step *st, int64_t price)
+/* Write the 'n' calls 'rows' in one transaction that charges a model call of the answer
+ * ('price'): 0, or the store's error (nothing written). */
+static int step_write(struct answer *x, const struct store_tool_call *rows, size_t n, int64_t price)
 {
     const struct store_tenant *t = x->q->tenant;
-    struct store_tool_call *rows = xcalloc(st->n ? st->n : 1, sizeof(*rows));
     struct store_tool_step in;
     int64_t charged = 0, balance = 0;
     struct store *s;
     int rc;
 
-    for (size_t i = 0; i < st->n; i++)
-        rows[i] = call_row(x, &st->calls[i], (int64_t)(x->out->ncalls + i));
     memset(&in, 0, sizeof(in));
     in.calls = rows;
-    in.n = st->n;
+    in.n = n;
     in.charge = t->mode == STORE_LIVE;
     in.price = price;
     s = store_pool_get(x->a->knowledge.pool);
@@ -314,9 +316,25 @@ static int journal_step(struct answer *x, const struct act_step *st, int64_t pri
     store_pool_put(x->a->knowledge.pool, s);
     if (!rc) {
         x->out->charged += charged;
-        x->out->ncalls += st->n;
         x->no_credits = t->mode == STORE_LIVE && balance <= 0;
     }
+    return rc;
+}
+
+/* Journal the calls of 'st' before any starts (a colleague's answer has no run to journal them
+ * under: none), in one transaction that charges the model call that asked for them ('price'):
+ * 0, or the store's error (nothing written). */
+static int journal_step(struct answer *x, const struct act_step *st, int64_t price)
+{
+    size_t n = x->q->asked ? 0 : st->n;
+    struct store_tool_call *rows = xcalloc(n ? n : 1, sizeof(*rows));
+    int rc;
+
+    for (size_t i = 0; i < n; i++)
+        rows[i] = call_row(x, &st->calls[i], (int64_t)(x->out->ncalls + i));
+    rc = step_write(x, rows, n, price);
+    if (!rc)
+        x->out->ncalls += st->n;
     free(rows);
     return rc;
 }
@@ -327,7 +345,7 @@ static void step_ended(struct answer *x, const struct act_step *st)
 {
     struct store *s = store_pool_get(x->a->knowledge.pool);
 
-    for (size_t i = 0; i < st->n; i++) {
+    for (size_t i = 0; !x->q->asked && i < st->n; i++) {
         struct store_tool_call row = call_row(x, &st->calls[i], 0);
         if (store_tool_call_end(s, x->q->tenant, &row))
             log_error("agent: cannot journal the end of %s", row.id);
@@ -365,6 +383,7 @@ static bool tool_step(struct answer *x, const struct llm_usage *u)
     job.scopes = q->scopes;
     job.org_tier = q->org_tier;
     job.employee_id = q->emp->id;
+    job.depth = q->depth;
     act_step_run_here(x->a->tool_run, x->a->tool_ud, &st, &job);
     step_ended(x, &st);
     act_step_cleanup(&st);
@@ -448,6 +467,12 @@ int agent_answer(const struct agent_env *a, const struct agent_ask *q, struct ag
     x.lreq.json_output = q->json_output;
     offer_tools(&x);
     run_steps(&x);
+    if (q->asked && !out->failed && out->price > 0) {
+        /* a colleague's answer: its last model call is charged now, as a chat reply's */
+        if (step_write(&x, NULL, 0, out->price))
+            fail(&x, "The answer could not be charged.");
+        out->price = 0;
+    }
     arena_cleanup(&ar);
     return 0;
 }

@@ -11,7 +11,8 @@
  * engine on the calling thread. With the openai engine, a task run's answer and a workflow
  * `respond` step's are turns that call tools (contract §19): the employee's auto tools are
  * offered, the model's calls are journaled under the run and run on the calling thread, and
- * the model is called again until it answers without calls or a limit stops it (act/).
+ * the model is called again until it answers without calls or a limit stops it (act/). A
+ * colleague answering employees.ask is such a turn too, owned by no run (agent_ask.asked).
  */
 #ifndef WORKFORCE_AGENT_H
 #define WORKFORCE_AGENT_H
@@ -88,6 +89,12 @@ struct agent_ask {
     int64_t step_index;
     uint32_t scopes; /* the rights of whoever started the run (0: every scope) */
     int org_tier;    /* the organization's tier (the tier gate of tasks.create) */
+    int depth;       /* the turn's level (struct act_job): its tools' calls are made at it */
+    /* A colleague's answer to employees.ask (toolrun/): a turn that no run owns, whose auto
+     * tools are offered all the same. Its calls are not journaled (the asking call is, and is
+     * never run twice); every model call of it is charged here, the last one too ('price'
+     * is then 0 and 'charged' the whole cost). */
+    bool asked;
 };
 
 struct agent_answer {

@@ -155,6 +155,8 @@ int api_approvals_get(struct router_req *r, struct err *e);
 int api_approvals_approve(struct router_req *r, struct err *e);
 int api_approvals_reject(struct router_req *r, struct err *e);
 int api_message_events(struct router_req *r, struct err *e);
+/* The followers of message events end (at a stop, before the store closes): waits for them. */
+void api_message_events_stop(void);
 
 /* chat.c */
 int api_chat(struct router_req *r, struct err *e);

@@ -325,7 +325,8 @@ static int chat(struct router_req *r, struct err *e, bool always_stream)
     t.message = b.message;
     t.conversation_id = b.conversation_id;
     t.stream = always_stream || b.stream;
-    t.can_pause = true;
+    /* inside another route's request (MCP's ask_employee) the answer cannot be a pause */
+    t.can_pause = r->answer_wrap == NULL;
     if (b.context) {
         char *s = json_dumps(b.context, JSON_COMPACT);
         t.context = s ? arena_strdup(r->arena, s) : NULL;

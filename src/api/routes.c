@@ -134,6 +134,8 @@ const struct route api_routes[] = {
     {"GET", "/v1/conversations/{id}/messages/{message_id}", api_conversations_message, CONV, 0,
      NULL, NULL, NULL},
     {"DELETE", "/v1/conversations/{id}", api_conversations_delete, CONV, 0, NULL, NULL, NULL},
+    {"GET", "/v1/conversations/{id}/messages/{message_id}/events", api_message_events, CONV, 0,
+     NULL, NULL, NULL},
     {"POST", "/v1/conversations/{id}/messages/{message_id}/feedback", api_feedback_create, CONV, 0,
      NULL, &api_feedback_body, NULL},
     {"POST", "/v1/tasks", api_tasks_create, TASK, 0, NULL, &api_tasks_create_body, NULL},

@@ -391,7 +391,7 @@ static int respond_run(struct router_req *r, const char *workflow_id, const char
 int api_workflow_queue(struct router_req *r, const struct store_workflow *wf, const char *type,
                        const char *event, json_t *data, struct store_wf_run *queued, struct err *e)
 {
-    struct wf_trigger_in in = {type, event, data};
+    struct wf_trigger_in in = {type, event, data, 0};
     int rc = wf_run_queue(r->store, &r->tenant, wf, &in, r->arena, queued, e);
     if (!rc)
         task_runner_wake(api_svc(r)->tasks);

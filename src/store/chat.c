@@ -212,7 +212,8 @@ int conversations_busy(struct store *s, const struct store_tenant *t, const char
 {
     struct db_stmt *st = db_prepare(
         s, "SELECT 1 FROM messages WHERE conversation_id = $3 AND org_id = $1 AND mode = $2 AND"
-           " status IN ('in_progress', 'requires_approval') AND created_at > $4 LIMIT 1");
+           " (status = 'requires_approval' OR (status = 'in_progress' AND created_at > $4))"
+           " LIMIT 1");
     bool row = false;
     int rc;
 

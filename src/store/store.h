@@ -431,6 +431,7 @@ struct store_tool_step {
     size_t napprovals;
     struct store_events_chunk events; /* a chat turn's events up to now, kept */
     bool charge; /* live: the step's model call costs 'price', taken up to the balance */
+    bool held;   /* the turn holds a credit (its start's): the price is settled against it */
     int64_t price;
 };
 /* Write step 'in' in one transaction; '*charged' is what its model call cost, '*balance' the
@@ -601,7 +602,8 @@ int store_conversation_list(struct store *s, const struct store_tenant *t,
                             const struct store_conv_filter *f, struct arena *a,
                             struct store_conv_page *out);
 int store_conversation_delete(struct store *s, const struct store_tenant *t, const char *id);
-/* Whether conversation 'id' has a reply in progress or paused, started after 'since' ('*busy'). */
+/* Whether conversation 'id' has a reply paused for approvals, or one in progress started after
+ * 'since' ('*busy'). */
 int store_conversation_busy(struct store *s, const struct store_tenant *t, const char *id,
                             int64_t since, bool *busy);
 /* The last 'limit' messages of a conversation, oldest first. */
@@ -832,6 +834,8 @@ struct store_wf_run {
     const char *error;
     int64_t credits_used, created_at, started_at, completed_at;
     int64_t next_step; /* the step to run next (the step count when none is left) */
+    int64_t depth;     /* the level of its steps' turns (struct act_job; 0: not started by a
+                          turn's workflows.run) */
     struct store_run_step *steps;
     size_t nsteps;
     struct store_tenant tenant; /* filled by reads */

@@ -470,9 +470,9 @@ static const struct queue_sql sqlite_queue = {
                  " org_id = $2 AND status IN ('queued', 'running') AND lease IS NULL AND held = 0"
                  " AND ready_at <= $1 ORDER BY ready_at, id LIMIT 1",
     .run_insert = "INSERT INTO workflow_runs (id, workflow_id, org_id, mode, status, trigger_type,"
-                  " trigger_event, trigger_data, definition, step_count, ready_at, created_at)"
-                  " SELECT $1, $2, $3, $4, 'queued', $5, $6, $7, $8, json_array_length($8), $9,"
-                  " $9 FROM workflows WHERE id = $2 AND org_id = $3 AND mode = $4",
+                  " trigger_event, trigger_data, definition, step_count, ready_at, created_at,"
+                  " depth) SELECT $1, $2, $3, $4, 'queued', $5, $6, $7, $8, json_array_length($8),"
+                  " $9, $9, $10 FROM workflows WHERE id = $2 AND org_id = $3 AND mode = $4",
     .run_steps = "INSERT INTO workflow_run_steps (run_id, idx, employee_id, action, status) SELECT"
                  " $1, CAST(key AS INTEGER), json_extract(value, '$.employee_id'),"
                  " json_extract(value, '$.action'), 'pending' FROM json_each($2)",
@@ -509,10 +509,11 @@ static const struct queue_sql pg_queue = {
                  " ('queued', 'running') AND lease IS NULL AND NOT held AND ready_at <= $1 ORDER"
                  " BY ready_at, id LIMIT 1 FOR UPDATE SKIP LOCKED",
     .run_insert = "INSERT INTO workflow_runs (id, workflow_id, org_id, mode, status, trigger_type,"
-                  " trigger_event, trigger_data, definition, step_count, ready_at, created_at)"
-                  " SELECT $1, $2, $3, $4, 'queued', $5, $6, $7, CAST($8 AS TEXT),"
+                  " trigger_event, trigger_data, definition, step_count, ready_at, created_at,"
+                  " depth) SELECT $1, $2, $3, $4, 'queued', $5, $6, $7, CAST($8 AS TEXT),"
                   " jsonb_array_length(CAST(CAST($8 AS TEXT) AS jsonb)), CAST($9 AS BIGINT),"
-                  " CAST($9 AS BIGINT) FROM workflows WHERE id = $2 AND org_id = $3 AND mode = $4",
+                  " CAST($9 AS BIGINT), CAST($10 AS BIGINT) FROM workflows WHERE id = $2 AND"
+                  " org_id = $3 AND mode = $4",
     .run_steps = "INSERT INTO workflow_run_steps (run_id, idx, employee_id, action, status) SELECT"
                  " $1, e.ord - 1, e.step ->> 'employee_id', e.step ->> 'action', 'pending' FROM"
                  " jsonb_array_elements(CAST($2 AS jsonb)) WITH ORDINALITY AS e(step, ord)",
@@ -594,8 +595,8 @@ int wf_runs_insert(struct store *s, const struct store_tenant *t, const struct s
         const char *texts[] = {
             r->id,           r->workflow_id,   t->org_id,       db_mode_name(t->mode),
             r->trigger_type, r->trigger_event, r->trigger_data, r->definition};
-        const int64_t ints[] = {r->created_at};
-        rc = run_n(s, q->run_insert, texts, 8, ints, 1, &n);
+        const int64_t ints[] = {r->created_at, r->depth};
+        rc = run_n(s, q->run_insert, texts, 8, ints, 2, &n);
     }
     if (!rc && n == 0)
         rc = ERR_NOT_FOUND;

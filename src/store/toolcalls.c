@@ -125,7 +125,9 @@ int tool_step_begin(struct store *s, const struct store_tenant *t, const struct 
         rc = approval_insert(s, t, &in->approvals[i]);
     if (!rc && in->events.text)
         rc = message_events_add(s, t, in->reply ? in->reply->id : in->message_id, &in->events);
-    if (!rc && in->charge)
+    if (!rc && in->charge && in->held)
+        rc = credits_settle(s, t->org_id, 1, in->price, charged); /* the hold pays first */
+    else if (!rc && in->charge)
         rc = credits_apply(s, t->org_id, CREDITS_CHARGE, in->price, charged);
     if (!rc)
         rc = credits_balance(s, t->org_id, balance);

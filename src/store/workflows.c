@@ -159,7 +159,7 @@ int workflows_delete(struct store *s, const struct store_tenant *t, const char *
 #define RUN_COLS                                                                                   \
     "id, workflow_id, status, trigger_type, trigger_event, trigger_data, definition, error,"       \
     " credits_used, created_at, coalesce(started_at, 0), coalesce(completed_at, 0), next_step,"    \
-    " step_count, org_id, mode"
+    " step_count, org_id, mode, depth"
 
 static void read_run(struct db_stmt *st, struct arena *a, void *pout)
 {
@@ -182,6 +182,7 @@ static void read_run(struct db_stmt *st, struct arena *a, void *pout)
     r->nsteps = (size_t)db_int64(st, 13);
     db_copy(st, 14, r->tenant.org_id, sizeof(r->tenant.org_id));
     r->tenant.mode = db_mode(db_text(st, 15));
+    r->depth = db_int64(st, 16);
 }
 
 /* The tool calls of the steps of 'r' (read), each step's into it. */

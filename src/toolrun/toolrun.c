@@ -2,13 +2,15 @@
 /*
  * toolrun.c: the built-in tools (see toolrun.h). Each one reads its checked arguments, does
  * what its route does for the turn's tenant (the knowledge the employee may read, a task with
- * the tier gate, a workflow run with the balance gate) and writes its result as the route's
- * record, so what the model reads is what the API answers.
+ * the tier gate, a workflow run with the balance gate, a colleague's answer with the gates of a
+ * chat message) and writes its result as the route's record, so what the model reads is what
+ * the API answers.
  */
 #include "toolrun.h"
 
 #include "../core/clock.h"
 #include "../core/id.h"
+#include "../core/log.h"
 #include "../embed/pool.h"
 #include "../integrations/oauth.h"
 #include "../integrations/operations.h"
@@ -27,6 +29,7 @@
 
 #define SEARCH_LIMIT_DEFAULT 5
 #define RESULT_CAP (8u << 20)
+#define ASK_ANSWER_MAX (4 * ACT_RESULT_MAX) /* bytes of a colleague's answer kept */
 
 /* Append what the writer 'b' holds (a finished JSON value) to 'out'. */
 static int put_buf(struct buf *out, struct buf *b)
@@ -162,14 +165,15 @@ static int task_read(const struct toolrun_env *env, const struct act_job *job, s
     return rc;
 }
 
-/* workflows.run {workflow_id, input?}: a manual run, queued as POST /v1/workflows/{id}/run. */
+/* workflows.run {workflow_id, input?}: a manual run, queued as POST /v1/workflows/{id}/run,
+ * whose steps' turns are one level below the calling turn's. */
 static int workflow_run(const struct toolrun_env *env, const struct act_job *job, struct buf *out,
                         struct err *e)
 {
     struct store_workflow wf;
     struct store_wf_run run;
     json_t *input = job->args->input ? job->args->input : json_object();
-    struct wf_trigger_in in = {"manual", NULL, input};
+    struct wf_trigger_in in = {"manual", NULL, input, job->depth + 1};
     struct arena a;
     struct store *s = store_pool_get(env->pool);
     struct buf b;
@@ -202,8 +206,147 @@ static int workflow_run(const struct toolrun_env *env, const struct act_job *job
     return rc;
 }
 
+/* ---- employees.ask ---- */
+
+/* The colleague 'id' of the turn's tenant into '*emp' (strings from 'a'), checked as a chat
+ * message to it would be: another employee than the asking one, the tier gate, the balance
+ * gate of a live key, not offline. */
+static int colleague(const struct toolrun_env *env, const struct act_job *job, const char *id,
+                     struct arena *a, struct store_employee *emp, struct err *e)
+{
+    struct store *s = store_pool_get(env->pool);
+    struct store_org org;
+    int rc;
+
+    if (job->employee_id && strcmp(id, job->employee_id) == 0) {
+        rc = err_set(e, ERR_INVALID, "invalid_arguments", "employee_id",
+                     "employee_id names the asking employee itself: ask a colleague.");
+        goto out;
+    }
+    rc = store_employee_get(s, job->tenant, id, a, emp);
+    if (rc == ERR_NOT_FOUND) {
+        err_set(e, rc, "employee_not_found", "employee_id", "No employee %.60s.", id);
+        goto out;
+    }
+    if (rc) {
+        err_set(e, rc, "internal_error", NULL, "employee read failed");
+        goto out;
+    }
+    rc = store_org_get(s, job->tenant->org_id, &org);
+    if (rc) {
+        err_set(e, rc, "internal_error", NULL, "organization read failed");
+        goto out;
+    }
+    rc = ledger_gate(&org, job->tenant->mode, emp, "chat with", "employee_id", true, e);
+    if (!rc && emp->status == STORE_EMP_OFFLINE)
+        rc = err_set(e, ERR_CONFLICT, "employee_offline", "employee_id",
+                     "%.60s is offline and answers no one.", emp->name);
+out:
+    store_pool_put(env->pool, s);
+    return rc;
+}
+
+/* employees.ask {employee_id, message}: the colleague answers the message as in chat (its
+ * persona, model, knowledge and own auto tools, one level below the asking turn, on this
+ * thread), with no conversation stored; each of its model calls is charged as a chat reply's
+ * (agent_answer). {employee_id, name, answer}, cut as every result is (act/). */
+static int ask(const struct toolrun_env *env, const struct act_job *job, struct buf *out,
+               struct err *e)
+{
+    const struct tools_args *g = job->args;
+    struct store_employee emp;
+    struct agent_answer ans;
+    struct agent_ask q;
+    struct arena a;
+    struct buf b;
+    struct jw w;
+    int rc;
+
+    arena_init(&a);
+    rc = colleague(env, job, g->employee_id, &a, &emp, e);
+    if (rc) {
+        arena_cleanup(&a);
+        return rc;
+    }
+    memset(&q, 0, sizeof(q));
+    q.tenant = job->tenant;
+    q.emp = &emp;
+    q.message = g->message;
+    q.result_max = ASK_ANSWER_MAX;
+    q.scopes = job->scopes;
+    q.org_tier = job->org_tier;
+    q.depth = job->depth + 1;
+    q.asked = true;
+    agent_answer(env->agent, &q, &ans);
+    if (ans.failed) {
+        rc = err_set(e, ERR_UPSTREAM, "upstream_error", NULL, "%.60s could not answer: %.150s",
+                     emp.name, ans.error);
+    } else if (ans.stop_reason && strcmp(ans.stop_reason, "insufficient_credits") == 0) {
+        /* what it spent stays charged; its cut answer is not given as one */
+        rc = ledger_insufficient(e);
+    } else {
+        buf_init(&b, RESULT_CAP);
+        jw_init(&w, &b);
+        jw_obj(&w);
+        jw_key(&w, "employee_id");
+        jw_str(&w, emp.id);
+        jw_key(&w, "name");
+        jw_str(&w, emp.name);
+        jw_key(&w, "answer");
+        jw_str(&w, buf_ptr(&ans.text));
+        jw_obj_end(&w);
+        rc = put_buf(out, &b);
+    }
+    agent_answer_cleanup(&ans);
+    arena_cleanup(&a);
+    return rc;
+}
+
+/* Whether an MCP server's refusal 'text' says it has no such tool ("Tool x not found", the
+ * official SDKs' wording, or "Unknown tool: x"). */
+static bool says_unknown_tool(const char *text)
+{
+    char low[256];
+    size_t i;
+    for (i = 0; text && text[i] && i < sizeof(low) - 1; i++)
+        low[i] = (char)((text[i] >= 'A' && text[i] <= 'Z') ? text[i] + 32 : text[i]);
+    low[i] = '\0';
+    return strstr(low, "unknown tool") || (strstr(low, "tool") && strstr(low, "not found"));
+}
+
+/* The server of 'row' said it has no tool the tenant's list names: its tool list is read again
+ * and stored (as a refresh: not over a change made meanwhile), so later turns are offered what
+ * it has now. */
+static void relist(const struct toolrun_env *env, const struct act_job *job,
+                   const struct mcpc_env *me, const struct mcpc_server *srv,
+                   struct store_mcp_server *row)
+{
+    char why[300];
+    json_t *tools = NULL;
+    char *text;
+    struct store *s;
+
+    if (mcpc_list(me, srv, &tools, why, sizeof(why)))
+        return; /* unreachable now: the list stays as it was */
+    text = json_dumps(tools, JSON_COMPACT);
+    json_decref(tools);
+    if (!text)
+        return;
+    row->tools = text;
+    row->status = "ok";
+    row->error = NULL;
+    row->refreshed_at = clock_now_ms();
+    row->updated_at = row->refreshed_at;
+    s = store_pool_get(env->pool);
+    if (store_mcp_server_update(s, job->tenant, row, STORE_MCP_TOOLS))
+        log_warn("toolrun: the tools read again of MCP server %s were not stored", row->name);
+    store_pool_put(env->pool, s);
+    free(text);
+}
+
 /* mcp.<server>.<tool>: the tool of the tenant's MCP server, called with the server's own
- * headers (opened for this call only), under the outbound address rules. */
+ * headers (opened for this call only), under the outbound address rules. A server that says
+ * it has no such tool has its tool list read again. */
 static int mcp_call(const struct toolrun_env *env, const struct act_job *job, struct buf *out,
                     struct err *e)
 {
@@ -244,6 +387,12 @@ static int mcp_call(const struct toolrun_env *env, const struct act_job *job, st
             rc = dumped ? buf_appends(out, dumped) : ERR_NOMEM;
             free(dumped);
             json_decref(text);
+        } else if (says_unknown_tool(o.text)) {
+            relist(env, job, &me, &srv, &row);
+            rc = err_set(e, ERR_NOT_FOUND, "unknown_tool", NULL,
+                         "unknown_tool: the MCP server %.40s has no tool %.100s any more (its "
+                         "tool list was read again).",
+                         server, tool);
         } else {
             rc = err_set(e, rc ? rc : ERR_UPSTREAM, "upstream_error", NULL, "%s%.200s",
                          rc ? "upstream_error: " : "tool_error: ", o.text ? o.text : "");
@@ -256,16 +405,19 @@ static int mcp_call(const struct toolrun_env *env, const struct act_job *job, st
     return rc;
 }
 
-/* A tool's code, by name. */
+/* A tool's code, by name; 'nests' when what it starts runs turns one level below the calling
+ * turn (act_depth_check: refused past ACT_DEPTH_MAX levels, before anything is done). */
 static const struct {
     const char *name;
     int (*fn)(const struct toolrun_env *env, const struct act_job *job, struct buf *out,
               struct err *e);
+    bool nests;
 } runners[] = {
-    {"knowledge.search", knowledge},
-    {"tasks.create", task_new},
-    {"tasks.get", task_read},
-    {"workflows.run", workflow_run},
+    {"knowledge.search", knowledge, false},
+    {"tasks.create", task_new, false}, /* its task runs at level 0 */
+    {"tasks.get", task_read, false},
+    {"workflows.run", workflow_run, true}, /* its steps' turns one level down */
+    {"employees.ask", ask, true},          /* the colleague's turn one level down */
 };
 
 #define NRUNNERS (sizeof(runners) / sizeof(runners[0]))
@@ -286,7 +438,9 @@ int toolrun_run(void *ud, const struct act_job *job, struct buf *result, struct 
     }
     for (size_t i = 0; i < NRUNNERS; i++) {
         if (strcmp(runners[i].name, job->def->name) == 0) {
-            int rc = runners[i].fn(env, job, result, e);
+            int rc = runners[i].nests ? act_depth_check(job->depth, e) : 0;
+            if (!rc)
+                rc = runners[i].fn(env, job, result, e);
             if (rc && !e->msg[0])
                 err_set(e, rc, "internal_error", NULL, "the tool failed (%s)", err_name(rc));
             if (rc && e->code && strcmp(e->code, "internal_error") != 0 &&

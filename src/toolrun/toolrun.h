@@ -2,9 +2,12 @@
 /*
  * toolrun: what each tool of the catalog does when a turn calls it (contract §19): the
  * built-in tools over the organization's own data (knowledge.search, tasks.create, tasks.get,
- * workflows.run), each with the same rules as its route, and the integration tools through the
- * tenant's connection (integrations/tool_call.c), for the tenant of the turn. It runs on
- * a thread of the tool pool (act/), and may block there.
+ * workflows.run), each with the same rules as its route, employees.ask (a colleague answers,
+ * agent_answer()), and the integration tools through the tenant's connection
+ * (integrations/tool_call.c), for the tenant of the turn. It runs on a thread of the tool pool
+ * (act/), or on the worker of a run's turn, and may block there. employees.ask and
+ * workflows.run start turns one level below the calling one (struct act_job's depth); past
+ * ACT_DEPTH_MAX levels they are refused with max_depth, and do nothing.
  */
 #ifndef WORKFORCE_TOOLRUN_H
 #define WORKFORCE_TOOLRUN_H

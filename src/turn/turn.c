@@ -150,8 +150,16 @@ static struct store_events_chunk unkept(struct turn *j)
 
 /* ---- The turn's memory ---- */
 
+/* Turns that went on without a client (turn_resume) and have not ended yet, in this process.
+ * A burst of decisions does not start them all at once: past RESUMED_MAX the others stay in
+ * the store, ready, for the keeper's next looks. */
+#define RESUMED_MAX 64
+static atomic_int resumed_live;
+
 static void turn_free(struct turn *j)
 {
+    if (j->resumed)
+        atomic_fetch_sub(&resumed_live, 1);
     buf_cleanup(&j->content);
     buf_cleanup(&j->transcript);
     buf_cleanup(&j->answer);
@@ -263,6 +271,20 @@ static int finish_apply(struct store *s, struct store_job *job)
     return 0;
 }
 
+/* Answer the client what the turn prepared: a stream's last events (j->tail) and its end, or
+ * a blocking turn's body (j->answer). */
+static void deliver(struct turn *j)
+{
+    if (j->stream) {
+        j->out.write(j->out.ud, buf_ptr(&j->tail), buf_len(&j->tail));
+        j->out.close(j->out.ud);
+    } else {
+        size_t len;
+        char *body = buf_take(&j->answer, &len);
+        j->out.end(j->out.ud, 0, NULL, body, len);
+    }
+}
+
 /* The reply is durable (rc 0), or it could not be stored: answer the client. */
 static void finish_done(struct store_job *job, int rc)
 {
@@ -273,13 +295,8 @@ static void finish_done(struct store_job *job, int rc)
         log_error("chat: cannot store the reply %s (%s)", j->reply_id, err_name(rc));
         err_set(&fe, ERR_STORE, "internal_error", NULL, "The reply could not be stored.");
         fail(j, &fe);
-    } else if (j->stream) {
-        j->out.write(j->out.ud, buf_ptr(&j->tail), buf_len(&j->tail));
-        j->out.close(j->out.ud);
     } else {
-        size_t len;
-        char *body = buf_take(&j->answer, &len);
-        j->out.end(j->out.ud, 0, NULL, body, len);
+        deliver(j);
     }
     turn_free(j);
 }
@@ -683,7 +700,7 @@ static void step_ran(void *ud, struct act_step *st)
 
 /* What the turn goes on from after a pause or a crash that its rows do not hold (JSON text,
  * malloc): see sql/020_approvals.sql. */
-static char *state_text(const struct turn *j)
+static char *state_text(const struct turn *j, bool reserved)
 {
     json_t *o = json_object();
     char *text;
@@ -696,7 +713,7 @@ static char *state_text(const struct turn *j)
     json_object_set_new(o, "sent_delta", json_boolean(j->v.sent_delta));
     json_object_set_new(o, "input_tokens", json_integer(j->total.input_tokens));
     json_object_set_new(o, "output_tokens", json_integer(j->total.output_tokens));
-    json_object_set_new(o, "reserved", json_boolean(j->reserved));
+    json_object_set_new(o, "reserved", json_boolean(reserved));
     json_object_set_new(o, "requested_by", jo_string(j->requested_by));
     json_object_set_new(o, "searched", json_boolean(j->lreq.knowledge_searched));
     json_object_set_new(o, "knowledge",
@@ -764,7 +781,8 @@ static int journal_step(struct turn *j, int64_t price, int64_t *balance)
             approval_of(j, &j->step.calls[i], row, now, &approvals[in.napprovals++]);
         }
     }
-    state = state_text(j);
+    in.held = j->reserved && j->live;
+    state = state_text(j, j->reserved && !in.held); /* as it is once the step is journaled */
     in.reply = j->stored ? NULL : &reply;
     in.message_id = j->reply_id;
     in.content = buf_ptr(&j->content);
@@ -780,6 +798,8 @@ static int journal_step(struct turn *j, int64_t price, int64_t *balance)
         rc = store_tool_step_begin(s, &j->tenant, &in, &charged, balance);
     store_pool_put(j->env->pool, s);
     if (!rc) {
+        if (in.held)
+            j->reserved = false; /* the hold went into the step's price */
         j->stored = true;
         j->charged_before += charged;
         j->ncalls += (int64_t)(nc + j->step.n);
@@ -787,6 +807,7 @@ static int journal_step(struct turn *j, int64_t price, int64_t *balance)
             j->records = json_array();
         for (size_t i = 0; i < nc + j->step.n; i++)
             json_array_append_new(j->records, act_call_json(&rows[i]));
+        json_decref(j->approvals); /* the step before's */
         j->approvals = json_array();
         for (size_t i = 0; i < in.napprovals; i++)
             json_array_append_new(j->approvals, approval_json(&approvals[i]));
@@ -919,7 +940,7 @@ static void pause_turn(struct turn *j)
             nends++;
         }
     pause_answer(j);
-    state = state_text(j);
+    state = state_text(j, false); /* a pause gives the held credit back */
     memset(&in, 0, sizeof(in));
     in.message_id = j->reply_id;
     in.employee_id = j->emp_id;
@@ -958,14 +979,7 @@ static void pause_turn(struct turn *j)
     }
     if (j->early && j->out.conversation)
         j->out.conversation(j->out.ud, j->conv_id);
-    if (j->stream) {
-        j->out.write(j->out.ud, buf_ptr(&j->tail), buf_len(&j->tail));
-        j->out.close(j->out.ud);
-    } else {
-        size_t len;
-        char *body = buf_take(&j->answer, &len);
-        j->out.end(j->out.ud, 0, NULL, body, len);
-    }
+    deliver(j);
     turn_free(j);
 }
 
@@ -1152,9 +1166,10 @@ static int check_employee(struct store *s, const struct turn_req *t, struct stor
     return 0;
 }
 
-/* 409 conversation_busy when the conversation 't' continues has a turn still running its
- * tools. A turn is given up on after its running time and a minute more: a reply left
- * in_progress by a process that died does not hold the conversation for ever. */
+/* 409 conversation_busy when the conversation 't' continues has a turn waiting for approvals
+ * (however long), or one still running its tools. A running turn is given up on after its
+ * running time and a minute more: one whose node died is taken over by another node
+ * (turn_keep), but if none can, it does not hold the conversation for ever. */
 static int conversation_free(struct store *s, const struct turn_req *t, int64_t now, struct err *e)
 {
     bool busy = false;
@@ -1164,8 +1179,8 @@ static int conversation_free(struct store *s, const struct turn_req *t, int64_t 
         return err_set(e, rc, "internal_error", NULL, "conversation read failed");
     if (busy)
         return err_set(e, ERR_CONFLICT, "conversation_busy", "conversation_id",
-                       "The conversation's last turn is still running its tools: send the next "
-                       "message once its reply has ended.");
+                       "The conversation's last turn is still running its tools or waiting "
+                       "for an approval: send the next message once its reply has ended.");
     return 0;
 }
 
@@ -1685,7 +1700,6 @@ static struct turn *resumed_turn(const struct turn_env *env, struct store *s,
     j->live = tenant->mode == STORE_LIVE;
     j->fmt = env->format;
     j->events = env->format != NULL;
-    j->resumed = true;
     j->stored = true;
     j->can_pause = true;
     atomic_init(&j->parts, 1);
@@ -1693,6 +1707,7 @@ static struct turn *resumed_turn(const struct turn_env *env, struct store *s,
         turn_free(j);
         return NULL;
     }
+    j->resumed = true; /* counted in resumed_live from here until freed */
     snprintf(j->reply_id, sizeof(j->reply_id), "%s", sv.reply.id);
     snprintf(j->conv_id, sizeof(j->conv_id), "%s", sv.reply.conversation_id);
     snprintf(j->emp_id, sizeof(j->emp_id), "%s", sv.reply.employee_id);
@@ -1766,20 +1781,29 @@ struct resume_job {
 static void resume_run(void *ud)
 {
     struct resume_job *rj = ud;
-    struct store *s = store_pool_get(rj->env->pool);
+    struct store *s;
     struct turn *j = NULL;
     const char *why = NULL;
     bool taken = false;
-    int rc = store_turn_take(s, &rj->tenant, rj->id, clock_now_ms(), &taken);
+    int rc;
 
+    if (atomic_fetch_add(&resumed_live, 1) >= RESUMED_MAX) {
+        atomic_fetch_sub(&resumed_live, 1); /* left ready: a later look takes it */
+        free(rj);
+        return;
+    }
+    s = store_pool_get(rj->env->pool);
+    rc = store_turn_take(s, &rj->tenant, rj->id, clock_now_ms(), &taken);
     if (!rc && taken)
-        j = resumed_turn(rj->env, s, &rj->tenant, rj->id, &why);
+        j = resumed_turn(rj->env, s, &rj->tenant, rj->id, &why); /* counted until freed */
     else if (rc)
         log_error("chat: cannot take the turn of %s (%s)", rj->id, err_name(rc));
     store_pool_put(rj->env->pool, s);
     free(rj);
-    if (!j)
+    if (!j) {
+        atomic_fetch_sub(&resumed_live, 1);
         return;
+    }
     if (why) {
         act_step_cleanup(&j->step);
         reply_done(j, NULL, "failed", why);
@@ -1951,7 +1975,7 @@ static void client_stop(struct turn *j)
                                         j->ccalls[i].name, "arguments", j->ccalls[i].arguments));
     j->client_text = json_dumps(calls, JSON_COMPACT);
     json_decref(calls);
-    j->keep_state = state_text(j);
+    j->keep_state = state_text(j, false);
     j->stop_reason = "client_tool_calls";
     act_step_cleanup(&j->step);
     reply_done(j, NULL, "completed", NULL);

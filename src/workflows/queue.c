@@ -49,6 +49,7 @@ int wf_run_queue(struct store *s, const struct store_tenant *t, const struct sto
     run.trigger_data = arena_strdup(a, text ? text : "{}");
     run.definition = wf->steps;
     run.created_at = clock_now_ms();
+    run.depth = in->depth;
     free(text);
     rc = store_wf_run_create(s, t, &run, a, queued);
     if (rc == ERR_NOT_FOUND)
@@ -63,7 +64,7 @@ int wf_runs_for_event(struct store *s, const struct store_tenant *t, const char 
                       json_t *data, struct arena *a, json_t *runs, struct err *e)
 {
     struct store_workflow *wfs = NULL;
-    struct wf_trigger_in in = {"integration", event, data};
+    struct wf_trigger_in in = {"integration", event, data, 0};
     size_t n = 0;
     int rc = store_workflows_for_event(s, t, event, a, &wfs, &n);
 

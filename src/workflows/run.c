@@ -172,6 +172,7 @@ static int ask(struct step_ctx *x, const char *message, bool no_knowledge, bool 
         q.workflow_run_id = x->c->run_id;
         q.step_index = x->c->step;
         q.org_tier = x->org_tier;
+        q.depth = (int)x->run->depth;
     }
     agent_answer(x->env, &q, &ans);
     o->charged_before += ans.charged;

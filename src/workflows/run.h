@@ -49,6 +49,8 @@ struct wf_trigger_in {
     const char *type;  /* manual | webhook | integration */
     const char *event; /* the trigger's event name, or NULL */
     json_t *data;      /* the trigger data: an object (borrowed) */
+    int depth;         /* the level of its steps' turns (struct act_job; 0 unless a turn's
+                          workflows.run started it) */
 };
 
 /*

@@ -22,9 +22,9 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import {
-  CHROMIUM, UI, WORK, allowOrigin, assert, audit, auditResults, byRole, fieldError, halt,
-  killAllSync, labelled, mkdirs, newPage, note, notBlank, startMock, startServer, stopAll,
-  summary, tabTo, test, until, waitAlert, waitText,
+  CHROMIUM, UI, WORK, allowOrigin, assert, audit, auditResults, byRole, fieldError, freePort,
+  halt, killAllSync, labelled, mkdirs, newPage, note, notBlank, startMcpPeer, startMock,
+  startServer, stopAll, summary, tabTo, test, until, waitAlert, waitText,
 } from './harness.mjs';
 
 const SUITE_DEADLINE_MS = 8 * 60_000;
@@ -78,6 +78,7 @@ const NET_ERR = /net::ERR_|Failed to fetch|network error/i;
 let S = null; // the main server
 let CUT = null; // the server killed mid-stream
 let provider = null; // the OAuth provider of the connect round trip
+let PEER = null; // the MCP server the MCP servers page adds
 let K = {}; // keys
 let EMP = []; // the employees of the main server's test org
 let LIVE_EMP = []; // and of its live org (live mode has data of its own)
@@ -131,6 +132,16 @@ async function lastReplyDone(page, timeout = WORK) {
       .some((s) => /Writing/.test(s.textContent));
     return !writing && !!last.querySelector('[role="group"][aria-label="Rate this reply"]');
   }, { timeout, polling: 100 }, MESSAGES);
+}
+
+// No role=alert inside 'selector' once the page has settled (two animation frames after the
+// last answer was rendered).
+async function noAlert(page, selector = 'main') {
+  const alerts = await page.evaluate(async (sel) => {
+    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    return [...document.querySelectorAll(sel + ' [role="alert"]')].map((a) => a.innerText);
+  }, selector);
+  assert(alerts.length === 0, 'an error is shown: ' + alerts.join(' | '));
 }
 
 // ---- The tests ----
@@ -276,7 +287,9 @@ async function shellTests() {
     const page = await openSignedIn(ctx, S, K.test);
     const pages = [['Employees', 'Employees'], ['Chat', 'Chat'], ['Knowledge', null],
                    ['Tasks', null], ['Workflows', null], ['Integrations', null],
-                   ['Webhooks & events', null], ['Account', 'Account']];
+                   ['MCP servers', 'MCP servers'], ['Approvals', 'Approvals'],
+                   ['Webhooks & events', null],
+                   ['Account', 'Account']];
     for (const [link, h1] of pages) {
       await page.locator(byRole('link', link, 'nav[aria-label="Sections"]')).click();
       await page.waitForFunction((l) => {
@@ -330,6 +343,97 @@ async function shellTests() {
   }, { browser });
 }
 
+// The value of the text box or select labelled 'label'.
+async function valueOf(page, label) {
+  const el = await labelled(page, label);
+  return el.evaluate((x) => x.value);
+}
+
+async function employeeToolTests() {
+  let emp = null;
+  await test('employees: the tools editor shows the rules, adds one picked from the tools and a ' +
+             'pattern, changes a policy; a bad name is shown at its row; removed, then saved',
+             async (ctx) => {
+    emp = (await S.api(K.test, 'POST', '/v1/employees',
+                       { name: 'Toolsmith', role: 'Operator', category: 'operations' })).json;
+    assert(emp && emp.id, 'no employee created');
+    const page = await openSignedIn(ctx, S, K.test, '#/employees/' + emp.id);
+    await heading(page, 'Toolsmith');
+    await page.locator(byRole('heading', 'Tools')).wait();
+    // the default rule, and what it matches among the organization's tools
+    assert(await valueOf(page, 'Tool or pattern, rule 1') === 'knowledge.search',
+           'rule 1 is not knowledge.search');
+    assert(await valueOf(page, 'Policy for knowledge.search') === 'auto', 'not auto');
+    await waitText(page, 'knowledge.search', { selector: 'table td:nth-child(3)' });
+    // the names offered while typing: the tools and their families
+    const offered = await page.$$eval('datalist#tool-names option', (o) => o.map((x) => x.value));
+    for (const n of ['tasks.get', 'tasks.create', 'slack.*', 'tasks.*'])
+      assert(offered.includes(n), `${n} is not offered: ${offered.join(' ')}`);
+    // add a tool, a pattern (approve) and a bad name; deny the default
+    const add = async (name, policy) => {
+      await page.locator(byRole('combobox', 'Add a tool or pattern')).fill(name);
+      if (policy) await (await labelled(page, 'Policy of the new rule')).select(policy);
+      await page.locator(byRole('button', 'Add rule')).click();
+      await page.waitForFunction((n) => [...document.querySelectorAll('table input')]
+        .some((i) => i.value === n), { timeout: UI }, name);
+    };
+    await add('tasks.get', 'auto');
+    await add('slack.*', 'approve');
+    await add('Not a tool!', 'auto');
+    await (await labelled(page, 'Policy for knowledge.search')).select('deny');
+    await waitText(page, 'Unsaved changes', { selector: 'main' });
+    await waitText(page, /slack\.post_message/, { selector: 'table' }); // slack.* matches
+    // the employee read again (every 5 s) leaves the draft alone
+    await page.waitForResponse((r) => r.url().endsWith('/v1/employees/' + emp.id) &&
+                               r.request().method() === 'GET', { timeout: UI });
+    assert(await valueOf(page, 'Tool or pattern, rule 4') === 'Not a tool!',
+           'the draft was overwritten by a refresh');
+    // the server refuses the bad name: at its row
+    await page.locator(byRole('button', 'Save tool rules')).click();
+    const text = await fieldError(page, 'Tool or pattern, rule 4', 'invalid_request');
+    assert(/tools\[3\]\.name/.test(text), 'the row does not say why: ' + text);
+    await audit(page, 'employee-tools-error');
+    // remove it, save
+    await page.locator(byRole('button', 'Remove Not a tool!')).click();
+    await page.waitForFunction(() => document.querySelectorAll('table tbody tr').length === 3,
+                               { timeout: UI });
+    await page.locator(byRole('button', 'Save tool rules')).click();
+    await page.waitForFunction(() => !/Unsaved changes/.test(document.querySelector('main')
+      .innerText), { timeout: UI });
+    const stored = (await S.api(K.test, 'GET', '/v1/employees/' + emp.id)).json.tools;
+    assert(JSON.stringify(stored) === JSON.stringify([
+      { name: 'knowledge.search', policy: 'deny' }, { name: 'tasks.get', policy: 'auto' },
+      { name: 'slack.*', policy: 'approve' }]), 'stored: ' + JSON.stringify(stored));
+    await noAlert(page);
+    await audit(page, 'employee-tools');
+    // read fresh, the page shows what is stored
+    await page.reload({ waitUntil: 'load' });
+    await page.locator(byRole('heading', 'Tools')).wait();
+    await page.waitForFunction(() => document.querySelectorAll('table tbody tr').length === 3,
+                               { timeout: UI });
+    assert(await valueOf(page, 'Policy for slack.*') === 'approve', 'slack.* is not approve');
+    assert(await valueOf(page, 'Policy for knowledge.search') === 'deny', 'not deny');
+  }, { browser, allow: [FAILED_STATUS(400)] });
+
+  await test('employees: a rule added twice is refused before saving; discard goes back to what ' +
+             'is stored', async (ctx) => {
+    assert(emp, 'no employee from the tools editor test');
+    const page = await openSignedIn(ctx, S, K.test, '#/employees/' + emp.id);
+    await page.locator(byRole('heading', 'Tools')).wait();
+    await page.locator(byRole('combobox', 'Add a tool or pattern')).fill('tasks.get');
+    await page.locator(byRole('button', 'Add rule')).click();
+    const text = await fieldError(page, 'Add a tool or pattern', 'tasks.get has a rule already');
+    assert(/change its policy/.test(text), text);
+    await page.locator(byRole('button', 'Remove tasks.get')).click();
+    await waitText(page, 'Unsaved changes', { selector: 'main' });
+    await page.locator(byRole('button', 'Discard changes')).click();
+    await page.waitForFunction(() => document.querySelectorAll('table tbody tr').length === 3,
+                               { timeout: UI });
+    const stored = (await S.api(K.test, 'GET', '/v1/employees/' + emp.id)).json.tools;
+    assert(stored.length === 3, 'the discarded draft was saved: ' + JSON.stringify(stored));
+  }, { browser });
+}
+
 async function chatTests() {
   const emp = LIVE_EMP.find((e) => e.name === 'Noah') || LIVE_EMP[0];
   let convId = null;
@@ -370,6 +474,8 @@ async function chatTests() {
            `the reply did not grow while being written (${lengths.size} partial states seen)`);
     await waitText(page, 'Hello from the mock. You said: When are you open?',
                    { selector: `${MESSAGES} > li:last-child` });
+    // a stream ends at its message.completed: a whole reply shows no error
+    await noAlert(page, THREAD);
     const sentBox = await page.$eval(byRole('textbox', 'Message', THREAD), (t) => t.value);
     assert(sentBox === '', 'the composer was not cleared');
     await page.waitForFunction(() => /^#\/chat\/conv_/.test(location.hash), { timeout: UI });
@@ -426,6 +532,7 @@ async function chatTests() {
                                { timeout: UI }, MESSAGES);
     await lastReplyDone(page);
     await waitText(page, 'You said: And on Sundays?', { selector: MESSAGES });
+    await noAlert(page, THREAD);
     const conv = await S.api(K.live, 'GET', '/v1/conversations/' + convId);
     assert(conv.json.messages.length === 4, `the conversation has ${conv.json.messages.length}`);
     // rate the last reply 4 of 5
@@ -451,6 +558,120 @@ async function chatTests() {
                                { timeout: UI }, convId);
     const gone = await S.api(K.live, 'GET', '/v1/conversations/' + convId);
     assert(gone.status === 404, 'the conversation is still there: ' + gone.status);
+  }, { browser });
+}
+
+// The mock's scripted model ([[tools:B64]]): each step calls tools or says a text.
+function toolScript(...steps) {
+  return `[[tools:${Buffer.from(JSON.stringify(steps)).toString('base64')}]]`;
+}
+const toolCall = (name, args) => ({ name, arguments: args });
+
+// A new employee of the org of 'key' with the tool rules 'rules'.
+async function employeeWith(key, name, rules) {
+  const e = (await S.api(key, 'POST', '/v1/employees',
+                         { name, role: 'Operator', category: 'operations' })).json;
+  assert(e && e.id, 'no employee created');
+  const r = await S.api(key, 'PATCH', '/v1/employees/' + e.id, { tools: rules });
+  assert(r.status === 200, 'rules refused: ' + r.text);
+  return e;
+}
+
+// The tool calls shown in the last message: [{summary, open}].
+function lastCalls(page) {
+  return page.evaluate((sel) => {
+    const items = [...document.querySelectorAll(sel + ' > li')];
+    const last = items[items.length - 1];
+    const list = last && last.querySelector('ol[aria-label="Tool calls"]');
+    return list ? [...list.querySelectorAll('details')].map((d) => ({
+      // textContent: a message off screen is not rendered (content-visibility), so it has no
+      // innerText
+      summary: d.querySelector('summary').textContent.replace(/\s+/g, ' ').trim(), open: d.open,
+    })) : [];
+  }, MESSAGES);
+}
+
+async function chatToolTests() {
+  let emp = null;
+  let convId = null;
+  await test('chat: tool calls show as they happen, collapsed to tool and status, open to ' +
+             'their arguments and result or error; the conversation read shows them again',
+             async (ctx) => {
+    emp = await employeeWith(K.live, 'Lookup', [{ name: 'knowledge.search', policy: 'auto' },
+                                                { name: 'tasks.get', policy: 'auto' }]);
+    const page = await openSignedIn(ctx, S, K.live, '#/chat?employee=' + emp.id);
+    const picker = await page.locator(byRole('combobox', 'Employee', THREAD)).waitHandle();
+    await page.waitForFunction((s, id) => s.value === id, { timeout: UI }, picker, emp.id);
+    // Record the calls shown while the reply is still being written.
+    await page.evaluate((sel) => {
+      window.__calls = [];
+      new MutationObserver(() => {
+        const items = [...document.querySelectorAll(sel + ' > li')];
+        const last = items[items.length - 1];
+        if (!last || items.length < 2) return;
+        const writing = [...last.querySelectorAll('[role="status"]')]
+          .some((s) => /Writing/.test(s.textContent));
+        const calls = [...last.querySelectorAll('ol[aria-label="Tool calls"] summary')]
+          .map((x) => x.textContent.replace(/\s+/g, ' ').trim());
+        if (writing && calls.length) window.__calls.push(calls.join(' | '));
+      }).observe(document.body, { subtree: true, childList: true, characterData: true });
+    }, MESSAGES);
+    const missing = 'task_000000000000000000000000';
+    const message = 'Look it up [[pause:1500]] ' + toolScript(
+      { calls: [toolCall('knowledge__search', { query: 'refund policy' }),
+                toolCall('tasks__get', { task_id: missing })] },
+      { say: 'One lookup failed.' });
+    await page.locator(byRole('textbox', 'Message', THREAD)).fill(message);
+    await page.keyboard.press('Enter');
+    await lastReplyDone(page);
+    await waitText(page, 'One lookup failed.', { selector: `${MESSAGES} > li:last-child` });
+    const seen = await page.evaluate(() => window.__calls);
+    assert(seen.some((x) => /tasks\.get failed/i.test(x)),
+           'the calls did not show before the reply was written: ' + JSON.stringify(seen));
+    let calls = await lastCalls(page);
+    assert(calls.length === 2, 'calls shown: ' + JSON.stringify(calls));
+    assert(/^knowledge\.search completed$/i.test(calls[0].summary) &&
+           /^tasks\.get failed$/i.test(calls[1].summary), 'calls: ' + JSON.stringify(calls));
+    assert(!calls[0].open && !calls[1].open, 'a call is open by default');
+    await noAlert(page, THREAD);
+    // open the failed one: its arguments and error
+    const summaries = await page.$$(`${MESSAGES} > li:last-child ol[aria-label="Tool calls"] ` +
+                                    'summary');
+    await summaries[1].click();
+    const body = await waitText(page, 'task_not_found',
+                                { selector: `${MESSAGES} > li:last-child details[open]` });
+    assert(body.includes(missing) && /Arguments/.test(body) && /Error/.test(body),
+           'the open call shows: ' + body);
+    await summaries[0].click();
+    await waitText(page, 'Result', { selector: `${MESSAGES} > li:last-child details[open]` });
+    await audit(page, 'chat-tools');
+    // the stored conversation shows the same calls
+    await page.waitForFunction(() => /^#\/chat\/conv_/.test(location.hash), { timeout: UI });
+    convId = await page.evaluate(() => location.hash.split('/')[2]);
+    await page.reload({ waitUntil: 'load' });
+    await page.waitForFunction((sel) => document.querySelectorAll(sel + ' > li').length === 2,
+                               { timeout: UI }, MESSAGES);
+    calls = await lastCalls(page);
+    assert(calls.length === 2 && /tasks\.get failed/i.test(calls[1].summary),
+           'read back: ' + JSON.stringify(calls));
+  }, { browser });
+
+  await test('chat: a reply stopped by a limit says so (repeated_call)', async (ctx) => {
+    assert(emp && convId, 'no conversation from the tool calls test');
+    const page = await openSignedIn(ctx, S, K.live, '#/chat/' + convId);
+    await page.waitForFunction((sel) => document.querySelectorAll(sel + ' > li').length === 2,
+                               { timeout: UI }, MESSAGES);
+    const message = 'Again and again ' + toolScript(
+      { calls: [toolCall('tasks__get', { task_id: 'task_000000000000000000000001' })] });
+    await page.locator(byRole('textbox', 'Message', THREAD)).fill(message);
+    await page.keyboard.press('Enter');
+    await lastReplyDone(page);
+    const note = await waitText(page, 'repeated_call', { selector: `${MESSAGES} > li:last-child` });
+    assert(/same call a third time/.test(note), 'the reply does not say why: ' + note);
+    const calls = await lastCalls(page);
+    assert(calls.length === 2, 'calls shown: ' + JSON.stringify(calls));
+    await noAlert(page, THREAD);
+    await audit(page, 'chat-tools-stopped');
   }, { browser });
 }
 
@@ -795,6 +1016,336 @@ async function integrationTests() {
   }, { browser });
 }
 
+// Wait until the server item 'name' holds 'text'; returns its text.
+async function serverItem(page, name, text, timeout = WORK) {
+  const src = text instanceof RegExp ? { re: text.source, flags: text.flags } : { s: text };
+  const h = await page.waitForFunction((n, src) => {
+    const li = [...document.querySelectorAll('ul[aria-label="MCP servers"] > li')]
+      .find((x) => x.querySelector('h2').textContent.trim() === n);
+    if (!li) return false;
+    const t = li.innerText;
+    return (src.s !== undefined ? t.includes(src.s) : new RegExp(src.re, src.flags).test(t))
+      ? t : false;
+  }, { timeout, polling: 100 }, name, src);
+  return h.jsonValue();
+}
+
+async function mcpTests() {
+  const add = async (page, name, url, headers = []) => {
+    await page.locator(byRole('textbox', 'Name')).fill(name);
+    await page.locator(byRole('textbox', 'URL')).fill(url);
+    for (let i = 0; i < headers.length; i++) {
+      await page.locator(byRole('button', 'Add a header')).click();
+      await (await labelled(page, `Header name, row ${i + 1}`)).type(headers[i][0]);
+      await (await labelled(page, `Value, row ${i + 1}`)).type(headers[i][1]);
+    }
+    await page.locator(byRole('button', 'Add server')).click();
+  };
+  const serverOf = async (name) => (await S.api(K.test, 'GET', '/v1/mcp_servers?limit=100'))
+    .json.mcp_servers.find((m) => m.name === name);
+
+  await test('mcp: add a server with an Authorization header: status ok, its tools listed, the ' +
+             'header\'s name shown and its value never', async (ctx) => {
+    const page = await openSignedIn(ctx, S, K.test);
+    await page.locator(byRole('link', 'MCP servers', 'nav[aria-label="Sections"]')).click();
+    await heading(page, 'MCP servers');
+    await waitText(page, 'No MCP server yet.', { selector: 'main' });
+    await audit(page, 'mcp-empty');
+    await add(page, 'crm', PEER.url('auth'), [['Authorization', 'Bearer s3cret']]);
+    // /auth answers 401 without the header: ok means the header was sent
+    const text = await serverItem(page, 'crm', /\bok\b/i);
+    for (const t of ['echo', 'mcp.crm.echo', 'mcp.crm.files.read', 'Authorization', 'read'])
+      assert(text.includes(t), `the server's item lacks ${t}: ${text}`);
+    assert(/no rule can name it/.test(text), 'the tool "Bad Name!" is not marked: ' + text);
+    // the value is nowhere: not in the page, not in the form's fields, not in the answer
+    const html = await page.evaluate(() => document.documentElement.outerHTML +
+      [...document.querySelectorAll('input')].map((i) => i.value).join(' '));
+    assert(!html.includes('s3cret'), 'the header value is still in the page');
+    assert(await valueOf(page, 'Name') === '', 'the form was not cleared');
+    const m = await serverOf('crm');
+    assert(m && m.status === 'ok' && JSON.stringify(m.header_names) === '["Authorization"]' &&
+           !JSON.stringify(m).includes('s3cret'), 'the server: ' + JSON.stringify(m));
+    // its tools are the organization's now
+    const tools = (await S.api(K.test, 'GET', '/v1/tools')).json.tools.map((t) => t.name);
+    assert(tools.includes('mcp.crm.echo'), 'GET /v1/tools: ' + tools.join(' '));
+  }, { browser });
+
+  await test('mcp: a server that cannot be reached is stored with status error and why; the ' +
+             'name taken twice and a header without a value are shown at their fields',
+             async (ctx) => {
+    const port = await freePort(); // nothing listens there once freePort has closed it
+    const page = await openSignedIn(ctx, S, K.test, '#/mcp');
+    await heading(page, 'MCP servers');
+    await add(page, 'down', `http://127.0.0.1:${port}/mcp`);
+    const text = await serverItem(page, 'down', /Error:/);
+    assert(/\berror\b/i.test(text) && text.length > 40, 'no error text: ' + text);
+    assert((await serverOf('down')).status === 'error', 'stored without status error');
+    await audit(page, 'mcp');
+    // the name taken: 409 at Name
+    await add(page, 'crm', PEER.url('json'));
+    await fieldError(page, 'Name', 'mcp_server_name_taken');
+    // a header without a value: at its value
+    await page.locator(byRole('textbox', 'Name')).fill('other');
+    await page.locator(byRole('button', 'Add a header')).click();
+    await (await labelled(page, 'Header name, row 1')).type('X-Api-Key');
+    await page.locator(byRole('button', 'Add server')).click();
+    await fieldError(page, 'Value, row 1', 'invalid_request');
+    await audit(page, 'mcp-form-error');
+    assert(!await serverOf('other'), 'a server was stored from a refused form');
+  }, { browser, allow: [FAILED_STATUS(400, 409)] });
+
+  await test('mcp: disable and enable, refresh, delete after a confirmation', async (ctx) => {
+    const page = await openSignedIn(ctx, S, K.test, '#/mcp');
+    await heading(page, 'MCP servers');
+    await serverItem(page, 'crm', /enabled/i, UI);
+    await page.locator(byRole('button', 'Disable crm')).click();
+    await serverItem(page, 'crm', /disabled/i, UI);
+    assert((await serverOf('crm')).enabled === false, 'still enabled');
+    const tools = (await S.api(K.test, 'GET', '/v1/tools')).json.tools.map((t) => t.name);
+    assert(!tools.includes('mcp.crm.echo'), 'a disabled server\'s tools are listed');
+    await page.locator(byRole('button', 'Enable crm')).click();
+    await page.locator(byRole('button', 'Disable crm')).wait();
+    assert((await serverOf('crm')).enabled === true, 'not enabled again');
+    // refresh: the tool list is read again (a session of its own at the peer)
+    const opened = async () => (await (await fetch(PEER.url('stats'))).json()).opened;
+    const before = await opened();
+    const [res] = await Promise.all([
+      page.waitForResponse((r) => /\/refresh$/.test(r.url()), { timeout: WORK }),
+      page.locator(byRole('button', 'Refresh crm')).click(),
+    ]);
+    assert(res.status() === 200, 'refresh answered ' + res.status());
+    assert(await opened() > before, 'the peer was not read again');
+    await serverItem(page, 'crm', /\bok\b/i, UI);
+    // delete asks first
+    await page.locator(byRole('button', 'Delete down')).click();
+    await page.locator(byRole('button', 'Yes, delete down')).click();
+    await page.waitForFunction(() => ![...document.querySelectorAll('ul[aria-label="MCP ' +
+      'servers"] h2')].some((h) => h.textContent.trim() === 'down'), { timeout: UI });
+    assert(!await serverOf('down'), 'down is still stored');
+    await noAlert(page);
+    await audit(page, 'mcp-list');
+  }, { browser });
+}
+
+// An approval item of the inbox whose heading holds 'text' and whose text holds 'want': its
+// text.
+async function approvalItem(page, text, want, timeout = UI) {
+  const src = want instanceof RegExp ? { re: want.source, flags: want.flags } : { s: want };
+  try {
+    const h = await page.waitForFunction((t, src) => {
+      const li = [...document.querySelectorAll('ul[aria-label="Approvals"] > li')]
+        .filter((x) => x.querySelector('h2').textContent.includes(t))
+        .find((x) => (src.s !== undefined ? x.innerText.includes(src.s)
+                                          : new RegExp(src.re, src.flags).test(x.innerText)));
+      return li ? li.innerText : false;
+    }, { timeout, polling: 100 }, text, src);
+    return await h.jsonValue();
+  } catch (e) {
+    const seen = await page.evaluate(() => document.querySelector('main').innerText.slice(0, 600));
+    throw new Error(`no approval "${text}" with ${want}: ${seen}`);
+  }
+}
+
+async function approvalTests() {
+  // deciding needs a key whose scopes name approvals; this one has what the pages need too
+  const decider = S.createKey('acme', {
+    mode: 'live', scopes: 'approvals,chat,conversations,employees:read,employees:write,tasks' });
+  const emp = await employeeWith(K.live, 'Planner', [{ name: 'tasks.create', policy: 'approve' }]);
+  const makeTask = (title) => 'Make a task ' + toolScript(
+    { calls: [toolCall('tasks__create', { title })] }, { say: 'The task is made.' });
+  // a chat turn paused on its approval, through the API: its approval
+  const paused = async (key, title, who = emp) => {
+    const r = await S.api(key, 'POST', '/v1/chat', { employee_id: who.id,
+                                                     message: makeTask(title) });
+    assert(r.status === 200 && r.json.status === 'requires_approval', 'not paused: ' + r.text);
+    return { message: r.json, approval: r.json.tool_calls[0].approval_id };
+  };
+  const taskTitled = async (title) => (await S.api(K.live, 'GET',
+    `/v1/tasks?employee_id=${emp.id}&limit=100`)).json.tasks.find((t) => t.title === title);
+  const pendingCount = (page) => page.evaluate(() => {
+    const c = document.querySelector('nav .nav-count .sr-only');
+    return c ? c.textContent.trim() : '';
+  });
+
+  await test('approvals: a call to an approve tool pauses the chat reply, which links to the ' +
+             'inbox; approved there, the task exists and the reply goes on to its end',
+             async (ctx) => {
+    const title = 'Order chairs';
+    const chat = await openSignedIn(ctx, S, decider, '#/chat?employee=' + emp.id);
+    const picker = await chat.locator(byRole('combobox', 'Employee', THREAD)).waitHandle();
+    await chat.waitForFunction((s, id) => s.value === id, { timeout: UI }, picker, emp.id);
+    await chat.locator(byRole('textbox', 'Message', THREAD)).fill(makeTask(title));
+    await chat.keyboard.press('Enter');
+    await lastReplyDone(chat);
+    const note = await waitText(chat, 'Waiting for approval of tasks.create',
+                                { selector: `${MESSAGES} > li:last-child` });
+    assert(/goes on once it is decided/.test(note), note);
+    const calls = await lastCalls(chat);
+    assert(calls.length === 1 && /tasks\.create pending approval/i.test(calls[0].summary),
+           'the call: ' + JSON.stringify(calls));
+    await until('the navigation to count 1 pending', async () =>
+      await pendingCount(chat) === '1 pending', UI);
+    await noAlert(chat, THREAD);
+    await audit(chat, 'chat-paused');
+    await chat.waitForFunction(() => /^#\/chat\/conv_/.test(location.hash), { timeout: UI });
+    const convHash = await chat.evaluate(() => location.hash);
+    // a paused conversation takes no new message: 409, the text back in the composer
+    await chat.locator(byRole('textbox', 'Message', THREAD)).fill('Are you there?');
+    await chat.keyboard.press('Enter');
+    await waitAlert(chat, 'conversation_busy');
+    assert(await chat.$eval(byRole('textbox', 'Message', THREAD), (t) => t.value) ===
+           'Are you there?', 'the refused message is not back in the composer');
+    const n = await chat.$$eval(`${MESSAGES} > li`, (l) => l.length);
+    assert(n === 2, `${n} messages shown after a refused one`);
+    // the inbox, in a tab of its own (the chat stays open, and follows)
+    const inbox = await openSignedIn(ctx, S, decider, convHash);
+    await inbox.locator(byRole('link', 'Open the approvals inbox')).click();
+    await inbox.waitForFunction(() => /^#\/approvals\/apr_/.test(location.hash),
+                                { timeout: UI });
+    await heading(inbox, 'Approval');
+    const one = await approvalItem(inbox, 'tasks.create', title);
+    assert(/Planner/.test(one) && /pending/i.test(one), 'the approval shows: ' + one);
+    await audit(inbox, 'approval');
+    await inbox.locator(byRole('link', '← All approvals')).click();
+    await heading(inbox, 'Approvals');
+    await approvalItem(inbox, 'tasks.create', title);
+    await audit(inbox, 'approvals');
+    await inbox.locator(byRole('button', 'Approve tasks.create')).click();
+    await approvalItem(inbox, 'tasks.create', /approved/i);
+    await until('the task to exist', () => taskTitled(title), WORK);
+    await until('the navigation to count none pending', async () =>
+      await pendingCount(inbox) === '', UI);
+    // the chat tab reads the paused reply again and shows how it went on
+    await chat.bringToFront();
+    await waitText(chat, 'The task is made.', { selector: `${MESSAGES} > li:last-child`,
+                                                timeout: WORK });
+    const after = await lastCalls(chat);
+    assert(after.length === 1 && /tasks\.create completed/i.test(after[0].summary),
+           'the call after: ' + JSON.stringify(after));
+  }, { browser, allow: [FAILED_STATUS(409)] });
+
+  await test('approvals: approve with edited arguments: invalid JSON is refused in the page, ' +
+             'the server\'s 400 is shown at the box, then the call runs with the new ones',
+             async (ctx) => {
+    const { approval } = await paused(decider, 'Order desks');
+    const page = await openSignedIn(ctx, S, decider, '#/approvals');
+    await approvalItem(page, 'tasks.create', 'Order desks');
+    const sent = [];
+    page.on('request', (r) => { if (/\/approve$/.test(r.url())) sent.push(r.postData()); });
+    await page.locator(byRole('button', 'Approve with edited arguments of tasks.create')).click();
+    const box = await labelled(page, 'Arguments to approve (JSON)');
+    const retype = async (text) => {
+      await box.evaluate((el) => el.select());
+      await box.type(text);
+      await page.locator(byRole('button', 'Approve with these arguments')).click();
+    };
+    await retype('{"title": "Order desks",');
+    await fieldError(page, 'Arguments to approve (JSON)', 'invalid_json');
+    assert(sent.length === 0, 'invalid JSON was sent: ' + sent.join(' '));
+    await retype('{"title": 42}');
+    const text = await fieldError(page, 'Arguments to approve (JSON)', 'invalid_request');
+    assert(/title/.test(text), 'the server\'s error: ' + text);
+    await audit(page, 'approval-edit-error');
+    await retype('{"title": "Order standing desks", "priority": "high"}');
+    await approvalItem(page, 'tasks.create', /approved/i);
+    const task = await until('the task to exist', () => taskTitled('Order standing desks'), WORK);
+    assert(task.priority === 'high', 'the task: ' + JSON.stringify(task));
+    assert(!await taskTitled('Order desks'), 'the arguments asked for were used');
+    const a = (await S.api(decider, 'GET', '/v1/approvals/' + approval)).json;
+    assert(a.status === 'approved' && a.arguments.title === 'Order standing desks',
+           'the approval: ' + JSON.stringify(a));
+  }, { browser, allow: [FAILED_STATUS(400)] });
+
+  await test('approvals: reject with a reason; a decision taken meanwhile elsewhere shows 409 ' +
+             'approval_not_pending and the approval as it is', async (ctx) => {
+    const first = await paused(decider, 'Buy a boat');
+    const second = await paused(decider, 'Buy a plane');
+    const page = await openSignedIn(ctx, S, decider, '#/approvals');
+    await approvalItem(page, 'tasks.create', 'Buy a plane');
+    // newest first
+    const order = await page.$$eval('ul[aria-label="Approvals"] > li', (li) =>
+      li.map((x) => (/Buy a (boat|plane)/.exec(x.innerText) || [''])[0]).filter(Boolean));
+    assert(order.join() === 'Buy a plane,Buy a boat', 'the order: ' + order.join());
+    const item = async (title) => page.evaluateHandle((t) => [...document
+      .querySelectorAll('ul[aria-label="Approvals"] > li')].find((x) => x.innerText.includes(t)),
+    title);
+    const boat = await item('Buy a boat');
+    await (await boat.$(byRole('button', 'Reject tasks.create'))).click();
+    const reason = await labelled(page, 'Reason (optional, told to the employee)');
+    await reason.type('Not in the budget');
+    await page.locator(byRole('button', 'Reject the call')).click();
+    await page.waitForFunction((li) => /rejected/i.test(li.innerText) &&
+      li.innerText.includes('Not in the budget'), { timeout: UI }, boat);
+    const a = (await S.api(decider, 'GET', '/v1/approvals/' + first.approval)).json;
+    assert(a.status === 'rejected' && a.reason === 'Not in the budget', JSON.stringify(a));
+    // the reply went on, told why
+    await until('the rejected reply to end', async () => {
+      const m = (await S.api(decider, 'GET', `/v1/conversations/${first.message.conversation_id}` +
+                             `/messages/${first.message.id}`)).json;
+      return m.status === 'completed' && m.tool_calls[0].status === 'rejected';
+    }, WORK);
+    assert(!await taskTitled('Buy a boat'), 'a rejected call made its task');
+    // decided elsewhere, then here
+    const r = await S.api(decider, 'POST', `/v1/approvals/${second.approval}/approve`, {});
+    assert(r.status === 200, 'approve: ' + r.text);
+    const plane = await item('Buy a plane');
+    await (await plane.$(byRole('button', 'Approve tasks.create'))).click();
+    const text = await waitAlert(page, 'approval_not_pending');
+    assert(/409/.test(text), 'the alert: ' + text);
+    await page.waitForFunction((li) => /approved/i.test(li.innerText), { timeout: UI }, plane);
+    await audit(page, 'approvals-decided');
+  }, { browser, allow: [FAILED_STATUS(409)] });
+
+  await test('approvals: a key without scopes reads the inbox but cannot decide: the page says ' +
+             'so and shows the 403', async (ctx) => {
+    const { approval } = await paused(K.live, 'Sell the boat');
+    const page = await openSignedIn(ctx, S, K.live, '#/approvals');
+    await waitText(page, 'This key can read approvals but not decide them', { selector: 'main' });
+    await approvalItem(page, 'tasks.create', 'Sell the boat');
+    await page.locator(byRole('button', 'Approve tasks.create')).click();
+    const text = await waitAlert(page, 'permission_denied');
+    assert(/403/.test(text) && /approvals/.test(text), 'the alert: ' + text);
+    await waitText(page, 'This key cannot decide approvals', { selector: 'ul' });
+    await audit(page, 'approvals-403');
+    const a = (await S.api(K.live, 'GET', '/v1/approvals/' + approval)).json;
+    assert(a.status === 'pending', 'decided by a key without scopes: ' + a.status);
+    await S.api(decider, 'POST', `/v1/approvals/${approval}/reject`, { reason: 'cleanup' });
+  }, { browser, allow: [FAILED_STATUS(403)] });
+
+  await test('approvals: the inbox filtered by employee pages with "Load more" (21 pending, ' +
+             'newest first)', async (ctx) => {
+    const batcher = await employeeWith(K.live, 'Batcher',
+                                       [{ name: 'tasks.create', policy: 'approve' }]);
+    const ids = [];
+    for (let i = 0; i < 21; i++) ids.push((await paused(decider, `Batch ${i}`, batcher)).approval);
+    try {
+      const page = await openSignedIn(ctx, S, decider, '#/approvals');
+      const who = await labelled(page, 'Employee');
+      await page.waitForFunction((s) => s.options.length > 1, { timeout: UI }, who);
+      await Promise.all([
+        page.waitForResponse((r) => r.url().includes('/v1/approvals?') &&
+                             r.url().includes('employee_id=' + batcher.id), { timeout: UI }),
+        who.select(batcher.id),
+      ]);
+      await approvalItem(page, 'tasks.create for Batcher', 'Batch 20');
+      await page.waitForFunction(() => [...document.querySelectorAll(
+        'ul[aria-label="Approvals"] > li h2')].every((h) => /Batcher/.test(h.textContent)),
+      { timeout: UI });
+      const shown = () => page.$$eval('ul[aria-label="Approvals"] > li', (l) => l.length);
+      assert(await shown() === 20, `${await shown()} shown on the first page`);
+      await page.locator(byRole('button', 'Load more')).click();
+      await approvalItem(page, 'tasks.create for Batcher', '"Batch 0"');
+      assert(await shown() === 21, `${await shown()} shown after Load more`);
+      const last = await page.$eval('ul[aria-label="Approvals"] > li:last-child',
+                                    (l) => l.innerText);
+      assert(last.includes('"Batch 0"'), 'the oldest is not last: ' + last);
+    } finally {
+      for (const id of ids)
+        await S.api(decider, 'POST', `/v1/approvals/${id}/reject`, { reason: 'cleanup' });
+    }
+  }, { browser });
+}
+
 async function pageTests() {
   // Every page, opened fresh: it renders, with nothing from another host and no console error.
   const routes = [['Integrations', '#/integrations', 'integrations'],
@@ -887,8 +1438,10 @@ async function main() {
       WORKFORCE_OAUTH_GITHUB_API_URL: provider.url,
       WORKFORCE_OAUTH_GITHUB_REVOKE_URL: provider.url + '/revoke',
     };
-    [S, CUT] = await Promise.all([startServer('main', { ...llm, ...github }),
-                                  startServer('cut', llm)]);
+    // the MCP peer is on 127.0.0.1: the main server may reach private addresses for MCP
+    [S, CUT, PEER] = await Promise.all([
+      startServer('main', { ...llm, ...github, WORKFORCE_MCP_ALLOW_PRIVATE: '1' }),
+      startServer('cut', llm), startMcpPeer(tmp)]);
     allowOrigin(S.url);
     allowOrigin(CUT.url);
     K = {
@@ -914,12 +1467,16 @@ async function main() {
     await markdownTests();
     await signInTests();
     await shellTests();
+    await employeeToolTests();
     await chatTests();
+    await chatToolTests();
     await knowledgeTests(tmp);
     await taskTests();
     await workflowTests();
     await errorTests(tmp);
     await integrationTests();
+    await mcpTests();
+    await approvalTests();
     await pageTests();
     await a11yTests();
   } catch (e) {

@@ -133,6 +133,25 @@ export async function startMock(dir) {
   return { port, url: `http://127.0.0.1:${port}/v1`, proc };
 }
 
+// The MCP server of tests/npm/mcp_server.mjs (the official SDK's), on a free port of
+// 127.0.0.1: its paths are servers of their own (/json, /auth needs `Authorization: Bearer
+// s3cret`, ...). It exits when its stdin closes or on SIGTERM.
+export async function startMcpPeer(dir) {
+  const log = fs.openSync(path.join(dir, 'mcp-peer.log'), 'a');
+  const proc = spawn('node', [path.join(ROOT, 'tests/npm/mcp_server.mjs')],
+                     { cwd: ROOT, stdio: ['pipe', 'pipe', log], env: cleanEnv() });
+  fs.closeSync(log);
+  track(proc, 'mcp peer');
+  let out = '';
+  proc.stdout.on('data', (d) => { out += d; });
+  const port = await until('the MCP peer to print its port', () => {
+    if (proc.exitCode !== null) throw new Error('the MCP peer exited: ' + out);
+    const m = out.match(/^listening (\d+)/m);
+    return m && Number(m[1]);
+  }, 30_000);
+  return { port, url: (p) => `http://127.0.0.1:${port}/${p}`, proc };
+}
+
 // One workforce server: a fresh database in its own temp dir, generous limits unless 'env'
 // says otherwise, on a free port (another one if the port was taken before it bound it).
 export async function startServer(name, env = {}) {

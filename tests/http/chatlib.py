@@ -95,8 +95,10 @@ class SSEResult:
             self.error)
 
 
-def sse_post(server, path, body, key=None, headers=None, timeout=30, on_event=None):
-    """POST 'body' (dict, serialised; or bytes) and read the answer as an event stream.
+def sse_post(server, path, body, key=None, headers=None, timeout=30, on_event=None,
+             method="POST"):
+    """POST 'body' (dict, serialised; or bytes; None: no body, as a GET) and read the answer
+    as an event stream.
     on_event(ev, result) is called per event; returning False drops the connection (the socket
     is shut down, as a client that goes away)."""
     conn = http.client.HTTPConnection(server.host, server.port, timeout=timeout)
@@ -105,8 +107,12 @@ def sse_post(server, path, body, key=None, headers=None, timeout=30, on_event=No
         hdrs["Authorization"] = "Bearer " + key
     if headers:
         hdrs.update(headers)
-    data = body if isinstance(body, bytes) else json.dumps(body).encode()
-    conn.request("POST", path, body=data, headers=hdrs)
+    if body is None:
+        data = None
+        del hdrs["Content-Type"]
+    else:
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    conn.request(method, path, body=data, headers=hdrs)
     sock = conn.sock
     resp = conn.getresponse()
     res = SSEResult(resp.status, resp.getheaders())

@@ -205,6 +205,20 @@ class AgentChatTest(MockChatTestCase):
                                 "output_tokens": u["completion_tokens"]}) for u in usages)
         self.assertEqual((m["credits_used"], before - self.balance(key)), (want, want))
 
+    def test_the_last_credit_pays_the_first_step(self):
+        # An organization left with 1 credit: the turn holds it; the step's model call is
+        # worth it, so it is taken (not given back at the stop), and the turn stops for credits.
+        org = "agent1c-" + uuid.uuid4().hex[:6]
+        key = self.server.create_key(org, tier="manager", credits=1)
+        emp = self.employee_with(key, [{"name": "tasks.get", "policy": "auto"}])
+        msg = uniq("Last credit ") + script(
+            {"calls": [call("tasks__get", task_id="task_000000000000000000000000")]},
+            {"say": "Never said."})
+        m = self.chat_ok(key, emp, msg)
+        self.assertEqual(m["stop_reason"], "insufficient_credits", m)
+        self.assertEqual(len(self.model_requests(msg)), 1)
+        self.assertEqual((m["credits_used"], self.balance(key)), (1, 0))
+
     def test_a_conversation_is_busy_while_its_turn_runs(self):
         key = self.test
         emp = self.employee_with(key, [{"name": "tasks.get", "policy": "auto"}])
@@ -322,6 +336,46 @@ class AgentIntegrationTest(ChatTestCase):
         self.assertIn("channel_not_found", m["tool_calls"][0]["error"])
         self.assertNotIn("xoxb", json.dumps(m))
 
+    def test_then_a_slack_post_waits_for_its_approval(self):
+        # the README's walk-through: Slack under approve, a chat that pauses, the decision
+        # (with the text edited), the message posted through the connection (after
+        # test_slack_tools_through_the_connection, which counts the provider's requests)
+        org = "agent-a-" + uuid.uuid4().hex[:6]
+        key = self.server.create_key(org, mode="test")
+        approver = self.server.create_key(org, mode="test", scopes="approvals")
+        emp = self.assertJson(self.server.post("/v1/employees", {
+            "name": "Careful poster", "role": "Ops", "category": "operations",
+            "tools": [{"name": "slack.list_channels", "policy": "auto"},
+                      {"name": "slack.*", "policy": "approve"}]}, key=key))["id"]
+        c = self.assertJson(self.server.post("/v1/integrations/slack/connect", {}, key=key))
+        r = browser_connect(self.server, self.base, c["authorization_url"], "slack")
+        self.assertEqual(r.status, 200, r)
+        msg = uniq("Tell general ") + script(
+            {"calls": [call("slack__post_message", channel="#general", text="Standup at 10")]},
+            {"say": "Posted after approval."})
+        before = len(self.provider_requests("/slack/api/chat.postMessage"))
+        m = self.assertJson(self.chat(key, emp, msg), 200)
+        self.assertEqual(m["status"], "requires_approval", m)
+        tc = m["tool_calls"][0]
+        self.assertEqual((tc["tool"], tc["status"]), ("slack.post_message", "pending_approval"))
+        # nothing posted while it waits
+        self.assertEqual(len(self.provider_requests("/slack/api/chat.postMessage")), before)
+        r = self.server.post("/v1/approvals/%s/approve" % tc["approval_id"],
+                             {"arguments": {"channel": "#general",
+                                            "text": "Standup at 10:00 sharp"}}, key=approver)
+        self.assertEqual(r.status, 200, r)
+        done = self.wait_for(lambda: (lambda x: x if x["status"] == "completed" else None)(
+            self.server.get("/v1/conversations/%s/messages/%s" % (m["conversation_id"],
+                                                                  m["id"]), key=key).json),
+            timeout=20)
+        self.assertTrue(done, "the turn did not go on")
+        self.assertEqual(done["content"], "Posted after approval.")
+        self.assertEqual(done["tool_calls"][0]["status"], "completed")
+        reqs = self.provider_requests("/slack/api/chat.postMessage")
+        self.assertEqual(len(reqs), before + 1)
+        self.assertEqual(reqs[-1]["body"], {"channel": "#general",
+                                            "text": "Standup at 10:00 sharp"})
+
 
 class AgentMcpTest(MockChatTestCase):
     """The tools of an organization's MCP server in a turn: offered under their model names with
@@ -372,3 +426,34 @@ class AgentMcpTest(MockChatTestCase):
         self.assertEqual(fail["status"], "failed")
         self.assertTrue(fail["error"].startswith("tool_error"), fail)
         self.assertEqual(m["content"], "Peer used.")
+
+    def test_a_tool_the_server_lost_reads_its_list_again(self):
+        from test_approvals import db_exec
+        key = self.key
+        r = self.server.post("/v1/mcp_servers", {"name": "lost", "url": self.peer.url("json")},
+                             key=key)
+        srv = self.assertJson(r)
+        self.assertEqual(srv["status"], "ok", r)
+        # the list as stored names a tool the server does not have (any more)
+        tools = [{"name": t["name"], "description": t["description"], "effect": t["effect"],
+                  "input_schema": {"type": "object"}} for t in srv["tools"]]
+        tools.append({"name": "ghost", "description": "Gone.", "effect": "write",
+                      "input_schema": {"type": "object"}})
+        db_exec(self.server, "UPDATE mcp_servers SET tools = ? WHERE id = ?",
+                (json.dumps(tools), srv["id"]))
+        names = [t["name"] for t in self.server.get("/v1/mcp_servers/" + srv["id"],
+                                                    key=key).json["tools"]]
+        self.assertIn("ghost", names)
+        emp = self.assertJson(self.server.post("/v1/employees", {
+            "name": "Lost user", "role": "Ops", "category": "operations",
+            "tools": [{"name": "mcp.lost.*", "policy": "auto"}]}, key=key))["id"]
+        msg = uniq("Call the ghost ") + script({"calls": [call("mcp__lost__ghost")]},
+                                               {"say": "It is gone."})
+        m = self.chat_ok(key, emp, msg)
+        c = m["tool_calls"][0]
+        self.assertEqual(c["status"], "failed")
+        self.assertTrue(c["error"].startswith("unknown_tool: the MCP server lost has no tool"),
+                        c)
+        now = self.server.get("/v1/mcp_servers/" + srv["id"], key=key).json
+        self.assertNotIn("ghost", [t["name"] for t in now["tools"]])
+        self.assertIn("echo", [t["name"] for t in now["tools"]])

@@ -272,6 +272,33 @@ const steps: { [K in OperationId]: () => Promise<void> } = {
             params: { path: { id } }, body: { tools: [{ name: "Slack", policy: "auto" }] } }),
               "a rule's bad name", 400, "invalid_request", "tools[0].name");
     },
+    // Approvals: this key (no scopes) reads them but does not decide; the built-in engine of
+    // test keys calls no tool, so none is pending here (tests/http/test_approvals.py makes them)
+    listApprovals: async () => {
+        const l = ok(await client.GET("/v1/approvals", {
+            params: { query: { status: "pending", limit: 10 } } }), "listApprovals");
+        eq(l.approvals.length, 0, "none");
+        eq(l.has_more, false, "one page");
+        fails(await client.GET("/v1/approvals", { params: { query: { status: "maybe" as never } } }),
+              "listApprovals bad status", 400, "invalid_request", "status");
+    },
+    getApproval: async () => {
+        fails(await client.GET("/v1/approvals/{id}", {
+            params: { path: { id: "apr_000000000000000000000000" } } }),
+              "getApproval unknown", 404, "approval_not_found", "id");
+    },
+    approveApproval: async () => {
+        fails(await client.POST("/v1/approvals/{id}/approve", {
+            params: { path: { id: "apr_000000000000000000000000" } },
+            body: { arguments: { title: "x" } } }),
+              "approveApproval without the scope", 403, "permission_denied");
+    },
+    rejectApproval: async () => {
+        fails(await client.POST("/v1/approvals/{id}/reject", {
+            params: { path: { id: "apr_000000000000000000000000" } },
+            body: { reason: "no" } }),
+              "rejectApproval without the scope", 403, "permission_denied");
+    },
     // MCP servers: a host that never resolves, so the server is stored with status "error"
     createMcpServer: async () => {
         const m = ok(await client.POST("/v1/mcp_servers", {
@@ -452,6 +479,21 @@ const steps: { [K in OperationId]: () => Promise<void> } = {
             params: { path: { id }, query: { limit: 10, before: l.next_cursor } } }),
             "listConversationMessages page 2");
         eq(next.messages.length, 3, "the rest");
+    },
+    getMessageEvents: async () => {
+        const res = await client.GET("/v1/conversations/{id}/messages/{message_id}/events", {
+            params: { path: { id: need(conversationId, "conversation"),
+                              message_id: need(assistantMessageId, "message") },
+                      header: { "Last-Event-ID": "1" } },
+            headers: { Accept: "text/event-stream" }, parseAs: "text" });
+        const text = ok(res, "getMessageEvents");
+        // after event 1 (message.created): the delta and the end, replayed
+        assert(!text.includes("event: message.created"), "replayed after Last-Event-ID");
+        assert(text.includes("id: 3\nevent: message.completed"), "ends with the message");
+        fails(await client.GET("/v1/conversations/{id}/messages/{message_id}/events", {
+            params: { path: { id: need(conversationId, "conversation"),
+                              message_id: "msg_000000000000000000000000" } } }),
+              "getMessageEvents unknown", 404, "message_not_found", "message_id");
     },
     getConversationMessage: async () => {
         const m = ok(await client.GET("/v1/conversations/{id}/messages/{message_id}", {

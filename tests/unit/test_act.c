@@ -2,7 +2,7 @@
 /* Unit tests of act/: the tools a turn offers, a step's calls prepared (unknown tool, bad
  * arguments, too many calls, a repeated call), the pool that runs them (side by side, the
  * owner told once, rights checked, results cut at 16 KiB), a step run on the calling thread,
- * and the limits of a turn. */
+ * and the limits of a turn (its level among employees.ask and workflows.run too). */
 #include "../../src/act/act.h"
 #include "../../src/auth/auth.h"
 #include "../../src/core/clock.h"
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-static atomic_int running, most;
+static atomic_int running, most, depth_seen = -1;
 
 /* A runner: "tasks.get" answers its task id, after a short wait so that calls overlap;
  * "knowledge.search" fails; "tasks.create" answers 40 KiB. */
@@ -26,6 +26,7 @@ static int fake_run(void *ud, const struct act_job *job, struct buf *result, str
         ;
     nanosleep(&ts, NULL);
     atomic_fetch_sub(&running, 1);
+    atomic_store(&depth_seen, job->depth);
     if (strcmp(job->def->name, "knowledge.search") == 0)
         return err_set(e, ERR_UPSTREAM, "upstream_error", NULL, "the index is away");
     if (strcmp(job->def->name, "tasks.create") == 0) {
@@ -116,6 +117,12 @@ static void test_run_here(const struct act_offer *offer, struct arena *a)
         ok(st.calls[0].failed && strstr(st.calls[0].error, "permission_denied"),
            "outside the starter's scopes: permission_denied");
         act_step_cleanup(&st);
+        job.scopes = 0;
+        job.depth = 2;
+        act_step_prepare(offer, calls, 1, NULL, 0, a, &st, &repeated);
+        act_step_run_here(fake_run, NULL, &st, &job);
+        is_int(atomic_load(&depth_seen), 2, "the runner is given the turn's level");
+        act_step_cleanup(&st);
     }
 }
 
@@ -134,6 +141,20 @@ static void test_limits(void)
         is_str(act_limit(false, 1, 8, now - (int64_t)ACT_TURN_MS * 1000 - 1, why, sizeof(why)),
                "timeout", "past 300 s");
         ok(strstr(why, "300 seconds") != NULL, "says so");
+    }
+    subtest("levels of employees.ask and workflows.run")
+    {
+        struct err e;
+        err_clear(&e);
+        is_int(act_depth_check(0, &e), 0, "a top-level turn may start level 1");
+        is_int(act_depth_check(ACT_DEPTH_MAX - 1, &e), 0, "level 2 may start level 3");
+        ok(e.code == NULL, "nothing said while allowed");
+        is_int(act_depth_check(ACT_DEPTH_MAX, &e), ERR_LIMIT, "level 3 may not start a 4th");
+        is_str(e.code, "max_depth", "max_depth");
+        ok(strstr(e.msg, "at most 3 levels") != NULL && strstr(e.msg, "level 3") != NULL,
+           "the model reads why");
+        err_clear(&e);
+        is_int(act_depth_check(7, &e), ERR_LIMIT, "nor deeper");
     }
 }
 

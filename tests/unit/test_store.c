@@ -699,6 +699,250 @@ static int rate(struct store *s, const char *tenant, int64_t epoch, int64_t pm, 
  * of the in-memory limiter, another node's requests counted while it beats, this node's earlier
  * epochs not at all, and no move of the data version. SQLite keeps none (one server).
  */
+/* The message 'id''s status, "" when unreadable. */
+static const char *message_status(struct store *s, const struct store_tenant *t, const char *conv,
+                                  const char *id, struct arena *a)
+{
+    struct store_message m;
+    if (store_message_get(s, t, conv, id, a, &m))
+        return "";
+    return m.status ? m.status : "";
+}
+
+/* Whether message 'id' is among the turns that can go on. */
+static bool ready(struct store *s, const char *id)
+{
+    struct store_turn_ref *v = NULL;
+    struct arena a;
+    size_t n = 0;
+    bool found = false;
+    arena_init(&a);
+    if (!store_turns_ready(s, 64, &a, &v, &n))
+        for (size_t i = 0; i < n; i++)
+            found = found || strcmp(v[i].message_id, id) == 0;
+    arena_cleanup(&a);
+    return found;
+}
+
+/* Approvals and turns that pause (contract §19): a step's journal asks, a pause holds nothing,
+ * a decision is taken once, a turn is taken by one node, a dead node's turn is taken over with
+ * its running calls failed as interrupted. */
+static void test_approvals(struct store *s, const struct store_org *org)
+{
+    subtest("approvals and paused turns")
+    {
+        struct store_tenant t = {.mode = STORE_LIVE};
+        struct store_emp_filter f = {.status = -1, .limit = 1};
+        struct store_emp_page p;
+        struct store_chat_begin b;
+        struct store_message reply;
+        struct store_tool_call calls[2];
+        struct store_approval apr, got;
+        struct store_tool_step step;
+        struct store_turn_pause pause;
+        struct store_approval_decision d;
+        struct store_turn_saved sv;
+        struct store_approval_page page;
+        struct store_approval_filter af;
+        struct store_recovery rec;
+        struct arena a;
+        int64_t charged = 0, balance = 0, now = clock_now_ms();
+        bool paused = false, taken = false;
+        const char *conv = "conv_apraaaaaaaaaaaaaaaaaaa";
+        const char *emp_id;
+
+        snprintf(t.org_id, sizeof(t.org_id), "%s", org->id);
+        arena_init(&a);
+        store_employee_list(s, &t, &f, &a, &p);
+        emp_id = p.items[0].id;
+        memset(&b, 0, sizeof(b));
+        b.new_conversation = true;
+        b.conversation = (struct store_conversation){conv, emp_id, "Approvals", 0, now, now};
+        memset(&b.user, 0, sizeof(b.user));
+        b.user.id = "msg_apruseraaaaaaaaaaaaaaaa";
+        b.user.conversation_id = conv;
+        b.user.employee_id = emp_id;
+        b.user.role = "user";
+        b.user.content = "post it";
+        b.user.response_ms = -1;
+        b.user.created_at = now;
+        is_int(store_chat_begin(s, &t, &b), 0, "the user message");
+
+        /* the step: one call waits for an approval, one runs */
+        memset(&reply, 0, sizeof(reply));
+        reply.id = "msg_aprreplyaaaaaaaaaaaaaaa";
+        reply.conversation_id = conv;
+        reply.employee_id = emp_id;
+        reply.role = "assistant";
+        reply.content = "";
+        reply.sources = "[]";
+        reply.response_ms = -1;
+        reply.created_at = now;
+        reply.status = "in_progress";
+        memset(calls, 0, sizeof(calls));
+        calls[0] = (struct store_tool_call){.id = "call_apr0aaaaaaaaaaaaaaaaaaa",
+                                            .message_id = reply.id,
+                                            .model_id = "m0",
+                                            .tool = "slack.post_message",
+                                            .arguments = "{\"text\":\"hi\"}",
+                                            .status = "pending_approval",
+                                            .approval_id = "apr_aprAaaaaaaaaaaaaaaaaaaaa",
+                                            .step_index = -1,
+                                            .started_at = now};
+        calls[1] = (struct store_tool_call){.id = "call_apr1aaaaaaaaaaaaaaaaaaa",
+                                            .message_id = reply.id,
+                                            .model_id = "m1",
+                                            .tool = "tasks.get",
+                                            .arguments = "{}",
+                                            .status = "running",
+                                            .seq = 1,
+                                            .step_index = -1,
+                                            .started_at = now};
+        memset(&apr, 0, sizeof(apr));
+        apr.id = "apr_aprAaaaaaaaaaaaaaaaaaaaa";
+        apr.employee_id = emp_id;
+        apr.tool_call_id = calls[0].id;
+        apr.tool = calls[0].tool;
+        apr.arguments = calls[0].arguments;
+        apr.requested_by_type = "key";
+        apr.requested_by_id = "key_x";
+        apr.conversation_id = conv;
+        apr.message_id = reply.id;
+        apr.step_index = -1;
+        apr.requested_at = now;
+        apr.expires_at = now + 3600000;
+        memset(&step, 0, sizeof(step));
+        step.reply = &reply;
+        step.content = "Let me post it.";
+        step.turn_state = "{\"nmodel\":1}";
+        step.calls = calls;
+        step.n = 2;
+        step.approvals = &apr;
+        step.napprovals = 1;
+        step.events =
+            (struct store_events_chunk){"id: 1\nevent: message.created\ndata: {}\n\n", 38, 1, 1};
+        is_int(store_tool_step_begin(s, &t, &step, &charged, &balance), 0, "the step journaled");
+        is_str(message_status(s, &t, conv, reply.id, &a), "in_progress", "in progress");
+        ok(!ready(s, reply.id), "a running turn of a live node is no one else's");
+
+        /* the pause: the running call ended with it */
+        calls[1].status = "completed";
+        calls[1].result = "{}";
+        calls[1].completed_at = now + 1;
+        calls[1].started_at = 0;
+        memset(&pause, 0, sizeof(pause));
+        pause.message_id = reply.id;
+        pause.employee_id = emp_id;
+        pause.content = "Let me post it.";
+        pause.turn_state = "{\"nmodel\":1}";
+        pause.ends = &calls[1];
+        pause.nends = 1;
+        is_int(store_turn_pause(s, &t, &pause, &paused), 0, "pause");
+        ok(paused, "paused: an approval is pending");
+        is_str(message_status(s, &t, conv, reply.id, &a), "requires_approval", "shown paused");
+        ok(!ready(s, reply.id), "not ready while its approval is pending");
+        is_int(store_turn_take(s, &t, reply.id, now, &taken), 0, "take");
+        ok(!taken, "nobody takes it while its approval is pending");
+
+        memset(&af, 0, sizeof(af));
+        af.status = "pending";
+        af.limit = 10;
+        is_int(store_approval_list(s, &t, &af, &a, &page), 0, "list pending");
+        ok(page.n == 1 && strcmp(page.items[0].id, apr.id) == 0, "the one pending");
+
+        memset(&d, 0, sizeof(d));
+        d.id = apr.id;
+        d.status = "approved";
+        d.arguments = "{\"text\":\"hello\"}";
+        d.by_type = "key";
+        d.by_id = "key_decider";
+        d.now = now + 2;
+        is_int(store_approval_decide(s, &t, &d, &a, &got), 0, "approve");
+        is_str(got.arguments, "{\"text\":\"hello\"}", "the edited arguments kept");
+        is_str(got.decided_by_id, "key_decider", "who decided");
+        d.status = "rejected";
+        is_int(store_approval_decide(s, &t, &d, &a, &got), ERR_CONFLICT, "decided once");
+        is_str(got.status, "approved", "as it was");
+        ok(ready(s, reply.id), "ready once decided");
+
+        is_int(store_turn_take(s, &t, reply.id, now, &taken), 0, "take");
+        ok(taken, "taken");
+        is_int(store_turn_take(s, &t, reply.id, now, &taken), 0, "take again");
+        ok(!taken, "by one only");
+        is_str(message_status(s, &t, conv, reply.id, &a), "in_progress", "in progress again");
+        is_int(store_turn_load(s, &t, reply.id, &a, &sv), 0, "load");
+        is_str(sv.user_content, "post it", "its user message");
+        is_str(sv.turn_state, "{\"nmodel\":1}", "its state");
+        is_str(sv.reply.content, "Let me post it.", "what the model wrote");
+        ok(sv.ncalls == 2 && sv.napprovals == 1, "its calls and approval");
+        is_str(sv.calls[1].status, "completed", "the ended call as ended");
+
+        /* its node dies: the turn is taken over, its running call failed as interrupted */
+        {
+            const char *texts[] = {"call_apr0aaaaaaaaaaaaaaaaaaa", reply.id};
+            put(s, "UPDATE tool_calls SET status = 'running' WHERE id = $1", texts, 1, NULL, 0);
+            put(s, "UPDATE messages SET lease_node = 'node_gone' WHERE id = $2", texts, 2, NULL, 0);
+        }
+        ok(!ready(s, reply.id), "not while its node may be alive");
+        is_int(store_nodes_recover(s, now, 60000, false, &rec), 0, "recover");
+        ok(rec.turns == 1, "a dead node's turn taken back");
+        ok(ready(s, reply.id), "then ready");
+        is_int(store_turn_take(s, &t, reply.id, now + 3, &taken), 0, "take over");
+        ok(taken, "taken over");
+        is_int(store_turn_load(s, &t, reply.id, &a, &sv), 0, "load");
+        ok(strcmp(sv.calls[0].status, "failed") == 0 && sv.calls[0].error &&
+               strcmp(sv.calls[0].error, "interrupted") == 0,
+           "the call that was running is failed as interrupted");
+
+        /* decided before the pause: no pause */
+        {
+            struct store_approval apr2 = apr;
+            struct store_tool_call c2 = calls[0];
+            c2.id = "call_apr2aaaaaaaaaaaaaaaaaaa";
+            c2.approval_id = "apr_aprBaaaaaaaaaaaaaaaaaaaa";
+            c2.status = "pending_approval";
+            c2.seq = 2;
+            c2.step = 1;
+            apr2.id = c2.approval_id;
+            apr2.tool_call_id = c2.id;
+            memset(&step, 0, sizeof(step));
+            step.message_id = reply.id;
+            step.calls = &c2;
+            step.n = 1;
+            step.approvals = &apr2;
+            step.napprovals = 1;
+            is_int(store_tool_step_begin(s, &t, &step, &charged, &balance), 0, "a second step");
+            d.id = apr2.id;
+            d.status = "rejected";
+            d.arguments = NULL;
+            d.reason = "no";
+            is_int(store_approval_decide(s, &t, &d, &a, &got), 0, "rejected at once");
+            memset(&pause, 0, sizeof(pause));
+            pause.message_id = reply.id;
+            pause.employee_id = emp_id;
+            pause.content = "";
+            pause.turn_state = "{}";
+            is_int(store_turn_pause(s, &t, &pause, &paused), 0, "pause");
+            ok(!paused, "not paused: nothing is pending");
+            is_str(message_status(s, &t, conv, reply.id, &a), "in_progress", "still running");
+        }
+
+        /* an approval past its time is due */
+        {
+            struct store_approval *due = NULL;
+            struct store_tenant *tenants = NULL;
+            size_t n = 0;
+            const char *texts[] = {apr.id};
+            put(s, "UPDATE approvals SET status = 'pending', expires_at = 5 WHERE id = $1", texts,
+                1, NULL, 0);
+            is_int(store_approvals_due(s, now, 10, &a, &due, &tenants, &n), 0, "due");
+            ok(n == 1 && strcmp(due[0].id, apr.id) == 0 && strcmp(tenants[0].org_id, org->id) == 0,
+               "the approval past its time, with its tenant");
+        }
+        arena_cleanup(&a);
+    }
+}
+
 static void test_shared_limits(struct store *s)
 {
     subtest("shared limits")
@@ -1505,6 +1749,7 @@ static void test_postgres(void)
     test_chat(s, &org);
     test_client_turn(s, &org);
     test_nodes(s, &org);
+    test_approvals(s, &org);
     test_shared_limits(s);
     test_knowledge(s, &org);
     test_mcp_servers(s, &org);
@@ -1578,6 +1823,7 @@ int main(void)
     test_chat(s, &org);
     test_client_turn(s, &org);
     test_nodes(s, &org);
+    test_approvals(s, &org);
     test_shared_limits(s);
     test_knowledge(s, &org);
     test_mcp_servers(s, &org);

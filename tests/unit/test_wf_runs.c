@@ -9,7 +9,7 @@
  * (one run per occurrence, missed ones once; a live one without credits refused at its start),
  * the order against tasks, and the tool calls of a step (journaled under the run's step, each
  * step's model call charged, shown with their step, counted on a failed step too, gone with
- * the workflow).
+ * the workflow), and the level a run's turns are at (kept with the run).
  */
 #include "../../src/core/clock.h"
 #include "../../src/core/mem.h"
@@ -496,6 +496,32 @@ static void test_tool_calls(void)
     }
 }
 
+/* The level of a run's turns (a run started by a turn's workflows.run): stored, read back. */
+static void test_depth(void)
+{
+    struct store_wf_run r, got;
+
+    subtest("a run's level")
+    {
+        add_workflow(&live, "wf_depth", steps3, NULL, 0);
+        memset(&r, 0, sizeof(r));
+        r.id = "run_depth";
+        r.workflow_id = "wf_depth";
+        r.trigger_type = "manual";
+        r.trigger_data = "{}";
+        r.definition = steps3;
+        r.created_at = T0;
+        r.depth = 2;
+        is_int(store_wf_run_create(s, &live, &r, &A, &got), 0, "created");
+        is_int(got.depth, 2, "read back as queued");
+        is_int(get("wf_depth", "run_depth").depth, 2, "and later");
+        is_int(add_run(&live, "wf_depth", "run_depth0", T0), 0, "another, by the API");
+        is_int(get("wf_depth", "run_depth0").depth, 0, "at level 0");
+        store_wf_run_cancel(s, &live, "wf_depth", "run_depth", T0);
+        store_wf_run_cancel(s, &live, "wf_depth", "run_depth0", T0);
+    }
+}
+
 int main(void)
 {
     struct store_org org;
@@ -527,6 +553,7 @@ int main(void)
     test_schedule_and_order();
     test_schedule_gate();
     test_tool_calls();
+    test_depth();
     arena_cleanup(&A);
     store_close(s);
     return done_testing();
