@@ -311,23 +311,28 @@ struct act_pool {
     unsigned n;
 };
 
-/* A result cut to ACT_RESULT_MAX bytes (on a UTF-8 boundary), as JSON text: the result itself
- * when whole, else {"truncated": true, "text": <the first bytes>, "note": ...}. */
-static char *cut_result(const struct buf *b)
+/* See act.h. */
+char *act_result_cut(const char *text, size_t len)
 {
-    size_t len = buf_len(b), keep = ACT_RESULT_MAX - 200;
+    size_t keep = ACT_RESULT_MAX - 200;
     json_t *o;
-    char *text;
+    char *out;
 
     if (len <= ACT_RESULT_MAX)
-        return len ? xstrdup(buf_ptr(b)) : xstrdup("null");
-    while (keep > 0 && ((unsigned char)buf_ptr(b)[keep] & 0xC0) == 0x80)
+        return xstrndup(text, len);
+    while (keep > 0 && ((unsigned char)text[keep] & 0xC0) == 0x80)
         keep--;
-    o = json_pack("{s:b,s:s%,s:s}", "truncated", 1, "text", buf_ptr(b), keep, "note",
+    o = json_pack("{s:b,s:s%,s:s}", "truncated", 1, "text", text, keep, "note",
                   "The result was cut at 16 KiB.");
-    text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    out = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
-    return text ? text : xstrdup("{\"truncated\":true}");
+    return out ? out : xstrdup("{\"truncated\":true}");
+}
+
+/* A runner's result as the model is given it: act_result_cut(), and null for nothing. */
+static char *cut_result(const struct buf *b)
+{
+    return buf_len(b) ? act_result_cut(buf_ptr(b), buf_len(b)) : xstrdup("null");
 }
 
 /* Run call 'c' as 'base' says (its def, args and arguments set from the call) with 'fn'. */

@@ -215,6 +215,11 @@ int act_depth_check(int depth, struct err *e);
 const char *act_limit(bool no_credits, int nmodel, int max_steps, int64_t t0_us, char *why,
                       size_t n);
 
+/* A result as the model is given it (malloc; the caller frees it): 'text' (of 'len' bytes) as
+ * it is up to ACT_RESULT_MAX bytes, else {"truncated": true, "text": <its first bytes, on a
+ * UTF-8 boundary>, "note": ...}. */
+char *act_result_cut(const char *text, size_t len);
+
 /* A call's record as the API shows it: {id, tool, arguments, status, result, error,
  * approval_id, started_at, completed_at} (a new reference). */
 json_t *act_call_json(const struct store_tool_call *c);

@@ -475,9 +475,10 @@ int store_tool_call_get(struct store *s, const struct store_tenant *t, const cha
 
 /* See store.h. */
 int store_turn_answer(struct store *s, const struct store_tenant *t, const char *message_id,
-                      const struct store_tool_call *ends, size_t n, bool reserve, bool *taken)
+                      const struct store_tool_call *ends, size_t n, const char *turn_state,
+                      bool reserve, bool *taken)
 {
-    return turns_answer(s, t, message_id, ends, n, reserve, taken);
+    return turns_answer(s, t, message_id, ends, n, turn_state, reserve, taken);
 }
 
 /* See store.h. */

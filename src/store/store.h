@@ -575,13 +575,14 @@ int store_tool_call_get(struct store *s, const struct store_tenant *t, const cha
  * A chat turn that stopped for the client's tools (the OpenAI door: its message 'message_id'
  * completed with stop reason client_tool_calls and a turn state, the last message of its
  * conversation) goes on, in one transaction: the message in_progress again under this node
- * (no stop reason), a credit held when 'reserve' (ERR_LIMIT: none left, nothing changed), its
- * employee busy, and the 'n' calls 'ends' ended as the client answered them (status, result,
- * completed_at). '*taken' false: it no longer waits (another request took it, or the
- * conversation went on), and nothing changed.
+ * (no stop reason; its state 'turn_state' unless NULL), a credit held when 'reserve'
+ * (ERR_LIMIT: none left, nothing changed), its employee busy, and the 'n' calls 'ends' ended
+ * as the client answered them (status, result, completed_at). '*taken' false: it no longer
+ * waits (another request took it, or the conversation went on), and nothing changed.
  */
 int store_turn_answer(struct store *s, const struct store_tenant *t, const char *message_id,
-                      const struct store_tool_call *ends, size_t n, bool reserve, bool *taken);
+                      const struct store_tool_call *ends, size_t n, const char *turn_state,
+                      bool reserve, bool *taken);
 /* At most 'max' calls of the messages of conversation 'conversation_id' whose order in it is
  * from 'from_seq' to 'to_seq' (both included), by message then call (strings from 'a'). */
 int store_tool_calls_of(struct store *s, const struct store_tenant *t, const char *conversation_id,

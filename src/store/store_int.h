@@ -137,7 +137,8 @@ int tool_calls_of_message(struct store *s, const struct store_tenant *t, const c
 int tool_call_get(struct store *s, const struct store_tenant *t, const char *id, struct arena *a,
                   struct store_tool_call *out);
 int turns_answer(struct store *s, const struct store_tenant *t, const char *message_id,
-                 const struct store_tool_call *ends, size_t n, bool reserve, bool *taken);
+                 const struct store_tool_call *ends, size_t n, const char *turn_state, bool reserve,
+                 bool *taken);
 /* approvals.c: see store.h (store_approval_*, store_turn_*, store_message_events*). */
 int approval_insert(struct store *s, const struct store_tenant *t, const struct store_approval *p);
 int approvals_list(struct store *s, const struct store_tenant *t,

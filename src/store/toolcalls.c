@@ -268,9 +268,11 @@ int tool_call_get(struct store *s, const struct store_tenant *t, const char *id,
 /* See store_int.h. The message is taken by one statement, so of two requests that answer the
  * same calls at once only one goes on. */
 int turns_answer(struct store *s, const struct store_tenant *t, const char *message_id,
-                 const struct store_tool_call *ends, size_t n, bool reserve, bool *taken)
+                 const struct store_tool_call *ends, size_t n, const char *turn_state, bool reserve,
+                 bool *taken)
 {
-    const char *texts[] = {message_id, t->org_id, db_mode_name(t->mode), store_node_id()};
+    const char *texts[] = {message_id, t->org_id, db_mode_name(t->mode), store_node_id(),
+                           turn_state};
     struct arena a;
     struct db_stmt *st;
     const char *employee = NULL;
@@ -285,7 +287,8 @@ int turns_answer(struct store *s, const struct store_tenant *t, const char *mess
         return rc;
     }
     st = db_prepare(s, "UPDATE messages SET status = 'in_progress', stop_reason = NULL, lease_node"
-                       " = $4 WHERE id = $1 AND org_id = $2 AND mode = $3 AND status = 'completed'"
+                       " = $4, turn_state = coalesce($5, turn_state) WHERE id = $1 AND org_id = $2 "
+                       "AND mode = $3 AND status = 'completed'"
                        " AND stop_reason = 'client_tool_calls' AND turn_state IS NOT NULL AND NOT"
                        " EXISTS (SELECT 1 FROM messages l WHERE l.conversation_id ="
                        " messages.conversation_id AND l.seq > messages.seq) RETURNING"
@@ -293,7 +296,7 @@ int turns_answer(struct store *s, const struct store_tenant *t, const char *mess
     if (!st)
         rc = ERR_STORE;
     if (!rc) {
-        for (size_t i = 0; i < 4; i++)
+        for (size_t i = 0; i < 5; i++)
             db_bind_text(st, (int)i + 1, texts[i]);
         rc = db_step(st, &row);
         if (!rc && row)

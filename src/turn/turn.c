@@ -2095,17 +2095,19 @@ static void client_state(struct turn *j, const json_t *state, uint32_t scopes)
     restore_knowledge(j, json_object_get(state, "knowledge"));
 }
 
-/* The answers of 't' as the ends of their calls (strings borrowed; from t->arena), and the
- * same ends on the calls of 'sv' as read before. */
+/* The answers of 't' as the ends of their calls (from t->arena; a result cut as any tool's
+ * is, act_result_cut()), and the same ends on the calls of 'sv' as read before. */
 static struct store_tool_call *client_ends(const struct turn_req *t, struct store_turn_saved *sv,
                                            int64_t now)
 {
     struct store_tool_call *ends = arena_calloc(t->arena, t->nanswers * sizeof(*ends));
     for (size_t i = 0; i < t->nanswers; i++) {
         struct store_tool_call *c = saved_call(sv, t->answers[i].call_id);
+        char *cut = act_result_cut(t->answers[i].content, strlen(t->answers[i].content));
         ends[i].id = t->answers[i].call_id;
         ends[i].status = "completed";
-        ends[i].result = t->answers[i].content;
+        ends[i].result = arena_strdup(t->arena, cut);
+        free(cut);
         ends[i].completed_at = now;
         c->status = ends[i].status;
         c->result = ends[i].result;
@@ -2172,8 +2174,13 @@ static int turn_go_on(const struct turn_env *env, struct store *s, const struct 
     j->engine = agent_engine(env->agent, t->tenant.mode);
     rc = client_offer(j, t, e);
     if (!rc) {
+        /* taken back, its state says it holds a credit: a node that takes it over after a
+         * crash settles that hold */
+        char *state_now = state_text(j, j->reserved);
         ends = client_ends(t, &sv, clock_now_ms());
-        rc = store_turn_answer(s, &t->tenant, j->reply_id, ends, t->nanswers, j->reserved, &taken);
+        rc = store_turn_answer(s, &t->tenant, j->reply_id, ends, t->nanswers, state_now,
+                               j->reserved, &taken);
+        free(state_now);
         if (rc == ERR_LIMIT)
             rc = ledger_insufficient(e);
         else if (rc)

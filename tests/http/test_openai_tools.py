@@ -287,6 +287,25 @@ class ClientToolsTest(ToolsCase):
         self.assertEqual([(x["tool"], x["status"]) for x in m["tool_calls"]],
                          [(x["tool"], "completed") for x in m["tool_calls"]])
 
+    def test_a_long_result_is_cut(self):
+        """The client's result is given to the model as any tool's is: cut at 16 KiB."""
+        text = uniq("Long ") + script({"calls": [call("get_weather", city="X")]},
+                                      {"say": "Read it."})
+        first = [{"role": "user", "content": text}]
+        c = self.assertJson(self.complete(self.live, self.emp, first, tools=[WEATHER]), 200)
+        asked = c["choices"][0]["message"]
+        long = "\u00e9" * 9000  # 18,000 bytes
+        follow = first + [asked, {"role": "tool", "tool_call_id": asked["tool_calls"][0]["id"],
+                                  "content": long}]
+        r = self.complete(self.live, self.emp, follow, tools=[WEATHER])
+        self.assertEqual(self.assertJson(r, 200)["choices"][0]["message"]["content"], "Read it.")
+        seen = json.loads(self.asked(text)[1]["messages"][-1]["content"])
+        self.assertEqual(seen["truncated"], True)
+        self.assertTrue(long.startswith(seen["text"]) and 15000 < len(seen["text"].encode()) <
+                        16384, len(seen["text"]))
+        m = self.reply_of(r.header(CONV_HEADER))
+        self.assertEqual(m["tool_calls"][0]["result"], seen)
+
     def test_only_the_employees_tools_run_as_before(self):
         text = uniq("Just search ") + script(
             {"calls": [call("knowledge__search", query="x")]}, {"say": "Found nothing."})

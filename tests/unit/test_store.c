@@ -511,14 +511,15 @@ static void test_client_turn(struct store *s, const struct store_org *org)
         end.result = "\"sunny\"";
         end.completed_at = 400;
         store_org_update(s, "acme", -1, 0, &o);
-        is_int(store_turn_answer(s, &t, "msg_creply1aaaaaaaaaaaaaaa", &end, 1, true, &taken),
+        is_int(store_turn_answer(s, &t, "msg_creply1aaaaaaaaaaaaaaa", &end, 1, NULL, true, &taken),
                ERR_LIMIT, "no credit to hold: refused");
         store_turn_load(s, &t, "msg_creply1aaaaaaaaaaaaaaa", &a, &sv);
         ok(strcmp(sv.reply.status, "completed") == 0 && strcmp(sv.calls[0].status, "running") == 0,
            "and nothing changed");
         store_org_update(s, "acme", -1, 5, &o);
-        is_int(store_turn_answer(s, &t, "msg_creply1aaaaaaaaaaaaaaa", &end, 1, true, &taken), 0,
-               "answered");
+        is_int(store_turn_answer(s, &t, "msg_creply1aaaaaaaaaaaaaaa", &end, 1,
+                                 "{\"nmodel\":1,\"reserved\":true}", true, &taken),
+               0, "answered");
         ok(taken, "the turn is taken");
         store_org_get(s, org->id, &o);
         is_int(o.credits, 4, "a credit held");
@@ -528,8 +529,10 @@ static void test_client_turn(struct store *s, const struct store_org *org)
                strcmp(sv.calls[0].result, "\"sunny\"") == 0 && sv.calls[0].completed_at == 400 &&
                strcmp(sv.calls[1].status, "completed") == 0,
            "in progress again, the client's call ended with its result");
-        is_int(store_turn_answer(s, &t, "msg_creply1aaaaaaaaaaaaaaa", &end, 1, true, &taken), 0,
-               "answered again");
+        is_str(sv.turn_state, "{\"nmodel\":1,\"reserved\":true}",
+               "its state as it goes on (it holds a credit)");
+        is_int(store_turn_answer(s, &t, "msg_creply1aaaaaaaaaaaaaaa", &end, 1, NULL, true, &taken),
+               0, "answered again");
         ok(!taken, "not taken twice");
         store_org_get(s, org->id, &o);
         is_int(o.credits, 4, "nothing held the second time");
@@ -545,8 +548,8 @@ static void test_client_turn(struct store *s, const struct store_org *org)
         is_int(store_chat_begin(s, &t, &b), 0, "the conversation goes on");
         store_chat_abort(s, &t, emp, false); /* that turn's engine fails: its work ends */
         end.id = "call_cli2aaaaaaaaaaaaaaaaaa";
-        is_int(store_turn_answer(s, &t, "msg_creply2aaaaaaaaaaaaaaa", &end, 1, false, &taken), 0,
-               "answered after that");
+        is_int(store_turn_answer(s, &t, "msg_creply2aaaaaaaaaaaaaaa", &end, 1, NULL, false, &taken),
+               0, "answered after that");
         ok(!taken, "not taken: it no longer waits");
         is_int(store_tool_call_get(s, &t, "call_cli2aaaaaaaaaaaaaaaaaa", &a, &c), 0, "read");
         is_str(c.status, "running", "its call unchanged");
@@ -564,8 +567,8 @@ static void test_client_turn(struct store *s, const struct store_org *org)
         store_turn_load(s, &t, "msg_creply1aaaaaaaaaaaaaaa", &a, &sv);
         ok(strcmp(sv.reply.status, "completed") == 0 && !sv.turn_state,
            "completed, its state no longer kept");
-        is_int(store_turn_answer(s, &t, "msg_creply1aaaaaaaaaaaaaaa", &end, 1, false, &taken), 0,
-               "answered once more");
+        is_int(store_turn_answer(s, &t, "msg_creply1aaaaaaaaaaaaaaa", &end, 1, NULL, false, &taken),
+               0, "answered once more");
         ok(!taken, "not taken: it does not wait");
         arena_cleanup(&a);
     }
