@@ -412,11 +412,11 @@ int workflow_runs_cancel(struct store *s, const struct store_tenant *t, const ch
             s, "UPDATE workflow_runs SET status = 'cancelled', completed_at = $2 WHERE id = $1",
             texts, 1, ints, 1);
         if (!rc)
-            rc =
-                db_run(s,
-                       "UPDATE workflow_run_steps SET status = 'cancelled', completed_at = $2 WHERE"
-                       " run_id = $1 AND status = 'pending'",
-                       texts, 1, ints, 1);
+            rc = db_run(s,
+                        "UPDATE workflow_run_steps SET status = 'cancelled', completed_at = $2,"
+                        " turn_state = NULL WHERE run_id = $1 AND status IN ('pending',"
+                        " 'waiting_approval')",
+                        texts, 1, ints, 1);
     }
     if (!rc)
         rc = db_commit(s);
@@ -432,7 +432,13 @@ static const char *const step_status[] = {
     [STORE_STEP_SKIPPED] = "skipped",
     [STORE_STEP_RETRY] = "pending",
     [STORE_STEP_FAILED] = "failed",
+    [STORE_STEP_WAITING] = "waiting_approval",
 };
+
+/* The ready_at of a run whose step waits for approvals: no clock reaches it, so the run is out
+ * of the step queue (the queue's claim takes it once none of the approvals is pending; see
+ * sql/022_run_approvals.sql). */
+#define WAITING_READY_AT INT64_C(9000000000000000000)
 
 /* The run fails at step 'c->step' with 'error': its later pending steps end cancelled. */
 static int run_fail(struct store *s, const struct store_step_claim *c, const char *error,
@@ -502,6 +508,14 @@ static int run_advance(struct store *s, const struct store_step_finish *in, int6
     case STORE_STEP_FAILED:
         rc = run_fail(s, c, in->error, in->now);
         break;
+    case STORE_STEP_WAITING: {
+        const int64_t ints[] = {WAITING_READY_AT};
+        rc = db_run(s,
+                    "UPDATE workflow_runs SET lease = NULL, lease_node = NULL, ready_at = $2 WHERE"
+                    " id = $1",
+                    texts, 1, ints, 1);
+        break;
+    }
     }
     return rc;
 }
@@ -517,20 +531,24 @@ static int step_store(struct store *s, const struct store_step_finish *in,
         cancelled && outcome != STORE_STEP_COMPLETED && outcome != STORE_STEP_SKIPPED
             ? "cancelled"
             : step_status[outcome];
-    const char *texts[] = {
-        c->run_id,
-        ended,
-        in->input,
-        outcome == STORE_STEP_COMPLETED ? in->output : NULL,
-        outcome == STORE_STEP_COMPLETED || outcome == STORE_STEP_SKIPPED ? NULL : in->error,
-        outcome == STORE_STEP_COMPLETED ? in->stop_reason : NULL};
+    bool waits = outcome == STORE_STEP_WAITING && !cancelled;
+    const char *texts[] = {c->run_id,
+                           ended,
+                           in->input,
+                           outcome == STORE_STEP_COMPLETED ? in->output : NULL,
+                           outcome == STORE_STEP_COMPLETED || outcome == STORE_STEP_SKIPPED || waits
+                               ? NULL
+                               : in->error,
+                           outcome == STORE_STEP_COMPLETED ? in->stop_reason : NULL,
+                           waits ? in->turn_state : NULL};
     const int64_t ints[] = {c->step, taken + in->charged_before,
-                            outcome == STORE_STEP_RETRY ? 0 : in->now};
+                            outcome == STORE_STEP_RETRY || waits ? 0 : in->now};
+    /* credits_used adds: a step that waited for approvals counted its earlier steps then */
     return db_run(s,
                   "UPDATE workflow_run_steps SET status = $2, input = $3, output = $4, error = $5,"
-                  " stop_reason = $6, credits_used = $8, completed_at ="
-                  " nullif(CAST($9 AS BIGINT), 0) WHERE run_id = $1 AND idx = $7",
-                  texts, 6, ints, 3);
+                  " stop_reason = $6, turn_state = $7, credits_used = credits_used + $9,"
+                  " completed_at = nullif(CAST($10 AS BIGINT), 0) WHERE run_id = $1 AND idx = $8",
+                  texts, 7, ints, 3);
 }
 
 /* See store_int.h. */
@@ -583,7 +601,7 @@ int workflow_steps_finish(struct store *s, const struct store_step_finish *in, i
     } else {
         rc = run_advance(s, in, taken);
         /* the run's end, when this step ended it */
-        if (!rc && outcome != STORE_STEP_RETRY)
+        if (!rc && outcome != STORE_STEP_RETRY && outcome != STORE_STEP_WAITING)
             rc = hook_run_ended(s, &c->tenant, c->run_id, in->now);
     }
     if (!rc && outcome == STORE_STEP_COMPLETED) {
