@@ -853,10 +853,13 @@ def build_schemas():
                                         "call's).", **actor},
         "conversation_id": nullable(S("ConversationId")),
         "message_id": nullable(S("MessageId")),
-        "task_id": nullable(string()),
-        "task_run_id": nullable(string()),
-        "workflow_run_id": nullable(string()),
-        "step_index": nullable(integer(minimum=0)),
+        "task_id": nullable(string("A task run's call: its task.")),
+        "task_run_id": nullable(string("A task run's call: the run (`trun_...`), "
+                                       "`waiting_approval` while this is pending.")),
+        "workflow_run_id": nullable(string("A workflow `respond` step's call: the run.")),
+        "step_index": nullable(integer("A workflow `respond` step's call: the step, "
+                                       "`waiting_approval` while this is pending.",
+                                       minimum=0)),
         "requested_at": S("Timestamp"),
         "expires_at": S("Timestamp"),
         "decided_at": nullable(S("Timestamp")),
@@ -1023,13 +1026,17 @@ def build_schemas():
             "description": "Why its turn stopped: `completed` when the model answered "
                            "without calling a tool (and for every completed answer of the "
                            "built-in engine, which calls none); otherwise the limit that "
-                           "stopped it (the result says so). Null while it runs, when it "
-                           "failed or was cancelled, and for a step that asks no model."}),
+                           "stopped it (the result says so). Null while it runs or waits "
+                           "for approvals, when it failed or was cancelled, and for a step "
+                           "that asks no model."}),
         "tool_calls": {"type": "array", "items": S("ToolCall"),
                        "description": "The tools its turn called, in order (empty when none): "
-                                      "with the `openai` engine, the employee's `auto` tools, "
-                                      "run with every scope (who started the run is not "
-                                      "recorded yet)."},
+                                      "with the `openai` engine, the employee's `auto` and "
+                                      "`approve` tools (a call to an `approve` one waits as "
+                                      "`pending_approval` until a person decides), run with "
+                                      "the rights of the key that created the task or started "
+                                      "the run (for a run no one started, the workflow's "
+                                      "creator's)."},
     }
     s["Message"] = obj({
         "id": S("MessageId"),
@@ -1208,11 +1215,18 @@ def build_schemas():
     }, required=["tasks", "has_more", "next_cursor"], description="Newest first.")
     s["TaskRun"] = obj({
         "id": S("TaskRunId"),
-        "status": {"type": "string", "enum": ["in_progress", "completed", "failed", "cancelled"],
-                   "description": "`cancelled` when a PATCH (to completed or failed) or a "
-                                  "DELETE ended the task while this run was in progress: its "
-                                  "outcome is discarded and it costs nothing. A task set "
-                                  "completed or failed while pending gets no run."},
+        "status": {"type": "string",
+                   "enum": ["in_progress", "waiting_approval", "completed", "failed",
+                            "cancelled"],
+                   "description": "`waiting_approval` while a tool call of its turn waits for "
+                                  "a person's decision (its `tool_calls` show it "
+                                  "`pending_approval` with its `approval_id`; the task stays "
+                                  "`in_progress`, and no worker is held): once every approval "
+                                  "of the run is decided it goes on from where it stopped. "
+                                  "`cancelled` when a PATCH (to completed or failed) or a "
+                                  "DELETE ended the task while this run was in progress or "
+                                  "waiting: its outcome is discarded and it costs nothing. A "
+                                  "task set completed or failed while pending gets no run."},
         "started_at": nullable(S("Timestamp")),
         "completed_at": nullable(S("Timestamp")),
         "result": {"type": ["string", "null"]},
@@ -1522,9 +1536,14 @@ def build_schemas():
         "employee_id": S("EmployeeId"),
         "action": {"type": "string", "enum": ACTIONS},
         "status": {"type": "string",
-                   "enum": ["pending", "running", "completed", "skipped", "failed", "cancelled"],
+                   "enum": ["pending", "running", "waiting_approval", "completed", "skipped",
+                            "failed", "cancelled"],
                    "description": "`skipped`: its condition was falsy. `cancelled`: the run was "
-                                  "cancelled, or an earlier step failed, before it ran."},
+                                  "cancelled, or an earlier step failed, before it ran (or "
+                                  "while it waited). `waiting_approval`: a tool call of its "
+                                  "`respond` turn waits for a person's decision (the run stays "
+                                  "`running`, and no worker is held); once every approval of "
+                                  "the step is decided it goes on from where it stopped."},
         "input": {"type": ["string", "null"],
                   "description": "The rendered input; null until the step starts."},
         "output": {"description": "The action's output (a string, or an object for `classify`, "
@@ -2609,7 +2628,9 @@ def build_paths():
     apr_id = path_param("id", "Approval id (`apr_...`).")
     decide_note = ("Needs a key whose scopes name `approvals` (a key without scopes does not "
                    "decide: 403). A chat turn whose approvals are then all decided goes on at "
-                   "once, without a client; its end is the event `message.completed`. An "
+                   "once, without a client; its end is the event `message.completed`. A task "
+                   "run or workflow step whose approvals are then all decided goes on as soon "
+                   "as a worker is free, on any node, from where it stopped. An "
                    "approval already decided or expired: 409 `approval_not_pending`.")
     sp.add("get", "/v1/approvals", "listApprovals", "List approvals", "Approvals", built=True,
            description="Newest first.",

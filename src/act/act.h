@@ -69,8 +69,10 @@ void act_offer_build(const struct tools_rules *rules, bool can_pause, act_availa
 /* What a runner is asked to do. */
 struct act_job {
     const struct store_tenant *tenant;
-    uint32_t scopes; /* the rights of whoever started the turn (0: every scope) */
-    int org_tier;    /* the organization's tier (the tier gate of tasks.create) */
+    uint32_t scopes;          /* the rights of whoever started the turn (0: every scope) */
+    const char *requested_by; /* the key that started it (NULL: none recorded): what it
+                                 creates (a task, a workflow run) acts with its rights */
+    int org_tier;             /* the organization's tier (the tier gate of tasks.create) */
     const char *employee_id;
     const struct tools_def *def;
     const struct tools_args *args; /* checked */

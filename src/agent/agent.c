@@ -21,10 +21,23 @@
  * the asking call, with no run to journal its calls under: each step's transaction charges
  * its model call and writes no call, and the last model call is charged here when the answer
  * ends, as a chat reply's would be (a failed one costs nothing more).
+ *
+ * Approvals (contract §19). A run's turn is offered its approve tools too (a colleague's is
+ * not: it cannot pause). A call to one is journaled as pending_approval with its approval in
+ * the step's transaction; the step's other calls run; then the answer pauses (paused, with a
+ * state: what the rows do not hold) and the caller stores the run as waiting, which frees this
+ * thread. Once none of the run's approvals is pending, the queue gives it to a worker again,
+ * which asks with 'resume': the steps are rebuilt from the journal (the calls of this turn
+ * from seq 'base' on: a workflow step's earlier attempts, cut by a crash, numbered theirs
+ * before), the last step's calls decided as their approvals say (act_call_decided), the
+ * approved ones journaled as running and run, and the loop goes on with the next model call.
+ * Calls found running were started by a segment a crash cut: they end "interrupted", never run
+ * again.
  */
 #include "agent.h"
 
 #include "../core/clock.h"
+#include "../core/id.h"
 #include "../core/log.h"
 #include "../ledger/ledger.h"
 #include "../tools/tools.h"
@@ -165,6 +178,7 @@ struct answer {
     size_t ngot;
     struct act_steps steps; /* the messages after the input, the calls made (ar) */
     int nmodel;             /* model calls made */
+    int64_t seq_base; /* the seq of the turn's first call (a step's earlier attempts' first) */
     int64_t t0_us;
     bool no_credits; /* live, and the last step's charge left the balance at 0 */
 };
@@ -234,8 +248,9 @@ static bool model_call(struct answer *x, struct llm_usage *u)
     return !x->out->failed;
 }
 
-/* The tools the employee's rules offer this answer: its auto tools, for the turn of a run,
- * with an engine that calls tools (approve: not offered until a run can pause). */
+/* The tools the employee's rules offer this answer: for the turn of a run, with an engine that
+ * calls tools, its auto tools, and its approve ones unless no person can be asked (a
+ * colleague's answer to employees.ask cannot pause). */
 static void offer_tools(struct answer *x)
 {
     const struct agent_ask *q = x->q;
@@ -249,8 +264,8 @@ static void offer_tools(struct answer *x)
         return;
     }
     /* the MCP servers' tools are offered in chat turns only, for now */
-    act_offer_build(&rules, false, x->a->tool_available, x->a->tool_ud, q->tenant, NULL, 0, x->ar,
-                    &x->offer);
+    act_offer_build(&rules, !q->asked, x->a->tool_available, x->a->tool_ud, q->tenant, NULL, 0,
+                    x->ar, &x->offer);
     x->lreq.tools = x->offer.llm;
     x->lreq.ntools = x->offer.n;
 }
@@ -283,10 +298,14 @@ static struct store_tool_call call_row(const struct answer *x, const struct act_
     row.model_id = c->model_id;
     row.tool = c->tool ? c->tool->def->name : c->model_name;
     row.arguments = c->arguments;
-    row.status = c->ended ? (c->failed ? "failed" : "completed") : "running";
+    row.status = c->pending    ? "pending_approval"
+                 : !c->ended   ? "running"
+                 : c->rejected ? "rejected"
+                 : c->failed   ? "failed"
+                               : "completed";
     row.result = c->result;
     row.error = c->error;
-    row.seq = seq;
+    row.seq = x->seq_base + seq;
     row.step = x->nmodel - 1;
     row.started_at = clock_now_ms();
     row.completed_at = c->ended ? c->completed_at : 0;
@@ -296,9 +315,36 @@ static struct store_tool_call call_row(const struct answer *x, const struct act_
     return row;
 }
 
-/* Write the 'n' calls 'rows' in one transaction that charges a model call of the answer
- * ('price'): 0, or the store's error (nothing written). */
-static int step_write(struct answer *x, const struct store_tool_call *rows, size_t n, int64_t price)
+/* The approval that call 'row' (pending_approval) asks for, into '*p' (strings borrowed): on
+ * behalf of the key that created the task or started the run (the system when none is
+ * recorded). */
+static void approval_of(const struct answer *x, const struct store_tool_call *row, int64_t now,
+                        struct store_approval *p)
+{
+    const struct agent_ask *q = x->q;
+    memset(p, 0, sizeof(*p));
+    p->id = row->approval_id;
+    p->employee_id = q->emp->id;
+    p->tool_call_id = row->id;
+    p->tool = row->tool;
+    p->arguments = row->arguments;
+    p->status = "pending";
+    p->requested_by_type = q->requested_by ? "key" : "system"; /* who created the task or
+                                                                   started the run */
+    p->requested_by_id = q->requested_by;
+    p->task_id = q->task_run_id ? q->task_id : NULL;
+    p->task_run_id = q->task_run_id;
+    p->workflow_run_id = q->workflow_run_id;
+    p->step_index = q->workflow_run_id ? q->step_index : -1;
+    p->requested_at = now;
+    p->expires_at = now + (int64_t)x->a->cfg->approval_ttl_hours * 3600000;
+}
+
+/* Write the 'n' calls 'rows' and the 'napprovals' approvals they ask for in one transaction
+ * that charges a model call of the answer ('price'): 0, or the store's error (nothing
+ * written). */
+static int step_write(struct answer *x, const struct store_tool_call *rows, size_t n,
+                      const struct store_approval *approvals, size_t napprovals, int64_t price)
 {
     const struct store_tenant *t = x->q->tenant;
     struct store_tool_step in;
@@ -309,6 +355,8 @@ static int step_write(struct answer *x, const struct store_tool_call *rows, size
     memset(&in, 0, sizeof(in));
     in.calls = rows;
     in.n = n;
+    in.approvals = approvals;
+    in.napprovals = napprovals;
     in.charge = t->mode == STORE_LIVE;
     in.price = price;
     s = store_pool_get(x->a->knowledge.pool);
@@ -321,48 +369,138 @@ static int step_write(struct answer *x, const struct store_tool_call *rows, size
     return rc;
 }
 
-/* Journal the calls of 'st' before any starts (a colleague's answer has no run to journal them
- * under: none), in one transaction that charges the model call that asked for them ('price'):
- * 0, or the store's error (nothing written). */
+/* Journal the calls of 'st' before any starts, with an approval for each that waits for one (a
+ * colleague's answer has no run to journal them under: none), in one transaction that charges
+ * the model call that asked for them ('price'): 0, or the store's error (nothing written). */
 static int journal_step(struct answer *x, const struct act_step *st, int64_t price)
 {
-    size_t n = x->q->asked ? 0 : st->n;
+    size_t n = x->q->asked ? 0 : st->n, napprovals = 0;
     struct store_tool_call *rows = xcalloc(n ? n : 1, sizeof(*rows));
-    int rc;
+    struct store_approval *approvals = xcalloc(n ? n : 1, sizeof(*approvals));
+    char(*ids)[ID_MAX] = xcalloc(n ? n : 1, sizeof(*ids));
+    int64_t now = clock_now_ms();
+    int rc = 0;
 
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         rows[i] = call_row(x, &st->calls[i], (int64_t)(x->out->ncalls + i));
-    rc = step_write(x, rows, n, price);
+        if (!st->calls[i].pending)
+            continue;
+        if (id_new("apr", ids[napprovals], ID_MAX))
+            rc = ERR_INTERNAL;
+        rows[i].approval_id = ids[napprovals];
+        approval_of(x, &rows[i], now, &approvals[napprovals++]);
+    }
+    if (!rc)
+        rc = step_write(x, rows, n, approvals, napprovals, price);
     if (!rc)
         x->out->ncalls += st->n;
+    free(ids);
+    free(approvals);
     free(rows);
     return rc;
 }
 
-/* The calls of 'st' have ended: their ends journaled, and the model shown its calls, then one
- * result each. */
-static void step_ended(struct answer *x, const struct act_step *st)
+/* Journal the ends of the calls of 'st' that ended in this answer (not those it found ended
+ * in its journal, nor those that wait). */
+static void journal_ends(struct answer *x, struct act_step *st)
 {
-    struct store *s = store_pool_get(x->a->knowledge.pool);
+    struct store *s;
 
-    for (size_t i = 0; !x->q->asked && i < st->n; i++) {
-        struct store_tool_call row = call_row(x, &st->calls[i], 0);
+    if (x->q->asked)
+        return;
+    s = store_pool_get(x->a->knowledge.pool);
+    for (size_t i = 0; i < st->n; i++) {
+        struct act_call *c = &st->calls[i];
+        struct store_tool_call row;
+        if (!c->ended || c->shown)
+            continue;
+        c->shown = true;
+        row = call_row(x, c, 0);
+        row.started_at = 0; /* as journaled */
         if (store_tool_call_end(s, x->q->tenant, &row))
             log_error("agent: cannot journal the end of %s", row.id);
     }
     store_pool_put(x->a->knowledge.pool, s);
+}
+
+/* Whether a call of 'st' waits for a person's decision. */
+static bool step_waits(const struct act_step *st)
+{
+    for (size_t i = 0; i < st->n; i++)
+        if (st->calls[i].pending)
+            return true;
+    return false;
+}
+
+/* What the turn goes on from after a pause that its rows do not hold (JSON text, malloc): see
+ * sql/022_run_approvals.sql. */
+static char *state_text(const struct answer *x)
+{
+    json_t *ks = json_array(), *o;
+    char *text;
+
+    for (size_t i = 0; i < x->lreq.nknowledge; i++) {
+        const struct llm_passage *p = &x->lreq.knowledge[i];
+        json_array_append_new(ks,
+                              json_pack("{s:s,s:s,s:i}", "source", p->source ? p->source : "",
+                                        "content", p->content ? p->content : "", "page", p->page));
+    }
+    o = json_pack("{s:s,s:b,s:o,s:I,s:I,s:s,s:I}", "message",
+                  x->lreq.message ? x->lreq.message : "", "searched", x->lreq.knowledge_searched,
+                  "knowledge", ks, "nmodel", (json_int_t)x->nmodel, "running_ms",
+                  (json_int_t)((clock_mono_us() - x->t0_us) / 1000), "text", buf_ptr(&x->out->text),
+                  "base", (json_int_t)x->seq_base);
+    text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    return text;
+}
+
+/* The answer pauses: calls of its last step wait for a person. */
+static void pause_answer(struct answer *x)
+{
+    x->out->paused = true;
+    x->out->price = 0;
+    x->out->stop_reason = NULL;
+    x->out->state = state_text(x);
+    if (!x->out->state)
+        fail(x, "The run could not wait for its approvals.");
+}
+
+/* Run the calls of 'st' that can run now, here, and journal their ends; the model is then shown
+ * the model's calls and one result each. When some wait for a person the answer pauses
+ * instead. 'st' is cleaned up; false when the answer ends (paused). */
+static bool run_step(struct answer *x, struct act_step *st)
+{
+    const struct agent_ask *q = x->q;
+    struct act_job job;
+
+    memset(&job, 0, sizeof(job));
+    job.tenant = q->tenant;
+    job.scopes = q->scopes;
+    job.requested_by = q->requested_by;
+    job.org_tier = q->org_tier;
+    job.employee_id = q->emp->id;
+    job.depth = q->depth;
+    act_step_run_here(x->a->tool_run, x->a->tool_ud, st, &job);
+    journal_ends(x, st);
+    if (step_waits(st)) {
+        pause_answer(x);
+        act_step_cleanup(st);
+        return false;
+    }
     act_steps_add(&x->steps, x->ar, x->got, x->ngot, st);
+    act_step_cleanup(st);
+    return true;
 }
 
 /* The model asked for the 'x->ngot' calls of its last call (usage 'u'): prepared, journaled
  * (charging that model call), run here and shown to the model. False when the answer ends
- * (a repeated call stops it; a journal that cannot be written fails it). */
+ * (a repeated call stops it; a journal that cannot be written fails it; calls that wait for a
+ * person pause it). */
 static bool tool_step(struct answer *x, const struct llm_usage *u)
 {
-    const struct agent_ask *q = x->q;
-    int64_t price = ledger_price(u, q->tenant->mode);
+    int64_t price = ledger_price(u, x->q->tenant->mode);
     struct act_step st;
-    struct act_job job;
     bool repeated = false;
 
     act_step_prepare(&x->offer, x->got, x->ngot, x->steps.seen, x->steps.nseen, x->ar, &st,
@@ -378,27 +516,36 @@ static bool tool_step(struct answer *x, const struct llm_usage *u)
         fail(x, "The run's tool calls could not be recorded.");
         return false;
     }
-    memset(&job, 0, sizeof(job));
-    job.tenant = q->tenant;
-    job.scopes = q->scopes;
-    job.org_tier = q->org_tier;
-    job.employee_id = q->emp->id;
-    job.depth = q->depth;
-    act_step_run_here(x->a->tool_run, x->a->tool_ud, &st, &job);
-    step_ended(x, &st);
-    act_step_cleanup(&st);
+    return run_step(x, &st);
+}
+
+/* After a step's calls ran: whether the answer may make another model call (a limit stops it;
+ * a run cancelled meanwhile fails it). */
+static bool may_go_on(struct answer *x)
+{
+    const struct agent_ask *q = x->q;
+    char why[160];
+    const char *reason =
+        act_limit(x->no_credits, x->nmodel, x->a->cfg->agent_max_steps, x->t0_us, why, sizeof(why));
+
+    if (reason) {
+        stop(x, reason, why);
+        return false;
+    }
+    if (q->still_wanted && !q->still_wanted(q->ud)) {
+        fail(x, "The run was cancelled while its tools ran.");
+        return false;
+    }
     return true;
 }
 
 /* Model calls, and the tools they ask for, until the model answers without calls, the engine
- * fails, or a limit stops the answer. */
+ * fails, a limit stops the answer, or calls wait for a person. */
 static void run_steps(struct answer *x)
 {
     const struct agent_ask *q = x->q;
     for (;;) {
         struct llm_usage u = {0, 0};
-        const char *reason;
-        char why[160];
 
         if (!model_call(x, &u))
             return;
@@ -408,19 +555,177 @@ static void run_steps(struct answer *x)
             x->out->stop_reason = "completed";
             return;
         }
-        if (!tool_step(x, &u))
+        if (!tool_step(x, &u) || !may_go_on(x))
             return;
-        reason = act_limit(x->no_credits, x->nmodel, x->a->cfg->agent_max_steps, x->t0_us, why,
-                           sizeof(why));
-        if (reason) {
-            stop(x, reason, why);
-            return;
-        }
-        if (q->still_wanted && !q->still_wanted(q->ud)) {
-            fail(x, "The run was cancelled while its tools ran.");
-            return;
-        }
     }
+}
+
+/* ---- Going on after the approvals ---- */
+
+/* The approval of call 'id' in 'sv', or NULL. */
+static const struct store_approval *approval_for(const struct store_run_saved *sv, const char *id)
+{
+    for (size_t i = 0; i < sv->napprovals; i++)
+        if (sv->approvals[i].tool_call_id && strcmp(sv->approvals[i].tool_call_id, id) == 0)
+            return &sv->approvals[i];
+    return NULL;
+}
+
+/* Call 'c' as journal row 'row' has it: a waiting one decided as its approval says (none
+ * found: expired), one a crash left running failed as "interrupted" (never run again), an
+ * ended one as it ended (shown: its end is journaled). */
+static void restore_call(struct answer *x, const struct store_run_saved *sv,
+                         const struct store_tool_call *row, struct act_call *c)
+{
+    if (strcmp(row->status, "pending_approval") == 0) {
+        const struct store_approval *p = approval_for(sv, row->id);
+        act_call_decided(c, &x->offer, row, p ? p->status : "expired", p ? p->arguments : NULL,
+                         p ? p->reason : NULL, x->ar);
+    } else if (strcmp(row->status, "running") == 0) {
+        struct store_tool_call cut = *row;
+        cut.status = "failed";
+        cut.error = "interrupted";
+        cut.result = "{\"error\":\"interrupted\"}";
+        act_call_restore(c, &x->offer, &cut, x->ar);
+        c->completed_at = clock_now_ms();
+    } else {
+        act_call_restore(c, &x->offer, row, x->ar);
+        c->shown = true;
+    }
+}
+
+/* The turn's steps from its journal (its calls from seq x->seq_base on, by seq): each but the
+ * last for the model (x->steps), the last into '*last' (and x->got). Returns how many calls. */
+static size_t restore_steps(struct answer *x, const struct store_run_saved *sv,
+                            struct act_step *last)
+{
+    size_t first = 0;
+
+    memset(last, 0, sizeof(*last));
+    while (first < sv->ncalls && sv->calls[first].seq < x->seq_base)
+        first++;
+    for (size_t i = first; i < sv->ncalls;) {
+        size_t k = i;
+        struct llm_tool_call *got;
+        struct act_step st;
+        while (k < sv->ncalls && sv->calls[k].step == sv->calls[i].step)
+            k++;
+        got = arena_calloc(x->ar, (k - i) * sizeof(*got));
+        st.n = k - i;
+        st.a = x->ar;
+        st.calls = arena_calloc(x->ar, (k - i) * sizeof(*st.calls));
+        for (size_t c = i; c < k; c++) {
+            struct act_call *call = &st.calls[c - i];
+            restore_call(x, sv, &sv->calls[c], call);
+            got[c - i].id = call->model_id;
+            got[c - i].name = call->model_name;
+            got[c - i].arguments = arena_strdup(x->ar, sv->calls[c].arguments);
+        }
+        if (sv->calls[i].step + 1 > x->nmodel) /* a crash may have cut the turn after more */
+            x->nmodel = (int)sv->calls[i].step + 1;
+        if (k == sv->ncalls) {
+            *last = st;
+            x->got = got;
+            x->ngot = k - i;
+        } else {
+            act_steps_add(&x->steps, x->ar, got, k - i, &st);
+            act_step_cleanup(&st);
+        }
+        i = k;
+    }
+    return sv->ncalls - first;
+}
+
+/* The passages of the state's 'ks' into the request (strings from the answer's arena). */
+static void restore_knowledge(struct answer *x, const json_t *ks)
+{
+    size_t n = json_array_size(ks), i;
+    struct llm_passage *ps = arena_calloc(x->ar, (n + 1) * sizeof(*ps));
+    json_t *k;
+
+    json_array_foreach(ks, i, k)
+    {
+        const char *src = json_string_value(json_object_get(k, "source"));
+        const char *content = json_string_value(json_object_get(k, "content"));
+        ps[i].source = arena_strdup(x->ar, src ? src : "");
+        ps[i].content = arena_strdup(x->ar, content ? content : "");
+        ps[i].page = (int)json_integer_value(json_object_get(k, "page"));
+    }
+    x->lreq.knowledge = ps;
+    x->lreq.nknowledge = n;
+}
+
+/* The state the run stored when it paused ('text') into the answer: its input, knowledge,
+ * model calls, running time, what the model wrote, its first call. False: unreadable. */
+static bool restore_state(struct answer *x, const char *text)
+{
+    json_t *st = text ? json_loads(text, 0, NULL) : NULL;
+    const char *message = json_string_value(json_object_get(st, "message"));
+
+    if (!message) {
+        json_decref(st);
+        return false;
+    }
+    x->lreq.message = arena_strdup(x->ar, message);
+    x->lreq.knowledge_searched = json_is_true(json_object_get(st, "searched"));
+    restore_knowledge(x, json_object_get(st, "knowledge"));
+    x->nmodel = (int)json_integer_value(json_object_get(st, "nmodel"));
+    x->t0_us -= json_integer_value(json_object_get(st, "running_ms")) * 1000;
+    x->seq_base = json_integer_value(json_object_get(st, "base"));
+    buf_appends(&x->out->text, json_string_value(json_object_get(st, "text"))
+                                   ? json_string_value(json_object_get(st, "text"))
+                                   : "");
+    json_decref(st);
+    return true;
+}
+
+/* Journal the calls of 'st' that will run now as running: approved ones, with the arguments
+ * as approved, started now. */
+static void journal_starts(struct answer *x, const struct act_step *st)
+{
+    struct store *s = store_pool_get(x->a->knowledge.pool);
+    for (size_t i = 0; i < st->n; i++) {
+        const struct act_call *c = &st->calls[i];
+        struct store_tool_call row;
+        if (c->ended || c->pending || c->shown)
+            continue;
+        row = call_row(x, c, 0); /* running, started now */
+        if (store_tool_call_end(s, x->q->tenant, &row))
+            log_error("agent: cannot journal the start of %s", c->id);
+    }
+    store_pool_put(x->a->knowledge.pool, s);
+}
+
+/*
+ * The run's turn goes on after its approvals (q->resume): rebuilt from its journal and state,
+ * the last step's decided calls run (or end rejected) and the model is shown them all; true
+ * when the answer may then call the model again. A live organization left without credits
+ * stops before that call.
+ */
+static bool resume(struct answer *x)
+{
+    const struct agent_ask *q = x->q;
+    struct store_run_saved sv;
+    struct store_org org;
+    struct act_step last;
+    struct store *s = store_pool_get(x->a->knowledge.pool);
+    int rc = store_run_turn_load(s, q->tenant, q->task_run_id, q->workflow_run_id, q->step_index,
+                                 x->ar, &sv);
+
+    if (!rc && q->tenant->mode == STORE_LIVE && !store_org_get(s, q->tenant->org_id, &org))
+        x->no_credits = org.credits <= 0;
+    store_pool_put(x->a->knowledge.pool, s);
+    if (rc || !restore_state(x, sv.turn_state)) {
+        fail(x, "The run's journal could not be read.");
+        return false;
+    }
+    x->out->ncalls = restore_steps(x, &sv, &last);
+    if (!x->out->ncalls) {
+        fail(x, "The run's journal holds no tool call to go on from.");
+        return false;
+    }
+    journal_starts(x, &last);
+    return run_step(x, &last) && may_go_on(x);
 }
 
 /* See agent.h. */
@@ -438,10 +743,11 @@ int agent_answer(const struct agent_env *a, const struct agent_ask *q, struct ag
     memset(&x, 0, sizeof(x));
     x.t0_us = clock_mono_us();
 
-    /* The knowledge this employee may read that matches the input. */
+    /* The knowledge this employee may read that matches the input (a run that goes on after
+     * its approvals has the passages it was given). */
     memset(&kn, 0, sizeof(kn));
     kn.a = &ar;
-    if (!q->no_knowledge) {
+    if (!q->no_knowledge && !q->resume) {
         wait_init(&kn.w);
         s = store_pool_get(a->knowledge.pool);
         agent_knowledge_start(a, q->tenant, emp->id, q->message, s, knowledge_done, &kn);
@@ -466,10 +772,23 @@ int agent_answer(const struct agent_env *a, const struct agent_ask *q, struct ag
     x.lreq.knowledge_searched = kn.ok;
     x.lreq.json_output = q->json_output;
     offer_tools(&x);
-    run_steps(&x);
+    if (q->resume) {
+        if (resume(&x))
+            run_steps(&x);
+    } else {
+        /* a step's calls are numbered after those of its earlier attempts (cut by a crash) */
+        if (x.offer.n && q->workflow_run_id) {
+            s = store_pool_get(a->knowledge.pool);
+            if (store_step_calls_next(s, q->workflow_run_id, q->step_index, &x.seq_base))
+                fail(&x, "The run's tool calls could not be read.");
+            store_pool_put(a->knowledge.pool, s);
+        }
+        if (!out->failed)
+            run_steps(&x);
+    }
     if (q->asked && !out->failed && out->price > 0) {
         /* a colleague's answer: its last model call is charged now, as a chat reply's */
-        if (step_write(&x, NULL, 0, out->price))
+        if (step_write(&x, NULL, 0, NULL, 0, out->price))
             fail(&x, "The answer could not be charged.");
         out->price = 0;
     }
@@ -481,4 +800,6 @@ int agent_answer(const struct agent_env *a, const struct agent_ask *q, struct ag
 void agent_answer_cleanup(struct agent_answer *ans)
 {
     buf_cleanup(&ans->text);
+    free(ans->state);
+    ans->state = NULL;
 }

@@ -9,10 +9,13 @@
  * Chat is asynchronous (its response is deferred or streamed) and uses the pieces; worker
  * threads (tasks, workflow steps) call agent_answer(), which waits for the search and the
  * engine on the calling thread. With the openai engine, a task run's answer and a workflow
- * `respond` step's are turns that call tools (contract §19): the employee's auto tools are
- * offered, the model's calls are journaled under the run and run on the calling thread, and
- * the model is called again until it answers without calls or a limit stops it (act/). A
- * colleague answering employees.ask is such a turn too, owned by no run (agent_ask.asked).
+ * `respond` step's are turns that call tools (contract §19): the employee's auto and approve
+ * tools are offered, the model's calls are journaled under the run and run on the calling
+ * thread, and the model is called again until it answers without calls or a limit stops it
+ * (act/). A call that needs a person's approval pauses the turn (agent_answer.paused): the
+ * caller stores the run as waiting, and once the approvals are decided the run's turn goes on
+ * from its journal (agent_ask.resume), on any node. A colleague answering employees.ask is
+ * such a turn too, owned by no run (agent_ask.asked), that cannot pause.
  */
 #ifndef WORKFORCE_AGENT_H
 #define WORKFORCE_AGENT_H
@@ -84,12 +87,19 @@ struct agent_ask {
     /* The turn whose tool calls these are (contract §19): a task run ('task_run_id') or a
      * workflow run's step ('workflow_run_id' at 'step_index'). Neither: no tool is offered
      * (nor with the builtin engine, which calls none). */
+    const char *task_id; /* the task of 'task_run_id' (its approvals name it) */
     const char *task_run_id;
     const char *workflow_run_id;
     int64_t step_index;
-    uint32_t scopes; /* the rights of whoever started the run (0: every scope) */
-    int org_tier;    /* the organization's tier (the tier gate of tasks.create) */
-    int depth;       /* the turn's level (struct act_job): its tools' calls are made at it */
+    /* The run's turn waited for approvals and goes on (store_run_turn_load): its input, the
+     * knowledge it was given and its steps come from its journal, its decided calls run (or
+     * the model is told they were rejected), then the model is called again. 'message' is
+     * unused then. */
+    bool resume;
+    uint32_t scopes;          /* the rights of whoever started the run (0: every scope) */
+    const char *requested_by; /* that key (NULL: none recorded), named by its approvals */
+    int org_tier;             /* the organization's tier (the tier gate of tasks.create) */
+    int depth; /* the turn's level (struct act_job): its tools' calls are made at it */
     /* A colleague's answer to employees.ask (toolrun/): a turn that no run owns, whose auto
      * tools are offered all the same. Its calls are not journaled (the asking call is, and is
      * never run twice); every model call of it is charged here, the last one too ('price'
@@ -111,14 +121,21 @@ struct agent_answer {
     int64_t charged;
     size_t ncalls;           /* tool calls journaled: work that must not be done twice */
     const char *stop_reason; /* completed, max_steps, repeated_call, timeout,
-                                insufficient_credits; NULL when failed or skipped */
+                                insufficient_credits; NULL when failed, skipped or paused */
+    /* Calls wait for a person's decision (their tool's policy is approve): each was journaled
+     * as pending_approval with its approval, the step's other calls ran, and the answer
+     * stopped there ('price' 0: its model calls are charged). The caller stores the run as
+     * waiting with 'state', the JSON text the turn goes on from (agent_answer_cleanup() frees
+     * it); 'text' is not an answer yet. */
+    bool paused;
+    char *state;
 };
 
 /* Search, then ask the engine and wait for its whole answer on this thread. Returns 0 with
  * the outcome in '*out' (failed or not); 'out' must be cleaned up in every case. */
 int agent_answer(const struct agent_env *a, const struct agent_ask *q, struct agent_answer *out);
 
-/* Free what agent_answer() left in 'ans'. */
+/* Free what agent_answer() left in 'ans' (its text and state). */
 void agent_answer_cleanup(struct agent_answer *ans);
 
 #endif

@@ -6,9 +6,13 @@
  * the MCP server's door and tools never decide. Edited arguments are checked against the
  * tool's schema as it is now (400 naming `arguments`). A decision on a chat turn's approval
  * that was its last one sends the turn on (turn_resume), on this node, at once; the keeper of
- * every node takes any that one missed.
+ * every node takes any that one missed. A task run or a workflow step whose approvals are all
+ * decided is runnable again in the queue (store_claim): the decision wakes this node's
+ * workers, and the workers of every node look on their own.
  */
 #include "api.h"
+
+#include "../tasks/runner.h"
 
 #include "../core/buf.h"
 #include "../core/clock.h"
@@ -203,6 +207,8 @@ static int decide(struct router_req *r, const char *status, json_t *arguments, c
         return err_set(e, rc, "internal_error", NULL, "approval decision failed");
     if (p.message_id)
         turn_resume(&api_svc(r)->turn, &r->tenant, p.message_id);
+    else if (p.task_run_id || p.workflow_run_id)
+        task_runner_wake(api_svc(r)->tasks); /* the run may go on */
     return respond(r, &p, e);
 }
 

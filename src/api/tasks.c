@@ -168,6 +168,8 @@ int api_tasks_create(struct router_req *r, struct err *e)
     k.title = b.title;
     k.description = b.description;
     k.priority = task_priorities[b.priority];
+    k.created_by = r->key.id[0] ? r->key.id : NULL; /* its runs act with this key's rights */
+    k.scopes = r->scopes;
     rc = task_create(r->store, &r->tenant, &k, id, now);
     if (rc)
         return err_set(e, rc, "internal_error", NULL, "task create failed");

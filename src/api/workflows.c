@@ -231,6 +231,9 @@ int api_workflows_create(struct router_req *r, struct err *e)
     wf.description = b.description;
     wf.enabled = b.enabled;
     wf.created_at = wf.updated_at = now;
+    /* the rights of its runs that no one starts (a schedule, a webhook, an event) */
+    wf.created_by = r->key.id[0] ? r->key.id : NULL;
+    wf.scopes = r->scopes;
     rc = store_workflow_create(r->store, &r->tenant, &wf);
     if (rc)
         return err_set(e, rc, "internal_error", NULL, "workflow create failed");
@@ -391,8 +394,14 @@ static int respond_run(struct router_req *r, const char *workflow_id, const char
 int api_workflow_queue(struct router_req *r, const struct store_workflow *wf, const char *type,
                        const char *event, json_t *data, struct store_wf_run *queued, struct err *e)
 {
-    struct wf_trigger_in in = {type, event, data, 0};
-    int rc = wf_run_queue(r->store, &r->tenant, wf, &in, r->arena, queued, e);
+    struct wf_trigger_in in = {type, event, data, 0, false, NULL, 0};
+    int rc;
+    if (r->authed && r->key.id[0]) { /* a key starts it (a manual run): its rights */
+        in.own_rights = true;
+        in.started_by = r->key.id;
+        in.scopes = r->scopes;
+    }
+    rc = wf_run_queue(r->store, &r->tenant, wf, &in, r->arena, queued, e);
     if (!rc)
         task_runner_wake(api_svc(r)->tasks);
     return rc;

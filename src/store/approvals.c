@@ -404,6 +404,68 @@ int turns_load(struct store *s, const struct store_tenant *t, const char *id, st
     return rc;
 }
 
+/* ---- Task runs and workflow steps that wait ---- */
+
+#define RUN_APPROVALS_MAX 1024 /* a turn's approvals: at most one per call (32 steps of 16) */
+
+/* See store_int.h: one read transaction. */
+int runs_turn_load(struct store *s, const struct store_tenant *t, const char *task_run_id,
+                   const char *workflow_run_id, int64_t step_index, struct arena *a,
+                   struct store_run_saved *out)
+{
+    const char *id = task_run_id ? task_run_id : workflow_run_id;
+    struct db_stmt *st;
+    bool row = false;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    rc = db_begin(s, DB_TX_READ);
+    if (rc)
+        return rc;
+    st = task_run_id ? db_prepare(s, "SELECT turn_state FROM task_runs WHERE org_id = $1 AND"
+                                     " mode = $2 AND id = $3")
+                     : db_prepare(s, "SELECT x.turn_state FROM workflow_run_steps x JOIN"
+                                     " workflow_runs r ON r.id = x.run_id WHERE r.org_id = $1"
+                                     " AND r.mode = $2 AND x.run_id = $3 AND x.idx = $4");
+    if (!st) {
+        rc = ERR_STORE;
+    } else {
+        db_bind_tenant(st, t);
+        db_bind_text(st, 3, id);
+        if (!task_run_id)
+            db_bind_int64(st, 4, step_index);
+        rc = db_step(st, &row);
+        if (!rc && !row)
+            rc = ERR_NOT_FOUND;
+        if (!rc)
+            out->turn_state = db_arena_text(a, st, 0);
+        db_done(st);
+    }
+    if (!rc)
+        rc = tool_calls_of_run(s, t, task_run_id, workflow_run_id, step_index, a, &out->calls,
+                               &out->ncalls);
+    if (!rc) {
+        st = task_run_id ? db_prepare(s, "SELECT " APPROVAL_COLS " FROM approvals WHERE org_id ="
+                                         " $1 AND mode = $2 AND task_run_id = $3 ORDER BY"
+                                         " requested_at, id")
+                         : db_prepare(s, "SELECT " APPROVAL_COLS " FROM approvals WHERE org_id ="
+                                         " $1 AND mode = $2 AND workflow_run_id = $3 AND"
+                                         " step_index = $4 ORDER BY requested_at, id");
+        if (!st) {
+            rc = ERR_STORE;
+        } else {
+            db_bind_tenant(st, t);
+            db_bind_text(st, 3, id);
+            if (!task_run_id)
+                db_bind_int64(st, 4, step_index);
+            rc = read_approvals(st, RUN_APPROVALS_MAX, a, &out->approvals, &out->napprovals, NULL);
+        }
+    }
+    if ((rc ? db_rollback(s) : db_commit(s)) && !rc)
+        rc = ERR_STORE;
+    return rc;
+}
+
 /* ---- A message's events ---- */
 
 /* See store_int.h. */

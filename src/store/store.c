@@ -482,6 +482,20 @@ int store_turn_answer(struct store *s, const struct store_tenant *t, const char 
 }
 
 /* See store.h. */
+int store_run_turn_load(struct store *s, const struct store_tenant *t, const char *task_run_id,
+                        const char *workflow_run_id, int64_t step_index, struct arena *a,
+                        struct store_run_saved *out)
+{
+    return runs_turn_load(s, t, task_run_id, workflow_run_id, step_index, a, out);
+}
+
+/* See store.h. */
+int store_step_calls_next(struct store *s, const char *run_id, int64_t step_index, int64_t *seq)
+{
+    return tool_calls_next(s, run_id, step_index, seq);
+}
+
+/* See store.h. */
 int store_tool_call_end(struct store *s, const struct store_tenant *t,
                         const struct store_tool_call *c)
 {

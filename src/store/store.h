@@ -583,6 +583,24 @@ int store_tool_call_get(struct store *s, const struct store_tenant *t, const cha
 int store_turn_answer(struct store *s, const struct store_tenant *t, const char *message_id,
                       const struct store_tool_call *ends, size_t n, const char *turn_state,
                       bool reserve, bool *taken);
+
+/* What the turn of a task run or of a workflow run's step that waited for approvals goes on
+ * from (store_run_turn_load). Strings from the arena. */
+struct store_run_saved {
+    const char *turn_state;        /* JSON text (NULL: the run never waited) */
+    struct store_tool_call *calls; /* its calls by seq (a step's: every attempt's) */
+    size_t ncalls;
+    struct store_approval *approvals; /* its approvals */
+    size_t napprovals;
+};
+/* The turn of task run 'task_run_id', or else of step 'step_index' of workflow run
+ * 'workflow_run_id', as it waited (store_task_finish / store_step_finish, waiting). */
+int store_run_turn_load(struct store *s, const struct store_tenant *t, const char *task_run_id,
+                        const char *workflow_run_id, int64_t step_index, struct arena *a,
+                        struct store_run_saved *out);
+/* The seq after the last call journaled for step 'step_index' of workflow run 'run_id' (0:
+ * none): an attempt of a step numbers its calls from there, after those of earlier ones. */
+int store_step_calls_next(struct store *s, const char *run_id, int64_t step_index, int64_t *seq);
 /* At most 'max' calls of the messages of conversation 'conversation_id' whose order in it is
  * from 'from_seq' to 'to_seq' (both included), by message then call (strings from 'a'). */
 int store_tool_calls_of(struct store *s, const struct store_tenant *t, const char *conversation_id,
@@ -780,6 +798,10 @@ struct store_workflow {
     bool enabled;
     int64_t run_count, last_run_at, created_at, updated_at;
     struct store_tenant tenant; /* filled by reads */
+    /* Who created it (written at creation only): the key and its scopes, the rights of its
+     * runs that no one starts (a schedule, a webhook, an integration event). */
+    const char *created_by;
+    uint32_t scopes;
 };
 
 struct store_workflow_page {
@@ -811,7 +833,8 @@ int store_workflow_delete(struct store *s, const struct store_tenant *t, const c
 struct store_run_step {
     const char *employee_id;
     const char *action;
-    const char *status; /* pending | running | completed | skipped | failed | cancelled */
+    const char *status; /* pending | running | waiting_approval | completed | skipped | failed
+                           | cancelled */
     const char *input;  /* the rendered input, NULL until the step ran */
     const char *output; /* JSON text, NULL until the step completed */
     const char *error;
@@ -840,6 +863,12 @@ struct store_wf_run {
     struct store_run_step *steps;
     size_t nsteps;
     struct store_tenant tenant; /* filled by reads */
+    /* Whose rights its steps' tool calls have: written with 'own_rights', those of whoever
+     * started it ('started_by', 'scopes'), else the workflow creator's; read back as stored
+     * (scopes 0: every scope). */
+    bool own_rights;
+    const char *started_by;
+    uint32_t scopes;
 };
 
 struct store_wf_run_page {
@@ -881,13 +910,17 @@ struct store_step_claim {
     char employee_id[ID_MAX];
     int64_t step;     /* index */
     int64_t attempts; /* this attempt's number, from 1 */
+    bool resumed;     /* its turn waited for approvals: it goes on from its journal */
 };
 
 enum store_step_outcome {
     STORE_STEP_COMPLETED, /* 'output' is the step's output */
     STORE_STEP_SKIPPED,   /* its condition was false */
     STORE_STEP_RETRY,     /* failed; tried again at 'retry_at' */
-    STORE_STEP_FAILED     /* failed for good: the run fails, its later steps are cancelled */
+    STORE_STEP_FAILED,    /* failed for good: the run fails, its later steps are cancelled */
+    STORE_STEP_WAITING    /* its turn waits for approvals ('turn_state'): the step is
+                             waiting_approval, its run keeps running out of the queue until
+                             none of the step's approvals is pending */
 };
 
 struct store_step_finish {
@@ -902,6 +935,7 @@ struct store_step_finish {
     const char *stop_reason; /* why its turn stopped, or NULL */
     int64_t charged_before;  /* what its model calls that asked for tools cost (charged when
                                 their calls were journaled: store_tool_step_begin) */
+    const char *turn_state;  /* STORE_STEP_WAITING: what its turn goes on from (JSON text) */
 };
 
 /* End a step's attempt and move its run on, in one transaction. A run cancelled meanwhile
@@ -930,6 +964,10 @@ struct store_task {
     int64_t run_count, credits_used;
     bool run_now;               /* queued again: runs without waiting for next_run_at */
     struct store_tenant tenant; /* filled by reads */
+    /* Who created it, whose rights its runs' tool calls have (contract §19): the key (NULL:
+     * none recorded) and its scopes (0: every scope). */
+    const char *created_by;
+    uint32_t scopes;
 };
 
 struct store_task_filter {
@@ -947,7 +985,7 @@ struct store_task_page {
 
 struct store_task_run {
     const char *id;
-    const char *status; /* in_progress | completed | failed | cancelled */
+    const char *status; /* in_progress | waiting_approval | completed | failed | cancelled */
     const char *result;
     const char *error;
     int64_t started_at, completed_at, credits_used;
@@ -1007,7 +1045,9 @@ struct store_task_claim {
     struct store_task task;
     char run_id[ID_MAX];
     bool reserved;   /* one credit was taken (a live key) */
-    bool no_credits; /* a live key without credits: the run ended failed at once */
+    bool no_credits; /* a live key without credits: the run ended failed at once (a resumed
+                        one goes on, and stops before its next model call) */
+    bool resumed;    /* a run that waited for approvals: it goes on from its journal */
 };
 
 struct store_claim {
@@ -1031,6 +1071,11 @@ struct store_claim {
  * (live keys) one credit taken. A step: the run running, the step running with one more
  * attempt under a new lease, the employee busy.
  *
+ * Before all of that, a task run or a workflow step that waited for approvals (contract §19)
+ * and has none pending any more goes on ('resumed'): the run in progress again under this
+ * node with a credit held (live keys), or the step running under a new lease (not a new
+ * attempt); the employee busy. The same organization turns apply to it.
+ *
  * ERR_NOT_FOUND when nothing is runnable; '*wake_at' then says when a recurring task or a
  * scheduled workflow is next due, or a retried step ready (0: none). 'now' 0: the clock, read
  * once the transaction holds the write lock.
@@ -1053,6 +1098,10 @@ struct store_task_finish {
     const char *stop_reason; /* why its turn stopped, or NULL */
     int64_t charged_before;  /* what its model calls that asked for tools cost (charged when
                                 their calls were journaled: store_tool_step_begin) */
+    const char *turn_state;  /* not NULL: the run does not end, its turn waits for approvals
+                                (the run waiting_approval with this state, out of any node, its
+                                held credit back, the employee no longer busy; its task stays
+                                in_progress; 'ok', 'result', 'error', 'credits' unused) */
 };
 /* End a run: the run and its task (unless cancelled or deleted meanwhile: then the reserved
  * credit goes back), the statistics fact, the employee no longer busy. The run and its task
@@ -1062,7 +1111,8 @@ int store_task_finish(struct store *s, const struct store_task_finish *in, int64
                       bool *discarded);
 /* What a restart of every node does to their work (tests; a server takes back only dead nodes'
  * work: store_nodes_recover): runs in progress end failed, their tasks pending again, their
- * reserved credits back; workflow steps in flight become ready again (their cut attempt not
+ * reserved credits back (a run that had gone on after waiting for approvals waits again, to go
+ * on from its journal); workflow steps in flight become ready again (their cut attempt not
  * counted). Returns how many of each through '*n' and '*steps'. */
 int store_task_recover(struct store *s, int64_t now, size_t *n, size_t *steps);
 

@@ -159,6 +159,9 @@ int turns_take(struct store *s, const struct store_tenant *t, const char *id, in
                bool *taken);
 int turns_load(struct store *s, const struct store_tenant *t, const char *id, struct arena *a,
                struct store_turn_saved *out);
+int runs_turn_load(struct store *s, const struct store_tenant *t, const char *task_run_id,
+                   const char *workflow_run_id, int64_t step_index, struct arena *a,
+                   struct store_run_saved *out);
 int message_events_add(struct store *s, const struct store_tenant *t, const char *message_id,
                        const struct store_events_chunk *ev);
 int message_events_of(struct store *s, const struct store_tenant *t, const char *message_id,
@@ -176,6 +179,12 @@ int tool_calls_of_task_runs(struct store *s, const struct store_tenant *t, const
 /* At most 'max' calls of the steps of workflow run 'run_id', by step then call. */
 int tool_calls_of_wf_run(struct store *s, const char *run_id, size_t max, struct arena *a,
                          struct store_tool_call **out, size_t *n);
+/* The calls of task run 'task_run_id', or else of step 'step_index' of workflow run
+ * 'workflow_run_id', by seq (at most STORE_RUN_CALLS_MAX). */
+int tool_calls_of_run(struct store *s, const struct store_tenant *t, const char *task_run_id,
+                      const char *workflow_run_id, int64_t step_index, struct arena *a,
+                      struct store_tool_call **out, size_t *n);
+int tool_calls_next(struct store *s, const char *run_id, int64_t step_index, int64_t *seq);
 /* The writes of a chat's start / finished reply, inside the caller's transaction. */
 int chat_begin_in(struct store *s, const struct store_tenant *t, const struct store_chat_begin *in);
 int chat_finish_in(struct store *s, const struct store_tenant *t,
@@ -265,7 +274,8 @@ int tasks_finish(struct store *s, const struct store_task_finish *in, int64_t *c
                  bool *discarded);
 /* Inside the caller's write transaction: the task runs in progress and the workflow steps in
  * flight of every node but 'self' ("": none) and those that beat since 'dead_before' end
- * (runs failed, uncharged, their tasks pending again; steps ready again); '*n' runs, '*steps'. */
+ * (runs failed, uncharged, their tasks pending again, or, for a run that had gone on after
+ * waiting for approvals, waiting again; steps ready again); '*n' runs, '*steps'. */
 int tasks_take_back(struct store *s, const char *self, int64_t now, int64_t dead_before, size_t *n,
                     size_t *steps);
 /* Insert run 'r' of tenant 't' (queued, its steps pending, ready at its created_at) and count it

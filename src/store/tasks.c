@@ -46,7 +46,8 @@
     "t.id, t.employee_id, t.title, t.description, t.status, t.priority, t.recurring, t.run_id,"    \
     " t.result, t.error, coalesce(t.due_at, 0), coalesce(t.next_run_at, 0),"                       \
     " coalesce(t.last_run_at, 0), coalesce(t.started_at, 0), coalesce(t.completed_at, 0),"         \
-    " t.created_at, t.updated_at, t.run_count, t.credits_used, t.org_id, t.mode, t.run_now"
+    " t.created_at, t.updated_at, t.run_count, t.credits_used, t.org_id, t.mode, t.run_now,"       \
+    " t.created_by, t.scopes"
 
 /* The task of the current row (TASK_COLS) into 'pout', its strings in 'a'. */
 static void read_task(struct db_stmt *st, struct arena *a, void *pout)
@@ -75,6 +76,8 @@ static void read_task(struct db_stmt *st, struct arena *a, void *pout)
     db_copy(st, 19, k->tenant.org_id, sizeof(k->tenant.org_id));
     k->tenant.mode = db_mode(db_text(st, 20));
     k->run_now = db_int64(st, 21) != 0;
+    k->created_by = db_arena_text(a, st, 22);
+    k->scopes = (uint32_t)db_int64(st, 23);
 }
 
 /* 0 urgent .. 3 low: the queue's first key. */
@@ -117,17 +120,19 @@ int tasks_create(struct store *s, const struct store_tenant *t, const struct sto
 {
     const char *texts[] = {k->id,          t->org_id,   db_mode_name(t->mode),
                            k->employee_id, k->title,    k->description ? k->description : "",
-                           k->status,      k->priority, k->recurring};
-    const int64_t ints[] = {prio_rank(k->priority), k->due_at, k->next_run_at, k->created_at};
+                           k->status,      k->priority, k->recurring,
+                           k->created_by};
+    const int64_t ints[] = {prio_rank(k->priority), k->due_at, k->next_run_at, k->created_at,
+                            (int64_t)k->scopes};
     return db_run(s,
                   "INSERT INTO tasks (id, org_id, mode, employee_id, title, description, status,"
-                  " priority, recurring, prio_rank, due_at, due_key, next_run_at, created_at,"
-                  " updated_at, held) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,"
-                  " nullif(CAST($11 AS BIGINT), 0), coalesce(nullif(CAST($11 AS BIGINT), 0),"
-                  " 9223372036854775807), nullif(CAST($12 AS BIGINT), 0), $13, $13,"
-                  " coalesce((SELECT disabled FROM employees WHERE id = $4 AND org_id = $2 AND"
+                  " priority, recurring, created_by, prio_rank, due_at, due_key, next_run_at,"
+                  " created_at, updated_at, scopes, held) VALUES ($1, $2, $3, $4, $5, $6, $7, $8,"
+                  " $9, $10, $11, nullif(CAST($12 AS BIGINT), 0), coalesce(nullif(CAST($12 AS"
+                  " BIGINT), 0), 9223372036854775807), nullif(CAST($13 AS BIGINT), 0), $14, $14,"
+                  " $15, coalesce((SELECT disabled FROM employees WHERE id = $4 AND org_id = $2 AND"
                   " mode = $3), FALSE))",
-                  texts, 9, ints, 4);
+                  texts, 10, ints, 5);
 }
 
 /* See store_int.h. */
@@ -214,8 +219,9 @@ int tasks_update(struct store *s, const struct store_tenant *t, const struct sto
         const char *rt[] = {old_run_id, k->error ? k->error : "Cancelled."};
         const int64_t ri[] = {now};
         rc = db_run(s,
-                    "UPDATE task_runs SET status = 'cancelled', error = $2, completed_at = $3"
-                    " WHERE id = $1 AND status = 'in_progress'",
+                    "UPDATE task_runs SET status = 'cancelled', error = $2, completed_at = $3,"
+                    " turn_state = NULL WHERE id = $1 AND status IN ('in_progress',"
+                    " 'waiting_approval')",
                     rt, 2, ri, 1);
     }
     if (!rc)
@@ -354,9 +360,11 @@ static int finish_written(struct store *s, const struct store_task_finish *in, i
                              taken + in->charged_before,
                              -1,
                              NULL};
+    /* credits_used adds: a run that waited for approvals counted its earlier steps then */
     int rc = db_run(s,
                     "UPDATE task_runs SET status = $2, result = $3, error = $4, stop_reason = $5,"
-                    " credits_used = $6, completed_at = $7, reserved = 0 WHERE id = $1",
+                    " credits_used = credits_used + $6, completed_at = $7, reserved = 0,"
+                    " turn_state = NULL WHERE id = $1",
                     run, 5, ints, 2);
     if (!rc)
         rc = db_run(s,
@@ -370,6 +378,30 @@ static int finish_written(struct store *s, const struct store_task_finish *in, i
         rc = employees_busy(s, in->tenant, in->employee_id, -1);
     if (!rc)
         rc = hook_task(s, in->tenant, in->task_id, in->ok, in->now);
+    return rc;
+}
+
+/* The run's turn waits for approvals (contract §19): the run waiting_approval with its
+ * state, out of any node, counting what its tool steps cost so far (its task too); the
+ * credit it held back; the employee no longer busy. The task stays in_progress. */
+static int finish_waiting(struct store *s, const struct store_task_finish *in)
+{
+    const char *run[] = {in->run_id, in->turn_state};
+    const char *task[] = {in->task_id};
+    const int64_t ints[] = {in->charged_before};
+    int64_t back;
+    int rc = credits_settle(s, in->tenant->org_id, in->reserved ? 1 : 0, 0, &back);
+
+    if (!rc)
+        rc = db_run(s,
+                    "UPDATE task_runs SET status = 'waiting_approval', turn_state = $2, node_id ="
+                    " NULL, reserved = 0, credits_used = credits_used + $3 WHERE id = $1",
+                    run, 2, ints, 1);
+    if (!rc && in->charged_before > 0)
+        rc = db_run(s, "UPDATE tasks SET credits_used = credits_used + $2 WHERE id = $1", task, 1,
+                    ints, 1);
+    if (!rc)
+        rc = employees_busy(s, in->tenant, in->employee_id, -1);
     return rc;
 }
 
@@ -397,6 +429,11 @@ int tasks_finish(struct store *s, const struct store_task_finish *in, int64_t *c
     if (!rc && !live) {
         *discarded = true;
         rc = finish_discarded(s, in);
+        goto out;
+    }
+    if (!rc && in->turn_state) {
+        taken = 0;
+        rc = finish_waiting(s, in);
         goto out;
     }
     /* The price, or for a failed run nothing: the reserved credit goes back. */
@@ -471,8 +508,10 @@ static const struct queue_sql sqlite_queue = {
                  " AND ready_at <= $1 ORDER BY ready_at, id LIMIT 1",
     .run_insert = "INSERT INTO workflow_runs (id, workflow_id, org_id, mode, status, trigger_type,"
                   " trigger_event, trigger_data, definition, step_count, ready_at, created_at,"
-                  " depth) SELECT $1, $2, $3, $4, 'queued', $5, $6, $7, $8, json_array_length($8),"
-                  " $9, $9, $10 FROM workflows WHERE id = $2 AND org_id = $3 AND mode = $4",
+                  " depth, started_by, scopes) SELECT $1, $2, $3, $4, 'queued', $5, $6, $7, $8,"
+                  " json_array_length($8), $9, $9, $10, CASE WHEN $11 = 1 THEN $13 ELSE"
+                  " created_by END, CASE WHEN $11 = 1 THEN $12 ELSE scopes END FROM workflows"
+                  " WHERE id = $2 AND org_id = $3 AND mode = $4",
     .run_steps = "INSERT INTO workflow_run_steps (run_id, idx, employee_id, action, status) SELECT"
                  " $1, CAST(key AS INTEGER), json_extract(value, '$.employee_id'),"
                  " json_extract(value, '$.action'), 'pending' FROM json_each($2)",
@@ -510,10 +549,12 @@ static const struct queue_sql pg_queue = {
                  " BY ready_at, id LIMIT 1 FOR UPDATE SKIP LOCKED",
     .run_insert = "INSERT INTO workflow_runs (id, workflow_id, org_id, mode, status, trigger_type,"
                   " trigger_event, trigger_data, definition, step_count, ready_at, created_at,"
-                  " depth) SELECT $1, $2, $3, $4, 'queued', $5, $6, $7, CAST($8 AS TEXT),"
-                  " jsonb_array_length(CAST(CAST($8 AS TEXT) AS jsonb)), CAST($9 AS BIGINT),"
-                  " CAST($9 AS BIGINT), CAST($10 AS BIGINT) FROM workflows WHERE id = $2 AND"
-                  " org_id = $3 AND mode = $4",
+                  " depth, started_by, scopes) SELECT $1, $2, $3, $4, 'queued', $5, $6, $7,"
+                  " CAST($8 AS TEXT), jsonb_array_length(CAST(CAST($8 AS TEXT) AS jsonb)),"
+                  " CAST($9 AS BIGINT), CAST($9 AS BIGINT), CAST($10 AS BIGINT), CASE WHEN"
+                  " CAST($11 AS BIGINT) = 1 THEN CAST($13 AS TEXT) ELSE created_by END, CASE WHEN"
+                  " CAST($11 AS BIGINT) = 1 THEN CAST($12 AS BIGINT) ELSE scopes END FROM"
+                  " workflows WHERE id = $2 AND org_id = $3 AND mode = $4",
     .run_steps = "INSERT INTO workflow_run_steps (run_id, idx, employee_id, action, status) SELECT"
                  " $1, e.ord - 1, e.step ->> 'employee_id', e.step ->> 'action', 'pending' FROM"
                  " jsonb_array_elements(CAST($2 AS jsonb)) WITH ORDINALITY AS e(step, ord)",
@@ -524,6 +565,8 @@ static const struct queue_sql *queue_sql(struct store *s)
 {
     return db_dialect(s) == DB_POSTGRES ? &pg_queue : &sqlite_queue;
 }
+
+static int resumable(struct store *s, bool *found);
 
 /* Whether anything is runnable at 'now', or due to be made so: read without a transaction,
  * so that an idle queue costs the writers nothing. */
@@ -541,7 +584,7 @@ static int queue_busy(struct store *s, int64_t now, bool *busy)
     if (!rc && row)
         *busy = db_int64(st, 0) != 0;
     db_done(st);
-    return rc;
+    return rc || *busy ? rc : resumable(s, busy);
 }
 
 /* When time next makes something runnable after 'now': a recurring task's occurrence, a
@@ -592,11 +635,26 @@ int wf_runs_insert(struct store *s, const struct store_tenant *t, const struct s
     int64_t n = 0;
     int rc;
     {
+        /* $11: whoever started it gives the run its rights ($13 the key, $12 its scopes);
+         * else the workflow's creator's */
         const char *texts[] = {
             r->id,           r->workflow_id,   t->org_id,       db_mode_name(t->mode),
             r->trigger_type, r->trigger_event, r->trigger_data, r->definition};
-        const int64_t ints[] = {r->created_at, r->depth};
-        rc = run_n(s, q->run_insert, texts, 8, ints, 2, &n);
+        struct db_stmt *st = db_prepare(s, q->run_insert);
+        bool row;
+        if (!st)
+            return ERR_STORE;
+        for (size_t i = 0; i < 8; i++)
+            db_bind_text(st, (int)i + 1, texts[i]);
+        db_bind_int64(st, 9, r->created_at);
+        db_bind_int64(st, 10, r->depth);
+        db_bind_int64(st, 11, r->own_rights ? 1 : 0);
+        db_bind_int64(st, 12, (int64_t)r->scopes);
+        db_bind_text(st, 13, r->started_by);
+        rc = db_step(st, &row);
+        if (!rc)
+            n = db_changes(st);
+        db_done(st);
     }
     if (!rc && n == 0)
         rc = ERR_NOT_FOUND;
@@ -773,7 +831,8 @@ static int claim_task(struct store *s, int64_t now, const struct store_queue_rul
 static int read_step_claim(struct store *s, const char *run_id, struct store_step_claim *out)
 {
     struct db_stmt *st = db_prepare(s, "SELECT r.org_id, r.mode, r.workflow_id, r.next_step,"
-                                       " x.employee_id, x.attempts FROM workflow_runs r JOIN"
+                                       " x.employee_id, x.attempts, CASE WHEN x.turn_state IS"
+                                       " NULL THEN 0 ELSE 1 END FROM workflow_runs r JOIN"
                                        " workflow_run_steps x ON x.run_id = r.id AND x.idx ="
                                        " r.next_step WHERE r.id = $1");
     bool row = false;
@@ -789,6 +848,7 @@ static int read_step_claim(struct store *s, const char *run_id, struct store_ste
         out->step = db_int64(st, 3);
         db_copy(st, 4, out->employee_id, sizeof(out->employee_id));
         out->attempts = db_int64(st, 5);
+        out->resumed = db_int64(st, 6) != 0; /* it waited, or went on and was cut */
         snprintf(out->run_id, sizeof(out->run_id), "%s", run_id);
     }
     db_done(st);
@@ -800,7 +860,8 @@ static int read_step_claim(struct store *s, const char *run_id, struct store_ste
 }
 
 /* Take the current step of run 'run_id' (read from the head of the queue, and on PostgreSQL
- * locked) under a new lease. */
+ * locked) under a new lease: one more attempt, unless the step goes on after waiting for
+ * approvals. */
 static int claim_step(struct store *s, int64_t now, const char *run_id,
                       struct store_step_claim *out)
 {
@@ -819,9 +880,10 @@ static int claim_step(struct store *s, int64_t now, const char *run_id,
         const char *texts[] = {run_id};
         const int64_t ints[] = {now};
         rc = db_run(s,
-                    "UPDATE workflow_run_steps SET status = 'running', attempts = attempts + 1,"
-                    " started_at = coalesce(started_at, $2) WHERE run_id = $1 AND idx = (SELECT"
-                    " next_step FROM workflow_runs WHERE id = $1)",
+                    "UPDATE workflow_run_steps SET attempts = attempts + CASE WHEN status ="
+                    " 'waiting_approval' THEN 0 ELSE 1 END, status = 'running', started_at ="
+                    " coalesce(started_at, $2) WHERE run_id = $1 AND idx = (SELECT next_step FROM"
+                    " workflow_runs WHERE id = $1)",
                     texts, 1, ints, 1);
     }
     if (!rc)
@@ -1003,6 +1065,8 @@ static int idle_work(struct store *s, int64_t now, bool *found)
     if (!rc && row)
         *found = db_int64(st, 0) != 0;
     db_done(st);
+    if (!rc && !*found)
+        rc = resumable(s, found); /* the claim looks at its organization */
     if (rc || *found)
         return rc;
     rc = queue_turns(s, now, &t);
@@ -1012,6 +1076,142 @@ static int idle_work(struct store *s, int64_t now, bool *found)
         *found = !busy;
     }
     free(t.v);
+    return rc;
+}
+
+/* ---- Runs and steps that waited for approvals (contract §19) ---- */
+
+/* A task run waiting for approvals, none of them pending any more, whose employee is not
+ * offline; a workflow run's step likewise (its run running, no step in flight). */
+#define RESUMABLE_TASK                                                                             \
+    " FROM task_runs r JOIN tasks t ON t.id = r.task_id WHERE r.status = 'waiting_approval' AND"   \
+    " t.held = FALSE AND NOT EXISTS (SELECT 1 FROM approvals p WHERE p.task_run_id = r.id AND"     \
+    " p.status = 'pending')"
+#define RESUMABLE_STEP                                                                             \
+    " FROM workflow_run_steps x JOIN workflow_runs r ON r.id = x.run_id AND r.next_step = x.idx"   \
+    " WHERE x.status = 'waiting_approval' AND r.status = 'running' AND r.lease IS NULL AND"        \
+    " r.held = FALSE AND NOT EXISTS (SELECT 1 FROM approvals p WHERE p.workflow_run_id ="          \
+    " x.run_id AND p.step_index = x.idx AND p.status = 'pending')"
+/* On PostgreSQL the row a claim takes is locked as it is read; one another node is taking is
+ * passed over (see the top of the file). */
+#define PG_TAKE " FOR UPDATE OF r SKIP LOCKED"
+#define RESUMABLE_HEAD_TASK                                                                        \
+    "SELECT r.id, r.org_id" RESUMABLE_TASK " ORDER BY r.started_at, r.id LIMIT 1"
+#define RESUMABLE_HEAD_STEP "SELECT r.id, r.org_id" RESUMABLE_STEP " ORDER BY r.id LIMIT 1"
+
+/* Whether a run or a step can go on after its approvals (read without a transaction). */
+static int resumable(struct store *s, bool *found)
+{
+    struct db_stmt *st = db_prepare(s, "SELECT CASE WHEN EXISTS (SELECT 1" RESUMABLE_TASK ") OR"
+                                       " EXISTS (SELECT 1" RESUMABLE_STEP ") THEN 1 ELSE 0 END");
+    bool row = false;
+    int rc;
+
+    *found = false;
+    if (!st)
+        return ERR_STORE;
+    rc = db_step(st, &row);
+    if (!rc && row)
+        *found = db_int64(st, 0) != 0;
+    db_done(st);
+    return rc;
+}
+
+/* The first row of 'sql' (a resumable head): its id into 'id' and its organization into
+ * 'org' ('*have' says whether there is one). */
+static int resumable_head(struct store *s, const char *sql, char id[ID_MAX], char org[ID_MAX],
+                          bool *have)
+{
+    struct db_stmt *st = db_prepare(s, sql);
+    int rc;
+    if (!st)
+        return ERR_STORE;
+    rc = db_step(st, have);
+    if (!rc && *have) {
+        db_copy(st, 0, id, ID_MAX);
+        db_copy(st, 1, org, ID_MAX);
+    }
+    db_done(st);
+    return rc;
+}
+
+/* Task run 'run_id' goes on (read as resumable, and on PostgreSQL locked): in progress again
+ * under this node, a credit held again (live keys), the employee busy; 'out' its claim. */
+static int claim_task_resume(struct store *s, const struct store_queue_rules *rules,
+                             const char *run_id, struct arena *a, struct store_task_claim *out)
+{
+    const char *texts[] = {run_id, store_node_id()};
+    struct store_task *k = &out->task;
+    struct db_stmt *st;
+    bool row = false;
+    int rc = db_run(s,
+                    "UPDATE task_runs SET status = 'in_progress', node_id = $2 WHERE id = $1 AND"
+                    " status = 'waiting_approval'",
+                    texts, 2, NULL, 0);
+
+    if (rc)
+        return rc;
+    st = db_prepare(s, "SELECT " TASK_COLS " FROM tasks t WHERE t.id = (SELECT task_id FROM"
+                       " task_runs WHERE id = $1)");
+    if (!st)
+        return ERR_STORE;
+    db_bind_text(st, 1, run_id);
+    rc = db_step(st, &row);
+    if (!rc && row)
+        read_task(st, a, k);
+    db_done(st);
+    if (!rc && !row)
+        rc = ERR_STORE; /* the join that found it says it is there */
+    if (rc)
+        return rc;
+    snprintf(out->run_id, sizeof(out->run_id), "%s", run_id);
+    out->resumed = true;
+    if (k->tenant.mode == STORE_LIVE && rules->live_hold > 0) {
+        rc = credits_hold(s, k->tenant.org_id, rules->live_hold, &out->reserved);
+        if (!rc && out->reserved) {
+            const int64_t ints[] = {rules->live_hold};
+            rc = db_run(s, "UPDATE task_runs SET reserved = $2 WHERE id = $1", texts, 1, ints, 1);
+        }
+        out->no_credits = !out->reserved;
+    }
+    if (!rc)
+        rc = employees_busy(s, &k->tenant, k->employee_id, 1);
+    return rc;
+}
+
+/*
+ * Before the queues: a task run or a workflow step whose approvals are all decided goes on
+ * ('*took'), the run first, each the one that has waited longest; with 'idle_only', only one
+ * of an organization with no work in progress. They are few (each waited for a person), so
+ * they pass the round-robin, but their organization counts as served.
+ */
+static int claim_resumed(struct store *s, int64_t now, const struct store_queue_rules *rules,
+                         bool idle_only, struct arena *a, struct store_claim *out, bool *took)
+{
+    bool pg = db_dialect(s) == DB_POSTGRES;
+    const char *heads[] = {pg ? RESUMABLE_HEAD_TASK PG_TAKE : RESUMABLE_HEAD_TASK,
+                           pg ? RESUMABLE_HEAD_STEP PG_TAKE : RESUMABLE_HEAD_STEP};
+    char id[ID_MAX], org[ID_MAX];
+    int rc = 0;
+
+    *took = false;
+    for (size_t i = 0; !rc && !*took && i < 2; i++) {
+        bool have = false, busy = false;
+        rc = resumable_head(s, heads[i], id, org, &have);
+        if (!rc && have && idle_only)
+            rc = org_busy(s, org, &busy);
+        if (rc || !have || busy)
+            continue;
+        *took = true;
+        if (i == 0) {
+            rc = claim_task_resume(s, rules, id, a, &out->task);
+        } else {
+            out->is_step = true;
+            rc = claim_step(s, now, id, &out->step);
+        }
+        if (!rc)
+            rc = served(s, org);
+    }
     return rc;
 }
 
@@ -1052,7 +1252,8 @@ static int claim_org(struct store *s, int64_t now, const char *org,
 }
 
 /*
- * Inside the claim's transaction: wake what time made runnable, then serve the organization
+ * Inside the claim's transaction: wake what time made runnable, take a run or step that can
+ * go on after its approvals (claim_resumed), else serve the organization
  * served least recently among those with runnable work (round-robin between organizations),
  * and within it, the contract's order. Tasks and runs of offline employees are not in the
  * queue indexes; a recurring task waiting for its first occurrence is skipped.
@@ -1066,6 +1267,10 @@ static int claim_in(struct store *s, int64_t now, const struct store_queue_rules
 
     if (!rc)
         rc = wake_schedules(s, now, rules);
+    if (!rc)
+        rc = claim_resumed(s, now, rules, idle_only, a, out, &took);
+    if (!rc && took)
+        return 0;
     if (!rc)
         rc = queue_turns(s, now, &t);
     for (size_t i = 0; !rc && !took && i < t.n; i++) {
@@ -1135,6 +1340,28 @@ struct cut_run {
     int64_t reserved;
 };
 
+/* The runs statement 'st' (bound) changes and returns (id, task_id, org_id, reserved), added
+ * to '*cut' (grown: '*n' of '*cap'); ends 'st'. */
+static int read_cut(struct db_stmt *st, struct cut_run **cut, size_t *n, size_t *cap)
+{
+    bool row = false;
+    int rc;
+    while (!(rc = db_step(st, &row)) && row) {
+        struct cut_run *c;
+        if (*n == *cap) {
+            *cap = *cap ? 2 * *cap : 16;
+            *cut = xrealloc(*cut, *cap * sizeof(**cut));
+        }
+        c = &(*cut)[(*n)++];
+        db_copy(st, 0, c->id, sizeof(c->id));
+        db_copy(st, 1, c->task_id, sizeof(c->task_id));
+        db_copy(st, 2, c->org_id, sizeof(c->org_id));
+        c->reserved = db_int64(st, 3);
+    }
+    db_done(st);
+    return rc;
+}
+
 /*
  * See store_int.h. The runs are ended first, and only the rows this statement changed are then
  * refunded and queued again: on PostgreSQL a second node taking back at the same time waits for
@@ -1146,36 +1373,42 @@ int tasks_take_back(struct store *s, const char *self, int64_t now, int64_t dead
     const char *me[] = {self};
     const int64_t ints[] = {dead_before, now};
     struct cut_run *cut = NULL;
-    size_t ncut = 0, cap = 0;
+    size_t ncut = 0, cap = 0, nwait;
     struct db_stmt *st;
     int64_t leases = 0;
-    bool row = false;
     int rc;
 
     *n = *steps = 0;
-    st = db_prepare(s, "UPDATE task_runs SET status = 'failed', completed_at = $3, error ="
-                       " 'Interrupted: the server running it stopped; the task runs again.'"
-                       " WHERE status = 'in_progress' AND " DEAD(
+    /* A run that had gone on after waiting for approvals waits again, out of any node: it is
+     * taken up again from its journal (its calls left running end "interrupted"), not run
+     * again. Its held credit comes back below. */
+    st = db_prepare(s, "UPDATE task_runs SET status = 'waiting_approval', node_id = NULL WHERE"
+                       " status = 'in_progress' AND turn_state IS NOT NULL AND " DEAD(
                            "node_id") " RETURNING id, task_id, org_id, reserved");
     if (!st)
         return ERR_STORE;
     db_bind_text(st, 1, me[0]);
     db_bind_int64(st, 2, dead_before);
-    db_bind_int64(st, 3, now);
-    while (!(rc = db_step(st, &row)) && row) {
-        if (ncut == cap) {
-            cap = cap ? 2 * cap : 16;
-            cut = xrealloc(cut, cap * sizeof(*cut));
-        }
-        db_copy(st, 0, cut[ncut].id, sizeof(cut[ncut].id));
-        db_copy(st, 1, cut[ncut].task_id, sizeof(cut[ncut].task_id));
-        db_copy(st, 2, cut[ncut].org_id, sizeof(cut[ncut].org_id));
-        cut[ncut].reserved = db_int64(st, 3);
-        ncut++;
+    rc = read_cut(st, &cut, &ncut, &cap);
+    nwait = ncut;
+    if (rc) {
+        free(cut);
+        return rc;
     }
-    db_done(st);
+    st = db_prepare(s, "UPDATE task_runs SET status = 'failed', completed_at = $3, error ="
+                       " 'Interrupted: the server running it stopped; the task runs again.'"
+                       " WHERE status = 'in_progress' AND " DEAD(
+                           "node_id") " RETURNING id, task_id, org_id, reserved");
+    if (!st) {
+        free(cut);
+        return ERR_STORE;
+    }
+    db_bind_text(st, 1, me[0]);
+    db_bind_int64(st, 2, dead_before);
+    db_bind_int64(st, 3, now);
+    rc = read_cut(st, &cut, &ncut, &cap);
     /* Reserved credits back, and the tasks pending again (a recurring one at once: its
-     * interrupted occurrence runs again). */
+     * interrupted occurrence runs again); a run that waits again keeps its task. */
     for (size_t i = 0; !rc && i < ncut; i++) {
         const char *run[] = {cut[i].id, cut[i].task_id};
         const int64_t at[] = {now};
@@ -1185,7 +1418,7 @@ int tasks_take_back(struct store *s, const char *self, int64_t now, int64_t dead
             if (!rc)
                 rc = db_run(s, "UPDATE task_runs SET reserved = 0 WHERE id = $1", run, 1, NULL, 0);
         }
-        if (!rc)
+        if (!rc && i >= nwait)
             rc = db_run(s,
                         "UPDATE tasks SET status = 'pending', run_id = NULL, updated_at = $3,"
                         " run_now = TRUE WHERE id = $2 AND run_id = $1",

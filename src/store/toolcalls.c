@@ -205,14 +205,17 @@ int tool_calls_of_task_runs(struct store *s, const struct store_tenant *t, const
     return read_calls(st, max, a, out, n);
 }
 
-/* See store_int.h. A step run again after a crash numbers its calls from 0 again: the time
- * they started keeps each attempt's after the one before. */
+/* See store_int.h. A step run again after a crash numbers its calls after those of its
+ * earlier attempts (store_step_calls_next), so the order of 'seq' is the order the calls were
+ * made in, across attempts (the time a call started is not: an approved call starts when it
+ * is approved). (Steps run again before that rule numbered each attempt's calls from 0:
+ * their attempts' calls are listed side by side, seq by seq.) */
 int tool_calls_of_wf_run(struct store *s, const char *run_id, size_t max, struct arena *a,
                          struct store_tool_call **out, size_t *n)
 {
     struct db_stmt *st = db_prepare(s, "SELECT " CALL_COLS " FROM tool_calls c WHERE"
-                                       " c.workflow_run_id = $1 ORDER BY c.step_index,"
-                                       " c.started_at, c.seq LIMIT $2");
+                                       " c.workflow_run_id = $1 ORDER BY c.step_index, c.seq,"
+                                       " c.started_at LIMIT $2");
 
     *out = NULL;
     *n = 0;
@@ -318,5 +321,50 @@ int turns_answer(struct store *s, const struct store_tenant *t, const char *mess
     else
         *taken = row;
     arena_cleanup(&a);
+    return rc;
+}
+
+/* See store_int.h. */
+int tool_calls_of_run(struct store *s, const struct store_tenant *t, const char *task_run_id,
+                      const char *workflow_run_id, int64_t step_index, struct arena *a,
+                      struct store_tool_call **out, size_t *n)
+{
+    struct db_stmt *st =
+        task_run_id
+            ? db_prepare(s, "SELECT " CALL_COLS " FROM tool_calls c WHERE c.task_run_id = $3"
+                            " AND c.org_id = $1 AND c.mode = $2 ORDER BY c.seq LIMIT $4")
+            : db_prepare(s, "SELECT " CALL_COLS " FROM tool_calls c WHERE c.workflow_run_id = $3"
+                            " AND c.step_index = $5 AND c.org_id = $1 AND c.mode = $2 ORDER BY"
+                            " c.seq LIMIT $4");
+
+    *out = NULL;
+    *n = 0;
+    if (!st)
+        return ERR_STORE;
+    db_bind_tenant(st, t);
+    db_bind_text(st, 3, task_run_id ? task_run_id : workflow_run_id);
+    db_bind_int64(st, 4, STORE_RUN_CALLS_MAX);
+    if (!task_run_id)
+        db_bind_int64(st, 5, step_index);
+    return read_calls(st, STORE_RUN_CALLS_MAX, a, out, n);
+}
+
+/* See store_int.h. */
+int tool_calls_next(struct store *s, const char *run_id, int64_t step_index, int64_t *seq)
+{
+    struct db_stmt *st = db_prepare(s, "SELECT coalesce(max(seq) + 1, 0) FROM tool_calls WHERE"
+                                       " workflow_run_id = $1 AND step_index = $2");
+    bool row = false;
+    int rc;
+
+    *seq = 0;
+    if (!st)
+        return ERR_STORE;
+    db_bind_text(st, 1, run_id);
+    db_bind_int64(st, 2, step_index);
+    rc = db_step(st, &row);
+    if (!rc && row)
+        *seq = db_int64(st, 0);
+    db_done(st);
     return rc;
 }

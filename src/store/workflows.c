@@ -46,15 +46,16 @@ void workflows_read(struct db_stmt *st, struct arena *a, void *pout)
 int workflows_create(struct store *s, const struct store_tenant *t, const struct store_workflow *w)
 {
     const char *texts[] = {
-        w->id,      t->org_id, db_mode_name(t->mode), w->name,     w->description, w->trigger_type,
-        w->trigger, w->steps,  w->webhook_token,      w->recurring};
-    const int64_t ints[] = {w->next_run_at, w->enabled ? 1 : 0, w->created_at, w->updated_at};
+        w->id,      t->org_id, db_mode_name(t->mode), w->name,      w->description, w->trigger_type,
+        w->trigger, w->steps,  w->webhook_token,      w->recurring, w->created_by};
+    const int64_t ints[] = {w->next_run_at, w->enabled ? 1 : 0, w->created_at, w->updated_at,
+                            (int64_t)w->scopes};
     return db_run(s,
                   "INSERT INTO workflows (id, org_id, mode, name, description, trigger_type,"
-                  " trigger, steps, webhook_token, recurring, next_run_at, enabled, created_at,"
-                  " updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,"
-                  " nullif(CAST($11 AS BIGINT), 0), $12, $13, $14)",
-                  texts, 10, ints, 4);
+                  " trigger, steps, webhook_token, recurring, created_by, next_run_at, enabled,"
+                  " created_at, updated_at, scopes) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9,"
+                  " $10, $11, nullif(CAST($12 AS BIGINT), 0), $13, $14, $15, $16)",
+                  texts, 11, ints, 5);
 }
 
 /* See store_int.h. */
@@ -159,7 +160,7 @@ int workflows_delete(struct store *s, const struct store_tenant *t, const char *
 #define RUN_COLS                                                                                   \
     "id, workflow_id, status, trigger_type, trigger_event, trigger_data, definition, error,"       \
     " credits_used, created_at, coalesce(started_at, 0), coalesce(completed_at, 0), next_step,"    \
-    " step_count, org_id, mode, depth"
+    " step_count, org_id, mode, depth, started_by, scopes"
 
 static void read_run(struct db_stmt *st, struct arena *a, void *pout)
 {
@@ -183,6 +184,8 @@ static void read_run(struct db_stmt *st, struct arena *a, void *pout)
     db_copy(st, 14, r->tenant.org_id, sizeof(r->tenant.org_id));
     r->tenant.mode = db_mode(db_text(st, 15));
     r->depth = db_int64(st, 16);
+    r->started_by = db_arena_text(a, st, 17);
+    r->scopes = (uint32_t)db_int64(st, 18);
 }
 
 /* The tool calls of the steps of 'r' (read), each step's into it. */
@@ -412,11 +415,11 @@ int workflow_runs_cancel(struct store *s, const struct store_tenant *t, const ch
             s, "UPDATE workflow_runs SET status = 'cancelled', completed_at = $2 WHERE id = $1",
             texts, 1, ints, 1);
         if (!rc)
-            rc =
-                db_run(s,
-                       "UPDATE workflow_run_steps SET status = 'cancelled', completed_at = $2 WHERE"
-                       " run_id = $1 AND status = 'pending'",
-                       texts, 1, ints, 1);
+            rc = db_run(s,
+                        "UPDATE workflow_run_steps SET status = 'cancelled', completed_at = $2,"
+                        " turn_state = NULL WHERE run_id = $1 AND status IN ('pending',"
+                        " 'waiting_approval')",
+                        texts, 1, ints, 1);
     }
     if (!rc)
         rc = db_commit(s);
@@ -432,7 +435,13 @@ static const char *const step_status[] = {
     [STORE_STEP_SKIPPED] = "skipped",
     [STORE_STEP_RETRY] = "pending",
     [STORE_STEP_FAILED] = "failed",
+    [STORE_STEP_WAITING] = "waiting_approval",
 };
+
+/* The ready_at of a run whose step waits for approvals: no clock reaches it, so the run is out
+ * of the step queue (the queue's claim takes it once none of the approvals is pending; see
+ * sql/022_run_approvals.sql). */
+#define WAITING_READY_AT INT64_C(9000000000000000000)
 
 /* The run fails at step 'c->step' with 'error': its later pending steps end cancelled. */
 static int run_fail(struct store *s, const struct store_step_claim *c, const char *error,
@@ -502,6 +511,14 @@ static int run_advance(struct store *s, const struct store_step_finish *in, int6
     case STORE_STEP_FAILED:
         rc = run_fail(s, c, in->error, in->now);
         break;
+    case STORE_STEP_WAITING: {
+        const int64_t ints[] = {WAITING_READY_AT};
+        rc = db_run(s,
+                    "UPDATE workflow_runs SET lease = NULL, lease_node = NULL, ready_at = $2 WHERE"
+                    " id = $1",
+                    texts, 1, ints, 1);
+        break;
+    }
     }
     return rc;
 }
@@ -517,20 +534,24 @@ static int step_store(struct store *s, const struct store_step_finish *in,
         cancelled && outcome != STORE_STEP_COMPLETED && outcome != STORE_STEP_SKIPPED
             ? "cancelled"
             : step_status[outcome];
-    const char *texts[] = {
-        c->run_id,
-        ended,
-        in->input,
-        outcome == STORE_STEP_COMPLETED ? in->output : NULL,
-        outcome == STORE_STEP_COMPLETED || outcome == STORE_STEP_SKIPPED ? NULL : in->error,
-        outcome == STORE_STEP_COMPLETED ? in->stop_reason : NULL};
+    bool waits = outcome == STORE_STEP_WAITING && !cancelled;
+    const char *texts[] = {c->run_id,
+                           ended,
+                           in->input,
+                           outcome == STORE_STEP_COMPLETED ? in->output : NULL,
+                           outcome == STORE_STEP_COMPLETED || outcome == STORE_STEP_SKIPPED || waits
+                               ? NULL
+                               : in->error,
+                           outcome == STORE_STEP_COMPLETED ? in->stop_reason : NULL,
+                           waits ? in->turn_state : NULL};
     const int64_t ints[] = {c->step, taken + in->charged_before,
-                            outcome == STORE_STEP_RETRY ? 0 : in->now};
+                            outcome == STORE_STEP_RETRY || waits ? 0 : in->now};
+    /* credits_used adds: a step that waited for approvals counted its earlier steps then */
     return db_run(s,
                   "UPDATE workflow_run_steps SET status = $2, input = $3, output = $4, error = $5,"
-                  " stop_reason = $6, credits_used = $8, completed_at ="
-                  " nullif(CAST($9 AS BIGINT), 0) WHERE run_id = $1 AND idx = $7",
-                  texts, 6, ints, 3);
+                  " stop_reason = $6, turn_state = $7, credits_used = credits_used + $9,"
+                  " completed_at = nullif(CAST($10 AS BIGINT), 0) WHERE run_id = $1 AND idx = $8",
+                  texts, 7, ints, 3);
 }
 
 /* See store_int.h. */
@@ -583,7 +604,7 @@ int workflow_steps_finish(struct store *s, const struct store_step_finish *in, i
     } else {
         rc = run_advance(s, in, taken);
         /* the run's end, when this step ended it */
-        if (!rc && outcome != STORE_STEP_RETRY)
+        if (!rc && outcome != STORE_STEP_RETRY && outcome != STORE_STEP_WAITING)
             rc = hook_run_ended(s, &c->tenant, c->run_id, in->now);
     }
     if (!rc && outcome == STORE_STEP_COMPLETED) {

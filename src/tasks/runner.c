@@ -99,6 +99,7 @@ static void finish(struct task_runner *tr, const struct store_task_claim *c, boo
     fin.response_ms = (clock_mono_us() - t0_us) / 1000;
     fin.stop_reason = ans && ok ? ans->stop_reason : NULL;
     fin.charged_before = ans ? ans->charged : 0;
+    fin.turn_state = ans && ans->paused ? ans->state : NULL; /* it waits, it does not end */
     /* The outcome must not be lost: a store that fails (a lock held too long) is tried again,
      * with a growing pause, until it works or the server stops (then the next start queues
      * the task again). */
@@ -119,6 +120,8 @@ static void finish(struct task_runner *tr, const struct store_task_claim *c, boo
     else if (discarded)
         log_info("tasks: run %s of task %s was cancelled; its outcome is discarded", c->run_id,
                  c->task.id);
+    else if (fin.turn_state)
+        log_info("tasks: run %s of task %s waits for approvals", c->run_id, c->task.id);
     else
         log_info("tasks: run %s of task %s %s (%lld credits, %lld ms)", c->run_id, c->task.id,
                  ok ? "completed" : "failed", (long long)(charged + fin.charged_before),
@@ -165,8 +168,9 @@ static void task_message(const struct store_task *k, struct buf *msg)
 }
 
 /* The employee answers run 'c' (its turn calls tools with the openai engine: journaled under
- * the run, with the rights of whoever created the task, which is not recorded yet: every
- * scope), and the outcome is stored. */
+ * the run, with the rights of whoever created the task), and the outcome is stored. A turn whose
+ * calls wait for approvals leaves the run waiting (this worker is free); once they are decided the
+ * run is claimed again ('resumed') and its turn goes on from its journal. */
 static void answer(struct task_runner *tr, const struct store_task_claim *c,
                    const struct store_employee *emp, const struct store_org *org, int64_t t0)
 {
@@ -185,8 +189,12 @@ static void answer(struct task_runner *tr, const struct store_task_claim *c,
     ask.result_max = RESULT_MAX;
     ask.still_wanted = still_wanted;
     ask.ud = &still;
+    ask.task_id = k->id;
     ask.task_run_id = c->run_id;
+    ask.scopes = k->scopes; /* the rights of whoever created the task */
+    ask.requested_by = k->created_by;
     ask.org_tier = org->tier;
+    ask.resume = c->resumed;
     agent_answer(tr->env, &ask, &ans);
     if (ans.skipped) {
         finish(tr, c, false, NULL, "Cancelled before the engine was called.", 0, NULL, t0);
@@ -195,6 +203,8 @@ static void answer(struct task_runner *tr, const struct store_task_claim *c,
          * and is taken back once this node is gone (store_nodes_recover). A run whose tools
          * started ends failed instead: its calls are not made twice. */
         log_info("tasks: run %s of task %s left for the next start", c->run_id, k->id);
+    } else if (ans.paused && !ans.failed) {
+        finish(tr, c, false, NULL, NULL, 0, &ans, t0);
     } else {
         finish(tr, c, !ans.failed, ans.failed ? NULL : buf_ptr(&ans.text),
                ans.failed ? ans.error : NULL, ans.failed ? 0 : ans.price, &ans, t0);
@@ -216,7 +226,7 @@ static void carry_out(struct task_runner *tr, const struct store_task_claim *c)
     int64_t t0 = clock_mono_us();
     int rc;
 
-    if (c->no_credits) {
+    if (c->no_credits && !c->resumed) { /* a resumed run runs its approved calls first */
         finish(tr, c, false, NULL, ledger_no_credits_error, 0, NULL, t0);
         return;
     }

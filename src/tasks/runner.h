@@ -10,6 +10,11 @@
  * only in memory: a task run in progress when the process dies is failed and queued again at
  * the next start, a step in flight runs again (store_nodes_recover, on any node once this one
  * is gone).
+ *
+ * A run (or a `respond` step) whose turn calls a tool that needs a person's approval waits
+ * without a worker (contract §19: waiting_approval); once its approvals are decided the queue
+ * gives it to a worker again ('resumed' claims) and its turn goes on from its journal. One
+ * that had gone on when its process died waits again and goes on the same way.
  */
 #ifndef WORKFORCE_TASKS_RUNNER_H
 #define WORKFORCE_TASKS_RUNNER_H

@@ -130,6 +130,9 @@ static int task_new(const struct toolrun_env *env, const struct act_job *job, st
     if (!rc)
         rc = ledger_tier_check(job->org_tier, &emp, "employee_id", "give tasks to", e);
     if (!rc) {
+        /* its runs act with the rights of whoever started this turn */
+        k.created_by = job->requested_by;
+        k.scopes = job->scopes;
         rc = task_create(s, job->tenant, &k, id, now);
         if (rc)
             err_set(e, rc, "internal_error", NULL, "the task could not be created");
@@ -173,7 +176,9 @@ static int workflow_run(const struct toolrun_env *env, const struct act_job *job
     struct store_workflow wf;
     struct store_wf_run run;
     json_t *input = job->args->input ? job->args->input : json_object();
-    struct wf_trigger_in in = {"manual", NULL, input, job->depth + 1};
+    /* its steps act with the rights of whoever started this turn */
+    struct wf_trigger_in in = {"manual",          NULL,       input, job->depth + 1, true,
+                               job->requested_by, job->scopes};
     struct arena a;
     struct store *s = store_pool_get(env->pool);
     struct buf b;
@@ -274,6 +279,7 @@ static int ask(const struct toolrun_env *env, const struct act_job *job, struct 
     q.message = g->message;
     q.result_max = ASK_ANSWER_MAX;
     q.scopes = job->scopes;
+    q.requested_by = job->requested_by;
     q.org_tier = job->org_tier;
     q.depth = job->depth + 1;
     q.asked = true;

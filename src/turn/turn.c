@@ -883,6 +883,7 @@ static void step_begin(void *ud)
     memset(&job, 0, sizeof(job));
     job.tenant = &j->tenant;
     job.scopes = j->scopes;
+    job.requested_by = j->requested_by;
     job.org_tier = j->org_tier;
     job.employee_id = j->emp_id;
     act_step_run(j->env->tools, &j->step, &job, step_ran, j);
@@ -1043,6 +1044,7 @@ static void continue_step(struct turn *j)
     memset(&job, 0, sizeof(job));
     job.tenant = &j->tenant;
     job.scopes = j->scopes;
+    job.requested_by = j->requested_by;
     job.org_tier = j->org_tier;
     job.employee_id = j->emp_id;
     act_step_run(j->env->tools, &j->step, &job, step_ran, j);
@@ -1612,6 +1614,23 @@ static void restore_knowledge(struct turn *j, const json_t *ks)
     j->knowledge = json_dumps(ks, JSON_COMPACT);
 }
 
+/* What saved state 'state' (state_text) gives back to turn 'j': the starter's rights, the
+ * model calls made, the running time, the credits and tokens spent, the request's context and
+ * the knowledge the model was given. */
+static void state_read(struct turn *j, const json_t *state)
+{
+    j->scopes = (uint32_t)json_integer_value(json_object_get(state, "scopes"));
+    j->nmodel = (int)json_integer_value(json_object_get(state, "nmodel"));
+    j->t0_us -= json_integer_value(json_object_get(state, "running_ms")) * 1000;
+    j->charged_before = json_integer_value(json_object_get(state, "charged"));
+    j->total.input_tokens = json_integer_value(json_object_get(state, "input_tokens"));
+    j->total.output_tokens = json_integer_value(json_object_get(state, "output_tokens"));
+    if (json_is_object(json_object_get(state, "context")))
+        j->context = json_dumps(json_object_get(state, "context"), JSON_COMPACT);
+    j->lreq.knowledge_searched = json_is_true(json_object_get(state, "searched"));
+    restore_knowledge(j, json_object_get(state, "knowledge"));
+}
+
 /* The approval of call 'id' among the 'n' of 'v', or NULL. */
 static const struct store_approval *approval_for(const struct store_approval *v, size_t n,
                                                  const char *id)
@@ -1727,21 +1746,14 @@ static struct turn *resumed_turn(const struct turn_env *env, struct store *s,
         json_decref(state);
         return j;
     }
-    j->scopes = (uint32_t)json_integer_value(json_object_get(state, "scopes"));
-    j->nmodel = (int)json_integer_value(json_object_get(state, "nmodel"));
-    j->t0_us -= json_integer_value(json_object_get(state, "running_ms")) * 1000;
-    j->charged_before = json_integer_value(json_object_get(state, "charged"));
+    state_read(j, state);
     j->v.seq = (unsigned)json_integer_value(json_object_get(state, "seq"));
     j->kept_seq = j->v.seq;
     j->v.sent_delta = json_is_true(json_object_get(state, "sent_delta"));
-    j->total.input_tokens = json_integer_value(json_object_get(state, "input_tokens"));
-    j->total.output_tokens = json_integer_value(json_object_get(state, "output_tokens"));
     j->reserved = json_is_true(json_object_get(state, "reserved")) &&
                   strcmp(sv.reply.status ? sv.reply.status : "", "in_progress") == 0;
     if (json_is_string(json_object_get(state, "requested_by")))
         j->requested_by = xstrdup(json_string_value(json_object_get(state, "requested_by")));
-    if (json_is_object(json_object_get(state, "context")))
-        j->context = json_dumps(json_object_get(state, "context"), JSON_COMPACT);
     if (store_employee_get(s, tenant, j->emp_id, &j->arena, &emp) ||
         store_org_get(s, tenant->org_id, &org)) {
         *why = "The employee or its organization is gone.";
@@ -1761,8 +1773,6 @@ static struct turn *resumed_turn(const struct turn_env *env, struct store *s,
     agent_request_employee(&j->lreq, &emp);
     j->lreq.context = j->context;
     j->lreq.message = arena_strdup(&j->arena, sv.user_content);
-    j->lreq.knowledge_searched = json_is_true(json_object_get(state, "searched"));
-    restore_knowledge(j, json_object_get(state, "knowledge"));
     j->lreq.tools = j->offer.llm;
     j->lreq.ntools = j->offer.n;
     j->engine = agent_engine(env->agent, tenant->mode);
@@ -2081,18 +2091,11 @@ static int answered_turn(struct store *s, const struct turn_req *t,
  * the one that answers ('scopes'; 0 is every scope). */
 static void client_state(struct turn *j, const json_t *state, uint32_t scopes)
 {
-    uint32_t was = (uint32_t)json_integer_value(json_object_get(state, "scopes"));
+    uint32_t was;
+    state_read(j, state);
+    was = j->scopes;
     j->scopes = !was ? scopes : !scopes ? was : was & scopes;
-    j->nmodel = (int)json_integer_value(json_object_get(state, "nmodel"));
-    j->t0_us -= json_integer_value(json_object_get(state, "running_ms")) * 1000;
-    j->charged_before = json_integer_value(json_object_get(state, "charged"));
-    j->total.input_tokens = json_integer_value(json_object_get(state, "input_tokens"));
-    j->total.output_tokens = json_integer_value(json_object_get(state, "output_tokens"));
     j->usage_before = j->total;
-    if (json_is_object(json_object_get(state, "context")))
-        j->context = json_dumps(json_object_get(state, "context"), JSON_COMPACT);
-    j->lreq.knowledge_searched = json_is_true(json_object_get(state, "searched"));
-    restore_knowledge(j, json_object_get(state, "knowledge"));
 }
 
 /* The answers of 't' as the ends of their calls (from t->arena; a result cut as any tool's

@@ -50,6 +50,9 @@ int wf_run_queue(struct store *s, const struct store_tenant *t, const struct sto
     run.definition = wf->steps;
     run.created_at = clock_now_ms();
     run.depth = in->depth;
+    run.own_rights = in->own_rights;
+    run.started_by = in->started_by;
+    run.scopes = in->scopes;
     free(text);
     rc = store_wf_run_create(s, t, &run, a, queued);
     if (rc == ERR_NOT_FOUND)
@@ -64,7 +67,7 @@ int wf_runs_for_event(struct store *s, const struct store_tenant *t, const char 
                       json_t *data, struct arena *a, json_t *runs, struct err *e)
 {
     struct store_workflow *wfs = NULL;
-    struct wf_trigger_in in = {"integration", event, data, 0};
+    struct wf_trigger_in in = {"integration", event, data, 0, false, NULL, 0};
     size_t n = 0;
     int rc = store_workflows_for_event(s, t, event, a, &wfs, &n);
 

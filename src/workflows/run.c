@@ -50,6 +50,10 @@ struct outcome {
      * why it stopped (a static string, or NULL). */
     int64_t charged_before;
     const char *stop_reason;
+    /* A respond step's turn whose calls wait for approvals: the step waits, with the state its
+     * turn goes on from (JSON text, owned). */
+    bool paused;
+    char *state;
 };
 
 /* What a step needs while it runs. */
@@ -148,8 +152,10 @@ static bool still_wanted(void *ud)
 /*
  * Ask the step's employee 'message'; the answer's text in '*text' (the caller frees). With
  * 'tools' (a respond step), the answer is a turn that calls the employee's tools, journaled
- * under the run's step, with the rights of whoever started the run (not recorded yet: every
- * scope). A failed engine is worth another attempt only when no tool call had started.
+ * under the run's step, with the rights of whoever started the run (or, when no one did, of
+ * whoever created the workflow); its calls that need a person's approval pause it (o->paused, no
+ * text), and a step claimed after they were decided goes on from its journal. A failed engine is
+ * worth another attempt only when no tool call had started.
  */
 static int ask(struct step_ctx *x, const char *message, bool no_knowledge, bool json_output,
                bool tools, struct outcome *o, char **text)
@@ -171,8 +177,11 @@ static int ask(struct step_ctx *x, const char *message, bool no_knowledge, bool 
     if (tools) {
         q.workflow_run_id = x->c->run_id;
         q.step_index = x->c->step;
+        q.scopes = x->run->scopes; /* the rights of whoever started the run */
+        q.requested_by = x->run->started_by;
         q.org_tier = x->org_tier;
         q.depth = (int)x->run->depth;
+        q.resume = x->c->resumed;
     }
     agent_answer(x->env, &q, &ans);
     o->charged_before += ans.charged;
@@ -182,7 +191,11 @@ static int ask(struct step_ctx *x, const char *message, bool no_knowledge, bool 
         failf(o, false, "The run was cancelled before the engine was called.");
     else if (ans.failed)
         failf(o, ans.ncalls == 0, "The engine failed: %s", ans.error);
-    else
+    else if (ans.paused) {
+        o->paused = true;
+        o->state = ans.state; /* taken */
+        ans.state = NULL;
+    } else
         *text = buf_take(&ans.text, NULL);
     o->stop_reason = ans.stop_reason;
     agent_answer_cleanup(&ans);
@@ -529,9 +542,12 @@ static void do_action(struct step_ctx *x, const char *input, struct outcome *o)
         return;
     }
     x->org_tier = org.tier;
-    /* The subscription and the balance may have changed since the workflow was checked. */
+    /* The subscription and the balance may have changed since the workflow was checked (a
+     * step that goes on after its approvals runs its approved calls first: its turn stops
+     * before its next model call when the balance is 0). */
     err_clear(&e);
-    if (ledger_gate(&org, x->c->tenant.mode, &x->emp, "employ", NULL, engine_action, &e)) {
+    if (ledger_gate(&org, x->c->tenant.mode, &x->emp, "employ", NULL,
+                    engine_action && !x->c->resumed, &e)) {
         char why[512];
         failf(o, false, "%s", ledger_refusal(&e, why, sizeof(why)));
         return;
@@ -544,7 +560,7 @@ static void do_action(struct step_ctx *x, const char *input, struct outcome *o)
         task_action(x, input, o);
     } else if (act->kind == WF_ACT_RESPOND) {
         char *text = NULL;
-        if (ask(x, input, false, false, true, o, &text) == 0)
+        if (ask(x, input, false, false, true, o, &text) == 0 && !o->paused)
             o->output = jo_string(text);
         free(text);
     } else if (strcmp(llm_name(engine), "builtin") == 0) {
@@ -578,6 +594,7 @@ static void finish(const struct agent_env *env, const struct store_step_claim *c
     fin.credits = o->failed ? 0 : o->credits;
     fin.stop_reason = o->failed ? NULL : o->stop_reason;
     fin.charged_before = o->charged_before;
+    fin.turn_state = o->state;
     fin.now = clock_now_ms();
     fin.retry_at =
         fin.now +
@@ -607,6 +624,7 @@ static void finish(const struct agent_env *env, const struct store_step_claim *c
                  outcome == STORE_STEP_COMPLETED ? "completed"
                  : outcome == STORE_STEP_SKIPPED ? "skipped"
                  : outcome == STORE_STEP_RETRY   ? "failed, to be retried"
+                 : outcome == STORE_STEP_WAITING ? "waits for approvals"
                                                  : "failed",
                  (long long)c->attempts, (long long)charged, (long long)fin.response_ms);
     free(output);
@@ -667,9 +685,11 @@ void wf_step_execute(struct task_runner *r, const struct agent_env *env,
     }
     rendered = true;
     do_action(&x, buf_ptr(&input), &o);
-    if (!o.failed && !o.output)
+    if (!o.failed && !o.output && !o.paused)
         failf(&o, false, "The action gave no output.");
-    if (!o.failed)
+    if (!o.failed && o.paused)
+        outcome = STORE_STEP_WAITING;
+    else if (!o.failed)
         outcome = STORE_STEP_COMPLETED;
     else if (o.retry && task_runner_stopping(r)) {
         /* Cut by the stop (the outbound client closed): the next start runs it again. */
@@ -681,6 +701,7 @@ void wf_step_execute(struct task_runner *r, const struct agent_env *env,
 done:
     finish(env, c, outcome, rendered ? buf_ptr(&input) : NULL, &o, t0);
 out:
+    free(o.state);
     json_decref(o.output);
     json_decref(data);
     json_decref(steps);

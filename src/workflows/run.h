@@ -21,6 +21,7 @@
 #include "../core/mem.h"
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 struct agent_env;
@@ -51,6 +52,11 @@ struct wf_trigger_in {
     json_t *data;      /* the trigger data: an object (borrowed) */
     int depth;         /* the level of its steps' turns (struct act_job; 0 unless a turn's
                           workflows.run started it) */
+    /* Who starts it, whose rights its steps' tool calls have (false: no one, the workflow
+     * creator's): the key and its scopes (0: every scope). */
+    bool own_rights;
+    const char *started_by;
+    uint32_t scopes;
 };
 
 /*

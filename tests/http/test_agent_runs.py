@@ -103,6 +103,47 @@ class AgentRunTest(MockChatTestCase):
 
     # -- tests --
 
+    def test_runs_act_with_the_rights_of_who_started_them(self):
+        # a key that may manage tasks and workflows, but not read knowledge
+        narrow = self.server.create_key(self.org, mode="test",
+                                        scopes="tasks,workflows,employees:read")
+        emp = self.employee_with(self.test, [{"name": "knowledge.search", "policy": "auto"}])
+        # a task this key creates: its run's call is refused, as the key's own would be
+        tok = uniq("narrow-task")
+        t = self.assertJson(self.server.post("/v1/tasks", {
+            "employee_id": emp, "title": uniq("Narrow"),
+            "description": tok + " " + script({"calls": [call("knowledge__search", query="x")]},
+                                              {"say": "Tried."})}, key=narrow))
+        t, run = self.wait_task(narrow, t["id"])
+        c = run["tool_calls"][0]
+        self.assertEqual(c["status"], "failed", c)
+        self.assertTrue(c["error"].startswith("permission_denied"), c)
+        # the same task made by a key without scopes: the call runs
+        tok = uniq("wide-task")
+        t, run = self.wait_task(self.test, self.task(self.test, emp, tok + " " + script(
+            {"calls": [call("knowledge__search", query="x")]}, {"say": "Tried."}))["id"])
+        self.assertEqual(run["tool_calls"][0]["status"], "completed", run)
+        # a workflow run this key starts: its respond step's call is refused too
+        wf = self.workflow(self.test, emp)
+        run = self.assertJson(self.server.post(
+            "/v1/workflows/%s/run" % wf,
+            {"input": {"text": uniq("narrow-run") + " " + script(
+                {"calls": [call("knowledge__search", query="x")]}, {"say": "Tried."})}},
+            key=narrow))
+        deadline = time.time() + 30
+        while run["status"] not in ENDED and time.time() < deadline:
+            time.sleep(0.05)
+            run = self.assertJson(self.server.get("/v1/workflows/%s/runs/%s" % (wf, run["id"]),
+                                                  key=narrow))
+        self.assertEqual(run["status"], "completed", run)
+        c = run["steps"][0]["tool_calls"][0]
+        self.assertEqual(c["status"], "failed", c)
+        self.assertTrue(c["error"].startswith("permission_denied"), c)
+        # started by a key without scopes: it runs
+        run = self.run_wf(self.test, wf, uniq("wide-run") + " " + script(
+            {"calls": [call("knowledge__search", query="x")]}, {"say": "Tried."}))
+        self.assertEqual(run["steps"][0]["tool_calls"][0]["status"], "completed", run)
+
     def test_task_run_calls_a_tool_then_answers(self):
         key = self.test
         emp = self.employee_with(key, [{"name": "tasks.*", "policy": "auto"}])

@@ -5,8 +5,9 @@
  * missed ones run once), credits (reserved, charged, refunded, none left), cancel and delete
  * during a run (the outcome discarded), restart recovery, the compare-and-set update, the
  * tool calls of a run (journaled under the run, each step's model call charged, the run's
- * record with its calls and stop reason, kept on a cancelled run, gone with the task), and
- * task_next_run() over the stored rule text.
+ * record with its calls and stop reason, kept on a cancelled run, gone with the task), a run
+ * that waits for approvals (held nothing, claimed again once they are decided, waiting again
+ * when its node dies after it went on), and task_next_run() over the stored rule text.
  */
 #include "../../src/core/clock.h"
 #include "../../src/core/mem.h"
@@ -441,6 +442,139 @@ static void test_tool_calls(void)
     }
 }
 
+/* The status, reserved credit, credits and turn state of run 'id'. */
+static void run_row(const char *id, char *status, size_t n, int64_t *reserved,
+                    int64_t *credits_used, bool *state)
+{
+    struct db_stmt *st = db_prepare(s, "SELECT status, reserved, credits_used, turn_state IS NOT"
+                                       " NULL FROM task_runs WHERE id = $1");
+    bool row = false;
+    *status = '\0';
+    if (!st)
+        return;
+    db_bind_text(st, 1, id);
+    if (db_step(st, &row) == 0 && row) {
+        db_copy(st, 0, status, n);
+        *reserved = db_int64(st, 1);
+        *credits_used = db_int64(st, 2);
+        *state = db_int64(st, 3) != 0;
+    }
+    db_done(st);
+}
+
+static void test_waiting(void)
+{
+    struct store_task_claim c, again;
+    struct store_task_finish f;
+    struct store_approval p, after;
+    struct store_approval_decision d;
+    struct store_tool_call row;
+    struct store_tool_step in;
+    struct store_run_saved sv;
+    int64_t charged = 0, balance = 0, reserved = -1, used = -1, before;
+    char status[32];
+    bool disc = false, state = false;
+    size_t n = 0, steps = 0;
+    subtest("a run that waits for approvals")
+    {
+        add(&live, "task_wait", emp_a, "urgent", 0, T0 + 60, NULL, 0);
+        is_str(claim(T0 + 5 * MIN, &c), "task_wait", "claimed");
+        ok(c.reserved && !c.resumed, "a new run, a credit held");
+        before = credits();
+        /* its step: one call waits for a person, with its approval */
+        memset(&row, 0, sizeof(row));
+        row.id = "call_w1";
+        row.model_id = "call_model";
+        row.tool = "tasks.create";
+        row.arguments = "{\"title\":\"x\"}";
+        row.status = "pending_approval";
+        row.approval_id = "apr_w1";
+        row.task_run_id = c.run_id;
+        row.started_at = T0 + 5 * MIN;
+        memset(&p, 0, sizeof(p));
+        p.id = "apr_w1";
+        p.employee_id = emp_a;
+        p.tool_call_id = "call_w1";
+        p.tool = "tasks.create";
+        p.arguments = row.arguments;
+        p.requested_by_type = "system";
+        p.task_id = "task_wait";
+        p.task_run_id = c.run_id;
+        p.step_index = -1;
+        p.requested_at = T0 + 5 * MIN;
+        p.expires_at = T0 + 60 * MIN;
+        memset(&in, 0, sizeof(in));
+        in.calls = &row;
+        in.n = 1;
+        in.approvals = &p;
+        in.napprovals = 1;
+        in.charge = true;
+        in.price = 3;
+        is_int(store_tool_step_begin(s, &live, &in, &charged, &balance), 0, "journaled");
+        /* the run waits */
+        memset(&f, 0, sizeof(f));
+        f.tenant = &live;
+        f.task_id = "task_wait";
+        f.run_id = c.run_id;
+        f.employee_id = emp_a;
+        f.reserved = c.reserved;
+        f.now = T0 + 6 * MIN;
+        f.charged_before = charged;
+        f.turn_state = "{\"message\":\"m\"}";
+        is_int(store_task_finish(s, &f, &charged, &disc), 0, "stored as waiting");
+        ok(!disc && charged == 0, "nothing charged now");
+        run_row(c.run_id, status, sizeof(status), &reserved, &used, &state);
+        is_str(status, "waiting_approval", "the run waits");
+        ok(reserved == 0 && used == 3 && state, "no credit held, its step counted, its state");
+        is_str(get("task_wait").status, "in_progress", "the task stays in progress");
+        is_int(get("task_wait").credits_used, 3, "the task counts the step");
+        is_int(credits(), before - 3 + 1, "the step charged, the held credit back");
+        is_str(claim(T0 + 7 * MIN, &again), "", "not runnable while its approval is pending");
+        /* decided: it goes on, before anything else */
+        add(&live, "task_after", emp_b, "urgent", 0, T0 + 61, NULL, 0);
+        memset(&d, 0, sizeof(d));
+        d.id = "apr_w1";
+        d.status = "approved";
+        d.by_type = "key";
+        d.by_id = "key_x";
+        d.now = T0 + 8 * MIN;
+        is_int(store_approval_decide(s, &live, &d, &A, &after), 0, "approved");
+        is_str(claim(T0 + 9 * MIN, &again), "task_wait", "the run is claimed again");
+        ok(again.resumed && strcmp(again.run_id, c.run_id) == 0 && again.reserved,
+           "the same run, resumed, a credit held again");
+        run_row(c.run_id, status, sizeof(status), &reserved, &used, &state);
+        ok(strcmp(status, "in_progress") == 0 && reserved == 1, "in progress again");
+        is_int(store_run_turn_load(s, &live, c.run_id, NULL, -1, &A, &sv), 0, "its turn read");
+        ok(sv.turn_state && strcmp(sv.turn_state, f.turn_state) == 0 && sv.ncalls == 1 &&
+               strcmp(sv.calls[0].status, "pending_approval") == 0 && sv.napprovals == 1 &&
+               strcmp(sv.approvals[0].status, "approved") == 0,
+           "its state, calls and decided approvals");
+        /* its node dies: it waits again (its journal says where it was), not run again */
+        is_int(store_task_recover(s, T0 + 10 * MIN, &n, &steps), 0, "recovered");
+        run_row(c.run_id, status, sizeof(status), &reserved, &used, &state);
+        ok(strcmp(status, "waiting_approval") == 0 && reserved == 0,
+           "waiting again, its credit back");
+        is_str(get("task_wait").status, "in_progress", "the task still in progress");
+        is_str(claim(T0 + 11 * MIN, &again), "task_wait", "and goes on again");
+        ok(again.resumed && strcmp(again.run_id, c.run_id) == 0, "the same run");
+        f.run_id = again.run_id;
+        f.reserved = again.reserved;
+        f.turn_state = NULL;
+        f.ok = true;
+        f.result = "done";
+        f.credits = 2;
+        f.charged_before = 1;
+        f.now = T0 + 12 * MIN;
+        is_int(store_task_finish(s, &f, &charged, &disc), 0, "finished");
+        run_row(c.run_id, status, sizeof(status), &reserved, &used, &state);
+        ok(strcmp(status, "completed") == 0 && used == 3 + 1 + 2 && !state,
+           "completed: every model call counted, its state gone");
+        is_int(get("task_wait").credits_used, 6, "the task's total");
+        is_str(claim(T0 + 13 * MIN, &again), "task_after", "the next task");
+        finish(&again, true, 0, T0 + 13 * MIN, &disc);
+    }
+}
+
 static void test_list(void)
 {
     struct store_task_filter f;
@@ -507,6 +641,7 @@ int main(void)
     test_cancel_delete_recover();
     test_tool_calls();
     test_list();
+    test_waiting();
     arena_cleanup(&A);
     store_close(s);
     return done_testing();
