@@ -64,6 +64,14 @@ void act_offer_build(const struct tools_rules *rules, bool can_pause, act_availa
                      void *ud, const struct store_tenant *tenant, const struct tools_def *extra,
                      size_t nextra, struct arena *a, struct act_offer *out);
 
+/*
+ * The tools of tenant 't''s enabled MCP servers whose last listing succeeded, as definitions
+ * ("mcp.<server>.<tool>", the server's own input schema) from 'a', for act_offer_build()'s
+ * 'extra' (none when no rule of 'rules' can name one: nothing is read). mcp_tools.c.
+ */
+void act_mcp_tools(struct store *s, const struct store_tenant *t, const struct tools_rules *rules,
+                   struct arena *a, struct tools_def **out, size_t *n);
+
 /* ---- A step's calls ---- */
 
 /* What a runner is asked to do. */

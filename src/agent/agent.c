@@ -263,9 +263,15 @@ static void offer_tools(struct answer *x)
         log_warn("agent: the tool rules of %s cannot be read: no tool offered", q->emp->id);
         return;
     }
-    /* the MCP servers' tools are offered in chat turns only, for now */
-    act_offer_build(&rules, !q->asked, x->a->tool_available, x->a->tool_ud, q->tenant, NULL, 0,
-                    x->ar, &x->offer);
+    {
+        struct tools_def *mcp = NULL;
+        size_t nmcp = 0;
+        struct store *s = store_pool_get(x->a->knowledge.pool);
+        act_mcp_tools(s, q->tenant, &rules, x->ar, &mcp, &nmcp); /* borrowed for the answer */
+        store_pool_put(x->a->knowledge.pool, s);
+        act_offer_build(&rules, !q->asked, x->a->tool_available, x->a->tool_ud, q->tenant, mcp,
+                        nmcp, x->ar, &x->offer);
+    }
     x->lreq.tools = x->offer.llm;
     x->lreq.ntools = x->offer.n;
 }

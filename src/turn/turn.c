@@ -1394,79 +1394,6 @@ static void assemble(struct turn *j, const struct turn_req *t, const struct stor
 
 /* The tools the employee's rules offer in this turn (none with the builtin engine, which
  * calls none, or without a tool pool). */
-/* Whether a rule of 'r' can name a tool of an MCP server ("mcp.<server>.<tool>"). */
-static bool rules_reach_mcp(const struct tools_rules *r)
-{
-    for (size_t i = 0; i < r->n; i++) {
-        const char *n = r->v[i].name;
-        size_t len = strlen(n);
-        if (strncmp(n, "mcp.", 4) == 0)
-            return true;
-        if (len && n[len - 1] == '*' && strncmp(n, "mcp.", len - 1) == 0)
-            return true; /* "*", "m*", "mcp*" */
-    }
-    return false;
-}
-
-/* The tools of the tenant's enabled MCP servers that answered their last listing, as
- * definitions from the turn's arena (none when no rule can name one). */
-static void mcp_tools(struct turn *j, struct store *s, const struct turn_req *t,
-                      const struct tools_rules *rules, struct tools_def **out, size_t *n)
-{
-    struct store_mcp_server *servers = NULL;
-    size_t ns = 0, cap = 0;
-    json_t *read = json_string("read");
-
-    *out = NULL;
-    *n = 0;
-    if (!rules_reach_mcp(rules) ||
-        store_mcp_servers_enabled(s, &t->tenant, &j->arena, &servers, &ns)) {
-        json_decref(read);
-        return;
-    }
-    for (size_t i = 0; i < ns; i++) {
-        json_t *tools = servers[i].status && strcmp(servers[i].status, "ok") == 0
-                            ? json_loads(servers[i].tools ? servers[i].tools : "[]", 0, NULL)
-                            : NULL;
-        size_t k;
-        json_t *tool;
-        json_array_foreach(tools, k, tool)
-        {
-            const char *name = json_string_value(json_object_get(tool, "name"));
-            const char *full =
-                arena_printf(&j->arena, "mcp.%s.%s", servers[i].name, name ? name : "");
-            char *schema = json_dumps(json_object_get(tool, "input_schema"), JSON_COMPACT);
-            struct tools_def *d;
-            if (name && tools_name_ok(full, strlen(full), false)) {
-                if (*n == cap) {
-                    struct tools_def *v = arena_alloc(&j->arena, (cap ? 2 * cap : 16) * sizeof(*v));
-                    if (*n)
-                        memcpy(v, *out, *n * sizeof(*v));
-                    *out = v;
-                    cap = cap ? 2 * cap : 16;
-                }
-                d = &(*out)[(*n)++];
-                memset(d, 0, sizeof(*d));
-                d->name = full;
-                d->source = TOOLS_MCP;
-                d->effect =
-                    json_equal(json_object_get(tool, "effect"), read) ? TOOLS_READ : TOOLS_WRITE;
-                d->provider = servers[i].name;
-                d->description = arena_strdup(
-                    &j->arena, json_is_string(json_object_get(tool, "description"))
-                                   ? json_string_value(json_object_get(tool, "description"))
-                                   : "");
-                d->scope = AUTH_SCOPE_TOOLS;
-                d->input_schema =
-                    arena_strdup(&j->arena, schema ? schema : "{\"type\":\"object\"}");
-            }
-            free(schema);
-        }
-        json_decref(tools);
-    }
-    json_decref(read);
-}
-
 static void offer_tools(struct turn *j, struct store *s, const struct turn_req *t,
                         const struct store_employee *emp)
 {
@@ -1484,7 +1411,7 @@ static void offer_tools(struct turn *j, struct store *s, const struct turn_req *
         return;
     }
     /* approve: offered only where the turn can pause for a person's decision */
-    mcp_tools(j, s, t, &rules, &extra, &nextra);
+    act_mcp_tools(s, &t->tenant, &rules, &j->arena, &extra, &nextra);
     act_offer_build(&rules, j->can_pause, j->env->runnable, j->env->runnable_ud, &t->tenant, extra,
                     nextra, &j->arena, &j->offer);
     j->lreq.tools = j->offer.llm;

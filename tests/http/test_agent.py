@@ -427,6 +427,29 @@ class AgentMcpTest(MockChatTestCase):
         self.assertTrue(fail["error"].startswith("tool_error"), fail)
         self.assertEqual(m["content"], "Peer used.")
 
+    def test_mcp_tools_in_a_task_run(self):
+        key = self.key
+        r = self.server.post("/v1/mcp_servers", {"name": "runpeer",
+                                                 "url": self.peer.url("json")}, key=key)
+        self.assertEqual(self.assertJson(r)["status"], "ok", r)
+        emp = self.assertJson(self.server.post("/v1/employees", {
+            "name": "Mcp runner", "role": "Ops", "category": "operations",
+            "tools": [{"name": "mcp.runpeer.*", "policy": "auto"}]}, key=key))["id"]
+        task = self.assertJson(self.server.post("/v1/tasks", {
+            "employee_id": emp, "title": uniq("Echo through the peer"),
+            "description": uniq("Run echo ") + script(
+                {"calls": [call("mcp__runpeer__echo", text="from a run")]},
+                {"say": "Echoed."})}, key=key))
+        done = self.wait_for(lambda: (lambda t: t if t["status"] in ("completed", "failed")
+                                      else None)(
+            self.server.get("/v1/tasks/" + task["id"], key=key).json), timeout=30)
+        self.assertTrue(done, "the task did not end")
+        self.assertEqual((done["status"], done["result"]), ("completed", "Echoed."), done)
+        run = self.server.get("/v1/tasks/%s/runs" % task["id"], key=key).json["runs"][0]
+        c = run["tool_calls"][0]
+        self.assertEqual((c["tool"], c["status"], c["result"]),
+                         ("mcp.runpeer.echo", "completed", "echo: from a run"), c)
+
     def test_a_tool_the_server_lost_reads_its_list_again(self):
         from test_approvals import db_exec
         key = self.key
