@@ -1613,6 +1613,34 @@ static void restore_steps(struct turn *j, const struct store_turn_saved *sv)
     }
 }
 
+/* Turn 'j' goes on with the stored reply of 'sv': its id, what it wrote, its sources, its
+ * calls counted, and a history of the messages before its user message. */
+static void adopt_reply(struct turn *j, const struct store_turn_saved *sv)
+{
+    snprintf(j->reply_id, sizeof(j->reply_id), "%s", sv->reply.id);
+    j->stored = true;
+    j->created_at = sv->reply.created_at;
+    j->ncalls = (int64_t)sv->ncalls;
+    j->history_before = sv->user_seq;
+    buf_appends(&j->content, sv->reply.content ? sv->reply.content : "");
+    j->sources = xstrdup(sv->reply.sources ? sv->reply.sources : "[]");
+}
+
+/* The request of turn 'j' going on (its state read): the tools 'emp''s rules offer as 'h'
+ * allows (its tenant, organization, rights, whether it can pause), the history, the
+ * employee's persona, the context and user message 'user_content', and the engine. */
+static void rebuild_request(struct turn *j, struct store *s, struct turn_req *h,
+                            const struct store_employee *emp, const char *user_content)
+{
+    h->conversation_id = j->conv_id;
+    offer_tools(j, s, h, emp);
+    load_history(j, s, h, j->conv_id);
+    agent_request_employee(&j->lreq, emp);
+    j->lreq.context = j->context;
+    j->lreq.message = arena_strdup(&j->arena, user_content ? user_content : "");
+    j->engine = agent_engine(j->env->agent, h->tenant.mode);
+}
+
 /*
  * The turn of message 'id', taken by this node, rebuilt from the store (on 's'): what the
  * model was given, the steps so far and the decisions. NULL when the message cannot be read;
@@ -1654,19 +1682,14 @@ static struct turn *resumed_turn(const struct turn_env *env, struct store *s,
         return NULL;
     }
     j->resumed = true; /* counted in resumed_live from here until freed */
-    snprintf(j->reply_id, sizeof(j->reply_id), "%s", sv.reply.id);
     snprintf(j->conv_id, sizeof(j->conv_id), "%s", sv.reply.conversation_id);
     snprintf(j->emp_id, sizeof(j->emp_id), "%s", sv.reply.employee_id);
     j->v.reply_id = j->reply_id;
     j->v.conversation_id = j->conv_id;
     j->v.employee_id = j->emp_id;
-    j->created_at = sv.reply.created_at;
-    j->v.created_at = j->created_at;
     j->t0_us = clock_mono_us();
-    j->ncalls = (int64_t)sv.ncalls;
-    j->history_before = sv.user_seq;
-    buf_appends(&j->content, sv.reply.content ? sv.reply.content : "");
-    j->sources = xstrdup(sv.reply.sources ? sv.reply.sources : "[]");
+    adopt_reply(j, &sv);
+    j->v.created_at = j->created_at;
     state = sv.turn_state ? json_loads(sv.turn_state, 0, NULL) : NULL;
     if (!state || !sv.ncalls || !sv.user_content) {
         *why = "interrupted";
@@ -1691,18 +1714,9 @@ static struct turn *resumed_turn(const struct turn_env *env, struct store *s,
     t.tenant = *tenant;
     t.org = &org;
     t.arena = &j->arena;
-    t.conversation_id = j->conv_id;
     t.scopes = j->scopes;
     t.can_pause = true;
-    offer_tools(j, s, &t, &emp);
-    j->scopes = t.scopes;
-    load_history(j, s, &t, j->conv_id);
-    agent_request_employee(&j->lreq, &emp);
-    j->lreq.context = j->context;
-    j->lreq.message = arena_strdup(&j->arena, sv.user_content);
-    j->lreq.tools = j->offer.llm;
-    j->lreq.ntools = j->offer.n;
-    j->engine = agent_engine(env->agent, tenant->mode);
+    rebuild_request(j, s, &t, &emp, sv.user_content);
     restore_steps(j, &sv);
     json_decref(state);
     return j;
@@ -2080,28 +2094,16 @@ static int turn_go_on(const struct turn_env *env, struct store *s, const struct 
             turn_free(j);
         return err_set(e, ERR_INTERNAL, "internal_error", NULL, "the turn cannot go on");
     }
-    snprintf(j->reply_id, sizeof(j->reply_id), "%s", sv.reply.id);
-    j->stored = true;
-    j->created_at = sv.reply.created_at;
+    adopt_reply(j, &sv);
     j->v.created_at = clock_now_ms(); /* this answer's */
-    j->ncalls = (int64_t)sv.ncalls;
-    j->history_before = sv.user_seq;
-    buf_appends(&j->content, sv.reply.content ? sv.reply.content : "");
     j->content_before = buf_len(&j->content);
-    j->sources = xstrdup(sv.reply.sources ? sv.reply.sources : "[]");
     atomic_init(&j->parts, 1);
     client_state(j, state, t->scopes);
     json_decref(state);
     h = *t;
-    h.conversation_id = j->conv_id;
     h.scopes = j->scopes;
     h.can_pause = false;
-    offer_tools(j, s, &h, &emp);
-    load_history(j, s, &h, j->conv_id);
-    agent_request_employee(&j->lreq, &emp);
-    j->lreq.context = j->context;
-    j->lreq.message = arena_strdup(&j->arena, sv.user_content ? sv.user_content : "");
-    j->engine = agent_engine(env->agent, t->tenant.mode);
+    rebuild_request(j, s, &h, &emp, sv.user_content);
     rc = client_offer(j, t, e);
     if (!rc) {
         /* taken back, its state says it holds a credit: a node that takes it over after a
