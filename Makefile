@@ -14,7 +14,7 @@ CC ?= cc
 ifeq ($(origin CC),default)
 CC := gcc
 endif
-PKGS := libmicrohttpd jansson sqlite3 libcrypto libcurl libzip libxml-2.0 libseccomp libpq hiredis
+PKGS := libmicrohttpd jansson sqlite3 libcrypto libcurl libzip libxml-2.0 libseccomp libpq hiredis libargon2
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wpointer-arith \
         -Wcast-qual -Wformat=2 -Wvla -Wimplicit-fallthrough
 CFLAGS_BASE := -std=c17 -D_GNU_SOURCE -g $(WARN) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)

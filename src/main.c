@@ -55,6 +55,11 @@ extern char **environ;
     "                        [--credits N] [--scopes a,b] [--expires-in DURATION]\n"               \
     "  workforce keys list --org SLUG\n"                                                           \
     "  workforce keys revoke KEY_ID\n"                                                             \
+    "  workforce users create --org SLUG --email E --role owner|admin|developer|member|viewer\n"   \
+    "                         [--name N]   (prints a one-time set-password link, 24 h)\n"          \
+    "  workforce users list --org SLUG\n"                                                          \
+    "  workforce users disable --org SLUG --email E\n"                                             \
+    "  workforce audit --org SLUG [--limit N]   (the audit log, newest first)\n"                   \
     "  workforce orgs update SLUG [--tier T] [--credits N]\n"                                      \
     "  workforce employees update EMPLOYEE_ID --tier starter|manager\n"                            \
     "  workforce migrate                      (apply the schema migrations, then exit)\n"          \
@@ -69,6 +74,7 @@ extern char **environ;
 /* Options of every command; NULL when not given. */
 struct opts {
     const char *listen, *database, *org, *tier, *mode, *credits, *scopes, *expires_in, *to, *from;
+    const char *email, *role, *name, *limit;
     bool force;
     const char *pos[4];
     int npos;
@@ -98,6 +104,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         {"--expires-in", offsetof(struct opts, expires_in)},
         {"--to", offsetof(struct opts, to)},
         {"--from", offsetof(struct opts, from)},
+        {"--email", offsetof(struct opts, email)},
+        {"--role", offsetof(struct opts, role)},
+        {"--name", offsetof(struct opts, name)},
+        {"--limit", offsetof(struct opts, limit)},
     };
     memset(o, 0, sizeof(*o));
     for (int i = 0; i < argc; i++) {
@@ -239,6 +249,200 @@ static int load_secret(const struct config *c, unsigned char secret[AUTH_SECRET_
     return 0;
 }
 
+/* ---- users and the audit log (contract §20) ---- */
+
+/* The command line as the actor of an audit entry of organization 'org_id'. */
+static void cli_actor(struct store_audit *a, const char *org_id, const char *action,
+                      const char *type, const char *target)
+{
+    memset(a, 0, sizeof(*a));
+    snprintf(a->tenant.org_id, sizeof(a->tenant.org_id), "%s", org_id);
+    a->actor_type = STORE_ACTOR_CLI;
+    a->actor_id = "cli";
+    a->actor_label = "workforce command line";
+    a->action = action;
+    a->target_type = type;
+    a->target_id = target;
+}
+
+static int cmd_users_create(const struct config *c, const struct opts *o)
+{
+    struct store *s = NULL;
+    struct store_org org;
+    struct store_user u;
+    struct store_audit a;
+    struct router_env env;
+    struct arena ar;
+    const char *link = NULL;
+    int role = o->role ? store_role_parse(o->role) : -1;
+    struct err e;
+    int rc;
+
+    err_clear(&e);
+    if (!o->org || !o->email || role < 0 || o->npos != 2)
+        return usage("users create needs --org SLUG --email E --role "
+                     "owner|admin|developer|member|viewer");
+    if (!strchr(o->email, '@') || strlen(o->email) > 254 || (o->name && strlen(o->name) > 100))
+        return usage("--email must be an email address; --name at most 100 characters");
+    memset(&env, 0, sizeof(env));
+    env.cfg = c;
+    if (open_store(c, &s) || load_secret(c, env.secret)) {
+        store_close(s);
+        return 1;
+    }
+    arena_init(&ar);
+    rc = store_org_get_by_slug(s, o->org, &org);
+    if (rc == ERR_NOT_FOUND)
+        rc = store_org_create(s, o->org, TIER_STARTER, 0, api_catalog, api_catalog_count, &org, &e);
+    if (rc == ERR_CONFLICT)
+        rc = store_org_get_by_slug(s, o->org, &org);
+    memset(&u, 0, sizeof(u));
+    if (!rc)
+        rc = id_new("usr", u.id, sizeof(u.id));
+    if (!rc) {
+        snprintf(u.org_id, sizeof(u.org_id), "%s", org.id);
+        snprintf(u.email, sizeof(u.email), "%s", api_email_lower(&ar, o->email));
+        snprintf(u.name, sizeof(u.name), "%s", o->name ? o->name : "");
+        u.role = role;
+        u.created_at = u.updated_at = clock_now_ms();
+        cli_actor(&a, org.id, "user.create", "user", u.id);
+        store_audit_arm(s, &a);
+        rc = store_user_create(s, &u, &e);
+        store_audit_arm(s, NULL);
+    }
+    if (!rc)
+        rc = api_user_invite_link(s, &env, u.id, &ar, &link);
+    if (rc)
+        fprintf(stderr, "workforce: the user could not be created (%s)\n",
+                e.code ? e.msg : err_name((enum err_code)rc));
+    else
+        printf("%s\t%s\t%s\n%s\n", u.id, u.email, store_role_name(u.role), link);
+    arena_cleanup(&ar);
+    store_close(s);
+    return rc ? 1 : 0;
+}
+
+static int cmd_users_list(const struct config *c, const struct opts *o)
+{
+    struct store *s = NULL;
+    struct store_org org;
+    struct store_user *v = NULL;
+    struct arena a;
+    int64_t bt = 0;
+    const char *bid = NULL;
+    size_t n = 0;
+    bool more = true;
+    int rc;
+
+    if (!o->org || o->npos != 2)
+        return usage("users list needs --org SLUG");
+    if (open_store(c, &s))
+        return 1;
+    arena_init(&a);
+    rc = store_org_get_by_slug(s, o->org, &org);
+    if (rc == ERR_NOT_FOUND)
+        fprintf(stderr, "workforce: no organization %s\n", o->org);
+    while (!rc && more) {
+        rc = store_user_page(s, org.id, bt, bid, 100, &a, &v, &n, &more);
+        for (size_t i = 0; !rc && i < n; i++) {
+            char created[32], login[32];
+            clock_fmt_iso(v[i].created_at, created, sizeof(created));
+            if (v[i].last_login_at)
+                clock_fmt_iso(v[i].last_login_at, login, sizeof(login));
+            else
+                snprintf(login, sizeof(login), "-");
+            printf("%s\t%s\t%s\t%s\t%s\t%s\n", v[i].id, v[i].email, store_role_name(v[i].role),
+                   v[i].status == STORE_USER_ACTIVE ? "active" : "disabled", created, login);
+        }
+        if (n) {
+            bt = v[n - 1].created_at;
+            bid = v[n - 1].id;
+        }
+    }
+    arena_cleanup(&a);
+    store_close(s);
+    return rc ? 1 : 0;
+}
+
+static int cmd_users_disable(const struct config *c, const struct opts *o)
+{
+    struct store *s = NULL;
+    struct store_org org;
+    struct store_user u, after;
+    struct store_audit a;
+    struct arena ar;
+    struct err e;
+    int rc;
+
+    err_clear(&e);
+    if (!o->org || !o->email || o->npos != 2)
+        return usage("users disable needs --org SLUG --email E");
+    if (open_store(c, &s))
+        return 1;
+    arena_init(&ar);
+    rc = store_org_get_by_slug(s, o->org, &org);
+    if (!rc)
+        rc = store_user_by_email(s, api_email_lower(&ar, o->email), &u);
+    if (!rc && strcmp(u.org_id, org.id) != 0)
+        rc = ERR_NOT_FOUND;
+    if (rc == ERR_NOT_FOUND)
+        fprintf(stderr, "workforce: no user %s in %s\n", o->email, o->org);
+    if (!rc) {
+        cli_actor(&a, org.id, "user.update", "user", u.id);
+        store_audit_arm(s, &a);
+        rc = store_user_update(s, org.id, u.id, NULL, -1, STORE_USER_DISABLED, clock_now_ms(),
+                               &after, &e);
+        store_audit_arm(s, NULL);
+        if (rc)
+            fprintf(stderr, "workforce: %s\n", e.code ? e.msg : "the user could not be disabled");
+        else
+            printf("disabled %s\n", u.id);
+    }
+    arena_cleanup(&ar);
+    store_close(s);
+    return rc ? 1 : 0;
+}
+
+static int cmd_audit(const struct config *c, const struct opts *o)
+{
+    struct store *s = NULL;
+    struct store_org org;
+    struct store_audit_filter f;
+    struct store_audit *v = NULL;
+    struct arena a;
+    uint64_t limit = 50;
+    size_t n = 0;
+    bool more;
+    int rc;
+
+    if (!o->org || o->npos != 1)
+        return usage("audit needs --org SLUG");
+    if (o->limit && (str_to_u64(str_c(o->limit), &limit) || limit < 1 || limit > 10000))
+        return usage("--limit must be a whole number from 1 to 10000");
+    if (open_store(c, &s))
+        return 1;
+    arena_init(&a);
+    rc = store_org_get_by_slug(s, o->org, &org);
+    if (rc == ERR_NOT_FOUND)
+        fprintf(stderr, "workforce: no organization %s\n", o->org);
+    memset(&f, 0, sizeof(f));
+    f.limit = (unsigned)limit;
+    if (!rc)
+        rc = store_audit_list(s, org.id, &f, &a, &v, &n, &more);
+    for (size_t i = 0; !rc && i < n; i++) {
+        char at[32];
+        clock_fmt_iso(v[i].created_at, at, sizeof(at));
+        printf("%s\t%s\t%s:%s\t%s\t%s\t%s:%s\t%s\n", at, v[i].id,
+               store_actor_names[v[i].actor_type], v[i].actor_id ? v[i].actor_id : "",
+               v[i].actor_label ? v[i].actor_label : "", v[i].action,
+               v[i].target_type ? v[i].target_type : "-", v[i].target_id ? v[i].target_id : "-",
+               v[i].ip ? v[i].ip : "-");
+    }
+    arena_cleanup(&a);
+    store_close(s);
+    return rc ? 1 : 0;
+}
+
 /* ---- keys ---- */
 
 static int cmd_keys_create(const struct config *c, const struct opts *o)
@@ -246,6 +450,7 @@ static int cmd_keys_create(const struct config *c, const struct opts *o)
     struct store *s = NULL;
     struct store_org org;
     struct store_key k;
+    struct store_audit audit;
     unsigned char secret[AUTH_SECRET_LEN];
     char key[AUTH_KEY_MAX];
     int tier = TIER_STARTER, mode = 0, rc;
@@ -253,7 +458,6 @@ static int cmd_keys_create(const struct config *c, const struct opts *o)
     uint32_t scopes = 0;
     int64_t expires = 0;
     struct err e;
-    size_t used = 0;
 
     err_clear(&e);
     if (!o->org || !slug_ok(o->org))
@@ -273,14 +477,7 @@ static int cmd_keys_create(const struct config *c, const struct opts *o)
         return usage("keys create takes no positional arguments");
 
     memset(&k, 0, sizeof(k));
-    /* every scope bit the key names (a bit the text would drop would make the key unlimited) */
-    for (uint32_t bit = 1; bit; bit <<= 1) {
-        if ((scopes & bit) && auth_scope_name(bit)[0]) {
-            int w = snprintf(k.scopes + used, sizeof(k.scopes) - used, "%s%s", used ? "," : "",
-                             auth_scope_name(bit));
-            used += w > 0 ? (size_t)w : 0;
-        }
-    }
+    auth_scopes_text(scopes, k.scopes, sizeof(k.scopes));
     if (open_store(c, &s) || load_secret(c, secret)) {
         store_close(s);
         return 1;
@@ -303,7 +500,11 @@ static int cmd_keys_create(const struct config *c, const struct opts *o)
         snprintf(k.last4, sizeof(k.last4), "%s", key + strlen(key) - 4);
         k.created_at = clock_now_ms();
         k.expires_at = expires ? k.created_at + expires : 0;
+        cli_actor(&audit, org.id, "api_key.create", "api_key", k.id);
+        audit.tenant.mode = k.mode;
+        store_audit_arm(s, &audit);
         rc = store_key_create(s, &k);
+        store_audit_arm(s, NULL);
     }
     store_close(s);
     if (rc) {
@@ -1143,10 +1344,26 @@ static int serve_store(const struct config *c, struct server *sv)
     return 0;
 }
 
-/* The keeper's look at chat turns (task_runner_on_keep). */
+/* The keeper's upkeep (task_runner_on_keep): chat turns, and once an hour the audit entries
+ * older than WORKFORCE_AUDIT_DAYS (the only deletion of the audit log). */
 static void keep_turns(void *ud)
 {
-    turn_keep(ud);
+    struct api_services *svc = ud;
+    int64_t now = clock_now_ms(), deleted = 0;
+
+    turn_keep(&svc->turn);
+    if (now - svc->audit_pruned_at >= 3600 * 1000LL) {
+        struct store *s = store_pool_get(svc->router.pool);
+        int rc =
+            store_audit_prune(s, now - (int64_t)svc->router.cfg->audit_days * 86400000LL, &deleted);
+        store_pool_put(svc->router.pool, s);
+        svc->audit_pruned_at = now;
+        if (rc)
+            log_error("audit: old entries could not be deleted (%s)", err_name((enum err_code)rc));
+        else if (deleted)
+            log_info("audit: %lld entries older than %d days deleted", (long long)deleted,
+                     svc->router.cfg->audit_days);
+    }
 }
 
 /* The background workers: webhook deliveries, documents, tasks. */
@@ -1194,7 +1411,7 @@ static int serve_workers(const struct config *c, struct server *sv)
     /* the turns an earlier process left paused and decided, or running: they go on now, and
      * then at each of the keeper's looks, with the approvals that expire */
     turn_keep(&svc->turn);
-    task_runner_on_keep(svc->tasks, keep_turns, &svc->turn);
+    task_runner_on_keep(svc->tasks, keep_turns, svc);
     return 0;
 }
 
@@ -1218,6 +1435,12 @@ static int serve_start(const struct config *c, const char *argv0, struct server 
      * they were read from (store_generation()). */
     svc->router.key_mac = crypto_hmac_new(svc->router.secret, AUTH_SECRET_LEN);
     svc->router.keys = cache_new(512, 1024, 512 * 1024);
+    svc->router.sessions = cache_new(512, 1024, 512 * 1024);
+    if (crypto_hkdf_sha256(svc->router.secret, AUTH_SECRET_LEN, NULL, 0, "workforce answers", 17,
+                           svc->router.seal_key, sizeof(svc->router.seal_key))) {
+        fprintf(stderr, "workforce: cannot derive the sealing key\n");
+        return 1;
+    }
     svc->answers = cache_new(256, 64 * 1024, 4 * 1024 * 1024);
     if (httpc_new(&svc->httpc)) {
         fprintf(stderr, "workforce: cannot start the outbound HTTP client\n");
@@ -1294,6 +1517,7 @@ static void serve_free(struct server *sv)
     ratelimit_redis_free(svc->redis);
     metrics_free(svc->router.metrics);
     cache_free(svc->router.keys);
+    cache_free(svc->router.sessions);
     cache_free(svc->answers);
     crypto_hmac_free(svc->router.key_mac);
     store_close(sv->s);
@@ -1421,6 +1645,16 @@ int main(int argc, char **argv)
         if (strcmp(o.pos[1], "revoke") == 0)
             return cmd_keys_revoke(&cfg, &o);
     }
+    if (strcmp(o.pos[0], "users") == 0 && o.npos >= 2) {
+        if (strcmp(o.pos[1], "create") == 0)
+            return cmd_users_create(&cfg, &o);
+        if (strcmp(o.pos[1], "list") == 0)
+            return cmd_users_list(&cfg, &o);
+        if (strcmp(o.pos[1], "disable") == 0)
+            return cmd_users_disable(&cfg, &o);
+    }
+    if (strcmp(o.pos[0], "audit") == 0)
+        return cmd_audit(&cfg, &o);
     if (strcmp(o.pos[0], "orgs") == 0 && o.npos >= 2 && strcmp(o.pos[1], "update") == 0)
         return cmd_orgs_update(&cfg, &o);
     if (strcmp(o.pos[0], "employees") == 0 && o.npos >= 2 && strcmp(o.pos[1], "update") == 0)

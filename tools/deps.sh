@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 
 PKGS="gcc make pkg-config python3 libmicrohttpd-dev libjansson-dev libsqlite3-dev libssl-dev libcurl4-openssl-dev \
 clang libclang-rt-14-dev clang-format libunistring-dev poppler-utils libzip-dev libxml2-dev libseccomp-dev groff pandoc qpdf \
-libpq-dev postgresql-15 libhiredis-dev redis-server chromium"
+libpq-dev postgresql-15 libhiredis-dev redis-server chromium libargon2-dev"
 
 missing=""
 for p in $PKGS; do

@@ -245,6 +245,9 @@ void act_calls_write(struct jw *w, const struct store_tool_call *calls, size_t n
 void act_message_write(struct jw *w, const struct store_message *m,
                        const struct store_tool_call *calls, size_t ncalls);
 /* Approval 'p' as the API shows it. */
+/* Who asked for an approval, as its record names them: "user" for a person's id ("usr_..."),
+ * "key" for a key's, "system" for none. */
+const char *act_requester_type(const char *id);
 void act_approval_write(struct jw *w, const struct store_approval *p);
 
 #endif

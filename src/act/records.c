@@ -116,3 +116,11 @@ void act_approval_write(struct jw *w, const struct store_approval *p)
     write_actor(w, p->decided_by_type, p->decided_by_id);
     jw_obj_end(w);
 }
+
+/* See act.h. */
+const char *act_requester_type(const char *id)
+{
+    if (!id)
+        return "system";
+    return strncmp(id, "usr_", 4) == 0 ? "user" : "key";
+}

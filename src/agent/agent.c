@@ -335,8 +335,8 @@ static void approval_of(const struct answer *x, const struct store_tool_call *ro
     p->tool = row->tool;
     p->arguments = row->arguments;
     p->status = "pending";
-    p->requested_by_type = q->requested_by ? "key" : "system"; /* who created the task or
-                                                                   started the run */
+    p->requested_by_type = act_requester_type(q->requested_by); /* who created the task or
+                                                                    started the run */
     p->requested_by_id = q->requested_by;
     p->task_id = q->task_run_id ? q->task_id : NULL;
     p->task_run_id = q->task_run_id;

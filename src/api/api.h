@@ -34,6 +34,7 @@ struct api_services {
     struct task_runner *tasks;        /* the workers that carry out tasks */
     struct toolrun_env toolrun;       /* what the tools of a turn do */
     struct act_pool *tools;           /* the threads that run turns' tool calls */
+    int64_t audit_pruned_at;          /* the keeper's last deletion of old audit entries */
     struct ratelimit_redis *redis;    /* the shared limits' Redis (readiness), or NULL */
 };
 
@@ -154,6 +155,41 @@ int api_approvals_list(struct router_req *r, struct err *e);
 int api_approvals_get(struct router_req *r, struct err *e);
 int api_approvals_approve(struct router_req *r, struct err *e);
 int api_approvals_reject(struct router_req *r, struct err *e);
+
+/* ---- People, sessions, keys and the audit log (contract §20) ---- */
+extern const struct jb_binding api_sessions_create_body, api_users_create_body,
+    api_users_update_body, api_users_set_password_body, api_users_password_body,
+    api_keys_create_body;
+int api_sessions_create(struct router_req *r, struct err *e);
+int api_sessions_current(struct router_req *r, struct err *e);
+int api_sessions_delete(struct router_req *r, struct err *e);
+int api_users_create(struct router_req *r, struct err *e);
+int api_users_list(struct router_req *r, struct err *e);
+int api_users_get(struct router_req *r, struct err *e);
+int api_users_update(struct router_req *r, struct err *e);
+int api_users_delete(struct router_req *r, struct err *e);
+int api_users_set_password(struct router_req *r, struct err *e);
+int api_users_me_password(struct router_req *r, struct err *e);
+int api_keys_create(struct router_req *r, struct err *e);
+int api_keys_list(struct router_req *r, struct err *e);
+int api_keys_delete(struct router_req *r, struct err *e);
+int api_audit_list(struct router_req *r, struct err *e);
+/*
+ * Sign user 'u' in on request 'r' by 'how' ("password", "oidc"): a new session (the entry
+ * session.create written with it), the cookie set on the answer; '*out' the session and
+ * 'csrf' its CSRF token. The caller answers.
+ */
+int api_session_open(struct router_req *r, const struct store_user *u, const char *how,
+                     char csrf[ROUTER_CSRF_LEN], struct store_session *out, struct err *e);
+/* 'email' in lower case (the request's arena). */
+char *api_email_lower(struct arena *a, const char *email);
+/* A user's object; an API key's (with its secret when 'secret' is not NULL); an audit entry's. */
+void api_user_write(struct jw *w, const struct store_user *u);
+void api_key_write(struct jw *w, const struct store_key *k, const char *secret);
+void api_audit_write(struct jw *w, const struct store_audit *a);
+/* A set-password link of 24 h for 'user_id' ({public_url}/console/#/set-password?token=...). */
+int api_user_invite_link(struct store *s, const struct router_env *env, const char *user_id,
+                         struct arena *a, const char **out);
 int api_message_events(struct router_req *r, struct err *e);
 /* The followers of message events end (at a stop, before the store closes): waits for them. */
 void api_message_events_stop(void);

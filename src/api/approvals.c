@@ -112,13 +112,32 @@ int api_approvals_get(struct router_req *r, struct err *e)
 }
 
 /* 403 unless the key's scopes name `approvals` (a key without scopes does not decide). */
-static int may_decide(const struct router_req *r, struct err *e)
+static int may_decide(struct router_req *r, struct err *e)
 {
-    if (r->scopes != 0 && (r->scopes & AUTH_SCOPE_APPROVALS))
+    struct store_approval p;
+    int rc;
+
+    if (!r->by_session) {
+        if (r->scopes != 0 && (r->scopes & AUTH_SCOPE_APPROVALS))
+            return 0;
+        return err_set(e, ERR_FORBIDDEN, "permission_denied", NULL,
+                       "Deciding an approval needs a key whose scopes name approvals; a key "
+                       "without scopes does not decide.");
+    }
+    if (r->role >= STORE_ROLE_ADMIN)
+        return 0; /* an admin decides any */
+    /* a member decides the approvals of the turns and runs it started */
+    rc = store_approval_get(r->store, &r->tenant, r->params[0], r->arena, &p);
+    if (rc == ERR_NOT_FOUND)
+        return not_found(r->params[0], e);
+    if (rc)
+        return err_set(e, rc, "internal_error", NULL, "approval read failed");
+    if (p.requested_by_id && strcmp(p.requested_by_id, r->user.id) == 0)
         return 0;
     return err_set(e, ERR_FORBIDDEN, "permission_denied", NULL,
-                   "Deciding an approval needs a key whose scopes name approvals; a key "
-                   "without scopes does not decide.");
+                   "Your role (%s) decides the approvals of what you started; this one needs "
+                   "admin or above.",
+                   store_role_name(r->role));
 }
 
 /* The definition of tool 'name' as the tenant has it now (catalog or MCP server; from the
@@ -193,8 +212,8 @@ static int decide(struct router_req *r, const char *status, json_t *arguments, c
     d.status = status;
     d.arguments = args;
     d.reason = reason;
-    d.by_type = "key";
-    d.by_id = r->key.id;
+    d.by_type = r->by_session ? "user" : "key";
+    d.by_id = router_actor_id(r);
     d.now = clock_now_ms();
     rc = store_approval_decide(r->store, &r->tenant, &d, r->arena, &p);
     free(args);

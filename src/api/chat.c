@@ -295,8 +295,8 @@ int api_chat_turn(struct router_req *r, struct turn_req *t, const char *conversa
     /* Inside another route's request the Idempotency-Key records that route's answer, once it
      * is shaped (router_async_finish), not this turn's. */
     t->idem_key = r->answer_wrap ? NULL : r->idem_key;
-    t->scopes = r->scopes;
-    t->requested_by = r->key.id[0] ? r->key.id : NULL;
+    t->scopes = router_rights(r);
+    t->requested_by = router_actor_id(r);
     d->r = r;
     d->streaming = t->stream;
     d->conv_header = conversation_header;

@@ -426,6 +426,7 @@ int api_employees_create(struct router_req *r, struct err *e)
     rc = id_new("emp", id, sizeof(id));
     if (rc)
         return err_set(e, rc, "internal_error", NULL, "no id");
+    r->audit.target_id = arena_strdup(r->arena, id);
     emp.id = id;
     emp.created_at = clock_now_ms();
     rc = store_employee_create(r->store, &r->tenant, &emp);

@@ -33,19 +33,33 @@ static const struct {
      "body."},
     {"integration_not_configured", 400,
      "The operator has not configured OAuth client credentials for this provider."},
+    {"invalid_token", 400,
+     "The set-password token is unknown, was used already, or is older than 24 hours; ask an "
+     "admin for a new invitation."},
     {"missing_api_key", 401,
      "No Authorization header was sent. Send `Authorization: Bearer <key>`."},
     {"invalid_api_key", 401,
      "The Authorization header is not `Bearer <key>`, or the key is malformed, unknown, revoked "
      "or expired. Keys start with `svc_live_sk_` or `svc_test_sk_`."},
+    {"invalid_credentials", 401,
+     "The email and password do not match an active user. The answer is the same whatever was "
+     "wrong."},
+    {"invalid_session", 401,
+     "The session cookie names no session, or it ended: signed out, expired (12 hours idle, 7 "
+     "days old), its user's password changed or the user was disabled. Sign in again."},
     {"invalid_signature", 401,
      "An inbound integration event's signature is missing, does not match, or its timestamp is "
      "more than 5 minutes away; nothing was started."},
     {"insufficient_credits", 402,
      "The organization's credit balance is below 1 (live keys only); no work was done."},
     {"permission_denied", 403,
-     "The key's scopes do not cover this operation, or the employee's tier is above the "
-     "organization's subscription tier."},
+     "The key's scopes do not cover this operation, the signed-in user's role does not allow "
+     "it, or the employee's tier is above the organization's subscription tier."},
+    {"csrf_token_invalid", 403,
+     "A request that changes anything with a session must send the session's CSRF token in "
+     "`X-CSRF-Token` (`GET /v1/sessions/current` answers it)."},
+    {"user_not_found", 404, "No such user in this organization."},
+    {"api_key_not_found", 404, "No such API key in this organization."},
     {"route_not_found", 404, "No route matches this path."},
     {"employee_not_found", 404, "No such employee in this organization and key mode."},
     {"conversation_not_found", 404, "No such conversation in this organization and key mode."},
@@ -74,6 +88,9 @@ static const struct {
     {"mcp_server_name_taken", 409,
      "The organization already has an MCP server of this name in this key mode; names are "
      "unique, since tools are named `mcp.<server>.<tool>`."},
+    {"user_exists", 409, "A user with this email exists already (emails are unique on the server)."},
+    {"last_owner", 409,
+     "The organization's last active owner cannot be removed, disabled or given another role."},
     {"approval_not_pending", 409,
      "The approval was already decided (approved, rejected) or expired: a decision is taken "
      "once."},
@@ -95,6 +112,9 @@ static const struct {
     {"request_header_fields_too_large", 431,
      "The request line and headers cost more than 8,192 bytes (each header line counts 64 "
      "bytes more than its length); answered before any work, and the connection closes."},
+    {"too_many_sign_in_attempts", 429,
+     "Ten sign-ins failed for this email from this address within 15 minutes: the pair is "
+     "locked out until the oldest of them is 15 minutes old (`Retry-After`)."},
     {"rate_limit_exceeded", 429,
      "Over the minute window or the burst bucket; retry after `Retry-After` seconds."},
     {"concurrency_limit_exceeded", 429,

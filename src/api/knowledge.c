@@ -450,6 +450,7 @@ int api_knowledge_upload(struct router_req *r, struct err *e)
                        "Unsupported file type. Send PDF, DOCX, TXT, Markdown, HTML, CSV or JSON.");
     if (id_new("doc", id, sizeof(id)))
         return err_set(e, ERR_INTERNAL, "internal_error", NULL, "no id");
+    r->audit.target_id = arena_strdup(r->arena, id);
     crypto_sha256_final(u->file_hash, digest);
     crypto_hex(digest, sizeof(digest), hex);
     if (fsync(u->fd) != 0)

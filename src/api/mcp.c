@@ -651,7 +651,7 @@ static void do_list(struct router_req *r, const char *id)
     char *s;
     for (size_t i = 0; i < NTOOLS; i++) {
         const struct route *rt = tool_route(&tools[i]);
-        if (rt && auth_scope_allows(r->scopes, rt->scope))
+        if (rt && auth_scope_allows(r->scopes, rt->scope) && !router_role_refused(r, rt, NULL))
             json_array_append_new(list, tool_json(&tools[i]));
     }
     res = json_pack("{s:o}", "tools", list);
@@ -818,6 +818,10 @@ static void do_call(struct router_req *r, const char *id, json_t *params)
         tool_error(r, &te);
         return;
     }
+    if (router_role_refused(r, rt, &te)) {
+        tool_error(r, &te);
+        return;
+    }
     rc = api_mcp_args_bind(t, json_is_object(args) ? args : NULL, r->arena, &rest, &te);
     if (rc) {
         tool_error(r, &te);
@@ -832,7 +836,12 @@ static void do_call(struct router_req *r, const char *id, json_t *params)
     memcpy(r->qvalue, rest.qvalue, sizeof(r->qvalue));
     r->nquery = rest.nquery;
     r->handling = rt;
+    /* the tool's change writes the route's audit entry, as the REST call would */
+    router_audit_prepare(r, rt);
+    if (r->audit.action)
+        store_audit_arm(r->store, &r->audit);
     rc = rt->handler(r, &te);
+    store_audit_arm(r->store, NULL);
     if (rc)
         wrap_result(r, rc, &te);
     else if (!r->async)

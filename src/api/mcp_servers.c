@@ -290,7 +290,13 @@ static void read_done(void *ud, int rc, json_t *tools, const char *why)
     p->m.tools = text ? arena_strdup(r->arena, text) : p->kept_tools;
     free(text);
     s = store_pool_get(api_svc(r)->router.pool);
+    /* the request's audit entry commits with the write, on this thread's handle */
+    if (r->audit.action) {
+        r->audit.target_id = p->m.id;
+        store_audit_arm(s, &r->audit);
+    }
     rc = store_read(p, s, &e);
+    store_audit_arm(s, NULL);
     store_pool_put(api_svc(r)->router.pool, s);
     router_async_finish(r, rc, rc ? &e : NULL);
 }

@@ -168,8 +168,9 @@ int api_tasks_create(struct router_req *r, struct err *e)
     k.title = b.title;
     k.description = b.description;
     k.priority = task_priorities[b.priority];
-    k.created_by = r->key.id[0] ? r->key.id : NULL; /* its runs act with this key's rights */
-    k.scopes = r->scopes;
+    k.created_by = router_actor_id(r); /* its runs act with these rights */
+    k.scopes = router_rights(r);
+    r->audit.target_id = id; /* filled by task_create() before the row is written */
     rc = task_create(r->store, &r->tenant, &k, id, now);
     if (rc)
         return err_set(e, rc, "internal_error", NULL, "task create failed");

@@ -384,6 +384,7 @@ int api_webhook_endpoints_create(struct router_req *r, struct err *e)
     if (id_new("we", id, ID_MAX) || !(secret = new_secret(r)))
         return err_set(e, ERR_INTERNAL, "internal_error", NULL, "no random bytes");
     ep.id = id;
+    r->audit.target_id = arena_strdup(r->arena, id);
     ep.url = b.url;
     ep.enabled = b.enabled;
     ep.description = b.description;

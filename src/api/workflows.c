@@ -227,13 +227,14 @@ int api_workflows_create(struct router_req *r, struct err *e)
     if (id_new("wf", id, ID_MAX))
         return err_set(e, ERR_INTERNAL, "internal_error", NULL, "no id");
     wf.id = id;
+    r->audit.target_id = arena_strdup(r->arena, id);
     wf.name = b.name;
     wf.description = b.description;
     wf.enabled = b.enabled;
     wf.created_at = wf.updated_at = now;
     /* the rights of its runs that no one starts (a schedule, a webhook, an event) */
-    wf.created_by = r->key.id[0] ? r->key.id : NULL;
-    wf.scopes = r->scopes;
+    wf.created_by = router_actor_id(r);
+    wf.scopes = router_rights(r);
     rc = store_workflow_create(r->store, &r->tenant, &wf);
     if (rc)
         return err_set(e, rc, "internal_error", NULL, "workflow create failed");
@@ -396,10 +397,10 @@ int api_workflow_queue(struct router_req *r, const struct store_workflow *wf, co
 {
     struct wf_trigger_in in = {type, event, data, 0, false, NULL, 0};
     int rc;
-    if (r->authed && r->key.id[0]) { /* a key starts it (a manual run): its rights */
+    if (router_actor_id(r)) { /* a key or a person starts it (a manual run): its rights */
         in.own_rights = true;
-        in.started_by = r->key.id;
-        in.scopes = r->scopes;
+        in.started_by = router_actor_id(r);
+        in.scopes = router_rights(r);
     }
     rc = wf_run_queue(r->store, &r->tenant, wf, &in, r->arena, queued, e);
     if (!rc)

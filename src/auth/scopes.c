@@ -4,6 +4,7 @@
  */
 #include "auth.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const struct {
@@ -21,6 +22,7 @@ static const struct {
     {"webhooks", AUTH_SCOPE_WEBHOOKS},
     {"tools", AUTH_SCOPE_TOOLS},
     {"approvals", AUTH_SCOPE_APPROVALS},
+    {"audit", AUTH_SCOPE_AUDIT},
 };
 
 #define NSCOPES (sizeof(scopes) / sizeof(scopes[0]))
@@ -41,7 +43,7 @@ int auth_scopes_parse(const char *s, uint32_t *out, struct err *e)
             return err_set(e, ERR_INVALID, "invalid_request", "scopes",
                            "unknown scope '%.*s' (known: employees:read, employees:write, chat, "
                            "conversations, tasks, knowledge, workflows, integrations, webhooks, "
-                           "tools, approvals)",
+                           "tools, approvals, audit)",
                            (int)(n > 40 ? 40 : n), s);
         bits |= scopes[i].bit;
         s += n;
@@ -75,4 +77,18 @@ bool auth_scope_allows(uint32_t have, uint32_t need)
 bool auth_scope_allows_any(uint32_t have, uint32_t need)
 {
     return have == 0 || need == 0 || (have & need) != 0;
+}
+
+/* See auth.h. */
+void auth_scopes_text(uint32_t bits, char *out, size_t n)
+{
+    size_t used = 0;
+    if (n)
+        out[0] = '\0';
+    for (size_t i = 0; i < NSCOPES && used < n; i++) {
+        if (bits & scopes[i].bit) {
+            int w = snprintf(out + used, n - used, "%s%s", used ? "," : "", scopes[i].name);
+            used += w > 0 ? (size_t)w : 0;
+        }
+    }
 }

@@ -81,6 +81,28 @@ static int parse_u32(const char *p, size_t n, uint32_t min, uint32_t max, uint32
  * Parse a tier table "tier:rpm/burst/concurrent[,…]" of 'len' bytes at 's' over 'out'.
  * Tiers left out keep what 'out' held. Pure: no allocation, no globals (fuzzed).
  */
+/* WORKFORCE_SESSION_RATE_LIMIT: "per_minute/burst[/concurrent]" into c->session_limits. */
+static int finish_session_limits(struct config *c, struct err *e)
+{
+    const char *v = c->session_rate_limit;
+    size_t n = strlen(v), s1 = strcspn(v, "/"), s2;
+    struct config_limits l = {0, 0, 20};
+
+    if (s1 >= n)
+        goto bad;
+    s2 = s1 + 1 + strcspn(v + s1 + 1, "/");
+    if (parse_u32(v, s1, 1, 1000000, &l.per_minute) ||
+        parse_u32(v + s1 + 1, s2 - s1 - 1, 1, 1000000, &l.burst) ||
+        (s2 < n && parse_u32(v + s2 + 1, n - s2 - 1, 1, 1000000, &l.concurrent)))
+        goto bad;
+    c->session_limits = l;
+    return 0;
+bad:
+    return err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_SESSION_RATE_LIMIT",
+                   "expected requests_per_minute/burst[/concurrent], whole numbers from 1 to "
+                   "1,000,000");
+}
+
 int config_parse_rate_limits(const char *s, size_t len, struct config_limits out[TIER_COUNT],
                              struct err *e)
 {
@@ -444,6 +466,17 @@ static const struct config_setting settings[] = {
      MEMBER(approval_ttl_hours),
      .desc = "Hours an approval waits for a decision; it then expires and the paused turn goes on "
              "with the call rejected."},
+    {.name = "WORKFORCE_SESSION_RATE_LIMIT", .type = CONFIG_STRING, .def = "600/100/20",
+     MEMBER(session_rate_limit), .finish = finish_session_limits,
+     .desc = "A signed-in person's limits, per user and apart from the organization's keys: "
+             "requests per minute/burst/concurrent (each 1 to 1,000,000; concurrent may be left "
+             "out: 20)."},
+    {.name = "WORKFORCE_TRUSTED_PROXIES", .type = CONFIG_STRING, .def = "",
+     MEMBER(trusted_proxies),
+     .desc = "Comma-separated addresses or CIDR blocks of the proxies in front of the server: "
+             "from them, X-Forwarded-For names the client (the audit log's ip, sign-in lockouts)."},
+    {.name = "WORKFORCE_AUDIT_DAYS", INT_RANGE(1, 36500), .def = "365", MEMBER(audit_days),
+     .desc = "Days an audit log entry is kept; older entries are deleted."},
     {.name = "WORKFORCE_TOOL_WORKERS", INT_RANGE(1, 256), .def = "4", MEMBER(tool_workers),
      .desc = "Tool calls run at once (the calls of one step run side by side)."},
     {.name = "WORKFORCE_MCP_ALLOW_PRIVATE", .type = CONFIG_BOOL, .def = "0",

@@ -83,14 +83,18 @@ struct config {
     unsigned task_workers;         /* tasks carried out at once */
     int agent_max_steps;           /* model calls of one turn that calls tools (§19) */
     int approval_ttl_hours;        /* an approval undecided this long expires (§19) */
-    unsigned tool_workers;         /* tool calls run at once */
-    unsigned lease_seconds;        /* a node silent this long is dead: its work is taken back */
-    unsigned knowledge_workers;    /* documents processed at once */
-    char vectors[8];               /* float32 | int8: how the vector index keeps embeddings */
-    bool mcp_allow_private;        /* MCP servers may be at loopback, private, ... addresses */
-    bool webhooks_allow_private;   /* deliveries may go to loopback, private, ... addresses */
-    int64_t webhooks_timeout_ms;   /* one delivery attempt (at most the contract's 10 s) */
-    unsigned webhooks_workers;     /* deliveries attempted at once */
+    char session_rate_limit[64];   /* §20: a person's limits, "per_minute/burst[/concurrent]" */
+    struct config_limits session_limits; /* parsed from session_rate_limit */
+    char trusted_proxies[1024];  /* §20: addresses or CIDR blocks whose X-Forwarded-For counts */
+    int audit_days;              /* §20: audit entries are kept this many days */
+    unsigned tool_workers;       /* tool calls run at once */
+    unsigned lease_seconds;      /* a node silent this long is dead: its work is taken back */
+    unsigned knowledge_workers;  /* documents processed at once */
+    char vectors[8];             /* float32 | int8: how the vector index keeps embeddings */
+    bool mcp_allow_private;      /* MCP servers may be at loopback, private, ... addresses */
+    bool webhooks_allow_private; /* deliveries may go to loopback, private, ... addresses */
+    int64_t webhooks_timeout_ms; /* one delivery attempt (at most the contract's 10 s) */
+    unsigned webhooks_workers;   /* deliveries attempted at once */
     /* "" where not set: the provider's default (URLs, scopes) or not configured */
     char oauth[CONFIG_OAUTH_PROVIDERS][CONFIG_OAUTH_FIELDS][CONFIG_OAUTH_VALUE_MAX];
     unsigned char source[CONFIG_SETTINGS_MAX]; /* enum config_source, by row of the table */

@@ -65,6 +65,7 @@ const char *http_req_method(const struct http_req *r);
 const char *http_req_path(const struct http_req *r);
 const char *http_req_header(struct http_req *r, const char *name); /* NULL when absent */
 const char *http_req_query(const struct http_req *r); /* raw query after '?', or NULL */
+const char *http_req_peer(struct http_req *r);        /* the client address, or "" */
 /* Why the HTTP layer refuses the request before the application (framing, sizes). */
 struct http_refusal {
     const char *code;  /* contract error code */

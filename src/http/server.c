@@ -174,6 +174,24 @@ const char *http_req_header(struct http_req *r, const char *name)
     return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
 }
 
+/* The client's address as text ("192.0.2.1", "2001:db8::1"), from the request's arena; ""
+ * when it cannot be read (a test harness without a socket). */
+const char *http_req_peer(struct http_req *r)
+{
+    const union MHD_ConnectionInfo *ci =
+        r->conn ? MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS) : NULL;
+    char text[INET6_ADDRSTRLEN] = "";
+    const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+
+    if (sa && sa->sa_family == AF_INET)
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, text,
+                  sizeof(text));
+    else if (sa && sa->sa_family == AF_INET6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, text,
+                  sizeof(text));
+    return arena_strdup(&r->arena, text);
+}
+
 /*
  * The raw query string of the request (what follows '?', still percent-encoded), or NULL when
  * there is none. libmicrohttpd is kept from parsing it (see on_uri): the router decodes it.

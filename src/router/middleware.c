@@ -13,6 +13,7 @@
  * X-RateLimit-* headers. Errors are rendered only by the application's writer (app->error).
  */
 #include "router.h"
+#include "router_int.h"
 
 #include "../core/buf.h"
 #include "../core/clock.h"
@@ -492,6 +493,20 @@ static int idem_begin(struct router_req *r, const char *key, bool *replayed, str
     if (rec.state == 0)
         return err_set(e, ERR_CONFLICT, "idempotency_key_in_use", "Idempotency-Key",
                        "A request with this Idempotency-Key is still in progress.");
+    if (r->route >= 0 && (r->app->routes[r->route].flags & ROUTE_SECRET_ANSWER)) {
+        /* kept sealed (idem_end): opened for the replay, never stored open */
+        char *open_body;
+        if (rec.body_len < CRYPTO_SEAL_OVERHEAD)
+            return err_set(e, ERR_INTERNAL, "internal_error", NULL,
+                           "the answer cannot be replayed");
+        open_body = arena_alloc(r->arena, rec.body_len - CRYPTO_SEAL_OVERHEAD + 1);
+        if (crypto_open(r->env->seal_key, key, strlen(key), (const unsigned char *)rec.body,
+                        rec.body_len, open_body))
+            return err_set(e, ERR_INTERNAL, "internal_error", NULL,
+                           "the answer cannot be replayed");
+        rec.body = open_body;
+        rec.body_len -= CRYPTO_SEAL_OVERHEAD;
+    }
     http_resp_header(r->http, "Idempotent-Replayed", "true");
     if (rec.content_type && strcmp(rec.content_type, "text/event-stream") == 0) {
         http_resp_header(r->http, "Cache-Control", "no-cache");
@@ -512,9 +527,22 @@ static void idem_end(struct router_req *r, struct store *s)
     const char *ctype = NULL;
     size_t len = 0;
     const char *body = http_resp_peek(r->http, &len, &ctype);
-    int rc = status >= 500 ? store_idem_release(s, &r->tenant, r->idem_key)
-                           : store_idem_complete(s, &r->tenant, r->idem_key, (int)status, ctype,
-                                                 body ? body : "", len);
+    unsigned char *sealed = NULL;
+    int rc = 0;
+
+    if (!body)
+        body = "";
+    if (status < 500 && r->route >= 0 && (r->app->routes[r->route].flags & ROUTE_SECRET_ANSWER)) {
+        sealed = xmalloc(len + CRYPTO_SEAL_OVERHEAD);
+        rc = crypto_seal(r->env->seal_key, r->idem_key, strlen(r->idem_key), body, len, sealed);
+        body = (const char *)sealed;
+        len += CRYPTO_SEAL_OVERHEAD;
+    }
+    if (rc || status >= 500)
+        rc = store_idem_release(s, &r->tenant, r->idem_key);
+    else
+        rc = store_idem_complete(s, &r->tenant, r->idem_key, (int)status, ctype, body, len);
+    free(sealed);
     if (rc)
         log_error("request %s: cannot record the Idempotency-Key response", r->request_id);
 }
@@ -632,7 +660,14 @@ static enum http_begin begin_routed(struct router_req *r, const struct router_ma
     if (rt->flags & ROUTE_PUBLIC)
         return HTTP_READ_BODY;
     r->store = store_pool_get(r->env->pool);
-    rc = authenticate(r, &r->early);
+    /* A request with an Authorization header is judged by its key alone (contract §20). */
+    if (!http_req_header(r->http, "Authorization") && router_has_session_cookie(r)) {
+        rc = router_session_authenticate(r, &r->early);
+    } else {
+        rc = authenticate(r, &r->early);
+        if (!rc)
+            router_key_touch(r);
+    }
     store_pool_put(r->env->pool, r->store);
     r->store = NULL;
     /* Limits before scope: every request of a valid key counts and gets the headers. */
@@ -648,6 +683,8 @@ static enum http_begin begin_routed(struct router_req *r, const struct router_ma
     if (!rc && !((rt->flags & ROUTE_SCOPE_ANY) ? auth_scope_allows_any(r->scopes, rt->scope)
                                                : auth_scope_allows(r->scopes, rt->scope)))
         rc = scope_refused(rt, &r->early);
+    if (!rc)
+        rc = router_role_refused(r, rt, &r->early);
     if (!rc && (rt->flags & ROUTE_UPLOAD)) {
         rc = rt->upload_begin(r, &r->early);
         /* A declared body over the limit is refused at once, unread. */
@@ -797,8 +834,13 @@ static void on_handle(struct http_req *h, void *ud)
         }
     }
     r->handling = rt;
+    /* The route's audit entry commits with its change (store_audit_arm). */
+    router_audit_prepare(r, rt);
+    if (!rc && r->audit.action)
+        store_audit_arm(r->store, &r->audit);
     if (!rc)
         rc = rt->handler(r, &e);
+    store_audit_arm(r->store, NULL);
     if (rc) {
         if (!e.code) {
             log_error("request %s: %s %s failed with %s and no details", r->request_id,

@@ -68,7 +68,19 @@ enum router_flag {
     /* Any one of the route's scopes suffices (GET /v1/tools: `tools` or `employees:read`);
      * without it a key needs all of them. */
     ROUTE_SCOPE_ANY = 1 << 9,
+    /* Only a person's session may call it (contract §20: keys never manage keys nor users). */
+    ROUTE_SESSION_ONLY = 1 << 10,
+    /* Its answer holds a secret (a key, a set-password link, a webhook secret): it is kept for
+     * Idempotency-Key replay sealed, never as it is. */
+    ROUTE_SECRET_ANSWER = 1 << 11,
 };
+
+/* A person's session (contract §20): the cookie, its token's prefix, idle and absolute ages. */
+#define ROUTER_SESSION_COOKIE "wf_session"
+#define ROUTER_SESSION_PREFIX "wfs_"
+#define ROUTER_SESSION_IDLE_MS (12 * 3600 * 1000LL)
+#define ROUTER_SESSION_MAX_MS (7 * 24 * 3600 * 1000LL)
+#define ROUTER_CSRF_LEN 44 /* base64url of 32 bytes and NUL */
 
 #define ROUTER_OPENAI_PREFIX "/v1/openai"
 
@@ -100,6 +112,12 @@ struct route {
     const struct jb_binding *body;
     /* ROUTE_UPLOAD: called when the headers are accepted, to set up the body sink. */
     int (*upload_begin)(struct router_req *r, struct err *e);
+    /* The least role (enum store_role) a person's session needs; keys are judged by scope. */
+    int role;
+    /* The audit log's action of a change made here ("workflow.update"; the target's type is
+     * what precedes the dot, its id the path's first parameter unless the handler sets it), or
+     * NULL: the route changes no resource (reads, chat, runs). */
+    const char *audit;
 };
 
 /* What the pipeline itself uses (keys, limits, metrics); read-only once serving starts. */
@@ -111,6 +129,10 @@ struct router_env {
     unsigned char secret[AUTH_SECRET_LEN];
     struct crypto_hmac *key_mac; /* HMAC keyed with 'secret', or NULL (then HMAC per call) */
     struct cache *keys;          /* verified keys with their organization, or NULL */
+    struct cache *sessions;      /* verified sessions with their user and organization, or NULL */
+    /* AES-256-GCM key of the answers kept sealed for Idempotency-Key replay
+     * (ROUTE_SECRET_ANSWER), derived from 'secret'. */
+    unsigned char seal_key[32];
 };
 
 /* The one error writer: set the response of 'r' from the error 'e' (status by its code). */
@@ -155,6 +177,13 @@ struct router_req {
     bool query_bad; /* the query string could not be decoded: 'query_err' says why */
     struct err query_err;
     bool authed;
+    /* A person (contract §20): the request came with a session; its user and role. */
+    bool by_session;
+    struct store_session session;
+    struct store_user user;
+    int role;                 /* enum store_role of the session's user */
+    struct store_audit audit; /* the route's entry, armed on the store around the handler */
+    const char *client_ip;    /* router_client_ip() */
     struct store_tenant tenant;
     struct store_key key;
     struct store_org org;
@@ -207,6 +236,33 @@ int router_cursor_decode(const char *s, size_t len, struct arena *a, const char 
 /* Decode a raw query string into at most 'max' name/value pairs (arena); see query.c. */
 int router_query_parse(const char *q, struct arena *a, size_t max, const char **names,
                        const char **values, size_t *n, struct err *e);
+
+/* ---- People (people.c, contract §20) ---- */
+/* The CSRF token of the session whose cookie token is 'token'. */
+int router_csrf_token(const struct router_env *env, const char *token, char out[ROUTER_CSRF_LEN]);
+/* The keyed hash a session (or set-password) token is stored under. */
+int router_session_hash(const struct router_env *env, const char *token, unsigned char out[32]);
+/* The client's address: X-Forwarded-For's rightmost address not of a trusted proxy when the
+ * peer is one (WORKFORCE_TRUSTED_PROXIES), else the peer's. */
+const char *router_client_ip(struct router_req *r);
+/* 'ip' is one of the addresses or CIDR blocks of the comma-separated 'list'. */
+bool router_ip_trusted(const char *list, const char *ip);
+/* 403 permission_denied when route 'rt' is for sessions only and 'r' has a key, or when the
+ * session's role is below the route's; else 0. */
+int router_role_refused(const struct router_req *r, const struct route *rt, struct err *e);
+/* Who a request acts for in what it starts (a turn, a task, a workflow and its runs): the key's
+ * id, or the session's user's id ("usr_..."); NULL for neither. */
+const char *router_actor_id(const struct router_req *r);
+/* The rights that work acts with: the key's scopes, or those of the session's role (a member
+ * chats, runs tasks and workflows, reads knowledge and decides; a developer also manages
+ * tools, integrations and webhooks; an admin or owner has every scope: 0). */
+uint32_t router_rights(const struct router_req *r);
+/* The audit context of route 'rt' into r->audit (its action, target, actor; the target id is
+ * the path's first parameter); nothing when the route writes no entry. The pipeline arms it on
+ * the store around the handler; a handler that runs another route's handler does so for it. */
+void router_audit_prepare(struct router_req *r, const struct route *rt);
+/* Fill the actor, address, user agent and request id of entry 'a' from request 'r'. */
+void router_audit_actor(struct router_req *r, struct store_audit *a);
 
 /* ---- Helpers for handlers (middleware.c) ---- */
 const char *router_query(const struct router_req *r, const char *name); /* NULL: absent */

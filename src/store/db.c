@@ -13,7 +13,57 @@
 /* See driver.h. */
 struct db_stmt *db_prepare(struct store *s, const char *sql)
 {
-    return s->drv->prepare(s, sql);
+    struct db_stmt *st = s->drv->prepare(s, sql);
+    if (st) {
+        st->s = s;
+        st->writes = strncmp(sql, "INSERT", 6) == 0 || strncmp(sql, "UPDATE", 6) == 0 ||
+                     strncmp(sql, "DELETE", 6) == 0;
+    }
+    return st;
+}
+
+/*
+ * The audit context armed on 's' (store_audit_arm) waits for the first change: a write
+ * transaction's commit writes it first (db_commit), and a write statement run alone while it
+ * waits is given a transaction of its own (run_alone), so the entry and the change commit
+ * together or not at all.
+ */
+static bool audit_waits(const struct store *s)
+{
+    return s->audit && !s->audit->written;
+}
+
+/* Write the armed entry now, in the open transaction. */
+static int audit_now(struct store *s)
+{
+    s->audit->written = true; /* audit_insert's own statement does not wait for itself */
+    return audit_insert(s, s->audit);
+}
+
+/* Step 'st' (a write, no transaction open, an entry waiting) in a transaction with the entry
+ * when it changed a row; 'one': ERR_NOT_FOUND when it changed none. */
+static int run_alone(struct db_stmt *st, bool one)
+{
+    struct store *s = st->s;
+    bool row;
+    int64_t changed = 0;
+    int rc = db_begin(s, DB_TX_WRITE);
+
+    if (rc) {
+        db_done(st);
+        return rc;
+    }
+    rc = db_step(st, &row);
+    if (!rc)
+        changed = db_changes(st);
+    db_done(st);
+    if (!rc && one && changed == 0)
+        rc = ERR_NOT_FOUND;
+    if (rc) {
+        db_rollback(s);
+        return rc;
+    }
+    return changed > 0 ? db_commit(s) : db_rollback(s);
 }
 
 /* See driver.h. */
@@ -102,7 +152,10 @@ void db_done(struct db_stmt *st)
 int db_exec(struct db_stmt *st)
 {
     bool row;
-    int rc = db_step(st, &row);
+    int rc;
+    if (st->writes && !st->s->in_tx && audit_waits(st->s))
+        return run_alone(st, false);
+    rc = db_step(st, &row);
     db_done(st);
     return rc;
 }
@@ -111,7 +164,10 @@ int db_exec(struct db_stmt *st)
 int db_exec_one(struct db_stmt *st)
 {
     bool row;
-    int rc = db_step(st, &row);
+    int rc;
+    if (st->writes && !st->s->in_tx && audit_waits(st->s))
+        return run_alone(st, true);
+    rc = db_step(st, &row);
     if (!rc && db_changes(st) == 0)
         rc = ERR_NOT_FOUND;
     db_done(st);
@@ -154,7 +210,12 @@ int db_one(struct store *s, const char *sql, const struct store_tenant *t, const
 /* See driver.h. */
 int db_begin(struct store *s, enum db_tx kind)
 {
-    return s->drv->begin(s, kind);
+    int rc = s->drv->begin(s, kind);
+    if (!rc) {
+        s->in_tx = true;
+        s->tx_write = kind == DB_TX_WRITE;
+    }
+    return rc;
 }
 
 /* See driver.h. */
@@ -166,12 +227,25 @@ enum db_dialect db_dialect(struct store *s)
 /* See driver.h. */
 int db_commit(struct store *s)
 {
-    return s->drv->commit(s);
+    bool wrote = false;
+    int rc = 0;
+    if (s->in_tx && s->tx_write && audit_waits(s)) {
+        wrote = true;
+        rc = audit_now(s);
+    }
+    if (!rc)
+        rc = s->drv->commit(s);
+    if (rc && wrote)
+        s->audit->written = false; /* nothing of it was kept: the caller rolls back */
+    if (!rc)
+        s->in_tx = false;
+    return rc;
 }
 
 /* See driver.h. */
 int db_rollback(struct store *s)
 {
+    s->in_tx = false;
     return s->drv->rollback(s);
 }
 

@@ -22,6 +22,8 @@
 /* A prepared statement of one connection. Each driver's own struct starts with this one. */
 struct db_stmt {
     const struct db_driver *drv;
+    struct store *s; /* set by db_prepare() */
+    bool writes;     /* an INSERT, UPDATE or DELETE (db_prepare()) */
 };
 
 enum db_tx {

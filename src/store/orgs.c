@@ -14,7 +14,7 @@
 #define ORG_COLS "id, slug, tier, credits, created_at"
 #define KEY_COLS                                                                                   \
     "k.id, k.org_id, k.mode, k.hash, k.last4, k.scopes, k.created_at, coalesce(k.expires_at, 0),"  \
-    " coalesce(k.revoked_at, 0)"
+    " coalesce(k.revoked_at, 0), k.name, coalesce(k.created_by, ''), coalesce(k.last_used_at, 0)"
 
 /* The five org columns starting at column 'col' of the current row. */
 static void org_cols(struct db_stmt *st, int col, struct store_org *out)
@@ -218,7 +218,8 @@ int keys_create(struct store *s, const struct store_key *k)
 {
     struct db_stmt *st =
         db_prepare(s, "INSERT INTO api_keys (id, org_id, mode, hash, last4, scopes, created_at,"
-                      " expires_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULL)");
+                      " expires_at, revoked_at, name, created_by) VALUES ($1, $2, $3, $4, $5, $6,"
+                      " $7, $8, NULL, $9, $10)");
     if (!st)
         return ERR_STORE;
     db_bind_text(st, 1, k->id);
@@ -232,10 +233,12 @@ int keys_create(struct store *s, const struct store_key *k)
         db_bind_int64(st, 8, k->expires_at);
     else
         db_bind_null(st, 8);
+    db_bind_text(st, 9, k->name);
+    db_bind_text(st, 10, k->created_by[0] ? k->created_by : NULL);
     return db_exec(st);
 }
 
-/* The nine key columns (KEY_COLS) of the current row. */
+/* The twelve key columns (KEY_COLS) of the current row. */
 static void read_key(struct db_stmt *st, struct store_key *out)
 {
     size_t len;
@@ -251,6 +254,9 @@ static void read_key(struct db_stmt *st, struct store_key *out)
     out->created_at = db_int64(st, 6);
     out->expires_at = db_int64(st, 7);
     out->revoked_at = db_int64(st, 8);
+    db_copy(st, 9, out->name, sizeof(out->name));
+    db_copy(st, 10, out->created_by, sizeof(out->created_by));
+    out->last_used_at = db_int64(st, 11);
 }
 
 /* See store_int.h. */
@@ -284,7 +290,7 @@ int keys_auth(struct store *s, const unsigned char hash[32], struct store_key *k
     rc = db_step(st, &row);
     if (!rc && row) {
         read_key(st, key);
-        org_cols(st, 9, org);
+        org_cols(st, 12, org);
     }
     db_done(st);
     return rc ? rc : row ? 0 : ERR_NOT_FOUND;
@@ -329,4 +335,62 @@ int keys_revoke(struct store *s, const char *key_id, int64_t now)
     db_bind_text(st, 1, key_id);
     db_bind_int64(st, 2, now);
     return db_exec_one(st);
+}
+
+/* See store_int.h. */
+int keys_get(struct store *s, const char *org_id, const char *id, struct store_key *out)
+{
+    struct db_stmt *st =
+        db_prepare(s, "SELECT " KEY_COLS " FROM api_keys k WHERE k.org_id = $1 AND k.id = $2");
+    bool row = false;
+    int rc;
+    if (!st)
+        return ERR_STORE;
+    db_bind_text(st, 1, org_id);
+    db_bind_text(st, 2, id);
+    rc = db_step(st, &row);
+    if (!rc && row)
+        read_key(st, out);
+    db_done(st);
+    return rc ? rc : row ? 0 : ERR_NOT_FOUND;
+}
+
+/* See store_int.h. */
+int keys_page(struct store *s, const char *org_id, int64_t before_t, const char *before_id,
+              unsigned limit, struct arena *a, struct store_key **out, size_t *n, bool *more)
+{
+    struct db_stmt *st = db_prepare(
+        s, "SELECT " KEY_COLS " FROM api_keys k WHERE k.org_id = $1 AND k.revoked_at IS NULL AND"
+           " (CAST($3 AS TEXT) IS NULL OR (k.created_at, k.id) < ($2, $3))"
+           " ORDER BY k.created_at DESC, k.id DESC LIMIT $4");
+    struct store_key *v = arena_alloc(a, ((size_t)limit + 1) * sizeof(*v));
+    size_t len = 0;
+    bool row = false;
+    int rc;
+
+    *n = 0;
+    *more = false;
+    if (!st)
+        return ERR_STORE;
+    db_bind_text(st, 1, org_id);
+    db_bind_int64(st, 2, before_t);
+    db_bind_text(st, 3, before_id);
+    db_bind_int64(st, 4, (int64_t)limit + 1);
+    while (!(rc = db_step(st, &row)) && row && len <= limit)
+        read_key(st, &v[len++]);
+    db_done(st);
+    if (len > limit) {
+        *more = true;
+        len = limit;
+    }
+    *out = v;
+    *n = len;
+    return rc;
+}
+
+/* See store_int.h. */
+int keys_touch(struct store *s, const char *id, int64_t now)
+{
+    const char *texts[] = {id};
+    return db_run(s, "UPDATE api_keys SET last_used_at = $2 WHERE id = $1", texts, 1, &now, 1);
 }

@@ -232,13 +232,13 @@ static struct sq_stmt *lookup(struct store *s, const char *sql)
         if (!st)
             return NULL;
         q = xcalloc(1, sizeof(*q));
-        *q = (struct sq_stmt){{&sqlite_driver}, st, true};
+        *q = (struct sq_stmt){{&sqlite_driver, NULL, false}, st, true};
         return q;
     }
     st = compile(s, sql, true);
     if (!st)
         return NULL;
-    ss->texts[i] = (struct text_stmt){h, xstrdup(sql), {{&sqlite_driver}, st, false}};
+    ss->texts[i] = (struct text_stmt){h, xstrdup(sql), {{&sqlite_driver, NULL, false}, st, false}};
     ss->ntexts++;
     return &ss->texts[i].q;
 }

@@ -1515,3 +1515,111 @@ int store_hook_purge(struct store *s, int64_t before)
 {
     return hook_purge(s, before);
 }
+
+/* ---- People, sessions and the audit log: see store.h ---- */
+int store_key_get(struct store *s, const char *org_id, const char *id, struct store_key *out)
+{
+    return keys_get(s, org_id, id, out);
+}
+int store_key_page(struct store *s, const char *org_id, int64_t before_t, const char *before_id,
+                   unsigned limit, struct arena *a, struct store_key **out, size_t *n, bool *more)
+{
+    return keys_page(s, org_id, before_t, before_id, limit, a, out, n, more);
+}
+int store_key_touch(struct store *s, const char *id, int64_t now)
+{
+    return keys_touch(s, id, now);
+}
+int store_user_create(struct store *s, const struct store_user *u, struct err *e)
+{
+    return users_create(s, u, e);
+}
+int store_user_get(struct store *s, const char *org_id, const char *id, struct store_user *out)
+{
+    return users_get(s, org_id, id, out);
+}
+int store_user_by_email(struct store *s, const char *email, struct store_user *out)
+{
+    return users_by_email(s, email, out);
+}
+int store_user_page(struct store *s, const char *org_id, int64_t before_t, const char *before_id,
+                    unsigned limit, struct arena *a, struct store_user **out, size_t *n, bool *more)
+{
+    return users_page(s, org_id, before_t, before_id, limit, a, out, n, more);
+}
+int store_user_update(struct store *s, const char *org_id, const char *id, const char *name,
+                      int role, int status, int64_t now, struct store_user *out, struct err *e)
+{
+    return users_update(s, org_id, id, name, role, status, now, out, e);
+}
+int store_user_delete(struct store *s, const char *org_id, const char *id, struct err *e)
+{
+    return users_delete(s, org_id, id, e);
+}
+int store_user_password(struct store *s, const char *user_id, struct arena *a, const char **out)
+{
+    return users_password(s, user_id, a, out);
+}
+int store_user_password_set(struct store *s, const char *user_id, const char *encoded, int64_t now)
+{
+    return users_password_set(s, user_id, encoded, now);
+}
+int store_user_token_create(struct store *s, const char *user_id, const unsigned char hash[32],
+                            int64_t expires_at)
+{
+    return users_token_create(s, user_id, hash, expires_at);
+}
+int store_user_token_use(struct store *s, const unsigned char hash[32], const char *encoded,
+                         int64_t now, struct store_user *out)
+{
+    return users_token_use(s, hash, encoded, now, out);
+}
+int store_session_create(struct store *s, const unsigned char hash[32],
+                         const struct store_session *ses, const char *user_id)
+{
+    return sessions_create(s, hash, ses, user_id);
+}
+int store_session_auth(struct store *s, const unsigned char hash[32], struct store_session *ses,
+                       struct store_user *user, struct store_org *org)
+{
+    return sessions_auth(s, hash, ses, user, org);
+}
+int store_session_touch(struct store *s, const char *id, int64_t now)
+{
+    return sessions_touch(s, id, now);
+}
+int store_session_revoke(struct store *s, const char *id, int64_t now)
+{
+    return sessions_revoke(s, id, now);
+}
+int store_signin_failures(struct store *s, const char *email, const char *ip, int64_t since,
+                          int64_t *n)
+{
+    return signin_failures(s, email, ip, since, n);
+}
+int store_signin_fail(struct store *s, const char *email, const char *ip, int64_t now,
+                      int64_t forget_before)
+{
+    return signin_fail(s, email, ip, now, forget_before);
+}
+int store_signin_clear(struct store *s, const char *email, const char *ip)
+{
+    return signin_clear(s, email, ip);
+}
+void store_audit_arm(struct store *s, struct store_audit *a)
+{
+    s->audit = a;
+}
+int store_audit_add(struct store *s, const struct store_audit *a)
+{
+    return audit_insert(s, a);
+}
+int store_audit_list(struct store *s, const char *org_id, const struct store_audit_filter *f,
+                     struct arena *a, struct store_audit **out, size_t *n, bool *more)
+{
+    return audit_list(s, org_id, f, a, out, n, more);
+}
+int store_audit_prune(struct store *s, int64_t before, int64_t *deleted)
+{
+    return audit_prune(s, before, deleted);
+}

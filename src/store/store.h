@@ -44,8 +44,11 @@ struct store_key {
     char last4[5];
     char scopes[256]; /* comma-separated, "" for full access */
     int64_t created_at;
-    int64_t expires_at; /* 0: never */
-    int64_t revoked_at; /* 0: active */
+    int64_t expires_at;      /* 0: never */
+    int64_t revoked_at;      /* 0: active */
+    char name[128];          /* "" for keys made on the command line */
+    char created_by[ID_MAX]; /* the user who made it from the API; "" the command line */
+    int64_t last_used_at;    /* 0: never (updated at most once a minute) */
 };
 
 enum store_emp_status { STORE_EMP_IDLE, STORE_EMP_ACTIVE, STORE_EMP_OFFLINE };
@@ -281,6 +284,147 @@ int store_key_auth(struct store *s, const unsigned char hash[32], struct store_k
 int store_key_list(struct store *s, const char *org_id, struct arena *a, struct store_key **out,
                    size_t *n);
 int store_key_revoke(struct store *s, const char *key_id, int64_t now);
+/* One key of 'org_id' (revoked ones too); ERR_NOT_FOUND when absent or another's. */
+int store_key_get(struct store *s, const char *org_id, const char *id, struct store_key *out);
+/* The organization's keys not revoked, newest first, 'limit' after the cursor (before_t,
+ * before_id; 0/NULL: from the newest); '*more' when there are further ones. */
+int store_key_page(struct store *s, const char *org_id, int64_t before_t, const char *before_id,
+                   unsigned limit, struct arena *a, struct store_key **out, size_t *n, bool *more);
+/* Record that key 'id' was used at 'now'. */
+int store_key_touch(struct store *s, const char *id, int64_t now);
+
+/* ---- People, their sessions and the audit log (contract §20) ---- */
+
+/* Ranked: a role may do what every role below it may. */
+enum store_role {
+    STORE_ROLE_VIEWER,
+    STORE_ROLE_MEMBER,
+    STORE_ROLE_DEVELOPER,
+    STORE_ROLE_ADMIN,
+    STORE_ROLE_OWNER,
+    STORE_ROLE_COUNT
+};
+const char *store_role_name(int role);       /* "viewer" ... "owner" */
+int store_role_parse(const char *name);      /* -1 when none */
+extern const char *const store_role_names[]; /* NULL-terminated, in rank order */
+
+enum store_user_status { STORE_USER_ACTIVE, STORE_USER_DISABLED };
+
+struct store_user {
+    char id[ID_MAX];
+    char org_id[ID_MAX];
+    char email[256]; /* lower case */
+    char name[128];
+    int role;   /* enum store_role */
+    int status; /* enum store_user_status */
+    bool has_password;
+    int64_t created_at;
+    int64_t updated_at;
+    int64_t last_login_at; /* 0: never */
+};
+
+/* Insert 'u' (id, org, email, role, times set); 409 user_exists when its email is taken. */
+int store_user_create(struct store *s, const struct store_user *u, struct err *e);
+/* The user 'id' of 'org_id'; ERR_NOT_FOUND when absent or another organization's. */
+int store_user_get(struct store *s, const char *org_id, const char *id, struct store_user *out);
+/* The user with 'email' (lower case), in any organization; ERR_NOT_FOUND when none. */
+int store_user_by_email(struct store *s, const char *email, struct store_user *out);
+/* The users of 'org_id', newest first, as store_key_page(). */
+int store_user_page(struct store *s, const char *org_id, int64_t before_t, const char *before_id,
+                    unsigned limit, struct arena *a, struct store_user **out, size_t *n,
+                    bool *more);
+/* Change user 'id' of 'org_id': its name (NULL: kept), role and status (-1: kept). A change that
+ * would leave the organization without an active owner is 409 last_owner; disabling a user
+ * revokes its sessions. '*out' is the user after. */
+int store_user_update(struct store *s, const char *org_id, const char *id, const char *name,
+                      int role, int status, int64_t now, struct store_user *out, struct err *e);
+/* Delete user 'id' of 'org_id' with its sessions and tokens; 409 last_owner for the last active
+ * owner. */
+int store_user_delete(struct store *s, const char *org_id, const char *id, struct err *e);
+/* The argon2id encoding of the user's password, or NULL (none set), from 'a'. */
+int store_user_password(struct store *s, const char *user_id, struct arena *a, const char **out);
+/* Set the user's password encoding and revoke every session of the user. */
+int store_user_password_set(struct store *s, const char *user_id, const char *encoded, int64_t now);
+/* Keep a set-password token (its keyed hash) for 'user_id' until 'expires_at'. */
+int store_user_token_create(struct store *s, const char *user_id, const unsigned char hash[32],
+                            int64_t expires_at);
+/* Use up the token whose hash is 'hash' and set the password of its user (sessions revoked), in
+ * one transaction; ERR_NOT_FOUND when it is unknown, used or expired. '*out': the user. */
+int store_user_token_use(struct store *s, const unsigned char hash[32], const char *encoded,
+                         int64_t now, struct store_user *out);
+
+struct store_session {
+    char id[ID_MAX];
+    char method[16]; /* "password" | "oidc" */
+    int64_t created_at;
+    int64_t seen_at;
+    int64_t expires_at; /* absolute */
+    int64_t revoked_at; /* 0: live */
+};
+/* Keep a new session (its keyed hash) of user 'user_id' and record the sign-in time. */
+int store_session_create(struct store *s, const unsigned char hash[32],
+                         const struct store_session *ses, const char *user_id);
+/* The session with 'hash', its user and the user's organization, in one read. */
+int store_session_auth(struct store *s, const unsigned char hash[32], struct store_session *ses,
+                       struct store_user *user, struct store_org *org);
+int store_session_touch(struct store *s, const char *id, int64_t now);
+int store_session_revoke(struct store *s, const char *id, int64_t now);
+
+/* Failed sign-ins of the pair (email, ip) since 'since'. */
+int store_signin_failures(struct store *s, const char *email, const char *ip, int64_t since,
+                          int64_t *n);
+/* Record one failed sign-in (and forget the pair's failures older than 'forget_before'). */
+int store_signin_fail(struct store *s, const char *email, const char *ip, int64_t now,
+                      int64_t forget_before);
+/* Forget the pair's failures (a sign-in succeeded). */
+int store_signin_clear(struct store *s, const char *email, const char *ip);
+
+enum store_actor {
+    STORE_ACTOR_USER,
+    STORE_ACTOR_API_KEY,
+    STORE_ACTOR_CLI,
+    STORE_ACTOR_EMPLOYEE,
+    STORE_ACTOR_STRIPE,
+    STORE_ACTOR_SYSTEM
+};
+extern const char *const store_actor_names[]; /* NULL-terminated */
+
+/* One entry of the audit log, or the context of one: the texts are borrowed. */
+struct store_audit {
+    struct store_tenant tenant;
+    int actor_type; /* enum store_actor */
+    const char *actor_id;
+    const char *actor_label;
+    const char *action; /* "workflow.update" */
+    const char *target_type;
+    const char *target_id; /* NULL: none (or not known before the change: see below) */
+    const char *ip;
+    const char *user_agent;
+    const char *request_id;
+    int64_t created_at; /* read back; 0 when writing: now */
+    const char *id;     /* read back */
+    bool written;       /* the armed context wrote its entry */
+};
+/*
+ * Arm 'a' on handle 's' (NULL disarms): the first write transaction committed on 's' while it
+ * is armed writes the entry 'a' in that transaction (a single write statement outside a
+ * transaction is given one), and sets a->written. 'a' must outlive the arming.
+ */
+void store_audit_arm(struct store *s, struct store_audit *a);
+/* Write entry 'a' now (in the caller's transaction when one is open). */
+int store_audit_add(struct store *s, const struct store_audit *a);
+struct store_audit_filter {
+    const char *actor_id, *action, *target_id; /* NULL: any */
+    int64_t since;                             /* 0: any */
+    int64_t before_t;
+    const char *before_id;
+    unsigned limit;
+};
+/* The entries of 'org_id' (both modes), newest first. */
+int store_audit_list(struct store *s, const char *org_id, const struct store_audit_filter *f,
+                     struct arena *a, struct store_audit **out, size_t *n, bool *more);
+/* Delete the entries older than 'before' (the retention; the only deletion there is). */
+int store_audit_prune(struct store *s, int64_t before, int64_t *deleted);
 
 /* ---- Employees ---- */
 int store_employee_list(struct store *s, const struct store_tenant *t,

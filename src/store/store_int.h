@@ -41,6 +41,11 @@ struct store {
     const struct store_ops *ops;
     const struct db_driver *drv; /* the operations written once (orgs.c, ...) run on it */
     int64_t seen_version;        /* data_version when store_generation() last looked */
+    /* The audit context armed on this handle (store_audit_arm), or NULL; and the transaction
+     * db_begin() opened (db.c writes the armed entry at its commit). */
+    struct store_audit *audit;
+    bool in_tx;
+    bool tx_write;
 };
 
 /* The first 'max' (at least 1) jobs of the non-empty queue 'head'/'tail', as a list of their own;
@@ -100,6 +105,41 @@ int keys_auth(struct store *s, const unsigned char hash[32], struct store_key *k
 int keys_list(struct store *s, const char *org_id, struct arena *a, struct store_key **out,
               size_t *n);
 int keys_revoke(struct store *s, const char *key_id, int64_t now);
+int keys_get(struct store *s, const char *org_id, const char *id, struct store_key *out);
+int keys_page(struct store *s, const char *org_id, int64_t before_t, const char *before_id,
+              unsigned limit, struct arena *a, struct store_key **out, size_t *n, bool *more);
+int keys_touch(struct store *s, const char *id, int64_t now);
+
+/* users.c: people, sessions and the audit log (see store.h for each). */
+int users_create(struct store *s, const struct store_user *u, struct err *e);
+int users_get(struct store *s, const char *org_id, const char *id, struct store_user *out);
+int users_by_email(struct store *s, const char *email, struct store_user *out);
+int users_page(struct store *s, const char *org_id, int64_t before_t, const char *before_id,
+               unsigned limit, struct arena *a, struct store_user **out, size_t *n, bool *more);
+int users_update(struct store *s, const char *org_id, const char *id, const char *name, int role,
+                 int status, int64_t now, struct store_user *out, struct err *e);
+int users_delete(struct store *s, const char *org_id, const char *id, struct err *e);
+int users_password(struct store *s, const char *user_id, struct arena *a, const char **out);
+int users_password_set(struct store *s, const char *user_id, const char *encoded, int64_t now);
+int users_token_create(struct store *s, const char *user_id, const unsigned char hash[32],
+                       int64_t expires_at);
+int users_token_use(struct store *s, const unsigned char hash[32], const char *encoded, int64_t now,
+                    struct store_user *out);
+int sessions_create(struct store *s, const unsigned char hash[32], const struct store_session *ses,
+                    const char *user_id);
+int sessions_auth(struct store *s, const unsigned char hash[32], struct store_session *ses,
+                  struct store_user *user, struct store_org *org);
+int sessions_touch(struct store *s, const char *id, int64_t now);
+int sessions_revoke(struct store *s, const char *id, int64_t now);
+int signin_failures(struct store *s, const char *email, const char *ip, int64_t since, int64_t *n);
+int signin_fail(struct store *s, const char *email, const char *ip, int64_t now,
+                int64_t forget_before);
+int signin_clear(struct store *s, const char *email, const char *ip);
+/* The one writer of the audit log: entry 'a' in the current transaction (or alone). */
+int audit_insert(struct store *s, const struct store_audit *a);
+int audit_list(struct store *s, const char *org_id, const struct store_audit_filter *f,
+               struct arena *a, struct store_audit **out, size_t *n, bool *more);
+int audit_prune(struct store *s, int64_t before, int64_t *deleted);
 
 /* Move employee 'employee_id''s count of work in hand by 'delta' (never below 0). */
 int employees_busy(struct store *s, const struct store_tenant *t, const char *employee_id,

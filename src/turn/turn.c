@@ -734,7 +734,7 @@ static void approval_of(const struct turn *j, const struct act_call *c,
     p->tool = row->tool;
     p->arguments = c->arguments;
     p->status = "pending";
-    p->requested_by_type = j->requested_by ? "key" : "system";
+    p->requested_by_type = act_requester_type(j->requested_by);
     p->requested_by_id = j->requested_by;
     p->conversation_id = j->conv_id;
     p->message_id = j->reply_id;
