@@ -611,22 +611,24 @@ def build_schemas():
         "name": string("The organization's slug (`^[a-z0-9][a-z0-9-]{0,62}$`)."),
         "tier": S("SubscriptionTier"),
         "credits_remaining": integer("Credit balance; never below 0.", minimum=0),
-        "key": obj({
+        "key": nullable(obj({
             "id": S("KeyId"),
             "mode": {"type": "string", "enum": ["live", "test"]},
             "last4": string("Last 4 characters of the secret key.", pattern="^[0-9A-Za-z]{4}$"),
             "scopes": {"type": "array", "items": S("Scope"), "uniqueItems": True,
                        "description": "Empty when the key has no scopes (full access)."},
         }, required=["id", "mode", "last4", "scopes"],
-            description="The key that made this request (never the secret)."),
+            description="The key that made this request (never the secret); null for a "
+                        "person's session.")),
+        "user": nullable(S("User")),
         "rate_limits": obj({
             "requests_per_minute": integer(minimum=1),
             "burst": integer(minimum=1),
             "concurrent": integer(minimum=1),
         }, required=["requests_per_minute", "burst", "concurrent"],
             description="The limits that apply to this key (test keys: always Starter)."),
-    }, required=["id", "name", "tier", "credits_remaining", "key", "rate_limits"],
-        description="The organization and key behind the request.")
+    }, required=["id", "name", "tier", "credits_remaining", "key", "user", "rate_limits"],
+        description="The organization and key (or signed-in user) behind the request.")
 
     # --- employees --------------------------------------------------------
     s["EmployeeCategory"] = {"type": "string", "enum": CATEGORIES}
@@ -876,6 +878,131 @@ def build_schemas():
         "has_more": {"type": "boolean"},
         "next_cursor": nullable(S("Cursor")),
     }, required=["approvals", "has_more", "next_cursor"], description="Newest first.")
+    # --- people, sessions, keys and the audit log (contract §20) ----------------
+    role = {"type": "string", "enum": ["owner", "admin", "developer", "member", "viewer"],
+            "description": "What the user may do: `viewer` reads what the organization holds "
+                           "except secrets, users, keys and the audit log; `member` also "
+                           "chats, creates tasks, uploads, runs workflows and decides the "
+                           "approvals of what it started; `developer` also manages workflows, "
+                           "webhooks, MCP servers, integrations and test keys; `admin` also "
+                           "manages users, live keys and employees, decides any approval and "
+                           "reads the audit log; `owner` also billing. Each operation's least "
+                           "role is `x-workforce-role`."}
+    s["Role"] = role
+    s["User"] = obj({
+        "id": string("`usr_...`."),
+        "object": {"type": "string", "const": "user"},
+        "email": string("Lower case; unique on the server."),
+        "name": string(),
+        "role": S("Role"),
+        "status": {"type": "string", "enum": ["active", "disabled"],
+                   "description": "A disabled user cannot sign in; its sessions ended."},
+        "created_at": S("Timestamp"),
+        "last_login_at": nullable(S("Timestamp")),
+    }, required=["id", "object", "email", "name", "role", "status", "created_at",
+                 "last_login_at"], description="A person of the organization.")
+    s["UserList"] = obj({
+        "users": {"type": "array", "items": S("User")},
+        "has_more": {"type": "boolean"},
+        "next_cursor": nullable(S("Cursor")),
+    }, required=["users", "has_more", "next_cursor"], description="Newest first.")
+    s["UserInvitation"] = obj({
+        "user": S("User"),
+        "set_password_url": string("`{public_url}/console/#/set-password?token=...`: answered "
+                                   "once (an `Idempotency-Key` replay answers it from a sealed "
+                                   "copy), used once, valid 24 hours.", format="uri"),
+    }, required=["user", "set_password_url"], description="An invited user and its link.")
+    s["UserCreate"] = PO({
+        "email": P("The person's email; stored in lower case."),
+        "role": P("At most the inviter's own role; only an owner invites an owner."),
+        "name": P(),
+    }, examples=[{"email": "sam@example.com", "role": "member", "name": "Sam"}])
+    s["UserUpdate"] = PO({
+        "email": P("Not changeable (400): invite the new address instead."),
+        "name": P(),
+        "role": P("At most the changer's own role; only an owner gives or takes `owner`; the "
+                  "last active owner keeps it (409 `last_owner`)."),
+        "status": P("`disabled` ends the user's sessions; the last active owner cannot be "
+                    "disabled."),
+    })
+    s["SetPassword"] = PO({
+        "token": P("The `token` of a set-password link."),
+        "password": P("12 to 256 bytes."),
+    })
+    s["ChangePassword"] = PO({
+        "current_password": P(),
+        "new_password": P("12 to 256 bytes."),
+    })
+    s["SignIn"] = PO({
+        "email": P(),
+        "password": P(),
+    }, examples=[{"email": "sam@example.com", "password": "correct horse battery"}])
+    s["Session"] = obj({
+        "object": {"type": "string", "const": "session"},
+        "user": S("User"),
+        "csrf_token": string("Send it in `X-CSRF-Token` with every request of the session that "
+                             "changes anything."),
+        "expires_at": S("Timestamp"),
+        "mode": {"type": "string", "enum": ["live", "test"],
+                 "description": "`live` unless the request said `Workforce-Mode: test`."},
+    }, required=["object", "user", "csrf_token", "expires_at", "mode"],
+        description="A person's session: the cookie `wf_session` names it.")
+    s["ApiKey"] = obj({
+        "id": string("`key_...`."),
+        "object": {"type": "string", "const": "api_key"},
+        "name": string("Empty for keys made on the command line."),
+        "mode": {"type": "string", "enum": ["live", "test"]},
+        "last4": string("The key's last four characters."),
+        "scopes": {"type": "array", "items": S("Scope"),
+                   "description": "Empty: every scope but `approvals` and `audit`, which a key "
+                                  "has only when they are named."},
+        "created_by": nullable(string("The user who made it; null for the command line.")),
+        "created_at": S("Timestamp"),
+        "last_used_at": nullable(S("Timestamp")),
+        "expires_at": nullable(S("Timestamp")),
+        "key": string("The secret: in the answer of its creation only."),
+    }, required=["id", "object", "name", "mode", "last4", "scopes", "created_by", "created_at",
+                 "last_used_at", "expires_at"], description="An API key of the organization.")
+    s["ApiKeyList"] = obj({
+        "api_keys": {"type": "array", "items": S("ApiKey")},
+        "has_more": {"type": "boolean"},
+        "next_cursor": nullable(S("Cursor")),
+    }, required=["api_keys", "has_more", "next_cursor"],
+        description="The keys not deleted, newest first.")
+    s["ApiKeyCreate"] = PO({
+        "name": P("What the key is for."),
+        "mode": P("`test` keys: developers and above; `live` keys: admins and above."),
+        "scopes": P("Scope names; none: every scope but `approvals` and `audit`."),
+        "expires_at": P("Unix seconds; in the future."),
+    }, examples=[{"name": "ci", "mode": "test", "scopes": ["chat", "tasks"]}])
+    actor_obj = obj({
+        "type": {"type": "string", "enum": ["user", "api_key", "cli", "employee", "stripe",
+                                            "system"]},
+        "id": string(),
+        "label": string("An email, a key's prefix and last four characters, ..."),
+    }, required=["type", "id", "label"])
+    s["AuditEvent"] = obj({
+        "id": string("`aud_...`."),
+        "object": {"type": "string", "const": "audit_event"},
+        "actor": actor_obj,
+        "action": string("`<resource>.<verb>`: `workflow.update`, `api_key.create`, "
+                         "`session.create`, `session.create_failed`, ..."),
+        "target": {"oneOf": [obj({"type": string(), "id": nullable(string())},
+                                 required=["type", "id"]), {"type": "null"}]},
+        "mode": {"type": "string", "enum": ["live", "test"]},
+        "ip": nullable(string("The client's address (`X-Forwarded-For` only from "
+                              "`WORKFORCE_TRUSTED_PROXIES`).")),
+        "user_agent": nullable(string()),
+        "request_id": nullable(string()),
+        "created_at": S("Timestamp"),
+    }, required=["id", "object", "actor", "action", "target", "mode", "ip", "user_agent",
+                 "request_id", "created_at"],
+        description="One entry of the append-only audit log; it never holds a secret.")
+    s["AuditEventList"] = obj({
+        "audit_events": {"type": "array", "items": S("AuditEvent")},
+        "has_more": {"type": "boolean"},
+        "next_cursor": nullable(S("Cursor")),
+    }, required=["audit_events", "has_more", "next_cursor"], description="Newest first.")
     s["ApprovalApprove"] = PO({
         "arguments": {"type": "object", "additionalProperties": True,
                       "description": "Edited arguments the call runs with instead of the "
@@ -2382,6 +2509,8 @@ class Spec:
             o["x-workforce-status"] = "planned"
         if auth and scope:
             o["x-workforce-scope"] = scope
+        if route and auth:
+            o["x-workforce-role"] = route["role"]
         if not auth:
             o["security"] = []
         plist = list(params)
@@ -2625,6 +2754,95 @@ def build_paths():
                        "parameters (an empty body or `{}`).",
            body=json_content("Empty"), ok=ok_json("McpServer", "The server, read again."),
            codes=["mcp_server_not_found"], bad_param="id")
+    # --- people (contract §20) ----------------------------------------------------
+    sess_note = ("With a session only: a key gets 403 `permission_denied` (keys never manage "
+                 "keys nor people). ")
+    csrf_note = ("A request of a session that changes anything sends `X-CSRF-Token` (403 "
+                 "`csrf_token_invalid`). ")
+    sp.add("post", "/v1/sessions", "createSession", "Sign in", "People", built=True,
+           description="Checks the email and password. Every failure is 401 "
+                       "`invalid_credentials`, whatever was wrong; 10 failures of one email "
+                       "from one address within 15 minutes lock that pair out (429 "
+                       "`too_many_sign_in_attempts`). Sets the cookie `wf_session` (HttpOnly, "
+                       "SameSite=Lax, Secure behind https): a new session at every sign-in, "
+                       "idle 12 hours, at most 7 days.",
+           body=json_content("SignIn"), body_required=True,
+           ok=ok_json("Session", "Signed in."),
+           codes=["invalid_credentials", "too_many_sign_in_attempts"], bad_param="email")
+    sp.add("get", "/v1/sessions/current", "getCurrentSession", "The current session", "People",
+           built=True, description=sess_note,
+           ok=ok_json("Session", "The session, with its CSRF token."),
+           codes=["invalid_session"])
+    sp.add("delete", "/v1/sessions/current", "deleteCurrentSession", "Sign out", "People",
+           built=True, description=sess_note + csrf_note + "The session ends; the cookie is "
+                                                          "cleared.",
+           ok=ok_json("Deleted", "Signed out."), codes=["invalid_session", "csrf_token_invalid"])
+    usr_id = path_param("id", "User id (`usr_...`).")
+    sp.add("post", "/v1/users", "createUser", "Invite a user", "People", built=True,
+           description=sess_note + csrf_note + "The answer holds a link to set a password, once.",
+           body=json_content("UserCreate"), body_required=True,
+           ok=ok_json("UserInvitation", "The user and its link."),
+           codes=["user_exists", "invalid_session", "csrf_token_invalid"], bad_param="email")
+    sp.add("get", "/v1/users", "listUsers", "List users", "People", built=True,
+           description=sess_note + "Newest first.",
+           params=[ref("parameters", "ListLimit"), ref("parameters", "Before")],
+           ok=ok_json("UserList", "A page of users."), codes=["invalid_session"],
+           bad_param="limit")
+    sp.add("post", "/v1/users/set_password", "setUserPassword", "Set a password from a link",
+           "People", built=True,
+           description="Uses up the token of a set-password link; every session of the user "
+                       "ends.",
+           body=json_content("SetPassword"), body_required=True,
+           ok=ok_json("User", "The user."), codes=["invalid_token"], bad_param="password")
+    sp.add("post", "/v1/users/me/password", "changeMyPassword", "Change one's password",
+           "People", built=True,
+           description=sess_note + csrf_note + "Every session of the user ends, this one too.",
+           body=json_content("ChangePassword"), body_required=True,
+           ok=ok_json("User", "The user."), codes=["invalid_session", "csrf_token_invalid"],
+           bad_param="current_password")
+    sp.add("get", "/v1/users/{id}", "getUser", "Get a user", "People", built=True,
+           description=sess_note, params=[usr_id], ok=ok_json("User", "The user."),
+           codes=["user_not_found", "invalid_session"])
+    sp.add("patch", "/v1/users/{id}", "updateUser", "Change a user", "People", built=True,
+           description=sess_note + csrf_note, params=[usr_id],
+           body=json_content("UserUpdate"), ok=ok_json("User", "The user."),
+           codes=["user_not_found", "last_owner", "invalid_session", "csrf_token_invalid"],
+           bad_param="role")
+    sp.add("delete", "/v1/users/{id}", "deleteUser", "Remove a user", "People", built=True,
+           description=sess_note + csrf_note + "Its sessions end; the last active owner cannot "
+                                              "be removed.",
+           params=[usr_id], ok=ok_json("Deleted", "Removed."),
+           codes=["user_not_found", "last_owner", "invalid_session", "csrf_token_invalid"])
+    key_id = path_param("id", "API key id (`key_...`).")
+    sp.add("post", "/v1/api_keys", "createApiKey", "Create an API key", "People", built=True,
+           description=sess_note + csrf_note + "The secret is answered once (an "
+                       "`Idempotency-Key` replay answers it from a sealed copy).",
+           body=json_content("ApiKeyCreate"), body_required=True,
+           ok=ok_json("ApiKey", "The key, with its secret."),
+           codes=["invalid_session", "csrf_token_invalid"], bad_param="scopes")
+    sp.add("get", "/v1/api_keys", "listApiKeys", "List API keys", "People", built=True,
+           description=sess_note + "The keys not deleted, newest first.",
+           params=[ref("parameters", "ListLimit"), ref("parameters", "Before")],
+           ok=ok_json("ApiKeyList", "A page of keys."), codes=["invalid_session"],
+           bad_param="limit")
+    sp.add("delete", "/v1/api_keys/{id}", "deleteApiKey", "Delete an API key", "People",
+           built=True, description=sess_note + csrf_note + "The key stops working on every "
+                                                          "node within a second.",
+           params=[key_id], ok=ok_json("Deleted", "Deleted."),
+           codes=["api_key_not_found", "invalid_session", "csrf_token_invalid"])
+    sp.add("get", "/v1/audit_events", "listAuditEvents", "Read the audit log", "People",
+           built=True,
+           description="Admins and owners with a session, or a key whose scopes name `audit` "
+                       "(a key without scopes does not read it). Newest first, both modes. "
+                       "Kept " + settings_text("@setting(WORKFORCE_AUDIT_DAYS)") + " days; no "
+                       "operation changes or deletes an entry.",
+           params=[query_param("actor_id", "One actor's entries.", {"type": "string"}),
+                   query_param("action", "One action (`workflow.update`).", {"type": "string"}),
+                   query_param("target_id", "One target's entries.", {"type": "string"}),
+                   query_param("since", "Entries at or after this time (Unix seconds).",
+                               {"type": "string"}),
+                   ref("parameters", "ListLimit"), ref("parameters", "Before")],
+           ok=ok_json("AuditEventList", "A page of entries."), bad_param="since")
     apr_id = path_param("id", "Approval id (`apr_...`).")
     decide_note = ("Needs a key whose scopes name `approvals` (a key without scopes does not "
                    "decide: 403). A chat turn whose approvals are then all decided goes on at "
@@ -3756,6 +3974,13 @@ TAGS = [
                     "`WORKFORCE_MCP_ALLOW_PRIVATE=1`, and cloud metadata addresses "
                     "(169.254.0.0/16, fd00:ec2::/32) always. Redirects are not followed; "
                     "proxies are not used."),
+    ("People", "Users and their roles, sign-in with sessions, API keys and the audit log. A "
+               "request with an `Authorization` header is judged by its key; one without it "
+               "may name a session in the cookie `wf_session`, then its user's role decides "
+               "(`x-workforce-role` of each operation), and a request that changes anything "
+               "sends the session's `X-CSRF-Token`. A person is limited per user ("
+               + settings_text("@setting(WORKFORCE_SESSION_RATE_LIMIT)") + " a minute/burst/"
+               "concurrent), apart from the organization's keys."),
     ("Operations", "Health, readiness, metrics and documentation; no API key."),
     ("Console", "The web console and the rendered API reference, served by the binary; no API "
                 "key (the console asks for one and keeps it in the browser)."),
@@ -3774,11 +3999,20 @@ def build():
             "description": INFO_DESCRIPTION,
         },
         "servers": [{"url": "/", "description": "The server that serves this document."}],
-        "security": [{"bearerAuth": []}],
+        "security": [{"bearerAuth": []}, {"sessionCookie": []}],
         "tags": [{"name": n, "description": d} for n, d in TAGS],
         "paths": {p: sp.paths[p] for p in sorted(sp.paths)},
         "components": {
             "securitySchemes": {
+                "sessionCookie": {
+                    "type": "apiKey",
+                    "in": "cookie",
+                    "name": "wf_session",
+                    "description": "A person's session (`POST /v1/sessions`). Used only when "
+                                   "no `Authorization` header is sent. A request that changes "
+                                   "anything also sends `X-CSRF-Token`. Ended or expired: 401 "
+                                   "`invalid_session`.",
+                },
                 "bearerAuth": {
                     "type": "http",
                     "scheme": "bearer",

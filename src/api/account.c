@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * account.c: GET /v1/account (contract §3): the organization, its balance, the calling key
- * (id, mode, last 4 characters, scopes; never the secret) and the limits that apply to it.
+ * (id, mode, last 4 characters, scopes; never the secret) or the signed-in user (a session:
+ * `key` null), and the limits that apply to it.
  */
 #include "api.h"
 
+#include "../core/buf.h"
 #include "../core/config.h"
 
 #include <string.h>
@@ -31,7 +33,21 @@ int api_account_get(struct router_req *r, struct err *e)
             s++;
     }
     jo_set(key, "scopes", scopes);
-    jo_set(o, "key", key);
+    if (r->by_session) {
+        /* a person's session (contract §20): no key; the signed-in user */
+        struct buf b;
+        struct jw w;
+        json_decref(key);
+        jo_null(o, "key");
+        buf_init(&b, 16 * 1024);
+        jw_init(&w, &b);
+        api_user_write(&w, &r->user);
+        jo_set(o, "user", jw_finish(&w) ? json_null() : jo_parse_or_null(buf_ptr(&b)));
+        buf_cleanup(&b);
+    } else {
+        jo_set(o, "key", key);
+        jo_null(o, "user");
+    }
     jo_int(limits, "requests_per_minute", r->limits.per_minute);
     jo_int(limits, "burst", r->limits.burst);
     jo_int(limits, "concurrent", r->limits.concurrent);

@@ -208,8 +208,6 @@ int api_keys_delete(struct router_req *r, struct err *e)
     jw_obj(&w);
     jw_key(&w, "id");
     jw_str(&w, k.id);
-    jw_key(&w, "object");
-    jw_str(&w, "api_key");
     jw_key(&w, "deleted");
     jw_bool(&w, true);
     jw_obj_end(&w);

@@ -142,6 +142,11 @@ static json_t *describe_route(const struct route *rt)
     json_object_set_new(o, "events", json_boolean(rt->flags & ROUTE_EVENTS));
     json_object_set_new(o, "openai", json_boolean(rt->flags & ROUTE_OPENAI));
     json_object_set_new(o, "raw_body", json_boolean(rt->flags & ROUTE_RAW_BODY));
+    /* contract §20: the least role of a session, keys refused, the audit entry, sealed replay */
+    json_object_set_new(o, "role", json_string(store_role_name(rt->role)));
+    json_object_set_new(o, "session_only", json_boolean(rt->flags & ROUTE_SESSION_ONLY));
+    json_object_set_new(o, "audit", rt->audit ? json_string(rt->audit) : json_null());
+    json_object_set_new(o, "secret_answer", json_boolean(rt->flags & ROUTE_SECRET_ANSWER));
     for (size_t i = 0; rt->query && rt->query[i].name; i++)
         json_array_append_new(q, json_pack("{s:s,s:s,s:o}", "name", rt->query[i].name, "kind",
                                            qtype_names[rt->query[i].type], "schema",

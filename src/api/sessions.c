@@ -152,13 +152,14 @@ static int failed(struct router_req *r, const char *email, const char *ip,
                   const struct store_user *u, struct err *e)
 {
     int64_t now = clock_now_ms();
-    if (store_signin_fail(r->store, email, ip, now, now - FAIL_WINDOW_MS))
-        log_warn("request %s: a failed sign-in could not be counted", r->request_id);
+    struct store_audit a;
+
+    /* the failure counts and, when the email is a user's, is an entry of its organization's
+     * log: both in one transaction */
+    memset(&a, 0, sizeof(a));
     if (u) {
-        struct store_audit a;
-        memset(&a, 0, sizeof(a));
         router_audit_actor(r, &a);
-        snprintf(a.tenant.org_id, sizeof(a.tenant.org_id), "%s", u->org_id);
+        memcpy(a.tenant.org_id, u->org_id, sizeof(a.tenant.org_id));
         a.tenant.mode = STORE_LIVE;
         a.actor_type = STORE_ACTOR_USER;
         a.actor_id = u->id;
@@ -166,10 +167,11 @@ static int failed(struct router_req *r, const char *email, const char *ip,
         a.action = "session.create_failed";
         a.target_type = "user";
         a.target_id = u->id;
-        if (store_audit_add(r->store, &a))
-            log_warn("request %s: a failed sign-in could not be written to the audit log",
-                     r->request_id);
+        store_audit_arm(r->store, &a);
     }
+    if (store_signin_fail(r->store, email, ip, now, now - FAIL_WINDOW_MS))
+        log_warn("request %s: a failed sign-in could not be counted", r->request_id);
+    store_audit_arm(r->store, NULL);
     return err_set(e, ERR_AUTH, "invalid_credentials", NULL, "The email or password is wrong.");
 }
 
@@ -266,8 +268,6 @@ int api_sessions_delete(struct router_req *r, struct err *e)
     jw_obj(&w);
     jw_key(&w, "id");
     jw_str(&w, r->session.id);
-    jw_key(&w, "object");
-    jw_str(&w, "session");
     jw_key(&w, "deleted");
     jw_bool(&w, true);
     jw_obj_end(&w);

@@ -271,8 +271,6 @@ int api_users_delete(struct router_req *r, struct err *e)
     jw_obj(&w);
     jw_key(&w, "id");
     jw_str(&w, cur.id);
-    jw_key(&w, "object");
-    jw_str(&w, "user");
     jw_key(&w, "deleted");
     jw_bool(&w, true);
     jw_obj_end(&w);
@@ -302,23 +300,25 @@ int api_users_set_password(struct router_req *r, struct err *e)
                        "The token is unknown, used or expired.");
     if (auth_password_hash(b.password, enc))
         return err_set(e, ERR_INTERNAL, "internal_error", NULL, "the password could not be set");
-    /* the entry is written in the token's transaction, once its user is known */
+    /* the entry is written in the token's transaction, once its user is known (the store
+     * fills the organization, and 'u' before the commit) */
     memset(&a, 0, sizeof(a));
+    memset(&u, 0, sizeof(u));
     router_audit_actor(r, &a);
+    a.tenant.org_id[0] = '\0';
     a.actor_type = STORE_ACTOR_USER;
+    a.actor_id = a.target_id = u.id;
+    a.actor_label = u.email;
     a.action = "user.set_password";
     a.target_type = "user";
+    store_audit_arm(r->store, &a);
     rc = store_user_token_use(r->store, hash, enc, clock_now_ms(), &u);
+    store_audit_arm(r->store, NULL);
     if (rc == ERR_NOT_FOUND)
         return err_set(e, ERR_INVALID, "invalid_token", "token",
                        "The token is unknown, used or expired.");
     if (rc)
         return err_set(e, rc, "internal_error", NULL, "the password could not be set");
-    snprintf(a.tenant.org_id, sizeof(a.tenant.org_id), "%s", u.org_id);
-    a.actor_id = a.target_id = u.id;
-    a.actor_label = u.email;
-    if (store_audit_add(r->store, &a))
-        return err_set(e, ERR_STORE, "internal_error", NULL, "the audit entry failed");
     return respond(r, &u, NULL, e);
 }
 

@@ -63,7 +63,12 @@ static int run_alone(struct db_stmt *st, bool one)
         db_rollback(s);
         return rc;
     }
-    return changed > 0 ? db_commit(s) : db_rollback(s);
+    if (changed == 0)
+        return db_rollback(s);
+    rc = db_commit(s);
+    if (rc)
+        db_rollback(s);
+    return rc;
 }
 
 /* See driver.h. */

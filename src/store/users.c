@@ -377,6 +377,10 @@ int users_token_use(struct store *s, const unsigned char hash[32], const char *e
             rc = one_user(st, out);
         }
     }
+    /* an entry armed without its organization (a set-password link names none) takes the
+     * user's, before the commit writes it */
+    if (!rc && s->audit && !s->audit->tenant.org_id[0])
+        snprintf(s->audit->tenant.org_id, sizeof(s->audit->tenant.org_id), "%s", out->org_id);
     if (!rc)
         rc = db_commit(s);
 out:

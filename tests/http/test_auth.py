@@ -203,8 +203,9 @@ class AccountTest(ServerTestCase):
     def _account(self, key):
         r = self.server.get("/v1/account", key=key)
         body = self.assertJson(r, 200)
-        self.assertEqual(set(body), {"id", "name", "tier", "credits_remaining", "key",
+        self.assertEqual(set(body), {"id", "name", "tier", "credits_remaining", "key", "user",
                                      "rate_limits"}, body)
+        self.assertIsNone(body["user"], body)  # a key: no signed-in user
         self.assertEqual(set(body["key"]), {"id", "mode", "last4", "scopes"}, body)
         self.assertEqual(set(body["rate_limits"]), {"requests_per_minute", "burst",
                                                     "concurrent"}, body)

@@ -417,6 +417,97 @@ static void faults(struct fx *f, const char *name, op_fn op)
     free(before);
 }
 
+/* ---- People and the audit log: each change commits with its entry or not at all ---- */
+
+#define USER_ID "usr_aaaaaaaaaaaaaaaaaaaaaaa1"
+
+/* An entry of the command line about 'target', as the API arms one around a change. */
+static void audit_of(struct fx *f, struct store_audit *a, const char *action, const char *target)
+{
+    memset(a, 0, sizeof(*a));
+    a->tenant = f->t;
+    a->actor_type = STORE_ACTOR_CLI;
+    a->actor_id = "cli";
+    a->actor_label = "test";
+    a->action = action;
+    a->target_type = "user";
+    a->target_id = target;
+}
+
+/* A user made with its entry (a single statement: given a transaction of its own). */
+static int op_user_create(struct fx *f)
+{
+    struct store_user u;
+    struct store_audit a;
+    struct err e;
+    int rc;
+
+    err_clear(&e);
+    memset(&u, 0, sizeof(u));
+    snprintf(u.id, sizeof(u.id), USER_ID);
+    snprintf(u.org_id, sizeof(u.org_id), "%s", f->org.id);
+    snprintf(u.email, sizeof(u.email), "ann@example.com");
+    u.role = STORE_ROLE_OWNER;
+    u.created_at = u.updated_at = T0;
+    audit_of(f, &a, "user.create", USER_ID);
+    store_audit_arm(f->s, &a);
+    rc = store_user_create(f->s, &u, &e);
+    store_audit_arm(f->s, NULL);
+    return rc;
+}
+
+/* A session of the user, signed in with its entry. */
+static int op_session_create(struct fx *f)
+{
+    static const unsigned char hash[32] = {1, 2, 3};
+    struct store_session ses;
+    struct store_audit a;
+    int rc;
+
+    memset(&ses, 0, sizeof(ses));
+    snprintf(ses.id, sizeof(ses.id), "ses_aaaaaaaaaaaaaaaaaaaaaaa1");
+    snprintf(ses.method, sizeof(ses.method), "password");
+    ses.created_at = ses.seen_at = T0;
+    ses.expires_at = T0 + 1000000;
+    audit_of(f, &a, "session.create", ses.id);
+    store_audit_arm(f->s, &a);
+    rc = store_session_create(f->s, hash, &ses, USER_ID);
+    store_audit_arm(f->s, NULL);
+    return rc;
+}
+
+/* A second owner, so that the first may be disabled. */
+static int second_owner(struct fx *f)
+{
+    struct store_user u;
+    struct err e;
+    err_clear(&e);
+    memset(&u, 0, sizeof(u));
+    snprintf(u.id, sizeof(u.id), "usr_aaaaaaaaaaaaaaaaaaaaaaa2");
+    snprintf(u.org_id, sizeof(u.org_id), "%s", f->org.id);
+    snprintf(u.email, sizeof(u.email), "bob@example.com");
+    u.role = STORE_ROLE_OWNER;
+    u.created_at = u.updated_at = T0;
+    return store_user_create(f->s, &u, &e);
+}
+
+/* The first user disabled (its session revoked) with its entry. */
+static int op_user_disable(struct fx *f)
+{
+    struct store_user out;
+    struct store_audit a;
+    struct err e;
+    int rc;
+
+    err_clear(&e);
+    audit_of(f, &a, "user.update", USER_ID);
+    store_audit_arm(f->s, &a);
+    rc = store_user_update(f->s, f->org.id, USER_ID, NULL, -1, STORE_USER_DISABLED, T0 + 1, &out,
+                           &e);
+    store_audit_arm(f->s, NULL);
+    return rc;
+}
+
 /* ---- The script ---- */
 
 /* The tenant and its employees, once the organization exists; a webhook endpoint that takes
@@ -566,6 +657,10 @@ struct step {
 static const struct step script[] = {
     {"store_org_create", op_org_create, true},
     {"the tenant and a webhook endpoint", tenant, false},
+    {"store_user_create (audited)", op_user_create, true},
+    {"store_session_create (audited)", op_session_create, true},
+    {"a second owner", second_owner, false},
+    {"store_user_update (audited: disabled, sessions revoked)", op_user_disable, true},
     {"store_chat_begin", op_chat_begin, true},
     {"store_chat_finish", op_chat_finish, true},
     {"a second chat turn", second_turn, false},
