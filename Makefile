@@ -121,6 +121,7 @@ generated: $(OUT)/workforce
 	python3 tools/gen_settings.py --bin $(OUT)/workforce
 	python3 tools/gen_api_facts.py --bin $(OUT)/workforce
 	python3 tools/gen_openapi.py
+	python3 tools/gen_roles.py
 
 clean:
 	rm -rf build

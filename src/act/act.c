@@ -354,6 +354,7 @@ static void run_one(act_run_fn fn, void *ud, const struct act_job *base, struct 
     job.def = c->tool->def;
     job.args = &c->bound;
     job.arguments = c->args;
+    job.call_id = c->id;
     buf_init(&out, 8u << 20);
     err_clear(&e);
     if (fn(ud, &job, &out, &e)) {

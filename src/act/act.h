@@ -85,6 +85,7 @@ struct act_job {
     const struct tools_def *def;
     const struct tools_args *args; /* checked */
     json_t *arguments;             /* the same, as the object the model wrote */
+    const char *call_id;           /* the journal's id of the call (call_...) */
     /* The level of the turn that made the call: 0 for a turn nothing started (a chat turn, a
      * task run, a run started by the API), one more under each employees.ask and
      * workflows.run (0 too for a job a caller cleared with memset). */

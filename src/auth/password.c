@@ -12,6 +12,7 @@
 #include "../core/crypto.h"
 
 #include <argon2.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -49,14 +50,21 @@ int auth_password_hash(const char *pw, char out[AUTH_PASSWORD_ENCODED_MAX])
 
 /* A valid encoding of a password no one knows, checked when no user matched, so that a sign-in
  * takes as long whether or not the email exists. Made once, at the first use. */
+static char decoy_enc[AUTH_PASSWORD_ENCODED_MAX];
+static pthread_once_t decoy_once = PTHREAD_ONCE_INIT;
+
+static void decoy_make(void)
+{
+    static const unsigned char salt[SALT_LEN] = "workforce-decoy";
+    if (argon2id_hash_encoded(T_COST, M_COST, LANES, "decoy", 5, salt, sizeof(salt), HASH_LEN,
+                              decoy_enc, sizeof(decoy_enc)) != ARGON2_OK)
+        decoy_enc[0] = '\0';
+}
+
 static const char *decoy(void)
 {
-    static char enc[AUTH_PASSWORD_ENCODED_MAX];
-    static const unsigned char salt[SALT_LEN] = "workforce-decoy";
-    if (!enc[0] && argon2id_hash_encoded(T_COST, M_COST, LANES, "decoy", 5, salt, sizeof(salt),
-                                         HASH_LEN, enc, sizeof(enc)) != ARGON2_OK)
-        enc[0] = '\0';
-    return enc;
+    pthread_once(&decoy_once, decoy_make);
+    return decoy_enc;
 }
 
 /* See auth.h. */

@@ -30,11 +30,9 @@ struct verified_session {
     struct store_org org;
 };
 
-/* The value of cookie 'name' in the request's Cookie header into 'out' ('n' bytes); false when
- * absent, empty or too long. */
-static bool cookie(struct router_req *r, const char *name, char *out, size_t n)
+/* See router.h. */
+bool router_cookie_value(const char *h, const char *name, char *out, size_t n)
 {
-    const char *h = http_req_header(r->http, "Cookie");
     size_t nl = strlen(name);
 
     while (h && *h) {
@@ -54,6 +52,12 @@ static bool cookie(struct router_req *r, const char *name, char *out, size_t n)
         h = strchr(h, ';');
     }
     return false;
+}
+
+/* The value of cookie 'name' of the request into 'out' ('n' bytes). */
+static bool cookie(struct router_req *r, const char *name, char *out, size_t n)
+{
+    return router_cookie_value(http_req_header(r->http, "Cookie"), name, out, n);
 }
 
 /* See router_int.h. */
@@ -239,8 +243,17 @@ static bool in_block(const char *ip, const char *net, size_t len)
     nbytes = fam == AF_INET ? 4 : 16;
     if (inet_pton(fam, text, b) != 1 || inet_pton(fam, ip, a) != 1)
         return false;
-    bits = slash ? atoi(slash + 1) : nbytes * 8;
-    if (bits < 0 || bits > nbytes * 8)
+    bits = nbytes * 8;
+    if (slash) {
+        const char *d = slash + 1;
+        size_t nd = strspn(d, "0123456789");
+        if (nd == 0 || nd > 3 || d[nd] != '\0')
+            return false; /* "/x", "/", "/0001": not a prefix length */
+        bits = 0;
+        for (size_t i = 0; i < nd; i++)
+            bits = bits * 10 + (d[i] - '0');
+    }
+    if (bits > nbytes * 8)
         return false;
     for (int i = 0; i < nbytes && bits > 0; i++, bits -= 8) {
         unsigned mask = bits >= 8 ? 0xFFu : (0xFFu << (8 - bits)) & 0xFFu;
@@ -266,43 +279,53 @@ bool router_ip_trusted(const char *list, const char *ip)
 }
 
 /* See router.h. */
+void router_forwarded_client(const char *xff, const char *trusted, const char *peer,
+                             char out[ROUTER_IP_MAX])
+{
+    char hop[ROUTER_IP_MAX];
+
+    snprintf(out, ROUTER_IP_MAX, "%s", peer ? peer : "");
+    if (!xff || !router_ip_trusted(trusted, out))
+        return;
+    /* from the right: the first address that is not one of our proxies is the client's; a
+     * malformed hop ends the walk at the last address found */
+    for (size_t end = strlen(xff); end > 0;) {
+        size_t start = end;
+        const char *s;
+        size_t n;
+        unsigned char probe[16];
+
+        while (start > 0 && xff[start - 1] != ',')
+            start--;
+        s = xff + start;
+        n = end - start;
+        while (n && *s == ' ')
+            s++, n--;
+        while (n && s[n - 1] == ' ')
+            n--;
+        if (n == 0 || n >= sizeof(hop))
+            return;
+        memcpy(hop, s, n);
+        hop[n] = '\0';
+        if (inet_pton(strchr(hop, ':') ? AF_INET6 : AF_INET, hop, probe) != 1)
+            return;
+        memcpy(out, hop, n + 1);
+        if (!router_ip_trusted(trusted, hop))
+            return;
+        end = start > 0 ? start - 1 : 0;
+    }
+}
+
+/* See router.h. */
 const char *router_client_ip(struct router_req *r)
 {
-    const char *peer, *xff;
-    char hop[INET6_ADDRSTRLEN];
+    char ip[ROUTER_IP_MAX];
 
     if (r->client_ip)
         return r->client_ip;
-    peer = http_req_peer(r->http);
-    r->client_ip = peer;
-    xff = http_req_header(r->http, "X-Forwarded-For");
-    if (!xff || !router_ip_trusted(r->env->cfg->trusted_proxies, peer))
-        return peer;
-    /* from the right: the first address that is not one of our proxies is the client's */
-    for (size_t end = strlen(xff); end > 0;) {
-        size_t start = end;
-        while (start > 0 && xff[start - 1] != ',')
-            start--;
-        {
-            const char *s = xff + start;
-            size_t n = end - start;
-            unsigned char probe[16];
-            while (n && *s == ' ')
-                s++, n--;
-            while (n && s[n - 1] == ' ')
-                n--;
-            if (n == 0 || n >= sizeof(hop))
-                break;
-            memcpy(hop, s, n);
-            hop[n] = '\0';
-            if (inet_pton(strchr(hop, ':') ? AF_INET6 : AF_INET, hop, probe) != 1)
-                break;
-            r->client_ip = arena_strdup(r->arena, hop);
-            if (!router_ip_trusted(r->env->cfg->trusted_proxies, hop))
-                break;
-        }
-        end = start > 0 ? start - 1 : 0;
-    }
+    router_forwarded_client(http_req_header(r->http, "X-Forwarded-For"),
+                            r->env->cfg->trusted_proxies, http_req_peer(r->http), ip);
+    r->client_ip = arena_strdup(r->arena, ip);
     return r->client_ip;
 }
 

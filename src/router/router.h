@@ -247,6 +247,16 @@ int router_session_hash(const struct router_env *env, const char *token, unsigne
 const char *router_client_ip(struct router_req *r);
 /* 'ip' is one of the addresses or CIDR blocks of the comma-separated 'list'. */
 bool router_ip_trusted(const char *list, const char *ip);
+#define ROUTER_IP_MAX 46 /* INET6_ADDRSTRLEN */
+/* The client of a request from 'peer' with header X-Forwarded-For 'xff' (NULL: none) into
+ * 'out': the peer itself unless it is one of the 'trusted' proxies; then, from the right, the
+ * first address of 'xff' that is not one (or the last well-formed one before a malformed
+ * hop). Pure. */
+void router_forwarded_client(const char *xff, const char *trusted, const char *peer,
+                             char out[ROUTER_IP_MAX]);
+/* The value of cookie 'name' in the Cookie header 'h' (NULL: none) into 'out' ('n' bytes);
+ * false when absent, empty or not shorter than 'n'. Pure. */
+bool router_cookie_value(const char *h, const char *name, char *out, size_t n);
 /* 403 permission_denied when route 'rt' is for sessions only and 'r' has a key, or when the
  * session's role is below the route's; else 0. */
 int router_role_refused(const struct router_req *r, const struct route *rt, struct err *e);

@@ -37,8 +37,9 @@ int store_role_parse(const char *name)
 }
 
 #define USER_COLS                                                                                  \
-    "u.id, u.org_id, u.email, u.name, u.role, u.status, u.password IS NOT NULL, u.created_at,"     \
-    " u.updated_at, coalesce(u.last_login_at, 0)"
+    "u.id, u.org_id, u.email, u.name, u.role, u.status,"                                           \
+    " CASE WHEN u.password IS NULL THEN 0 ELSE 1 END, u.created_at, u.updated_at,"                 \
+    " coalesce(u.last_login_at, 0)"
 #define USER_NCOLS 10
 
 /* The USER_COLS of the current row from column 'col'. */

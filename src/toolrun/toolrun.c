@@ -99,6 +99,40 @@ static int put_task(struct buf *out, const struct store_task *k)
     return put_buf(out, &b);
 }
 
+/* The audit entry of a tool's side effect (contract §20): the employee is its actor; the
+ * action is the resource's (`task.create`) or, for an effect outside this server, the tool's
+ * own (`tool.slack.post_message`, its target the journal's call). */
+static void effect_entry(const struct act_job *job, struct store_audit *a, const char *action,
+                         const char *type, const char *target)
+{
+    memset(a, 0, sizeof(*a));
+    a->tenant = *job->tenant;
+    a->actor_type = STORE_ACTOR_EMPLOYEE;
+    a->actor_id = job->employee_id ? job->employee_id : "";
+    a->actor_label = job->employee_id ? job->employee_id : "";
+    a->action = action;
+    a->target_type = type;
+    a->target_id = target;
+}
+
+/* An effect outside this server done (an integration's or an MCP server's tool that writes):
+ * its entry, alone. */
+static void effect_done(const struct toolrun_env *env, const struct act_job *job)
+{
+    struct store_audit a;
+    char action[160];
+    struct store *s;
+
+    if (job->def->effect != TOOLS_WRITE)
+        return;
+    snprintf(action, sizeof(action), "tool.%s", job->def->name);
+    effect_entry(job, &a, action, "tool_call", job->call_id);
+    s = store_pool_get(env->pool);
+    if (store_audit_add(s, &a))
+        log_warn("toolrun: the audit entry of %s could not be written", job->def->name);
+    store_pool_put(env->pool, s);
+}
+
 /* tasks.create {title, description?, priority?, due_at?, employee_id?} */
 static int task_new(const struct toolrun_env *env, const struct act_job *job, struct buf *out,
                     struct err *e)
@@ -131,9 +165,13 @@ static int task_new(const struct toolrun_env *env, const struct act_job *job, st
         rc = ledger_tier_check(job->org_tier, &emp, "employee_id", "give tasks to", e);
     if (!rc) {
         /* its runs act with the rights of whoever started this turn */
+        struct store_audit entry;
         k.created_by = job->requested_by;
         k.scopes = job->scopes;
+        effect_entry(job, &entry, "task.create", "task", id); /* 'id' is set before the write */
+        store_audit_arm(s, &entry);
         rc = task_create(s, job->tenant, &k, id, now);
+        store_audit_arm(s, NULL);
         if (rc)
             err_set(e, rc, "internal_error", NULL, "the task could not be created");
     }
@@ -432,14 +470,20 @@ static const struct {
 int toolrun_run(void *ud, const struct act_job *job, struct buf *result, struct err *e)
 {
     const struct toolrun_env *env = ud;
-    if (job->def->source == TOOLS_MCP)
-        return mcp_call(env, job, result, e);
+    if (job->def->source == TOOLS_MCP) {
+        int rc = mcp_call(env, job, result, e);
+        if (!rc)
+            effect_done(env, job);
+        return rc;
+    }
     if (job->def->source == TOOLS_INTEGRATION) {
         /* its messages already read "<code>: <reason>" */
         int rc =
             integ_tool_call(env->integ, job->tenant, job->def->name, job->arguments, result, e);
         if (rc && !e->msg[0])
             err_set(e, rc, "upstream_error", NULL, "the integration failed (%s)", err_name(rc));
+        if (!rc)
+            effect_done(env, job);
         return rc;
     }
     for (size_t i = 0; i < NRUNNERS; i++) {

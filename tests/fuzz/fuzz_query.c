@@ -15,6 +15,11 @@
  *   - config_parse_duration: value reprints with its unit and reparses to the same ms.
  *   - clock_parse_iso: for years 0..9999, clock_fmt_iso() of the result parses to the same ms,
  *     and a canonical "YYYY-MM-DDTHH:MM:SS.mmmZ" input formats back to itself.
+ *   - router_cookie_value (the input as a Cookie header): a value found is non-empty, shorter
+ *     than the buffer, holds no ';', and appears in the header right after "name=".
+ *   - router_ip_trusted / router_forwarded_client (the input as a list of proxies and as an
+ *     X-Forwarded-For header): the client is the peer, or an address of the header that
+ *     parses; an untrusted peer is always the answer.
  * Pure: no I/O; the arena is released.
  */
 #include "../../src/auth/auth.h"
@@ -27,6 +32,7 @@
 #include "../../src/api/api.h"
 #include "../../src/router/router.h"
 
+#include <arpa/inet.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -339,6 +345,31 @@ static void check_iso(const char *s, size_t len)
         CHECK(memcmp(text, s, 24) == 0);
 }
 
+/* ---- a person's request (people.c) ---- */
+
+static void check_people(const char *z)
+{
+    char v[64], ip[ROUTER_IP_MAX];
+    unsigned char probe[16];
+
+    if (router_cookie_value(z, "wf_session", v, sizeof(v))) {
+        char *at;
+        CHECK(v[0] && strlen(v) < sizeof(v) && !strchr(v, ';'));
+        at = strstr(z, "wf_session=");
+        CHECK(at != NULL);
+    }
+    router_forwarded_client(z, "127.0.0.1, 10.0.0.0/8, ::1", "127.0.0.1", ip);
+    CHECK(strcmp(ip, "127.0.0.1") == 0 || inet_pton(strchr(ip, ':') ? AF_INET6 : AF_INET, ip,
+                                                    probe) == 1);
+    CHECK(strcmp(ip, "127.0.0.1") == 0 || strstr(z, ip) != NULL);
+    router_forwarded_client(z, "", "192.0.2.1", ip);
+    CHECK(strcmp(ip, "192.0.2.1") == 0);
+    router_forwarded_client("198.51.100.1", z, "198.51.100.2", ip);
+    CHECK(strcmp(ip, "198.51.100.2") == 0 || strcmp(ip, "198.51.100.1") == 0);
+    (void)router_ip_trusted(z, "10.1.2.3");
+    (void)router_ip_trusted(z, "fd00::1");
+}
+
 /* ---- driver ---- */
 
 static void check_slice(struct arena *a, const char *s, size_t len)
@@ -353,6 +384,7 @@ static void check_slice(struct arena *a, const char *s, size_t len)
     check_numbers(s, len);
     z = arena_strndup(a, s, len);
     check_bearer(z);
+    check_people(z);
 }
 
 /* ---- router_query_parse ---- */

@@ -85,6 +85,11 @@ class AgentChatTest(MockChatTestCase):
         task = self.server.get("/v1/tasks/" + c["result"]["id"], key=key).json
         self.assertEqual((task["title"], task["employee_id"], task["priority"]),
                          (title, emp, "high"))
+        # the tool's side effect is an audit entry, the employee its actor (contract §20)
+        auditor = self.server.create_key(self.org, mode="test", scopes="audit")
+        log = self.server.get("/v1/audit_events?target_id=" + task["id"], key=auditor).json
+        self.assertEqual([(e["actor"]["type"], e["actor"]["id"], e["action"], e["mode"])
+                          for e in log["audit_events"]], [("employee", emp, "task.create", "test")])
         # the model was offered the rules' tools, then shown its call and the result
         reqs = self.model_requests(msg)
         self.assertEqual(len(reqs), 2, reqs)
@@ -327,6 +332,13 @@ class AgentIntegrationTest(ChatTestCase):
         self.assertEqual(tc["result"]["id"], "1700000000.000001")
         [req] = self.provider_requests("/slack/api/chat.postMessage")
         self.assertEqual(req["body"], {"channel": "#general", "text": "Deploy done"})
+        # the post is an audit entry of the employee, naming the journal's call
+        slug = self.server.get("/v1/account", key=key).json["name"]
+        auditor = self.server.create_key(slug, mode="test", scopes="audit")
+        log = self.server.get("/v1/audit_events?action=tool.slack.post_message",
+                              key=auditor).json["audit_events"]
+        self.assertEqual([(e["actor"]["id"], e["target"]) for e in log],
+                         [(emp, {"type": "tool_call", "id": tc["id"]})])
         # the provider's refusal goes back to the model as the call's error
         msg = uniq("Nowhere ") + script(
             {"calls": [call("slack__post_message", channel="#nowhere", text="x")]},

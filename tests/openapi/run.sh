@@ -10,6 +10,7 @@
 #      (tools/gen_settings.py --check over `build/workforce config --json --defaults`)
 #   6. docs/api-facts.json, from which the document is generated, is the binary's facts
 #      (tools/gen_api_facts.py --check over `build/workforce describe`)
+#   7. docs/roles.md, the table of route x role, is the route table's (tools/gen_roles.py)
 # Needs python3 and the pinned npm tools (`npm ci` once; works offline afterwards).
 # Prints TAP lines and a summary; exits 0 when all passed, else 1.
 set -u
@@ -43,7 +44,7 @@ check() {
     fi
 }
 
-echo "1..6"
+echo "1..7"
 check "openapi.json is up to date" python3 tools/gen_openapi.py --check
 if [ -x node_modules/.bin/redocly ]; then
     check "redocly lint" npx --no-install redocly lint --format=stylish docs/openapi.json
@@ -58,6 +59,7 @@ check "the document agrees with the route table" python3 tests/openapi/check_rou
 check "the document generates a usable typed client" python3 tests/openapi/check_client.py
 check "the settings reference is the settings table" python3 tools/gen_settings.py --check
 check "docs/api-facts.json is the binary's facts" python3 tools/gen_api_facts.py --check
+check "docs/roles.md is the route table's roles" python3 tools/gen_roles.py --check
 
 echo "openapi: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -71,6 +71,51 @@ int main(void)
         ok(!auth_scope_allows(AUTH_SCOPE_CHAT, AUTH_SCOPE_TASKS), "out of scope");
         ok(auth_scope_allows(AUTH_SCOPE_CHAT, 0), "routes without scope allow any key");
         is_str(auth_scope_name(AUTH_SCOPE_EMPLOYEES_WRITE), "employees:write", "scope name");
+        ok(auth_scopes_parse("audit", &bits, &e) == 0 && bits == AUTH_SCOPE_AUDIT, "audit");
+        {
+            char text[256];
+            auth_scopes_text(AUTH_SCOPE_CHAT | AUTH_SCOPE_AUDIT | AUTH_SCOPE_TASKS, text,
+                             sizeof(text));
+            is_str(text, "chat,tasks,audit", "scope bits back to text, in table order");
+            auth_scopes_text(0, text, sizeof(text));
+            is_str(text, "", "no bits: no text");
+        }
+    }
+    subtest("passwords and tokens")
+    {
+        char enc[AUTH_PASSWORD_ENCODED_MAX], enc2[AUTH_PASSWORD_ENCODED_MAX];
+        char t1[AUTH_TOKEN_MAX], t2[AUTH_TOKEN_MAX];
+
+        ok(auth_password_check("eleven char", &e) == ERR_INVALID &&
+               strcmp(e.param, "password") == 0,
+           "11 characters refused, naming password");
+        ok(auth_password_check("twelve chars", &e) == 0, "12 accepted");
+        {
+            char big[AUTH_PASSWORD_MAX + 2];
+            memset(big, 'x', sizeof(big) - 1);
+            big[sizeof(big) - 1] = '\0';
+            ok(auth_password_check(big, &e) == ERR_INVALID, "257 bytes refused");
+            big[AUTH_PASSWORD_MAX] = '\0';
+            ok(auth_password_check(big, &e) == 0, "256 bytes accepted");
+        }
+        ok(auth_password_hash("correct horse battery", enc) == 0, "hashed");
+        ok(strncmp(enc, "$argon2id$v=19$m=19456,t=2,p=1$", 31) == 0, "argon2id, 19 MiB, 2 passes");
+        ok(strstr(enc, "correct") == NULL, "the password is not in its encoding");
+        ok(auth_password_verify(enc, "correct horse battery"), "the right password");
+        ok(!auth_password_verify(enc, "correct horse batterY"), "a wrong one");
+        ok(!auth_password_verify(NULL, "correct horse battery"), "no encoding: never");
+        ok(!auth_password_verify("$2b$10$notargon", "x"), "another scheme: never");
+        ok(auth_password_hash("correct horse battery", enc2) == 0 && strcmp(enc, enc2) != 0,
+           "a new salt each time");
+        ok(auth_token_new("wfs_", t1, sizeof(t1)) == 0 &&
+               auth_token_new("wfs_", t2, sizeof(t2)) == 0,
+           "tokens made");
+        is_int(strlen(t1), 4 + 43, "prefix and 43 base64url characters");
+        ok(strncmp(t1, "wfs_", 4) == 0 && strspn(t1 + 4, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijkl"
+                                                         "mnopqrstuvwxyz0123456789-_") == 43,
+           "base64url");
+        ok(strcmp(t1, t2) != 0, "two tokens differ");
+        ok(auth_token_new("wfs_", t1, 20) != 0, "a buffer too small is refused");
     }
     return done_testing();
 }

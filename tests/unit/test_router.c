@@ -74,9 +74,61 @@ static void test_cursor(void)
     }
 }
 
+/* The pure parts of a person's request (people.c): cookies, trusted proxies, the client. */
+static void test_people(void)
+{
+    char v[64], ip[ROUTER_IP_MAX];
+
+    subtest("cookies")
+    {
+        ok(router_cookie_value("a=1; wf_session=wfs_x; b=2", "wf_session", v, sizeof(v)) &&
+               strcmp(v, "wfs_x") == 0,
+           "found among others");
+        ok(router_cookie_value("wf_session=abc", "wf_session", v, sizeof(v)) &&
+               strcmp(v, "abc") == 0,
+           "alone");
+        ok(!router_cookie_value("xwf_session=abc", "wf_session", v, sizeof(v)), "a longer name");
+        ok(!router_cookie_value("wf_sessionx=abc", "wf_session", v, sizeof(v)),
+           "a name that starts the same");
+        ok(!router_cookie_value("wf_session=", "wf_session", v, sizeof(v)), "empty");
+        ok(!router_cookie_value(NULL, "wf_session", v, sizeof(v)), "no header");
+        ok(!router_cookie_value("wf_session=0123456789", "wf_session", v, 10), "too long");
+        ok(router_cookie_value("wf_session=012345678", "wf_session", v, 10), "just fits");
+    }
+    subtest("trusted proxies")
+    {
+        ok(router_ip_trusted("127.0.0.1", "127.0.0.1"), "an address");
+        ok(router_ip_trusted("10.0.0.0/8, ::1", "10.200.3.4"), "a block");
+        ok(!router_ip_trusted("10.0.0.0/8", "11.0.0.1"), "outside the block");
+        ok(router_ip_trusted("192.168.1.0/25", "192.168.1.127"), "a partial byte, in");
+        ok(!router_ip_trusted("192.168.1.0/25", "192.168.1.128"), "a partial byte, out");
+        ok(router_ip_trusted("fd00::/8", "fd12::1"), "IPv6");
+        ok(!router_ip_trusted("10.0.0.0/x", "10.0.0.1"), "a bad prefix length trusts nothing");
+        ok(!router_ip_trusted("10.0.0.0/", "10.0.0.1"), "an empty one too");
+        ok(!router_ip_trusted("10.0.0.0/33", "10.0.0.1"), "too long a prefix");
+        ok(!router_ip_trusted("", "127.0.0.1"), "an empty list");
+        ok(!router_ip_trusted("127.0.0.1", ""), "no peer");
+    }
+    subtest("the client's address")
+    {
+        router_forwarded_client("203.0.113.5", "", "127.0.0.1", ip);
+        is_str(ip, "127.0.0.1", "an untrusted peer: the header is ignored");
+        router_forwarded_client("203.0.113.5", "127.0.0.1", "127.0.0.1", ip);
+        is_str(ip, "203.0.113.5", "a trusted proxy: the header's client");
+        router_forwarded_client("198.51.100.1, 203.0.113.5, 10.0.0.2", "127.0.0.1,10.0.0.0/8",
+                                "127.0.0.1", ip);
+        is_str(ip, "203.0.113.5", "the rightmost address that is not a proxy");
+        router_forwarded_client("nonsense, 10.0.0.2", "127.0.0.1,10.0.0.0/8", "127.0.0.1", ip);
+        is_str(ip, "10.0.0.2", "a malformed hop stops the walk");
+        router_forwarded_client(NULL, "127.0.0.1", "127.0.0.1", ip);
+        is_str(ip, "127.0.0.1", "no header");
+    }
+}
+
 int main(void)
 {
     test_match();
     test_cursor();
+    test_people();
     return done_testing();
 }
