@@ -370,4 +370,5 @@ bash bench/nodes.sh || exit 1
 bash bench/fairness.sh || exit 1
 bash bench/agent.sh || exit 1
 bash bench/approvals.sh || exit 1
+bash bench/people.sh || exit 1
 exit 0

@@ -558,12 +558,21 @@ static int cmd_keys_list(const struct config *c, const struct opts *o)
 static int cmd_keys_revoke(const struct config *c, const struct opts *o)
 {
     struct store *s = NULL;
+    struct store_key k;
+    struct store_audit audit;
     int rc;
     if (o->npos != 3 || !id_valid(o->pos[2], "key"))
         return usage("keys revoke needs a KEY_ID (key_…)");
     if (open_store(c, &s))
         return 1;
-    rc = store_key_revoke(s, o->pos[2], clock_now_ms());
+    rc = store_key_get(s, NULL, o->pos[2], &k);
+    if (!rc) {
+        cli_actor(&audit, k.org_id, "api_key.delete", "api_key", k.id);
+        audit.tenant.mode = k.mode;
+        store_audit_arm(s, &audit);
+        rc = store_key_revoke(s, o->pos[2], clock_now_ms());
+        store_audit_arm(s, NULL);
+    }
     store_close(s);
     if (rc == ERR_NOT_FOUND) {
         fprintf(stderr, "workforce: no key %s\n", o->pos[2]);

