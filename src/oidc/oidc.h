@@ -9,8 +9,8 @@
  *     the token request). Signatures are checked by core/crypto.c (RS256 and ES256 only).
  *   - provider.c, the handle of the configured issuer: discovery and its JWKS fetched over
  *     httpc and kept; the JWKS fetched again when a token names a key it does not hold (the
- *     provider rotated its keys), at most once every OIDC_JWKS_REFRESH_MS; the code exchanged
- *     and its ID token checked, off the request threads.
+ *     provider rotated its keys), such a fetch at most once every OIDC_JWKS_REFRESH_MS; the
+ *     code exchanged and its ID token checked, off the request threads.
  *
  * Nothing here knows users, sessions or HTTP answers: api/oidc.c does, with the claims.
  */
@@ -33,7 +33,7 @@
 #define OIDC_AUD_MAX 16            /* audiences of a token */
 #define OIDC_SKEW_S 60             /* clock skew allowed on exp, iat and nbf */
 #define OIDC_RANDOM_LEN 43         /* base64url of 32 random bytes (state, nonce, verifier) */
-#define OIDC_JWKS_REFRESH_MS 10000 /* a JWKS is fetched again at most this often */
+#define OIDC_JWKS_REFRESH_MS 10000 /* a JWKS is fetched for an unknown kid at most this often */
 #define OIDC_SCOPE "openid email profile"
 
 /* ---- Discovery (OpenID Connect Discovery 1.0 §3, §4.3) ---- */

@@ -40,7 +40,7 @@ struct oidc {
     struct oidc_discovery d;
     struct arena *karena; /* the JWKS's bytes; NULL: no JWKS held */
     struct oidc_jwks keys;
-    int64_t keys_fetch_ms; /* when the last JWKS fetch was claimed; 0: never */
+    int64_t keys_refresh_ms; /* when the last fetch for an unknown kid was claimed; 0: never */
     struct oidc_stats stats;
 };
 
@@ -231,17 +231,21 @@ static void discovery_keep(struct oidc *o, const struct oidc_discovery *d)
     pthread_mutex_unlock(&o->mu);
 }
 
-/* Claim the one JWKS fetch of the next OIDC_JWKS_REFRESH_MS: true when it is this caller's. */
-static bool jwks_claim(struct oidc *o)
+/* Claim a JWKS fetch: always when none is held ('refresh' false); for a token whose kid is not
+ * in the one held ('refresh'), only the first of each OIDC_JWKS_REFRESH_MS. True when this
+ * caller may fetch. */
+static bool jwks_claim(struct oidc *o, bool refresh)
 {
     int64_t now = clock_mono_us() / 1000;
-    bool mine;
+    bool mine = true;
     pthread_mutex_lock(&o->mu);
-    mine = o->keys_fetch_ms == 0 || now - o->keys_fetch_ms >= OIDC_JWKS_REFRESH_MS;
-    if (mine) {
-        o->keys_fetch_ms = now;
-        o->stats.jwks_fetches++;
+    if (refresh) {
+        mine = o->keys_refresh_ms == 0 || now - o->keys_refresh_ms >= OIDC_JWKS_REFRESH_MS;
+        if (mine)
+            o->keys_refresh_ms = now;
     }
+    if (mine)
+        o->stats.jwks_fetches++;
     pthread_mutex_unlock(&o->mu);
     return mine;
 }
@@ -305,17 +309,20 @@ static void check_token(struct op *op)
         op_free(op);
         return;
     }
-    if ((rc == -1 || rc == ERR_NOT_FOUND) && !op->refetched && jwks_claim(op->o) &&
-        discovery(op, &d)) {
+    if ((rc == -1 || rc == ERR_NOT_FOUND) && !op->refetched &&
+        jwks_claim(op->o, rc == ERR_NOT_FOUND) && discovery(op, &d)) {
         op->refetched = true;
         op->step = STEP_JWKS;
         transfer(op, "GET", d.jwks_uri, NULL);
         return;
     }
     if (rc == -1)
-        rc = err_set(&e, ERR_UPSTREAM, "oidc_failed", "jwks",
-                     "the provider's keys are not held and were fetched less than %d s ago",
-                     OIDC_JWKS_REFRESH_MS / 1000);
+        rc = err_set(&e, ERR_UPSTREAM, "oidc_failed", "jwks", "the provider's keys are not held");
+    else if (rc == ERR_NOT_FOUND && !op->refetched)
+        err_set(&e, ERR_NOT_FOUND, "oidc_failed", "kid",
+                "no key of the provider has the ID token's kid, and its keys were fetched for "
+                "an unknown kid less than %d s ago",
+                OIDC_JWKS_REFRESH_MS / 1000);
     fail(op, rc, &e);
 }
 
