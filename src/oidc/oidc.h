@@ -179,6 +179,12 @@ const char *oidc_basic_auth(const char *client_id, const char *secret, struct ar
 int oidc_token_answer_parse(long status, const char *body, size_t len, struct arena *a,
                             const char **id_token, struct err *e);
 
+/* Whether 'email' (one '@', a non-empty local part) has a domain of 'allowed' (domains
+ * separated by commas, lower case, as WORKFORCE_OIDC_ALLOWED_DOMAINS is kept): the whole
+ * domain, compared without regard to ASCII case; a subdomain is not its parent. "" allows
+ * nothing. Pure. */
+bool oidc_email_domain_allowed(const char *email, const char *allowed);
+
 /* ---- The provider (provider.c) ---- */
 
 struct httpc;

@@ -20,6 +20,7 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #define FAILED "oidc_failed"
 #define NUM_MAX 9007199254740992LL /* 2^53: a JSON number every parser reads alike */
@@ -614,4 +615,28 @@ int oidc_token_answer_parse(long status, const char *body, size_t len, struct ar
 out:
     json_decref(o);
     return rc;
+}
+
+/* See oidc.h. */
+bool oidc_email_domain_allowed(const char *email, const char *allowed)
+{
+    const char *at = email ? strchr(email, '@') : NULL;
+    const char *domain;
+    size_t n;
+
+    if (!at || at == email || strchr(at + 1, '@') || !allowed)
+        return false;
+    domain = at + 1;
+    n = strlen(domain);
+    if (n == 0)
+        return false;
+    for (const char *p = allowed; *p;) {
+        size_t len = strcspn(p, ",");
+        if (len == n && strncasecmp(p, domain, n) == 0)
+            return true;
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    return false;
 }

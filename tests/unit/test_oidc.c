@@ -376,6 +376,24 @@ static void test_token_answer(void)
     arena_cleanup(&a);
 }
 
+static void test_domains(void)
+{
+    subtest("allowed domains")
+    {
+        ok(oidc_email_domain_allowed("ada@example.com", "example.com"), "the domain");
+        ok(oidc_email_domain_allowed("Ada@Example.COM", "b.org,example.com"), "any case, a list");
+        ok(!oidc_email_domain_allowed("ada@evil-example.com", "example.com"), "a longer domain");
+        ok(!oidc_email_domain_allowed("ada@sub.example.com", "example.com"), "a subdomain");
+        ok(!oidc_email_domain_allowed("ada@example.com.evil.org", "example.com"), "a suffix");
+        ok(!oidc_email_domain_allowed("ada@example.co", "example.com"), "a shorter domain");
+        ok(!oidc_email_domain_allowed("a@b@example.com", "example.com"), "two @");
+        ok(!oidc_email_domain_allowed("@example.com", "example.com"), "no local part");
+        ok(!oidc_email_domain_allowed("ada@example.com", ""), "an empty list allows nothing");
+        ok(!oidc_email_domain_allowed("ada@", "example.com,"), "an empty domain");
+        ok(!oidc_email_domain_allowed(NULL, "example.com"), "no email");
+    }
+}
+
 int main(void)
 {
     struct err e;
@@ -393,6 +411,7 @@ int main(void)
     test_crypto_keys();
     test_flow();
     test_token_answer();
+    test_domains();
     arena_cleanup(&ka);
     return done_testing();
 }
