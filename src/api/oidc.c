@@ -22,11 +22,11 @@
 
 #include "../core/clock.h"
 #include "../core/crypto.h"
+#include "../core/id.h"
 #include "../core/log.h"
 #include "../core/str.h"
 #include "../oidc/oidc.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,8 +51,8 @@ static int cookie_key(const struct router_req *r, unsigned char key[CRYPTO_SEAL_
 /* Set the flow's cookie to 'value' for 'max_age' seconds ("" and 0: forget it). */
 static void set_cookie(struct router_req *r, const char *value, int max_age)
 {
-    char *c = arena_printf(r->arena, "%s=%s; Path=%s; Max-Age=%d; HttpOnly; SameSite=Lax%s",
-                           COOKIE, value, COOKIE_PATH, max_age,
+    char *c = arena_printf(r->arena, "%s=%s; Path=%s; Max-Age=%d; HttpOnly; SameSite=Lax%s", COOKIE,
+                           value, COOKIE_PATH, max_age,
                            strncmp(r->env->cfg->public_url, "https://", 8) == 0 ? "; Secure" : "");
     http_resp_header(r->http, "Set-Cookie", c);
 }
@@ -212,36 +212,79 @@ int api_oidc_start(struct router_req *r, struct err *e)
 
 /* ---- Callback ---- */
 
-/* The lower-case copy of 'email' (in the arena). */
-static const char *lower(struct router_req *r, const char *email)
+/* The organization new OIDC users join: WORKFORCE_OIDC_ORG, or the only one. */
+static int member_org(struct router_req *r, struct store_org *out)
 {
-    char *s = arena_strdup(r->arena, email);
-    for (char *p = s; *p; p++)
-        *p = (char)tolower((unsigned char)*p);
-    return s;
+    const char *slug = r->env->cfg->oidc_org;
+    int rc = slug[0] ? store_org_get_by_slug(r->store, slug, out) : store_org_only(r->store, out);
+    if (rc == ERR_NOT_FOUND)
+        log_warn("oidc: sign-in refused: %s", slug[0] ? "WORKFORCE_OIDC_ORG names no organization"
+                                                      : "WORKFORCE_OIDC_ORG is not set and there "
+                                                        "is not exactly one organization");
+    return rc;
+}
+
+/* A new active member 'email' ('name' from the claims, or NULL) of the organization new OIDC
+ * users join, into '*u', with its audit entry (user.create, by the user itself). */
+static int member_create(struct router_req *r, const char *email, const char *name,
+                         struct store_user *u)
+{
+    struct store_audit a;
+    struct store_org org;
+    struct err e;
+    int rc = member_org(r, &org);
+
+    if (rc)
+        return rc;
+    memset(u, 0, sizeof(*u));
+    if (id_new("usr", u->id, sizeof(u->id)))
+        return ERR_INTERNAL;
+    snprintf(u->org_id, sizeof(u->org_id), "%s", org.id);
+    snprintf(u->email, sizeof(u->email), "%s", email);
+    snprintf(u->name, sizeof(u->name), "%s", name ? name : "");
+    u->role = STORE_ROLE_MEMBER;
+    u->status = STORE_USER_ACTIVE;
+    u->created_at = u->updated_at = clock_now_ms();
+    memset(&a, 0, sizeof(a));
+    r->tenant.mode = STORE_LIVE;
+    snprintf(r->tenant.org_id, sizeof(r->tenant.org_id), "%s", org.id);
+    r->by_session = true; /* the actor of the entry is the new user */
+    r->user = *u;
+    router_audit_actor(r, &a);
+    a.action = "user.create";
+    a.target_type = "user";
+    a.target_id = u->id;
+    err_clear(&e);
+    store_audit_arm(r->store, &a);
+    rc = store_user_create(r->store, u, &e);
+    store_audit_arm(r->store, NULL);
+    if (rc == ERR_CONFLICT) /* made by another sign-in just now */
+        rc = store_user_by_email(r->store, email, u);
+    if (!rc)
+        log_info("oidc: user %s created as a member of %s at its first sign-in", u->id, org.slug);
+    return rc;
 }
 
 /*
- * The user the checked claims 'c' sign in as, into '*u': the one of the verified email when
- * active; else a new member of the configured organization when the email's domain is
+ * The user the checked claims 'c' sign in as, into '*u': the one of the verified email (an
+ * existing or invited user) when active; else a new member when the email's domain is
  * allowed. 0, or the code the browser is told ("oidc_email_not_allowed", "user_disabled",
  * "oidc_failed") in '*refusal'.
  */
 static int user_for(struct router_req *r, const struct oidc_claims *c, struct store_user *u,
                     const char **refusal)
 {
-    const struct config *cfg = r->env->cfg;
     const char *email;
     int rc;
 
     *refusal = "oidc_email_not_allowed";
-    if (!c->email || !*c->email || !c->email_verified) {
-        log_warn("oidc: sign-in refused: the provider did not say the email is verified");
+    if (!c->email || !*c->email || strlen(c->email) >= sizeof(u->email) || !c->email_verified) {
+        log_warn("oidc: sign-in refused: the provider did not give a verified email");
         return ERR_FORBIDDEN;
     }
-    email = lower(r, c->email);
-    rc = store_user_by_email(r->store, email, r->arena, u);
-    if (rc == 0 && u->status != 0) {
+    email = api_email_lower(r->arena, c->email);
+    rc = store_user_by_email(r->store, email, u);
+    if (rc == 0 && u->status != STORE_USER_ACTIVE) {
         *refusal = "user_disabled";
         log_warn("oidc: sign-in refused: user %s is disabled", u->id);
         return ERR_FORBIDDEN;
@@ -252,11 +295,11 @@ static int user_for(struct router_req *r, const struct oidc_claims *c, struct st
         *refusal = "oidc_failed";
         return rc;
     }
-    if (!oidc_email_domain_allowed(email, cfg->oidc_allowed_domains)) {
+    if (!oidc_email_domain_allowed(email, r->env->cfg->oidc_allowed_domains)) {
         log_warn("oidc: sign-in refused: no user has the email, and its domain is not allowed");
         return ERR_FORBIDDEN;
     }
-    rc = api_oidc_member_create(r, email, c->name, u);
+    rc = member_create(r, email, c->name, u);
     if (rc)
         *refusal = "oidc_failed";
     return rc;
@@ -267,6 +310,8 @@ static void callback_done(void *ud, int rc, const struct oidc_claims *c, const s
 {
     struct router_req *r = ud;
     const char *refusal = "oidc_failed";
+    char csrf[ROUTER_CSRF_LEN];
+    struct store_session ses;
     struct store_user u;
     struct err se;
 
@@ -280,7 +325,7 @@ static void callback_done(void *ud, int rc, const struct oidc_claims *c, const s
     r->store = store_pool_get(r->env->pool);
     rc = user_for(r, c, &u, &refusal);
     if (!rc)
-        rc = api_session_open(r, &u, "oidc", &se);
+        rc = api_session_open(r, &u, "oidc", csrf, &ses, &se);
     store_pool_put(r->env->pool, r->store);
     r->store = NULL;
     if (rc)
@@ -311,8 +356,9 @@ int api_oidc_callback(struct router_req *r, struct err *e)
     if (!code || !*code || router_query(r, "error") ||
         (iss && strcmp(iss, r->env->cfg->oidc_issuer) != 0)) {
         log_warn("oidc: callback refused: the provider sent %s",
-                 router_query(r, "error") ? "an error" : !code || !*code ? "no code"
-                                                                        : "another issuer");
+                 router_query(r, "error") ? "an error"
+                 : !code || !*code        ? "no code"
+                                          : "another issuer");
         refuse(r, "oidc_failed");
         return 0;
     }

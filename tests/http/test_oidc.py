@@ -74,18 +74,33 @@ class OidcSignIn(unittest.TestCase):
         jar = http.cookiejar.CookieJar()
         return self.callback(self.start_flow(jar), jar)
 
-    def assertSignedIn(self, r):
+    def assertSignedIn(self, r, email=None, role="member"):
+        """A callback that signed in: to the console, the flow's cookie forgotten, a session
+        cookie that GET /v1/sessions/current takes as the user 'email' with 'role'."""
         self.assertEqual(r.status, 302, r.body[:300])
         self.assertEqual(r.header("Location"), SIGNED_IN)
         cookies = r.header_all("Set-Cookie")
         self.assertTrue(any(c.startswith("wf_oidc=;") and "Max-Age=0" in c for c in cookies),
                         cookies)
-        return r
+        session = [c.split(";", 1)[0] for c in cookies if c.startswith("wf_session=")]
+        self.assertEqual(len(session), 1, cookies)
+        me = self.server.request("GET", "/v1/sessions/current", headers={"Cookie": session[0]})
+        self.assertEqual(me.status, 200, me.body[:300])
+        if email:
+            self.assertEqual(me.json["user"]["email"], email.lower())
+        self.assertEqual(me.json["user"]["role"], role)
+        return me.json["user"]
 
     def assertRefused(self, r, code):
         self.assertEqual(r.status, 302, r.body[:300])
         self.assertEqual(r.header("Location"), REFUSED + code)
+        self.assertFalse(any(c.startswith("wf_session=") for c in r.header_all("Set-Cookie")))
         return r
+
+    def users(self):
+        p = self.server.cli("users", "list", "--org", "acme")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return p.stdout
 
     # -- the tests --
 
@@ -114,9 +129,30 @@ class OidcSignIn(unittest.TestCase):
             self.assertNotIn(secret, value)  # sealed, not readable
 
     def test_new_member_of_an_allowed_domain(self):
-        self.assertSignedIn(self.sign_in("new.member@example.com"))
-        # the same user again: now an existing one
-        self.assertSignedIn(self.sign_in("New.Member@Example.com"))
+        self.assertNotIn("new.member@example.com", self.users())
+        first = self.assertSignedIn(self.sign_in("new.member@example.com"),
+                                    "new.member@example.com")
+        self.assertIn("new.member@example.com", self.users())
+        # the same user again (the provider's case differs): the existing one, not a new one
+        again = self.assertSignedIn(self.sign_in("New.Member@Example.com"),
+                                    "new.member@example.com")
+        self.assertEqual(first["id"], again["id"])
+        self.assertEqual(self.users().count("new.member@example.com"), 1)
+        audit = self.server.cli("audit", "--org", "acme", "--limit", "50").stdout
+        self.assertIn("user.create", audit)
+        self.assertIn("session.create", audit)
+
+    def test_invited_user_outside_the_allowed_domains(self):
+        p = self.server.cli("users", "create", "--org", "acme", "--email",
+                            "Grace@Partner.org", "--role", "admin")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertSignedIn(self.sign_in("grace@partner.org"), "grace@partner.org", "admin")
+
+    def test_disabled_user(self):
+        self.assertSignedIn(self.sign_in("leaver@example.com"), "leaver@example.com")
+        p = self.server.cli("users", "disable", "--org", "acme", "--email", "leaver@example.com")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRefused(self.sign_in("leaver@example.com"), "user_disabled")
 
     def test_email_outside_the_allowed_domains(self):
         self.assertRefused(self.sign_in("eve@elsewhere.org"), "oidc_email_not_allowed")
@@ -193,7 +229,7 @@ class OidcNotConfigured(unittest.TestCase):
             for path in ("/v1/sessions/oidc/start", "/v1/sessions/oidc/callback?code=a&state=b"):
                 r = server.request("GET", path)
                 self.assertEqual(r.status, 404, path)
-                self.assertEqual(r.error()["code"], "oidc_not_configured")
+                self.assertEqual(r.error["code"], "oidc_not_configured")
         finally:
             server.stop()
             server.cleanup()
