@@ -305,10 +305,23 @@ static int user_for(struct router_req *r, const struct oidc_claims *c, struct st
     return rc;
 }
 
+/*
+ * A callback waiting for the provider. The router still uses the request's own store handle
+ * for a moment after the handler returns (it puts it back to the pool), and the provider may
+ * answer before that: the user's lookup and the session are made on 'shadow', a copy of the
+ * request taken before the exchange starts, with a handle of its own; 'r' itself is only
+ * answered.
+ */
+struct pending {
+    struct router_req *r;
+    struct router_req shadow;
+};
+
 /* The provider answered (on httpc's thread): a session for the user, or a refusal. */
 static void callback_done(void *ud, int rc, const struct oidc_claims *c, const struct err *e)
 {
-    struct router_req *r = ud;
+    struct pending *p = ud;
+    struct router_req *r = p->r, *q = &p->shadow;
     const char *refusal = "oidc_failed";
     char csrf[ROUTER_CSRF_LEN];
     struct store_session ses;
@@ -316,18 +329,17 @@ static void callback_done(void *ud, int rc, const struct oidc_claims *c, const s
     struct err se;
 
     (void)e; /* logged by the provider handle */
-    if (rc) {
-        refuse(r, refusal);
-        router_async_finish(r, 0, NULL);
-        return;
+    if (!rc) {
+        err_clear(&se);
+        q->store = store_pool_get(q->env->pool);
+        rc = user_for(q, c, &u, &refusal);
+        if (!rc)
+            rc = api_session_open(q, &u, "oidc", csrf, &ses, &se); /* its cookie on q->http */
+        store_pool_put(q->env->pool, q->store);
+        q->store = NULL;
+        if (rc && se.code)
+            log_warn("oidc: the session could not be opened: %s", se.msg);
     }
-    err_clear(&se);
-    r->store = store_pool_get(r->env->pool);
-    rc = user_for(r, c, &u, &refusal);
-    if (!rc)
-        rc = api_session_open(r, &u, "oidc", csrf, &ses, &se);
-    store_pool_put(r->env->pool, r->store);
-    r->store = NULL;
     if (rc)
         refuse(r, refusal);
     else
@@ -341,6 +353,7 @@ int api_oidc_callback(struct router_req *r, struct err *e)
     struct oidc *o = api_svc(r)->oidc;
     const char *state = router_query(r, "state"), *code = router_query(r, "code");
     const char *iss = router_query(r, "iss");
+    struct pending *p;
     struct oidc_flow f;
 
     if (!o)
@@ -362,10 +375,14 @@ int api_oidc_callback(struct router_req *r, struct err *e)
         refuse(r, "oidc_failed");
         return 0;
     }
+    p = arena_calloc(r->arena, sizeof(*p));
+    p->r = r;
+    p->shadow = *r;
+    p->shadow.store = NULL;
     r->async = true;
     http_req_defer(r->http);
     /* From here 'r' belongs to the provider handle: callback_done() answers. */
-    oidc_sign_in(o, code, callback_url(r), f.verifier, f.nonce, callback_done, r);
+    oidc_sign_in(o, code, callback_url(r), f.verifier, f.nonce, callback_done, p);
     memset(&f, 0, sizeof(f));
     return 0;
 }
