@@ -28,6 +28,7 @@
 #include "workflows/run.h"
 #include "llm/llm.h"
 #include "metrics/metrics.h"
+#include "oidc/oidc.h"
 #include "ratelimit/ratelimit.h"
 #include "ratelimit/redis.h"
 #include "router/router.h"
@@ -1455,6 +1456,14 @@ static int serve_start(const struct config *c, const char *argv0, struct server 
         fprintf(stderr, "workforce: cannot start the outbound HTTP client\n");
         return 1;
     }
+    if (c->oidc_issuer[0]) {
+        struct oidc_settings os = {c->oidc_issuer, c->oidc_client_id, c->oidc_client_secret, 0, 0};
+        struct err oe;
+        if (oidc_new(svc->httpc, &os, &svc->oidc, &oe)) {
+            fprintf(stderr, "workforce: %s %s\n", oe.param, oe.msg);
+            return 2;
+        }
+    }
     if (mkdir(c->files_dir, 0700) != 0 && errno != EEXIST) {
         fprintf(stderr, "workforce: WORKFORCE_DATABASE: cannot create %s: %s\n", c->files_dir,
                 strerror(errno));
@@ -1520,6 +1529,8 @@ static void serve_free(struct server *sv)
     llm_free(svc->agent.llm);
     llm_free(svc->agent.llm_builtin);
     httpc_free(svc->httpc);
+    oidc_free(svc->oidc); /* after httpc: no sign-in is under way any more */
+    svc->oidc = NULL;
     store_committer_free(svc->committer);
     store_pool_free(svc->router.pool);
     ratelimit_free(svc->router.rl);

@@ -13,6 +13,7 @@
 #include "../router/router.h"
 
 struct httpc;
+struct oidc;
 struct knowledge_worker;
 struct task_runner;
 struct ratelimit_redis;
@@ -35,7 +36,8 @@ struct api_services {
     struct toolrun_env toolrun;       /* what the tools of a turn do */
     struct act_pool *tools;           /* the threads that run turns' tool calls */
     int64_t audit_pruned_at;          /* the keeper's last deletion of old audit entries */
-    struct ratelimit_redis *redis;    /* the shared limits' Redis (readiness), or NULL */
+    struct oidc *oidc;             /* OpenID Connect sign-in's provider, or NULL (not configured) */
+    struct ratelimit_redis *redis; /* the shared limits' Redis (readiness), or NULL */
 };
 
 /* The services of the request's application. */
@@ -174,6 +176,9 @@ int api_keys_create(struct router_req *r, struct err *e);
 int api_keys_list(struct router_req *r, struct err *e);
 int api_keys_delete(struct router_req *r, struct err *e);
 int api_audit_list(struct router_req *r, struct err *e);
+/* oidc.c: OpenID Connect sign-in (GET /v1/sessions/oidc/start and /callback). */
+int api_oidc_start(struct router_req *r, struct err *e);
+int api_oidc_callback(struct router_req *r, struct err *e);
 /*
  * Sign user 'u' in on request 'r' by 'how' ("password", "oidc"): a new session (the entry
  * session.create written with it), the cookie set on the answer; '*out' the session and

@@ -61,6 +61,8 @@ static const struct {
     {"user_not_found", 404, "No such user in this organization."},
     {"api_key_not_found", 404, "No such API key in this organization."},
     {"route_not_found", 404, "No route matches this path."},
+    {"oidc_not_configured", 404,
+     "OpenID Connect sign-in is not configured on this server (WORKFORCE_OIDC_ISSUER)."},
     {"employee_not_found", 404, "No such employee in this organization and key mode."},
     {"conversation_not_found", 404, "No such conversation in this organization and key mode."},
     {"message_not_found", 404, "No such message in this conversation."},

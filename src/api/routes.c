@@ -74,6 +74,9 @@ static const struct router_qparam q_audit[] = {TEXT("actor_id"),
 static const struct router_qparam q_authorize[] = {TEXT("state"), TEXT("confirm"), QEND};
 static const struct router_qparam q_callback[] = {TEXT("code"), TEXT("state"), TEXT("error"),
                                                   TEXT("error_description"), QEND};
+/* OpenID Connect's callback: RFC 9207's iss besides OAuth's */
+static const struct router_qparam q_oidc_callback[] = {
+    TEXT("code"), TEXT("state"), TEXT("iss"), TEXT("error"), TEXT("error_description"), QEND};
 
 #define CONV AUTH_SCOPE_CONVERSATIONS
 #define KNOW AUTH_SCOPE_KNOWLEDGE
@@ -111,6 +114,10 @@ const struct route api_routes[] = {
      NULL},
     {"DELETE", "/v1/sessions/current", api_sessions_delete, 0, SESSION, NULL, NULL, NULL, VIEWER,
      "session.delete"},
+    {"GET", "/v1/sessions/oidc/start", api_oidc_start, 0, ROUTE_PUBLIC, NULL, NULL, NULL, VIEWER,
+     NULL},
+    {"GET", "/v1/sessions/oidc/callback", api_oidc_callback, 0, ROUTE_PUBLIC | ROUTE_LOOSE_QUERY,
+     q_oidc_callback, NULL, NULL, VIEWER, NULL},
     {"POST", "/v1/users", api_users_create, 0, SESSION | ROUTE_SECRET_ANSWER, NULL,
      &api_users_create_body, NULL, ADMIN, "user.create"},
     {"GET", "/v1/users", api_users_list, 0, SESSION, q_list, NULL, NULL, ADMIN, NULL},

@@ -24,6 +24,7 @@
 
 #include "str.h"
 
+#include <ctype.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
@@ -347,6 +348,65 @@ static int finish_files_dir(struct config *c, struct err *e)
     return 0;
 }
 
+/* Whether the http:// URL 'url' names this machine (127.0.0.1, [::1] or localhost). */
+static bool local_http(const char *url)
+{
+    static const char *const hosts[] = {"127.0.0.1", "[::1]", "localhost"};
+    const char *h = url + 7;
+    size_t len = strcspn(h, ":/?");
+    if (h[0] == '[')
+        len = strcspn(h, "]") + 1;
+    for (size_t i = 0; i < COUNT(hosts); i++) {
+        if (len == strlen(hosts[i]) && strncasecmp(h, hosts[i], len) == 0)
+            return true;
+    }
+    return false;
+}
+
+/*
+ * OpenID Connect: with an issuer, https (http only to this machine), a client id and secret;
+ * the allowed domains lower-cased, without blanks, each a host name ("example.com", no '@').
+ */
+static int finish_oidc(struct config *c, struct err *e)
+{
+    char list[sizeof(c->oidc_allowed_domains)];
+    size_t used = 0;
+
+    if (!c->oidc_issuer[0])
+        return 0;
+    if (strncasecmp(c->oidc_issuer, "https://", 8) != 0 && !local_http(c->oidc_issuer))
+        return err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_OIDC_ISSUER",
+                       "must be an https URL (http only to 127.0.0.1 or localhost)");
+    if (!c->oidc_client_id[0] || !c->oidc_client_secret[0])
+        return err_set(e, ERR_INVALID, "invalid_setting",
+                       !c->oidc_client_id[0] ? "WORKFORCE_OIDC_CLIENT_ID"
+                                             : "WORKFORCE_OIDC_CLIENT_SECRET",
+                       "is required with WORKFORCE_OIDC_ISSUER");
+    for (const char *p = c->oidc_allowed_domains; *p;) {
+        size_t len;
+        while (*p == ',' || *p == ' ')
+            p++;
+        len = strcspn(p, ", ");
+        if (!len)
+            break;
+        if (used + len + 2 > sizeof(list))
+            break; /* cannot happen: the list is no longer than the setting */
+        if (used)
+            list[used++] = ',';
+        for (size_t i = 0; i < len; i++) {
+            char ch = (char)tolower((unsigned char)p[i]);
+            if (!(isalnum((unsigned char)ch) || ch == '-' || ch == '.'))
+                return err_set(e, ERR_INVALID, "invalid_setting", "WORKFORCE_OIDC_ALLOWED_DOMAINS",
+                               "must be domain names (example.com) separated by commas");
+            list[used++] = ch;
+        }
+        p += len;
+    }
+    list[used] = '\0';
+    memcpy(c->oidc_allowed_domains, list, used + 1);
+    return 0;
+}
+
 /* ---- The table ---- */
 
 /* The member 'm' of struct config that a row fills, and how it is stored. */
@@ -491,6 +551,22 @@ static const struct config_setting settings[] = {
      .desc = "One webhook delivery attempt, at most, in milliseconds."},
     {.name = "WORKFORCE_WEBHOOKS_WORKERS", INT_RANGE(1, 64), .def = "4", MEMBER(webhooks_workers),
      .desc = "Webhook deliveries attempted at once by one node."},
+    {.name = "WORKFORCE_OIDC_ISSUER", .type = CONFIG_URL, .def = "", MEMBER(oidc_issuer),
+     .finish = finish_oidc,
+     .desc = "The OpenID Connect provider users may sign in with (its issuer, exactly as its "
+             "discovery document says it); empty: no OpenID Connect sign-in."},
+    {.name = "WORKFORCE_OIDC_CLIENT_ID", .type = CONFIG_STRING, .def = "",
+     MEMBER(oidc_client_id), .desc = "This server's client id at that provider."},
+    {.name = "WORKFORCE_OIDC_CLIENT_SECRET", .type = CONFIG_STRING, .flags = CONFIG_SECRET,
+     .def = "", MEMBER(oidc_client_secret),
+     .desc = "Its client secret (sent as client_secret_basic)."},
+    {.name = "WORKFORCE_OIDC_ALLOWED_DOMAINS", .type = CONFIG_STRING, .def = "",
+     MEMBER(oidc_allowed_domains),
+     .desc = "Email domains (comma separated) whose users are created as members at their first "
+             "sign-in; empty: only existing or invited users sign in."},
+    {.name = "WORKFORCE_OIDC_ORG", .type = CONFIG_STRING, .def = "",
+     .computed = "the only organization, when there is exactly one", MEMBER(oidc_org),
+     .desc = "The slug of the organization users created at sign-in join."},
     {.name = "WORKFORCE_TEST_PG_URL", .type = CONFIG_STRING,
      .flags = CONFIG_UNUSED | CONFIG_CREDENTIALS, .def = "",
      .desc = "Not read by the server: the PostgreSQL of the unit tests, accepted so that one "

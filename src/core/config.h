@@ -95,6 +95,12 @@ struct config {
     bool webhooks_allow_private; /* deliveries may go to loopback, private, ... addresses */
     int64_t webhooks_timeout_ms; /* one delivery attempt (at most the contract's 10 s) */
     unsigned webhooks_workers;   /* deliveries attempted at once */
+    /* OpenID Connect sign-in (§20): "" issuer = not configured */
+    char oidc_issuer[512];
+    char oidc_client_id[256];
+    char oidc_client_secret[512];    /* a secret: never logged */
+    char oidc_allowed_domains[1024]; /* lower case, comma separated; "" = no user is created */
+    char oidc_org[64];               /* slug; "" = the only organization */
     /* "" where not set: the provider's default (URLs, scopes) or not configured */
     char oauth[CONFIG_OAUTH_PROVIDERS][CONFIG_OAUTH_FIELDS][CONFIG_OAUTH_VALUE_MAX];
     unsigned char source[CONFIG_SETTINGS_MAX]; /* enum config_source, by row of the table */

@@ -6,10 +6,13 @@
 
 #include "err.h"
 
+#include <openssl/bn.h>
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
+#include <openssl/ec.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <openssl/param_build.h>
 #include <openssl/rand.h>
 
 #include <inttypes.h>
@@ -285,8 +288,8 @@ void crypto_base64url(const unsigned char *in, size_t n, char *out)
 static const char whsec_prefix[] = "whsec_";
 #define WHSEC_PREFIX_LEN (sizeof(whsec_prefix) - 1)
 
-/* The value of the standard base64 digit 'c', or -1. */
-static int b64_digit(unsigned char c)
+/* The value of the base64 digit 'c' (the URL-safe alphabet when 'url'), or -1. */
+static int b64_digit(unsigned char c, bool url)
 {
     if (c >= 'A' && c <= 'Z')
         return c - 'A';
@@ -294,24 +297,26 @@ static int b64_digit(unsigned char c)
         return c - 'a' + 26;
     if (c >= '0' && c <= '9')
         return c - '0' + 52;
-    if (c == '+')
+    if (c == (url ? '-' : '+'))
         return 62;
-    if (c == '/')
+    if (c == (url ? '_' : '/'))
         return 63;
     return -1;
 }
 
 /*
- * Decode the 'len' bytes of standard base64 at 's' into 'out' (room for 'cap' bytes), the count
- * into '*out_len'. Padding may be left out, but when present it completes the last quantum; the
- * bits a short quantum leaves over must be zero (one text per key). 0 or ERR_INVALID.
+ * Decode the 'len' bytes of base64 at 's' (the URL-safe alphabet, never padded, when 'url')
+ * into 'out' (room for 'cap' bytes), the count into '*out_len'. Padding may be left out, but
+ * when present it completes the last quantum; the bits a short quantum leaves over must be zero
+ * (one text per key). 0 or ERR_INVALID.
  */
-static int b64_decode(const char *s, size_t len, unsigned char *out, size_t cap, size_t *out_len)
+static int b64_decode(const char *s, size_t len, bool url, unsigned char *out, size_t cap,
+                      size_t *out_len)
 {
     size_t pad = 0, n = 0;
     unsigned v = 0, bits = 0;
 
-    while (pad < 2 && pad < len && s[len - 1 - pad] == '=')
+    while (!url && pad < 2 && pad < len && s[len - 1 - pad] == '=')
         pad++;
     if (pad && len % 4 != 0)
         return ERR_INVALID;
@@ -319,7 +324,7 @@ static int b64_decode(const char *s, size_t len, unsigned char *out, size_t cap,
     if (len % 4 == 1)
         return ERR_INVALID;
     for (size_t i = 0; i < len; i++) {
-        int d = b64_digit((unsigned char)s[i]);
+        int d = b64_digit((unsigned char)s[i], url);
         if (d < 0)
             return ERR_INVALID;
         v = (v << 6 | (unsigned)d) & 0xffffff;
@@ -356,7 +361,8 @@ int crypto_whsec_decode(const char *s, size_t len, unsigned char out[CRYPTO_WHSE
     size_t n = 0;
     if (len < WHSEC_PREFIX_LEN || memcmp(s, whsec_prefix, WHSEC_PREFIX_LEN) != 0)
         return ERR_INVALID;
-    if (b64_decode(s + WHSEC_PREFIX_LEN, len - WHSEC_PREFIX_LEN, out, CRYPTO_WHSEC_KEY_MAX, &n))
+    if (b64_decode(s + WHSEC_PREFIX_LEN, len - WHSEC_PREFIX_LEN, false, out, CRYPTO_WHSEC_KEY_MAX,
+                   &n))
         return ERR_INVALID;
     if (n < CRYPTO_WHSEC_KEY_MIN)
         return ERR_INVALID;
@@ -411,5 +417,145 @@ out:
     EVP_MAC_CTX_free(c);
     EVP_MAC_free(m);
     OPENSSL_cleanse(key, sizeof(key));
+    return rc;
+}
+
+/* See crypto.h. */
+int crypto_base64url_decode(const char *s, size_t len, unsigned char *out, size_t cap,
+                            size_t *out_len)
+{
+    return b64_decode(s, len, true, out, cap, out_len);
+}
+
+/* ---- JWS signatures ---- */
+
+/* The RSA public key (n, e) of 'k' as a new EVP_PKEY, or NULL when it is malformed. */
+static EVP_PKEY *rsa_key(const struct crypto_jwk *k)
+{
+    OSSL_PARAM_BLD *bld = NULL;
+    OSSL_PARAM *params = NULL;
+    EVP_PKEY_CTX *ctx = NULL;
+    EVP_PKEY *pkey = NULL;
+    BIGNUM *n = NULL, *e = NULL;
+
+    if (!k->n || !k->e || k->n_len < CRYPTO_RSA_N_MIN || k->n_len > CRYPTO_RSA_N_MAX ||
+        k->e_len == 0 || k->e_len > CRYPTO_RSA_E_MAX || k->n[0] == 0)
+        return NULL; /* a leading zero byte: the modulus is shorter than it claims */
+    n = BN_bin2bn(k->n, (int)k->n_len, NULL);
+    e = BN_bin2bn(k->e, (int)k->e_len, NULL);
+    bld = OSSL_PARAM_BLD_new();
+    if (!n || !e || !bld || BN_is_one(e) || !BN_is_odd(e))
+        goto out;
+    if (!OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_N, n) ||
+        !OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_E, e))
+        goto out;
+    params = OSSL_PARAM_BLD_to_param(bld);
+    ctx = EVP_PKEY_CTX_new_from_name(NULL, "RSA", NULL);
+    if (!params || !ctx || EVP_PKEY_fromdata_init(ctx) != 1 ||
+        EVP_PKEY_fromdata(ctx, &pkey, EVP_PKEY_PUBLIC_KEY, params) != 1)
+        pkey = NULL;
+out:
+    EVP_PKEY_CTX_free(ctx);
+    OSSL_PARAM_free(params);
+    OSSL_PARAM_BLD_free(bld);
+    BN_free(n);
+    BN_free(e);
+    return pkey;
+}
+
+/* The P-256 public key (x, y) of 'k' as a new EVP_PKEY, or NULL when the point is not on the
+ * curve. */
+static EVP_PKEY *p256_key(const struct crypto_jwk *k)
+{
+    unsigned char point[1 + 2 * CRYPTO_P256_LEN];
+    char group[] = "prime256v1";
+    OSSL_PARAM params[3];
+    EVP_PKEY_CTX *ctx = NULL, *check = NULL;
+    EVP_PKEY *pkey = NULL;
+
+    if (!k->x || !k->y)
+        return NULL;
+    point[0] = 0x04; /* uncompressed */
+    memcpy(point + 1, k->x, CRYPTO_P256_LEN);
+    memcpy(point + 1 + CRYPTO_P256_LEN, k->y, CRYPTO_P256_LEN);
+    params[0] = OSSL_PARAM_construct_utf8_string(OSSL_PKEY_PARAM_GROUP_NAME, group, 0);
+    params[1] = OSSL_PARAM_construct_octet_string(OSSL_PKEY_PARAM_PUB_KEY, point, sizeof(point));
+    params[2] = OSSL_PARAM_construct_end();
+    ctx = EVP_PKEY_CTX_new_from_name(NULL, "EC", NULL);
+    if (!ctx || EVP_PKEY_fromdata_init(ctx) != 1 ||
+        EVP_PKEY_fromdata(ctx, &pkey, EVP_PKEY_PUBLIC_KEY, params) != 1)
+        goto out;
+    check = EVP_PKEY_CTX_new_from_pkey(NULL, pkey, NULL);
+    if (!check || EVP_PKEY_public_check(check) != 1) { /* on the curve, not infinity */
+        EVP_PKEY_free(pkey);
+        pkey = NULL;
+    }
+out:
+    EVP_PKEY_CTX_free(check);
+    EVP_PKEY_CTX_free(ctx);
+    return pkey;
+}
+
+/* The DER ECDSA-Sig-Value of the raw 'r || s' of an ES256 signature into a new buffer
+ * (OPENSSL_free) of '*n' bytes, or NULL. */
+static unsigned char *es256_der(const unsigned char *sig, int *n)
+{
+    ECDSA_SIG *es = ECDSA_SIG_new();
+    BIGNUM *r = BN_bin2bn(sig, CRYPTO_P256_LEN, NULL);
+    BIGNUM *s = BN_bin2bn(sig + CRYPTO_P256_LEN, CRYPTO_P256_LEN, NULL);
+    unsigned char *der = NULL;
+
+    *n = 0;
+    if (!es || !r || !s || ECDSA_SIG_set0(es, r, s) != 1) {
+        BN_free(r);
+        BN_free(s);
+        ECDSA_SIG_free(es);
+        return NULL;
+    }
+    *n = i2d_ECDSA_SIG(es, &der); /* 'es' owns r and s now */
+    ECDSA_SIG_free(es);
+    if (*n <= 0) {
+        OPENSSL_free(der);
+        return NULL;
+    }
+    return der;
+}
+
+/* See crypto.h. */
+int crypto_jws_verify(const struct crypto_jwk *k, const void *input, size_t len,
+                      const unsigned char *sig, size_t sig_len)
+{
+    EVP_PKEY *pkey = NULL;
+    EVP_MD_CTX *md = NULL;
+    unsigned char *der = NULL;
+    const unsigned char *checked = sig;
+    size_t checked_len = sig_len;
+    int der_len = 0, rc = ERR_INVALID;
+
+    if (k->alg == CRYPTO_JWS_RS256) {
+        pkey = rsa_key(k);
+        if (!pkey || sig_len != k->n_len)
+            goto out; /* RFC 8017 §8.2.2: the signature is exactly as long as the modulus */
+    } else if (k->alg == CRYPTO_JWS_ES256) {
+        if (sig_len != 2 * CRYPTO_P256_LEN)
+            goto out; /* RFC 7518 §3.4: 64 bytes, not DER */
+        pkey = p256_key(k);
+        der = pkey ? es256_der(sig, &der_len) : NULL;
+        if (!der)
+            goto out;
+        checked = der;
+        checked_len = (size_t)der_len;
+    } else {
+        goto out;
+    }
+    md = EVP_MD_CTX_new();
+    if (!md || EVP_DigestVerifyInit(md, NULL, EVP_sha256(), NULL, pkey) != 1)
+        goto out;
+    if (EVP_DigestVerify(md, checked, checked_len, input, len) == 1)
+        rc = 0;
+out:
+    EVP_MD_CTX_free(md);
+    OPENSSL_free(der);
+    EVP_PKEY_free(pkey);
     return rc;
 }

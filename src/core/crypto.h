@@ -2,7 +2,7 @@
 /*
  * crypto: the only user of OpenSSL. Random bytes, HMAC-SHA256, SHA-256, HKDF, AES-256-GCM
  * sealing (integration tokens at rest), constant-time comparison, hex encoding, and the
- * secrets and signatures of Standard Webhooks.
+ * secrets and signatures of Standard Webhooks, and JWS signature checks (OpenID Connect).
  */
 #ifndef WORKFORCE_CRYPTO_H
 #define WORKFORCE_CRYPTO_H
@@ -78,5 +78,42 @@ int crypto_whsec_decode(const char *s, size_t len, unsigned char out[CRYPTO_WHSE
  * empty or holding a '.' or a byte outside printable ASCII) or ERR_INTERNAL. Thread-safe. */
 int crypto_whsec_sign(const char *secret, size_t len, const char *msg_id, int64_t ts,
                       const void *body, size_t body_len, char out[CRYPTO_WHSIG_LEN]);
+
+/* ---- JWS signatures (RFC 7515, 7518): the public keys of a JWK ---- */
+
+/* The only algorithms a signature is checked with; everything else ("none", HS*, PS*, ...)
+ * is refused before a key is looked at. */
+enum crypto_jws_alg {
+    CRYPTO_JWS_RS256 = 1, /* RSASSA-PKCS1-v1_5 with SHA-256 */
+    CRYPTO_JWS_ES256      /* ECDSA P-256 with SHA-256, the signature raw r || s */
+};
+
+#define CRYPTO_RSA_N_MIN 256  /* bytes of a modulus: 2048 bits at least */
+#define CRYPTO_RSA_N_MAX 1024 /* 8192 bits at most */
+#define CRYPTO_RSA_E_MAX 8
+#define CRYPTO_P256_LEN 32 /* bytes of a P-256 coordinate, and of r and of s */
+
+/* A public key as a JWK carries it, in bytes (big-endian, base64url-decoded); the caller's. */
+struct crypto_jwk {
+    enum crypto_jws_alg alg; /* what the key is for: RS256 (n, e) or ES256 (x, y) */
+    const unsigned char *n, *e;
+    size_t n_len, e_len;
+    const unsigned char *x, *y; /* CRYPTO_P256_LEN bytes each */
+};
+
+/*
+ * Check the JWS signature 'sig' ('sig_len' bytes as the token carries it, decoded) of the
+ * 'len' bytes 'input' ("header.payload" as sent) with key 'k', under 'k->alg'. 0 when it
+ * verifies; ERR_INVALID when it does not, or the key is malformed (a modulus under 2048 bits,
+ * a point not on the curve, a signature of the wrong length). Thread-safe; no state kept.
+ */
+int crypto_jws_verify(const struct crypto_jwk *k, const void *input, size_t len,
+                      const unsigned char *sig, size_t sig_len);
+
+/* Decode the 'len' bytes of base64url 's' (no padding; RFC 7515 §2) into 'out' (room for
+ * 'cap'), the count into '*out_len'. 0, or ERR_INVALID for a character outside the alphabet,
+ * '=', a length no encoding has, left-over bits set, or more than 'cap' bytes. Pure. */
+int crypto_base64url_decode(const char *s, size_t len, unsigned char *out, size_t cap,
+                            size_t *out_len);
 
 #endif

@@ -55,6 +55,28 @@ int orgs_get(struct store *s, const char *id, struct store_org *out)
     return read_org(s, "SELECT " ORG_COLS " FROM orgs WHERE id = $1", id, out);
 }
 
+/* See store_int.h: the first two rows tell whether there is exactly one. */
+int orgs_only(struct store *s, struct store_org *out)
+{
+    struct db_stmt *st = db_prepare(s, "SELECT " ORG_COLS " FROM orgs ORDER BY id LIMIT 2");
+    struct store_org first;
+    bool row = false;
+    int n = 0, rc;
+    if (!st)
+        return ERR_STORE;
+    while (!(rc = db_step(st, &row)) && row) {
+        if (n++ == 0)
+            org_cols(st, 0, &first);
+    }
+    db_done(st);
+    if (rc)
+        return rc;
+    if (n != 1)
+        return ERR_NOT_FOUND;
+    *out = first;
+    return 0;
+}
+
 /* See store_int.h. */
 int employees_insert(struct store *s, const struct store_tenant *t,
                      const struct store_employee *emp)

@@ -248,6 +248,12 @@ int store_org_get_by_slug(struct store *s, const char *slug, struct store_org *o
     return orgs_get_by_slug(s, slug, out);
 }
 
+/* Read the one organization into 'out'; ERR_NOT_FOUND when there is none or several. */
+int store_org_only(struct store *s, struct store_org *out)
+{
+    return orgs_only(s, out);
+}
+
 /* Read the organization 'id' into 'out'; ERR_NOT_FOUND when absent. */
 int store_org_get(struct store *s, const char *id, struct store_org *out)
 {

@@ -259,6 +259,8 @@ void store_pool_put(struct store_pool *p, struct store *s);
 /* ---- Organizations and keys ---- */
 int store_org_get_by_slug(struct store *s, const char *slug, struct store_org *out);
 int store_org_get(struct store *s, const char *id, struct store_org *out);
+/* The organization when there is exactly one (OIDC sign-up's default); ERR_NOT_FOUND else. */
+int store_org_only(struct store *s, struct store_org *out);
 /* Create an org and give both of its modes the 'seed' employees, in one transaction. */
 int store_org_create(struct store *s, const char *slug, int tier, int64_t credits,
                      const struct store_employee *seed, size_t nseed, struct store_org *out,

@@ -76,6 +76,8 @@ void store_note_reachable(bool ok);
  * points at them. Their contracts are those of the store.h wrappers of the same name. ---- */
 int orgs_get_by_slug(struct store *s, const char *slug, struct store_org *out);
 int orgs_get(struct store *s, const char *id, struct store_org *out);
+/* The organization when there is exactly one; ERR_NOT_FOUND when none or several. */
+int orgs_only(struct store *s, struct store_org *out);
 int orgs_create(struct store *s, const char *slug, int tier, int64_t credits,
                 const struct store_employee *seed, size_t nseed, struct store_org *out,
                 struct err *e);

@@ -67,8 +67,8 @@ static void test_rows(void)
         size_t n = config_setting_count(), bad = 0, oauth = 0, secrets = 0;
         struct err e;
 
-        is_int(n, 40 + CONFIG_OAUTH_PROVIDERS * CONFIG_OAUTH_FIELDS,
-               "40 rows and 5 x 8 OAuth ones");
+        is_int(n, 45 + CONFIG_OAUTH_PROVIDERS * CONFIG_OAUTH_FIELDS,
+               "45 rows and 5 x 8 OAuth ones");
         ok(n <= CONFIG_SETTINGS_MAX, "within CONFIG_SETTINGS_MAX");
         is_int(config_setting_get(n, &s), ERR_NOT_FOUND, "nothing past the end");
         for (size_t i = 0; i < n; i++) {
@@ -83,7 +83,8 @@ static void test_rows(void)
         }
         is_int(bad, 0, "every row: a WORKFORCE_ name found at its index, a description, a range");
         is_int(oauth, 40, "the OAuth rows are generated, one per provider and field");
-        is_int(secrets, 2 + 2 * CONFIG_OAUTH_PROVIDERS, "API keys, client and signing secrets");
+        is_int(secrets, 3 + 2 * CONFIG_OAUTH_PROVIDERS,
+               "API keys, the OIDC client secret, OAuth client and signing secrets");
         config_setting_get((size_t)config_setting_find("WORKFORCE_OAUTH_GITHUB_SCOPES", 29), &s);
         is_str(s.provider, "GITHUB", "a generated row knows its provider");
         is_str(s.field, "SCOPES", "and its field");
@@ -402,6 +403,43 @@ static void test_printers(void)
     }
 }
 
+/* Issue 28: OpenID Connect sign-in's settings, checked together. */
+static void test_oidc(void)
+{
+    subtest("WORKFORCE_OIDC_*")
+    {
+        char *good[] = {"WORKFORCE_OIDC_ISSUER=https://id.example.com",
+                        "WORKFORCE_OIDC_CLIENT_ID=wf", "WORKFORCE_OIDC_CLIENT_SECRET=s3cret",
+                        "WORKFORCE_OIDC_ALLOWED_DOMAINS= Example.COM, b.example ,", NULL};
+        char *local[] = {"WORKFORCE_OIDC_ISSUER=http://127.0.0.1:9000",
+                         "WORKFORCE_OIDC_CLIENT_ID=wf", "WORKFORCE_OIDC_CLIENT_SECRET=s", NULL};
+        char *plain[] = {"WORKFORCE_OIDC_ISSUER=http://id.example.com",
+                         "WORKFORCE_OIDC_CLIENT_ID=wf", "WORKFORCE_OIDC_CLIENT_SECRET=s", NULL};
+        char *no_secret[] = {"WORKFORCE_OIDC_ISSUER=https://id.example.com",
+                             "WORKFORCE_OIDC_CLIENT_ID=wf", NULL};
+        char *bad_domain[] = {"WORKFORCE_OIDC_ISSUER=https://id.example.com",
+                              "WORKFORCE_OIDC_CLIENT_ID=wf", "WORKFORCE_OIDC_CLIENT_SECRET=s",
+                              "WORKFORCE_OIDC_ALLOWED_DOMAINS=@example.com", NULL};
+        struct err e;
+
+        ok(load(good, &e) == 0 && config_finish(&c, &e) == 0, "an issuer with its client");
+        is_str(c.oidc_allowed_domains, "example.com,b.example", "domains lower case, no blanks");
+        is_str(value_of("WORKFORCE_OIDC_CLIENT_SECRET"), "(set)", "the secret is not printed");
+        ok(load(local, &e) == 0 && config_finish(&c, &e) == 0, "http to 127.0.0.1");
+        ok(load(plain, &e) == 0 && config_finish(&c, &e) == ERR_INVALID &&
+               strcmp(e.param, "WORKFORCE_OIDC_ISSUER") == 0,
+           "http to another host is refused");
+        ok(load(no_secret, &e) == 0 && config_finish(&c, &e) == ERR_INVALID &&
+               strcmp(e.param, "WORKFORCE_OIDC_CLIENT_SECRET") == 0,
+           "an issuer without a client secret is refused");
+        ok(load(bad_domain, &e) == 0 && config_finish(&c, &e) == ERR_INVALID &&
+               strcmp(e.param, "WORKFORCE_OIDC_ALLOWED_DOMAINS") == 0,
+           "a domain with an @ is refused");
+        ok(load(NULL, &e) == 0 && config_finish(&c, &e) == 0 && c.oidc_issuer[0] == '\0',
+           "no issuer: not configured, nothing required");
+    }
+}
+
 int main(void)
 {
     test_rows();
@@ -411,6 +449,7 @@ int main(void)
     test_unknown();
     test_sources_and_flags();
     test_redirect_origins();
+    test_oidc();
     test_printers();
     return done_testing();
 }
