@@ -937,6 +937,10 @@ def build_schemas():
         "email": P(),
         "password": P(),
     }, examples=[{"email": "sam@example.com", "password": "correct horse battery"}])
+    s["SignInOptions"] = obj({
+        "password": {"type": "boolean", "const": True},
+        "oidc": {"type": "boolean", "description": "Single sign-on is configured."},
+    }, required=["password", "oidc"], description="The ways to sign in.")
     s["Session"] = obj({
         "object": {"type": "string", "const": "session"},
         "user": S("User"),
@@ -2769,6 +2773,49 @@ def build_paths():
            body=json_content("SignIn"), body_required=True,
            ok=ok_json("Session", "Signed in."),
            codes=["invalid_credentials", "too_many_sign_in_attempts"], bad_param="email")
+    sp.add("get", "/v1/sessions/options", "getSignInOptions", "Ways to sign in", "People",
+           built=True, description="What a sign-in page offers: email and password always, "
+                                    "single sign-on when `WORKFORCE_OIDC_ISSUER` is set.",
+           ok=ok_json("SignInOptions", "The ways to sign in."))
+    oidc_refusal = ("A refusal goes back to the console at `/console/#/sign-in?error=<code>`: "
+                    "`oidc_failed` (the state, the code exchange or the ID token did not check "
+                    "out: its signature against the issuer's JWKS, `iss`, `aud`, `exp`, "
+                    "`nonce`), `oidc_email_not_allowed` (the email is not verified, or no user "
+                    "has it and its domain is not in `WORKFORCE_OIDC_ALLOWED_DOMAINS`) or "
+                    "`user_disabled`.")
+    sp.add("get", "/v1/sessions/oidc/start", "startOidcSignIn", "Sign in with single sign-on",
+           "People", built=True,
+           description="Redirects to the OpenID Connect provider (authorization code with PKCE "
+                       "S256, a new `state` and `nonce`), keeping the flow in a sealed cookie "
+                       "(`wf_oidc`: HttpOnly, SameSite=Lax, 10 minutes) that binds it to this "
+                       "browser.",
+           ok={"status": "302", "description": "On to the provider's authorization page.",
+               "headers": {"X-Request-Id": ref("headers", "X-Request-Id"),
+                           "Location": {"description": "The provider's authorization URL.",
+                                        "required": True, "schema": string(format="uri")}},
+               "content": {"text/html": {"schema": {"type": "string"}}}},
+           codes=["oidc_not_configured"])
+    sp.add("get", "/v1/sessions/oidc/callback", "oidcCallback", "Single sign-on callback",
+           "People", built=True, query_strict=False,
+           params=[query_param("code", "The authorization code.", string()),
+                   query_param("state", "The flow's `state`.", string()),
+                   query_param("iss", "The issuer (RFC 9207), checked when present.", string()),
+                   query_param("error", "The provider's refusal, if any.", string()),
+                   query_param("error_description", "Its explanation.", string())],
+           description="Where the provider sends the browser back: the state checked against "
+                       "the flow's cookie, the code exchanged, the ID token verified, the "
+                       "person matched by verified email to a user (an invited one, or a new "
+                       "`member` of an allowed domain), then signed in as `POST /v1/sessions` "
+                       "does (the cookie `wf_session`) and sent on to `/console/`. "
+                       + oidc_refusal + " Other query parameters are ignored.",
+           ok={"status": "302", "description": "Signed in (on to `/console/`), or refused (on "
+                                                "to the console's sign-in page with the code).",
+               "headers": {"X-Request-Id": ref("headers", "X-Request-Id"),
+                           "Location": {"description": "`/console/` or "
+                                                       "`/console/#/sign-in?error=<code>`.",
+                                        "required": True, "schema": string()}},
+               "content": {"text/html": {"schema": {"type": "string"}}}},
+           codes=["oidc_not_configured"])
     sp.add("get", "/v1/sessions/current", "getCurrentSession", "The current session", "People",
            built=True, description=sess_note,
            ok=ok_json("Session", "The session, with its CSRF token."),

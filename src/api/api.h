@@ -165,6 +165,7 @@ extern const struct jb_binding api_sessions_create_body, api_users_create_body,
 int api_sessions_create(struct router_req *r, struct err *e);
 int api_sessions_current(struct router_req *r, struct err *e);
 int api_sessions_delete(struct router_req *r, struct err *e);
+int api_sessions_options(struct router_req *r, struct err *e);
 int api_users_create(struct router_req *r, struct err *e);
 int api_users_list(struct router_req *r, struct err *e);
 int api_users_get(struct router_req *r, struct err *e);

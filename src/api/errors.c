@@ -90,7 +90,8 @@ static const struct {
     {"mcp_server_name_taken", 409,
      "The organization already has an MCP server of this name in this key mode; names are "
      "unique, since tools are named `mcp.<server>.<tool>`."},
-    {"user_exists", 409, "A user with this email exists already (emails are unique on the server)."},
+    {"user_exists", 409,
+     "A user with this email exists already (emails are unique on the server)."},
     {"last_owner", 409,
      "The organization's last active owner cannot be removed, disabled or given another role."},
     {"approval_not_pending", 409,

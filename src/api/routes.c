@@ -110,6 +110,8 @@ const struct route api_routes[] = {
      NULL, STORE_ROLE_VIEWER, NULL},
     {"POST", "/v1/sessions", api_sessions_create, 0, ROUTE_PUBLIC, NULL, &api_sessions_create_body,
      NULL, VIEWER, NULL},
+    {"GET", "/v1/sessions/options", api_sessions_options, 0, ROUTE_PUBLIC, NULL, NULL, NULL, VIEWER,
+     NULL},
     {"GET", "/v1/sessions/current", api_sessions_current, 0, SESSION, NULL, NULL, NULL, VIEWER,
      NULL},
     {"DELETE", "/v1/sessions/current", api_sessions_delete, 0, SESSION, NULL, NULL, NULL, VIEWER,

@@ -225,6 +225,23 @@ int api_sessions_create(struct router_req *r, struct err *e)
     return respond_session(r, &u, &ses, csrf, e);
 }
 
+/* GET /v1/sessions/options (public): the ways to sign in this server offers, for a sign-in page
+ * (the console shows its single sign-on button when `oidc` is true). */
+int api_sessions_options(struct router_req *r, struct err *e)
+{
+    struct buf b;
+    struct jw w;
+    buf_init(&b, 256);
+    jw_init(&w, &b);
+    jw_obj(&w);
+    jw_key(&w, "password");
+    jw_bool(&w, true);
+    jw_key(&w, "oidc");
+    jw_bool(&w, api_svc(r)->oidc != NULL);
+    jw_obj_end(&w);
+    return router_respond_jw(r, &w, &b, e);
+}
+
 /* The cookie's token of a session request (already checked by the router). */
 static const char *session_token(struct router_req *r)
 {

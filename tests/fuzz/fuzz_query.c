@@ -359,8 +359,8 @@ static void check_people(const char *z)
         CHECK(at != NULL);
     }
     router_forwarded_client(z, "127.0.0.1, 10.0.0.0/8, ::1", "127.0.0.1", ip);
-    CHECK(strcmp(ip, "127.0.0.1") == 0 || inet_pton(strchr(ip, ':') ? AF_INET6 : AF_INET, ip,
-                                                    probe) == 1);
+    CHECK(strcmp(ip, "127.0.0.1") == 0 ||
+          inet_pton(strchr(ip, ':') ? AF_INET6 : AF_INET, ip, probe) == 1);
     CHECK(strcmp(ip, "127.0.0.1") == 0 || strstr(z, ip) != NULL);
     router_forwarded_client(z, "", "192.0.2.1", ip);
     CHECK(strcmp(ip, "192.0.2.1") == 0);
