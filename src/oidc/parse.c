@@ -319,6 +319,11 @@ static bool claims_of(json_t *o, struct arena *a, struct oidc_claims *c)
     c->name = str_of(o, "name", a);
     c->email_verified =
         json_is_true(ev) || (json_is_string(ev) && strcmp(json_string_value(ev), "true") == 0);
+    /* Microsoft Entra ID never states email_verified for an organization's accounts; its
+     * optional claim xms_edov (the email's domain is verified by the tenant that owns it)
+     * stands in for it, only when email_verified is absent. */
+    if (!ev && json_is_true(json_object_get(o, "xms_edov")))
+        c->email_verified = true;
     return true;
 }
 

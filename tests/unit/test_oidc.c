@@ -200,6 +200,25 @@ static void test_jwt_parse(void)
         ok(t.claims.email_verified, "email_verified");
         is_str(t.claims.name, "Ada Lovelace", "name");
         is_int(t.sig_len, 256, "the signature's bytes");
+        {
+            /* email_verified, or Entra ID's xms_edov when email_verified is absent */
+            static const char *const claims[] = {
+                "{\"email\":\"a@b.c\",\"xms_edov\":true}",
+                "{\"email\":\"a@b.c\",\"xms_edov\":true,\"email_verified\":false}",
+                "{\"email\":\"a@b.c\",\"xms_edov\":\"true\"}",
+                "{\"email\":\"a@b.c\"}",
+            };
+            static const bool want[] = {true, false, false, false};
+            for (size_t i = 0; i < 4; i++) {
+                char h[64], p[256], tok[400];
+                crypto_base64url((const unsigned char *)"{\"alg\":\"RS256\"}", 15, h);
+                crypto_base64url((const unsigned char *)claims[i], strlen(claims[i]), p);
+                snprintf(tok, sizeof(tok), "%s.%s.AAAA", h, p);
+                ok(oidc_jwt_parse(tok, strlen(tok), &a, &t, &e) == 0 &&
+                       t.claims.email_verified == want[i],
+                   claims[i]);
+            }
+        }
         is_int(oidc_jwt_parse("a.b", 3, &a, &t, &e), ERR_INVALID, "two parts");
         is_int(oidc_jwt_parse("a.b.c.d", 7, &a, &t, &e), ERR_INVALID, "four parts");
         is_int(oidc_jwt_parse("..", 2, &a, &t, &e), ERR_INVALID, "empty parts");
