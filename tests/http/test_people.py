@@ -553,3 +553,63 @@ class SecureCookieTest(ServerTestCase):
                              headers={"X-Forwarded-For": "203.0.113.99"})
         self.assertEqual(r.status, 429, r)
         self.assertEqual(r.json["error"]["code"], "too_many_sign_in_attempts")
+
+
+class PeopleLimitsTest(ServerTestCase):
+    """A person is limited per user, apart from the organization's keys; the MCP server's tools
+    follow the roles too; passwords are kept as argon2id only."""
+
+    server_env = {
+        "WORKFORCE_RATE_LIMITS": "starter:100000/100000/100,manager:100000/100000/100,"
+                                 "agency:100000/100000/100",
+        "WORKFORCE_SESSION_RATE_LIMIT": "1000/8/5",
+    }
+
+    def test_a_person_has_limits_of_its_own(self):
+        p = People(self)
+        owner = p.owner("lim", "owner@lim.test")
+        colleague = p.member_of(owner, "c@lim.test", "member")
+        key = self.server.create_key("lim", mode="test")  # Starter limits would apply to it
+        codes = [p.call(owner, "GET", "/v1/employees").status for _ in range(12)]
+        self.assertIn(429, codes)
+        r = p.call(owner, "GET", "/v1/employees")
+        self.assertError(r, 429, "rate_limit_exceeded")
+        self.assertEqual(r.header("X-RateLimit-Limit"), "1000")
+        # the organization's key is not spent by the person, nor another person of it
+        self.assertEqual(self.server.get("/v1/employees", key=key).status, 200)
+        self.assertEqual(p.call(colleague, "GET", "/v1/employees").status, 200)
+
+    def test_mcp_tools_by_role(self):
+        p = People(self)
+        owner = p.owner("mcp", "owner@mcp.test")
+        viewer = p.member_of(owner, "v@mcp.test", "viewer")
+
+        def rpc(s, method, params=None):
+            msg = {"jsonrpc": "2.0", "id": 1, "method": method}
+            if params is not None:
+                msg["params"] = params
+            return self.assertJson(p.call(s, "POST", "/v1/mcp", msg))
+
+        owner_tools = {t["name"] for t in rpc(owner, "tools/list")["result"]["tools"]}
+        viewer_tools = {t["name"] for t in rpc(viewer, "tools/list")["result"]["tools"]}
+        self.assertIn("create_task", owner_tools)
+        self.assertNotIn("create_task", viewer_tools)  # a member's tool
+        self.assertIn("list_employees", viewer_tools)
+        res = rpc(viewer, "tools/call", {"name": "create_task",
+                                         "arguments": {"title": "x", "employee_id": "emp_x"}})
+        self.assertTrue(res["result"]["isError"], res)
+        self.assertIn("permission_denied", res["result"]["content"][0]["text"])
+
+    @sqlite_only("reads the SQLite file")
+    def test_passwords_at_rest(self):
+        p = People(self)
+        p.owner("rest", "owner@rest.test", "a secret password 42")
+        db = sqlite3.connect("file:%s?mode=ro" % self.server.db, uri=True)
+        try:
+            rows = db.execute("SELECT password FROM users WHERE email = 'owner@rest.test'").fetchall()
+            dump = "\n".join(db.iterdump())
+        finally:
+            db.close()
+        self.assertTrue(rows[0][0].startswith("$argon2id$v=19$m=19456,t=2,p=1$"), rows)
+        self.assertNotIn("a secret password 42", dump)
+        self.assertNotIn("a secret password 42", self.server.log_text())
