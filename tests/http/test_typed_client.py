@@ -83,8 +83,15 @@ class TypedClientTest(ServerTestCase):
                       "tsc -p tests/ts")
         self.assertTrue(os.path.exists(PROGRAM))
         # 3. the run
+        # the first owner of an organization of its own, by the command line (contract §20)
+        org = "typed-people-" + uuid.uuid4().hex[:8]
+        p = srv.cli("users", "create", "--org", org, "--email", "owner@%s.test" % org,
+                    "--role", "owner")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        token = p.stdout.strip().splitlines()[-1].split("token=")[1]
         env = dict(os.environ, WF_URL=srv.base_url, WF_KEY=key,
-                   WF_SLACK_SIGNING_SECRET=SLACK_SECRET)
+                   WF_SLACK_SIGNING_SECRET=SLACK_SECRET, WF_OWNER_EMAIL="owner@%s.test" % org,
+                   WF_OWNER_TOKEN=token)
         p, _ = self.run_tool(["node", PROGRAM], "the typed client", env=env)
         lines = p.stdout.strip().splitlines()
         self.assertTrue(lines, p.stderr)

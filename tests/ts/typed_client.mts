@@ -39,6 +39,9 @@ function env(name: string): string {
 const BASE = env("WF_URL");
 const KEY = env("WF_KEY");
 const SLACK_SECRET = env("WF_SLACK_SIGNING_SECRET");
+const OWNER_EMAIL = env("WF_OWNER_EMAIL"); // an owner made by the command line
+const OWNER_TOKEN = env("WF_OWNER_TOKEN"); // its set-password token
+const PASSWORD = "typed client password";
 
 // ---- assertions ----
 
@@ -127,6 +130,28 @@ let mcpServerId: string | undefined;
 let endpointId: string | undefined;
 let endpointSecret: string | undefined;
 let eventId: string | undefined;
+// a person's session (contract §20): the client that sends its cookie and CSRF token
+let person: ReturnType<typeof createClient<paths>> | undefined;
+let userId: string | undefined;
+let apiKeyId: string | undefined;
+
+// Sign the owner in: a client sending the session's cookie and CSRF token.
+async function signIn(password: string): Promise<ReturnType<typeof createClient<paths>>> {
+    const res = await anonymous.POST("/v1/sessions", { body: { email: OWNER_EMAIL, password } });
+    const s = ok(res, "createSession");
+    const cookie = res.response.headers.get("set-cookie")?.split(";")[0];
+    assert(cookie?.startsWith("wf_session=wfs_"), `createSession: cookie ${cookie}`);
+    eq(s.user.email, OWNER_EMAIL, "createSession: user");
+    const c = createClient<paths>({ baseUrl: BASE,
+                                    headers: { Cookie: cookie, "X-CSRF-Token": s.csrf_token } });
+    c.use(recorder);
+    return c;
+}
+
+function me(): ReturnType<typeof createClient<paths>> {
+    assert(person, "no session yet (an earlier step failed to sign in)");
+    return person;
+}
 
 const DOC_TEXT = "# Travel policy\n\nTrain tickets over 300 euros need the approval of a manager.\n";
 
@@ -209,6 +234,8 @@ const steps: { [K in OperationId]: () => Promise<void> } = {
     // Account
     getAccount: async () => {
         const a = ok(await client.GET("/v1/account"), "getAccount");
+        assert(a.key, "a key's request names its key");
+        eq(a.user, null, "and no user");
         eq(a.key.mode, "test", "key mode");
         eq(a.key.last4, KEY.slice(-4), "key last4");
         assert(a.rate_limits.requests_per_minute >= 1, "rate limits");
@@ -917,6 +944,101 @@ const steps: { [K in OperationId]: () => Promise<void> } = {
               "deleteDocument").deleted, true, "deleted");
         fails(await client.GET("/v1/knowledge/documents/{id}", { params: { path: { id } } }),
               "getDocument after delete", 404, "document_not_found", "id");
+    },
+    // ---- people (contract §20): the owner made by the command line signs in ----
+    getSignInOptions: async () => {
+        const o = ok(await anonymous.GET("/v1/sessions/options"), "getSignInOptions");
+        eq(o.password, true, "password");
+        eq(o.oidc, false, "no single sign-on here");
+    },
+    startOidcSignIn: async () => {
+        fails(await anonymous.GET("/v1/sessions/oidc/start"), "startOidcSignIn", 404,
+              "oidc_not_configured");
+    },
+    oidcCallback: async () => {
+        fails(await anonymous.GET("/v1/sessions/oidc/callback", {
+            params: { query: { code: "c", state: "s" } } }), "oidcCallback", 404,
+              "oidc_not_configured");
+    },
+    setUserPassword: async () => {
+        fails(await anonymous.POST("/v1/users/set_password", {
+            body: { token: OWNER_TOKEN, password: "short" } }), "setUserPassword short", 400,
+              "invalid_request", "password");
+        const u = ok(await anonymous.POST("/v1/users/set_password", {
+            body: { token: OWNER_TOKEN, password: PASSWORD } }), "setUserPassword");
+        eq(u.role, "owner", "the owner");
+    },
+    createSession: async () => {
+        fails(await anonymous.POST("/v1/sessions", {
+            body: { email: OWNER_EMAIL, password: "not the password" } }), "createSession wrong",
+              401, "invalid_credentials");
+        person = await signIn(PASSWORD);
+    },
+    getCurrentSession: async () => {
+        const s = ok(await me().GET("/v1/sessions/current"), "getCurrentSession");
+        eq(s.mode, "live", "mode");
+        eq(s.user.role, "owner", "role");
+    },
+    createUser: async () => {
+        const inv = ok(await me().POST("/v1/users", {
+            body: { email: `m-${Date.now()}@typed.test`, role: "member" } }), "createUser");
+        assert(inv.set_password_url.includes("/console/#/set-password?token=wfp_"), "the link");
+        userId = inv.user.id;
+    },
+    listUsers: async () => {
+        const l = ok(await me().GET("/v1/users", { params: { query: { limit: 1 } } }),
+                     "listUsers");
+        eq(l.users[0]?.id, need(userId, "user"), "newest first");
+        eq(l.has_more, true, "the owner on the next page");
+    },
+    getUser: async () => {
+        const id = need(userId, "user");
+        eq(ok(await me().GET("/v1/users/{id}", { params: { path: { id } } }), "getUser").id, id,
+           "the user");
+    },
+    updateUser: async () => {
+        const id = need(userId, "user");
+        eq(ok(await me().PATCH("/v1/users/{id}", { params: { path: { id } },
+                                                   body: { role: "viewer" } }),
+              "updateUser").role, "viewer", "the new role");
+    },
+    createApiKey: async () => {
+        const k = ok(await me().POST("/v1/api_keys", {
+            body: { name: "typed", mode: "test", scopes: ["employees:read"] } }), "createApiKey");
+        assert(k.key?.startsWith("svc_test_sk_"), "the secret, once");
+        apiKeyId = k.id;
+    },
+    listApiKeys: async () => {
+        const l = ok(await me().GET("/v1/api_keys"), "listApiKeys");
+        assert(l.api_keys.some((k) => k.id === apiKeyId && k.key === undefined), "listed, no secret");
+    },
+    listAuditEvents: async () => {
+        const l = ok(await me().GET("/v1/audit_events", {
+            params: { query: { action: "api_key.create" } } }), "listAuditEvents");
+        eq(l.audit_events[0]?.target?.id, need(apiKeyId, "key"), "the key's creation");
+        fails(await client.GET("/v1/audit_events"), "listAuditEvents by a key without audit", 403,
+              "permission_denied");
+    },
+    deleteApiKey: async () => {
+        const id = need(apiKeyId, "key");
+        eq(ok(await me().DELETE("/v1/api_keys/{id}", { params: { path: { id } } }),
+              "deleteApiKey").deleted, true, "deleted");
+    },
+    deleteUser: async () => {
+        const id = need(userId, "user");
+        eq(ok(await me().DELETE("/v1/users/{id}", { params: { path: { id } } }),
+              "deleteUser").id, id, "deleted");
+    },
+    changeMyPassword: async () => {
+        ok(await me().POST("/v1/users/me/password", {
+            body: { current_password: PASSWORD, new_password: PASSWORD + "!" } }),
+           "changeMyPassword");
+        fails(await me().GET("/v1/sessions/current"), "the session ended", 401, "invalid_session");
+        person = await signIn(PASSWORD + "!");
+    },
+    deleteCurrentSession: async () => {
+        eq(ok(await me().DELETE("/v1/sessions/current"), "deleteCurrentSession").deleted, true,
+           "signed out");
     },
 };
 
