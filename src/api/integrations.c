@@ -149,27 +149,6 @@ const struct jb_binding api_integrations_connect_body = {connect_fields, 2};
 
 /* ---- Cookies: the browser a connection is bound to ---- */
 
-/* The value of the cookie 'name' the browser sent (in the arena), or NULL. */
-static const char *cookie(struct router_req *r, const char *name)
-{
-    const char *h = http_req_header(r->http, "Cookie");
-    size_t n = strlen(name);
-
-    while (h && *h) {
-        size_t len;
-        while (*h == ' ' || *h == ';')
-            h++;
-        len = strcspn(h, ";");
-        if (len > n && strncmp(h, name, n) == 0 && h[n] == '=') {
-            while (len > n + 1 && h[len - 1] == ' ')
-                len--;
-            return arena_strndup(r->arena, h + n + 1, len - n - 1);
-        }
-        h += len;
-    }
-    return NULL;
-}
-
 /* Set the cookie 'name' to 'value' ("" with 'max_age' 0: forget it) for the paths of 'p' under
  * 'path' ("" or "authorize"): HttpOnly, SameSite 'same_site', Secure behind https. */
 static void set_cookie(struct router_req *r, const struct integ_provider *p, const char *name,
@@ -322,8 +301,8 @@ int api_integrations_authorize(struct router_req *r, struct err *e)
         return ERR_NOT_FOUND;
     q.state = router_query(r, "state");
     q.confirm = router_query(r, "confirm");
-    q.binding = cookie(r, INTEG_COOKIE_BINDING);
-    q.confirm_cookie = cookie(r, INTEG_COOKIE_CONFIRM);
+    q.binding = router_cookie(r, INTEG_COOKIE_BINDING);
+    q.confirm_cookie = router_cookie(r, INTEG_COOKIE_CONFIRM);
     rc = integ_connect_open(INTEG(r), r->store, p, &q, r->arena, &o, e);
     if (rc)
         return rc;
@@ -417,7 +396,7 @@ int api_integrations_callback(struct router_req *r, struct err *e)
 {
     const struct integ_provider *p = find_provider(r, e);
     struct integ_callback q = {router_query(r, "state"), router_query(r, "code"),
-                               router_query(r, "error"), cookie(r, INTEG_COOKIE_BINDING)};
+                               router_query(r, "error"), router_cookie(r, INTEG_COOKIE_BINDING)};
     struct integ_waiter w = {callback_defer, callback_done, r};
     struct integ_outcome now;
     int rc;

@@ -57,27 +57,6 @@ static void set_cookie(struct router_req *r, const char *value, int max_age)
     http_resp_header(r->http, "Set-Cookie", c);
 }
 
-/* The value of cookie 'name' of the request (in the arena), or NULL. */
-static const char *cookie(struct router_req *r, const char *name)
-{
-    const char *h = http_req_header(r->http, "Cookie");
-    size_t n = strlen(name);
-
-    while (h && *h) {
-        size_t len;
-        while (*h == ' ' || *h == ';')
-            h++;
-        len = strcspn(h, ";");
-        if (len > n && strncmp(h, name, n) == 0 && h[n] == '=') {
-            while (len > n + 1 && h[len - 1] == ' ')
-                len--;
-            return arena_strndup(r->arena, h + n + 1, len - n - 1);
-        }
-        h += len;
-    }
-    return NULL;
-}
-
 /* Seal flow 'f' expiring at 'expires' into the cookie's value (base64url, in the arena). */
 static const char *seal_flow(struct router_req *r, const struct oidc_flow *f, int64_t expires)
 {
@@ -360,7 +339,7 @@ int api_oidc_callback(struct router_req *r, struct err *e)
         return err_set(e, ERR_NOT_FOUND, "oidc_not_configured", NULL,
                        "OpenID Connect sign-in is not configured (WORKFORCE_OIDC_ISSUER).");
     set_cookie(r, "", 0); /* whatever happens, this flow is over */
-    if (open_flow(r, cookie(r, COOKIE), &f) || !state || strlen(state) != OIDC_RANDOM_LEN ||
+    if (open_flow(r, router_cookie(r, COOKIE), &f) || !state || strlen(state) != OIDC_RANDOM_LEN ||
         !crypto_equal(state, f.state, OIDC_RANDOM_LEN)) {
         log_warn("oidc: callback refused: no flow cookie, or not the state of this browser's");
         refuse(r, "oidc_failed");

@@ -31,7 +31,7 @@ struct verified_session {
 };
 
 /* See router.h. */
-bool router_cookie_value(const char *h, const char *name, char *out, size_t n)
+bool router_cookie_find(const char *h, const char *name, const char **value, size_t *len)
 {
     size_t nl = strlen(name);
 
@@ -40,18 +40,39 @@ bool router_cookie_value(const char *h, const char *name, char *out, size_t n)
             h++;
         if (strncmp(h, name, nl) == 0 && h[nl] == '=') {
             const char *v = h + nl + 1;
-            size_t len = strcspn(v, ";");
-            while (len && v[len - 1] == ' ')
-                len--;
-            if (len == 0 || len >= n)
-                return false;
-            memcpy(out, v, len);
-            out[len] = '\0';
-            return true;
+            size_t n = strcspn(v, ";");
+            while (n && v[n - 1] == ' ')
+                n--;
+            *value = v;
+            *len = n;
+            return n > 0;
         }
         h = strchr(h, ';');
     }
     return false;
+}
+
+/* See router.h. */
+bool router_cookie_value(const char *h, const char *name, char *out, size_t n)
+{
+    const char *v;
+    size_t len;
+
+    if (!router_cookie_find(h, name, &v, &len) || len >= n)
+        return false;
+    memcpy(out, v, len);
+    out[len] = '\0';
+    return true;
+}
+
+/* See router.h. */
+const char *router_cookie(struct router_req *r, const char *name)
+{
+    const char *v;
+    size_t len;
+    return router_cookie_find(http_req_header(r->http, "Cookie"), name, &v, &len)
+               ? arena_strndup(r->arena, v, len)
+               : NULL;
 }
 
 /* The value of cookie 'name' of the request into 'out' ('n' bytes). */

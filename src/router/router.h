@@ -254,9 +254,13 @@ bool router_ip_trusted(const char *list, const char *ip);
  * hop). Pure. */
 void router_forwarded_client(const char *xff, const char *trusted, const char *peer,
                              char out[ROUTER_IP_MAX]);
-/* The value of cookie 'name' in the Cookie header 'h' (NULL: none) into 'out' ('n' bytes);
- * false when absent, empty or not shorter than 'n'. Pure. */
+/* The value of cookie 'name' in the Cookie header 'h' (NULL: none): '*value' points into 'h',
+ * '*len' bytes, its trailing spaces left out; false when absent or empty. Pure: fuzzed. */
+bool router_cookie_find(const char *h, const char *name, const char **value, size_t *len);
+/* The same into 'out' ('n' bytes); false too when it is not shorter than 'n'. */
 bool router_cookie_value(const char *h, const char *name, char *out, size_t n);
+/* The value of cookie 'name' of request 'r' (from its arena), or NULL when absent or empty. */
+const char *router_cookie(struct router_req *r, const char *name);
 /* 403 permission_denied when route 'rt' is for sessions only and 'r' has a key, or when the
  * session's role is below the route's; else 0. */
 int router_role_refused(const struct router_req *r, const struct route *rt, struct err *e);
