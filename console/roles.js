@@ -9,9 +9,10 @@
 //   still decides; this only spares people buttons that cannot work.
 // - Roles are cumulative (viewer < member < developer < admin < owner): a role may do what the
 //   roles below it may.
-// - A key (the "Use an API key" sign-in) has no role: the server checks its scopes, which the
-//   console does not mirror beyond what it always did (approvals, audit). What only a session
-//   may do (people, keys, one's password) is never offered to a key.
+// - A key (the "Use an API key" sign-in) has no role: the server checks its scopes, and the
+//   console offers a key everything as it always did (the approvals page explains a 403 of a
+//   key without the approvals scope), but the audit log only to a key that may read it, and
+//   never what only a session may do (people, keys, one's password).
 
 import { session } from './api.js';
 
@@ -72,9 +73,6 @@ export function can(action, subject) {
   if (session.key) {
     if (SESSION_ONLY.has(action)) return false;
     const scopes = keyScopes();
-    // a key decides approvals only when its scopes name them (a key without scopes does not)
-    if (action === 'approvals.decide' || action === 'approvals.decide.own')
-      return !!scopes && scopes.includes('approvals');
     if (action === 'audit') return !!scopes && (!scopes.length || scopes.includes('audit'));
     return true;
   }
