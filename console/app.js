@@ -148,12 +148,12 @@ function Shell() {
       <span class=${'mode mode-' + mode}>${mode === 'live' ? 'Live' : 'Test'}${
         u ? ' data' : ' key'}</span>
       ${u ? html`<button type="button" class="link" onClick=${() => setMode(
-        mode === 'live' ? 'test' : 'live')}>Switch to ${mode === 'live' ? 'test' : 'live'}
-        data</button>` : null}
+        mode === 'live' ? 'test' : 'live')}>${
+        mode === 'live' ? 'Switch to test data' : 'Switch to live data'}</button>` : null}
       ${a ? html`<span class="org">${a.name} · ${a.tier} · ${a.credits_remaining} credits</span>`
           : null}
       <${RateLimit} rate=${s.rate} />
-      ${u ? html`<span class="who" aria-label="Signed in as">${u.email} · <span
+      ${u ? html`<span class="who"><span class="sr-only">Signed in as </span>${u.email} · <span
         class="role">${u.role}</span></span>` : null}
       <button type="button" class="link" onClick=${signOut}>Sign out</button>
     </div></header>

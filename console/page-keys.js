@@ -101,7 +101,7 @@ export default function KeysPage() {
   return html`
     <${PageTitle}>API keys</${PageTitle}>
     ${created ? html`<${ShownOnce} title=${'The secret of ' + created.name} label="Secret"
-      value=${created.key} onDone=${() => setCreated(null)}>A program sends it as
+      value=${created.key} onDone=${() => setCreated(null)}>A program sends it as${' '}
       <code>Authorization: Bearer …</code>. If it is lost, delete the key and make
       another.</${ShownOnce}>` : null}
     <${CreateKey} onCreated=${(k) => { setCreated(k); list.reload(); }} />

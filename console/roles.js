@@ -73,7 +73,8 @@ export function can(action, subject) {
   if (session.key) {
     if (SESSION_ONLY.has(action)) return false;
     const scopes = keyScopes();
-    if (action === 'audit') return !!scopes && (!scopes.length || scopes.includes('audit'));
+    // a key reads the audit log only when its scopes name it (a key without scopes does not)
+    if (action === 'audit') return !!scopes && scopes.includes('audit');
     return true;
   }
   const u = session.user;

@@ -10,7 +10,7 @@
 //   trip is the browser's, and comes back at /console/ signed in, or at #/sign-in?error=<code>,
 //   shown here in words.
 
-import { html, useState, useEffect } from './preact.js';
+import { html, useState, useEffect, useRef } from './preact.js';
 import { api, session, signIn, signInPassword, signInOptions } from './api.js';
 import { ErrorBox, Field } from './ui.js';
 
@@ -42,6 +42,9 @@ function KeyForm({ onBack }) {
   const [key, setKey] = useState('');
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
+  const input = useRef(null);
+  // shown by a button: the keyboard goes on in its field
+  useEffect(() => { if (input.current) input.current.focus(); }, []);
   const submit = async (ev) => {
     ev.preventDefault();
     setBusy(true);
@@ -60,7 +63,7 @@ function KeyForm({ onBack }) {
     <label for="key">API key</label>
     <input id="key" name="key" type="password" autocomplete="off" spellcheck="false"
       placeholder="svc_test_sk_…" value=${key} onInput=${(e) => setKey(e.target.value)}
-      required autofocus aria-describedby=${error ? 'signin-error' : undefined} />
+      required ref=${input} aria-describedby=${error ? 'signin-error' : undefined} />
     <button type="submit" disabled=${busy}>${busy ? 'Checking…' : 'Sign in'}</button>
     <div id="signin-error"><${ErrorBox} error=${error} /></div>
     <p class="small">No key yet? <code>build/workforce keys create --org ORG --mode test</code>
