@@ -159,7 +159,8 @@ function Shell() {
     </div></header>
     <div class="layout">
       <nav aria-label="Sections">
-        <ul>${PAGES.filter(([, , need]) => can(need)).map(([p, label]) => html`<li key=${p}><a href=${'#/' + p}
+        <ul>${PAGES.filter(([, , need]) => can(need)).map(([p, label]) => html`<li key=${p}><a
+          href=${'#/' + p}
           aria-current=${r.page === p ? 'page' : undefined}>${label}</a>${
           p === 'approvals' && pending ? html`<span class="nav-count"><span aria-hidden="true">${
             pending}</span><span class="sr-only"> ${pending} pending</span></span>` : null}</li>`)}
@@ -170,9 +171,10 @@ function Shell() {
         <${ErrorBox} error=${accountError} />
         ${error ? html`<${ErrorBox} error=${{ code: 'load_error',
           message: 'This page could not be loaded: ' + error.message }} />` : null}
-        ${!allowed ? html`<p class="notice" role="status">${u ? `Your role (${u.role}) does
-          not open this page.` : 'This key does not open this page: sign in as a person.'}
-          </p>`
+        ${!allowed ? html`<header class="page-head"><h1>${
+          PAGES.find(([p]) => p === r.page)[1]}</h1></header>
+          <p class="notice" role="status">${u ? `Your role (${u.role}) does not open this page.`
+            : 'This key does not open this page: sign in as a person.'}</p>`
           : Page ? html`<${Page} key=${r.page + '.' + s.mode} parts=${r.parts} query=${r.query}
                                 account=${a} />`
           : error ? null : html`<${Loading} />`}

@@ -180,7 +180,8 @@ function Approval({ a, employees, onChange }) {
       onCancel=${() => { act.clear(); setMode(null); }} />` : null}
     <${ErrorBox} error=${act.error && !(mode === 'edit' && paramError(act.error, 'arguments'))
       ? act.error : null} />
-    ${act.error && act.error.code === 'permission_denied' && session.key ? html`<p class="notice">This key
+    ${act.error && act.error.code === 'permission_denied' && session.key ? html`<p
+      class="notice">This key
       cannot decide approvals: sign in with a key whose scopes name <code>approvals</code>.</p>`
       : null}
     <p class="sr-only" aria-live="polite">${said}</p>

@@ -80,7 +80,8 @@ export default function AuditPage({ query }) {
           href=${hrefOf({ actor_id: ev.actor.id })}><code>${ev.actor.id}</code></a></td>
         <td><code>${ev.action}</code></td>
         <td>${ev.target ? html`${ev.target.type}<br /><a class="small"
-          href=${hrefOf({ target_id: ev.target.id })}><code>${ev.target.id}</code></a>` : '—'}</td>
+          href=${hrefOf({ target_id: ev.target.id })}><code>${ev.target.id}</code></a>`
+          : '—'}</td>
         <td>${ev.mode}</td>
         <td>${ev.ip || '—'}${ev.user_agent ? html`<br /><span class="small">${
           ev.user_agent.slice(0, 80)}</span>` : null}</td>

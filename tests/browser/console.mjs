@@ -1503,6 +1503,20 @@ async function peopleTests() {
     const sso = await page.$$eval('a', (as) => as.filter((a) => /single sign-on/i
       .test(a.textContent)).length);
     assert(sso === 0, 'an SSO link without the option');
+    // a server that offers single sign-on (its answer stood in for here): the button is a
+    // plain link to the start of the round trip
+    const offered = await newPage(ctx);
+    await offered.setRequestInterception(true);
+    offered.on('request', (req) => (new URL(req.url()).pathname === '/v1/sessions/options'
+      ? req.respond({ status: 200, contentType: 'application/json',
+                      body: '{"password": true, "oidc": true}' })
+      : req.continue()));
+    await offered.goto(`${S.url}/console/`, { waitUntil: 'load' });
+    const link = await offered.locator(byRole('link', 'Sign in with single sign-on'))
+      .waitHandle();
+    const href = await link.evaluate((a) => a.getAttribute('href'));
+    assert(href === '/v1/sessions/oidc/start', 'the SSO link goes to ' + href);
+    await audit(offered, 'signin-sso');
   }, { browser });
 
   await test('people: set-password from an invitation link, then sign in with it',
