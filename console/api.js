@@ -1,18 +1,33 @@
 // SPDX-License-Identifier: MIT
 // api.js: the console's one door to the server. Every page is a client of the public /v1 API,
-// with the key the user typed, kept in this tab's session storage and sent nowhere else.
+// signed in one of two ways: a person's session (POST /v1/sessions: the server keeps it, the
+// browser holds it in an HttpOnly cookie this code never sees; every request that is not a GET
+// carries the session's CSRF token in X-CSRF-Token), or an API key the user typed, kept in this
+// tab's session storage and sent nowhere else (for local use).
 
 const KEY = 'workforce.key';
+const MODE = 'workforce.mode'; // the data a session looks at: 'live' (the default) or 'test'
 const listeners = new Set();
 
-// What the shell shows: the key (null: signed out), the account behind it, the X-RateLimit-*
-// headers of the last answer, and why the last sign-out happened.
+// What the shell shows: the key (null: none), or the session's user (null: none) with its CSRF
+// token and mode; 'checked' once GET /v1/sessions/current has answered (or a key is held); the
+// account behind either, the X-RateLimit-* headers of the last answer, and why the last
+// sign-out happened.
 export const session = {
   key: sessionStorage.getItem(KEY),
+  user: null,
+  csrf: null,
+  mode: sessionStorage.getItem(MODE) === 'test' ? 'test' : 'live',
+  checked: !!sessionStorage.getItem(KEY),
   account: null,
   rate: null,
   notice: null,
 };
+
+// Signed in at all (by a key or by a session).
+export function signedIn() {
+  return !!(session.key || session.user);
+}
 
 function changed() {
   for (const fn of listeners) fn(session);
@@ -69,10 +84,13 @@ async function errorOf(res) {
                       `The server answered ${res.status} ${res.statusText}.`);
 }
 
-// A 401 ends the session: the key was revoked, expired or mistyped.
+// A 401 ends the session: the key was revoked, expired or mistyped, or the session ended
+// (signed out elsewhere, expired, its password changed, its user disabled).
 function unauthorized(err) {
-  if (err.status !== 401 || !session.key) return;
+  if (err.status !== 401 || !signedIn()) return;
   session.key = null;
+  session.user = null;
+  session.csrf = null;
   session.account = null;
   session.notice = err;
   sessionStorage.removeItem(KEY);
@@ -86,14 +104,22 @@ function url(path, query) {
   return u.pathname + u.search;
 }
 
-function headers(extra) {
+// The headers of a request: the key; or, for a session, its CSRF token on anything but a GET
+// and the mode it looks at (the cookie goes by itself).
+function headers(method, extra) {
   const h = { ...extra };
-  if (session.key) h.Authorization = 'Bearer ' + session.key;
+  if (session.key) {
+    h.Authorization = 'Bearer ' + session.key;
+  } else if (session.user) {
+    if (method !== 'GET' && method !== 'HEAD') h['X-CSRF-Token'] = session.csrf;
+    if (session.mode === 'test') h['Workforce-Mode'] = 'test';
+  }
   return h;
 }
 
 async function send(method, path, opts, key) {
-  const init = { method, headers: headers(opts.headers), signal: opts.signal };
+  const init = { method, headers: headers(method, opts.headers), signal: opts.signal,
+                 credentials: 'same-origin' };
   if (key) init.headers.Authorization = 'Bearer ' + key;
   if (opts.body !== undefined) {
     init.headers['Content-Type'] = 'application/json';
@@ -131,6 +157,9 @@ export async function signIn(key) {
   noteRate(res);
   if (!res.ok) throw await errorOf(res);
   session.key = key;
+  session.user = null;
+  session.csrf = null;
+  session.checked = true;
   session.account = await res.json();
   session.notice = null;
   sessionStorage.setItem(KEY, key);
@@ -138,12 +167,89 @@ export async function signIn(key) {
   return session.account;
 }
 
-export function signOut() {
+// Keep the session the server answered ({user, csrf_token, mode, ...}).
+function adopt(s) {
   session.key = null;
+  session.user = s.user;
+  session.csrf = s.csrf_token;
+  session.mode = s.mode === 'test' ? 'test' : 'live';
+  session.account = null;
+  session.notice = null;
+  session.checked = true;
+  sessionStorage.removeItem(KEY);
+  changed();
+}
+
+// On load: the session the cookie holds, if any (a key of this tab wins: nothing is asked).
+// A 401 is 'signed out' (invalid_session: it ended, and the sign-in page says so).
+export async function restore() {
+  if (session.key) return;
+  try {
+    const res = await send('GET', '/v1/sessions/current', {});
+    if (res.ok) {
+      adopt(await res.json());
+      return;
+    }
+    const err = await errorOf(res);
+    if (err.status !== 401) throw err;
+    if (err.code === 'invalid_session') session.notice = err;
+  } catch (e) {
+    session.notice = e;
+  }
+  session.checked = true;
+  changed();
+}
+
+// Sign in with an email and a password (a session: the cookie is set by the answer).
+export async function signInPassword(email, password) {
+  const res = await send('POST', '/v1/sessions', { body: { email: email.trim(), password } });
+  if (!res.ok) throw await errorOf(res);
+  adopt(await res.json());
+}
+
+// What the sign-in page offers (GET /v1/sessions/options; a server without it: passwords only).
+export async function signInOptions() {
+  const res = await send('GET', '/v1/sessions/options', {});
+  if (res.status === 404) return { password: true, oidc: false };
+  if (!res.ok) throw await errorOf(res);
+  return res.json();
+}
+
+// Look at live or test data (a session only; a key has one mode).
+export function setMode(mode) {
+  session.mode = mode === 'test' ? 'test' : 'live';
+  sessionStorage.setItem(MODE, session.mode);
+  session.account = null;
+  changed();
+}
+
+// Sign out: a session ends at the server too (DELETE /v1/sessions/current); the console forgets
+// it even when that request fails (the cookie is HttpOnly: the server is the one to clear it).
+export async function signOut() {
+  if (session.user) {
+    try {
+      const res = await send('DELETE', '/v1/sessions/current', {});
+      if (!res.ok && res.status !== 401) session.notice = await errorOf(res);
+    } catch (e) {
+      session.notice = e;
+    }
+  }
+  session.key = null;
+  session.user = null;
+  session.csrf = null;
   session.account = null;
   session.rate = null;
-  session.notice = null;
+  if (!session.notice || session.notice.status === 401) session.notice = null;
   sessionStorage.removeItem(KEY);
+  changed();
+}
+
+// The session ended at the server (a password change ends every session): forget it here.
+export function sessionEnded(notice) {
+  session.user = null;
+  session.csrf = null;
+  session.account = null;
+  session.notice = notice || null;
   changed();
 }
 
@@ -227,7 +333,7 @@ export function upload(path, form, onProgress) {
   return new Promise((resolve, reject) => {
     const x = new XMLHttpRequest();
     x.open('POST', path);
-    x.setRequestHeader('Authorization', 'Bearer ' + session.key);
+    for (const [k, v] of Object.entries(headers('POST'))) x.setRequestHeader(k, v);
     x.responseType = 'text';
     x.upload.onprogress = (ev) => onProgress && onProgress(ev.loaded, ev.total);
     x.onerror = () => reject(new ApiError(0, 'network_error',

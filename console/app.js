@@ -1,31 +1,45 @@
 // SPDX-License-Identifier: MIT
-// app.js: the console's shell. Sign-in with an API key (kept in this tab's session storage), the
-// key's mode always shown (a banner in test mode), the navigation, the X-RateLimit-* figures of
-// the last answer, and the page of the address's #fragment, loaded on first use.
+// app.js: the console's shell. On load it asks the server for the session its cookie holds;
+// signed out, it shows the sign-in pages (signin.js: a password, single sign-on, or an API key
+// kept in this tab's session storage). Signed in: who (the user and role, or the key), the mode
+// always shown (a banner in test mode; a session switches between live and test data), the
+// navigation (only the pages the role opens: roles.js), the X-RateLimit-* figures of the last
+// answer, and the page of the address's #fragment, loaded on first use.
 
 import { html, render, useState, useEffect } from './preact.js';
-import { api, session, watch, signIn, signOut, loadAccount, keyMode } from './api.js';
+import { api, session, watch, signOut, loadAccount, keyMode, restore, signedIn,
+         setMode } from './api.js';
+import { can } from './roles.js';
 import { ErrorBox, Loading } from './ui.js';
+import { SignIn, SetPassword } from './signin.js';
 
+// [page, label, the action of roles.js that opens it]
 const PAGES = [
-  ['employees', 'Employees'],
-  ['chat', 'Chat'],
-  ['approvals', 'Approvals'],
-  ['knowledge', 'Knowledge'],
-  ['tasks', 'Tasks'],
-  ['workflows', 'Workflows'],
-  ['integrations', 'Integrations'],
-  ['mcp', 'MCP servers'],
-  ['webhooks', 'Webhooks & events'],
-  ['account', 'Account'],
+  ['employees', 'Employees', 'read'],
+  ['chat', 'Chat', 'read'],
+  ['approvals', 'Approvals', 'read'],
+  ['knowledge', 'Knowledge', 'read'],
+  ['tasks', 'Tasks', 'read'],
+  ['workflows', 'Workflows', 'read'],
+  ['integrations', 'Integrations', 'read'],
+  ['mcp', 'MCP servers', 'read'],
+  ['webhooks', 'Webhooks & events', 'webhooks'],
+  ['users', 'Users & invitations', 'users'],
+  ['keys', 'API keys', 'keys'],
+  ['audit', 'Audit log', 'audit'],
+  ['account', 'Account', 'read'],
 ];
+
+// The pages outside the shell (signed in or not).
+const OUTSIDE = ['sign-in', 'set-password'];
 
 // '#/tasks/task_1?x=1' -> {page: 'tasks', parts: ['task_1'], query: {x: '1'}}
 function route() {
   const h = location.hash.replace(/^#\/?/, '');
   const [path, qs] = h.split('?');
   const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
-  const page = PAGES.some(([p]) => p === parts[0]) ? parts.shift() : 'employees';
+  const page = PAGES.some(([p]) => p === parts[0]) || OUTSIDE.includes(parts[0]) ? parts.shift()
+                                                                                : 'employees';
   return { page, parts, query: Object.fromEntries(new URLSearchParams(qs || '')) };
 }
 
@@ -43,41 +57,6 @@ function useRoute() {
     return () => removeEventListener('hashchange', on);
   }, []);
   return r;
-}
-
-function SignIn() {
-  const [key, setKey] = useState('');
-  const [error, setError] = useState(session.notice);
-  const [busy, setBusy] = useState(false);
-  const submit = async (ev) => {
-    ev.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      await signIn(key);
-    } catch (e) {
-      setError(e);
-      setBusy(false);
-    }
-  };
-  useEffect(() => { document.title = 'Sign in · Workforce'; }, []);
-  return html`<main class="signin" id="main">
-    <form onSubmit=${submit} aria-labelledby="signin-title">
-      <h1 id="signin-title">Workforce console</h1>
-      <p>Sign in with an API key. It stays in this browser tab (session storage) and is sent
-        only to this server.</p>
-      ${session.notice && error === session.notice
-        ? html`<p class="notice">You were signed out: the server refused the key.</p>` : null}
-      <label for="key">API key</label>
-      <input id="key" name="key" type="password" autocomplete="off" spellcheck="false"
-        placeholder="svc_test_sk_…" value=${key} onInput=${(e) => setKey(e.target.value)}
-        required autofocus aria-describedby=${error ? 'signin-error' : undefined} />
-      <button type="submit" disabled=${busy}>${busy ? 'Checking…' : 'Sign in'}</button>
-      <div id="signin-error"><${ErrorBox} error=${error} /></div>
-      <p class="small">No key yet? <code>build/workforce keys create --org ORG --mode test</code>
-        prints one. The API reference is at <a href="/docs">/docs</a>.</p>
-    </form>
-  </main>`;
 }
 
 function RateLimit({ rate }) {
@@ -116,7 +95,8 @@ const PENDING_POLL_MS = 30_000;
 function usePending(account, page) {
   const [n, setN] = useState(null);
   const scopes = account && account.key ? account.key.scopes || [] : null;
-  const canRead = !!scopes && (!scopes.length || scopes.includes('approvals'));
+  const canRead = session.user ? true
+                               : !!scopes && (!scopes.length || scopes.includes('approvals'));
   useEffect(() => {
     if (!canRead) return undefined;
     let stopped = false;
@@ -138,18 +118,25 @@ function usePending(account, page) {
 
 function Shell() {
   const s = useSession();
-  const r = useRoute();
+  const at = useRoute();
+  // the pages outside the shell are App's: here they are the first page
+  const r = OUTSIDE.includes(at.page) ? { page: 'employees', parts: [], query: {} } : at;
   const { mod, error } = usePage(r.page);
   const [accountError, setAccountError] = useState(null);
   useEffect(() => {
-    if (!s.account) loadAccount().catch(setAccountError);
     // After sign-in the form is gone: the keyboard starts again at the content.
     if (document.activeElement === document.body) document.getElementById('main').focus();
   }, []);
+  useEffect(() => {
+    setAccountError(null);
+    if (!s.account) loadAccount().catch(setAccountError);
+  }, [s.mode]);
   const a = s.account;
-  const pending = usePending(a, r.page);
-  const mode = a ? a.key.mode : keyMode(s.key);
+  const pending = usePending(a, r.page + s.mode);
+  const u = s.user;
+  const mode = u ? s.mode : a ? a.key.mode : keyMode(s.key);
   const Page = mod && mod.default;
+  const allowed = can(PAGES.find(([p]) => p === r.page)[2]);
   return html`
     <a class="skip" href="#main" onClick=${(e) => { e.preventDefault();
       document.getElementById('main').focus(); }}>Skip to content</a>
@@ -158,15 +145,22 @@ function Shell() {
       Test mode: you are looking at test data. Nothing here is charged.</div>` : null}
     <div class="top">
       <a class="brand" href="#/employees">Workforce</a>
-      <span class=${'mode mode-' + mode}>${mode === 'live' ? 'Live' : 'Test'} key</span>
+      <span class=${'mode mode-' + mode}>${mode === 'live' ? 'Live' : 'Test'}${
+        u ? ' data' : ' key'}</span>
+      ${u ? html`<button type="button" class="link" onClick=${() => setMode(
+        mode === 'live' ? 'test' : 'live')}>${
+        mode === 'live' ? 'Switch to test data' : 'Switch to live data'}</button>` : null}
       ${a ? html`<span class="org">${a.name} · ${a.tier} · ${a.credits_remaining} credits</span>`
           : null}
       <${RateLimit} rate=${s.rate} />
+      ${u ? html`<span class="who"><span class="sr-only">Signed in as </span>${u.email} · <span
+        class="role">${u.role}</span></span>` : null}
       <button type="button" class="link" onClick=${signOut}>Sign out</button>
     </div></header>
     <div class="layout">
       <nav aria-label="Sections">
-        <ul>${PAGES.map(([p, label]) => html`<li key=${p}><a href=${'#/' + p}
+        <ul>${PAGES.filter(([, , need]) => can(need)).map(([p, label]) => html`<li key=${p}><a
+          href=${'#/' + p}
           aria-current=${r.page === p ? 'page' : undefined}>${label}</a>${
           p === 'approvals' && pending ? html`<span class="nav-count"><span aria-hidden="true">${
             pending}</span><span class="sr-only"> ${pending} pending</span></span>` : null}</li>`)}
@@ -177,15 +171,33 @@ function Shell() {
         <${ErrorBox} error=${accountError} />
         ${error ? html`<${ErrorBox} error=${{ code: 'load_error',
           message: 'This page could not be loaded: ' + error.message }} />` : null}
-        ${Page ? html`<${Page} key=${r.page} parts=${r.parts} query=${r.query} account=${a} />`
-               : error ? null : html`<${Loading} />`}
+        ${!allowed ? html`<header class="page-head"><h1>${
+          PAGES.find(([p]) => p === r.page)[1]}</h1></header>
+          <p class="notice" role="status">${u ? `Your role (${u.role}) does not open this page.`
+            : 'This key does not open this page: sign in as a person.'}</p>`
+          : Page ? html`<${Page} key=${r.page + '.' + s.mode} parts=${r.parts} query=${r.query}
+                                account=${a} />`
+          : error ? null : html`<${Loading} />`}
       </main>
     </div>`;
 }
 
 function App() {
   const s = useSession();
-  return s.key ? html`<${Shell} />` : html`<${SignIn} />`;
+  const r = useRoute();
+  useEffect(() => {
+    if (!s.checked) restore();
+  }, []);
+  if (r.page === 'set-password') return html`<${SetPassword} query=${r.query} />`;
+  if (!s.checked)
+    return html`<main class="signin" id="main"><${Loading} what="your session" /></main>`;
+  if (!signedIn()) return html`<${SignIn} query=${r.page === 'sign-in' ? r.query : {}} />`;
+  if (r.page === 'sign-in') {
+    // signed in from the sign-in page's address: the console's first page
+    history.replaceState(null, '', location.pathname + '#/employees');
+    return html`<${Shell} />`;
+  }
+  return html`<${Shell} />`;
 }
 
 // The end of an integration's OAuth round trip: the server's callback sends the browser to

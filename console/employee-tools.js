@@ -14,6 +14,7 @@
 
 import { html, useState, useEffect, useRef } from './preact.js';
 import { api } from './api.js';
+import { can } from './roles.js';
 import { useLoad, ErrorBox, Empty, useAction, paramError, loadStyle } from './ui.js';
 
 loadStyle('employee-tools.css');
@@ -48,6 +49,24 @@ function Matches({ rule, tools }) {
   if (!hit.length) return html`<span class="muted">No tool of this organization yet</span>`;
   const shown = hit.slice(0, 4).map((t) => t.name).join(', ');
   return html`<span>${shown}${hit.length > 4 ? ` and ${hit.length - 4} more` : ''}</span>`;
+}
+
+// The rules of 'emp' for a role that does not change employees: read only.
+function ReadRules({ emp, tools, error }) {
+  const words = Object.fromEntries(POLICIES);
+  return html`<section class="panel" aria-labelledby="tools-h">
+    <h2 id="tools-h">Tools</h2>
+    <p class="small">The tools ${emp.name} may call while it works (an admin changes them).</p>
+    <${ErrorBox} error=${error} />
+    ${(emp.tools || []).length ? html`<div class="table-wrap"><table class="rules">
+      <caption class="sr-only">Tool rules of ${emp.name}</caption>
+      <thead><tr><th scope="col">Tool or pattern</th><th scope="col">Policy</th>
+        <th scope="col">Matches today</th></tr></thead>
+      <tbody>${emp.tools.map((t) => html`<tr key=${t.name}><td><code>${t.name}</code></td>
+        <td>${words[t.policy] || t.policy}</td>
+        <td class="small"><${Matches} rule=${t.name} tools=${tools} /></td></tr>`)}</tbody>
+      </table></div>` : html`<${Empty}>No rule: ${emp.name} calls no tool.</${Empty}>`}
+  </section>`;
 }
 
 // The rules of the tools the employee 'emp' may call: edited as a draft, saved as a whole;
@@ -109,6 +128,8 @@ export function ToolRules({ emp, onSaved }) {
     save.clear();
     setAnnounce('Changes discarded.');
   };
+  if (!can('employees.write')) return html`<${ReadRules} emp=${emp} tools=${tools}
+    error=${catalog.error} />`;
   // An error of the whole list, or of a member no row shows, goes to the top.
   const rowError = (i, field) => paramError(save.error, `tools[${i}].${field}`);
   const topError = save.error && !rows.some((_, i) => rowError(i, 'name') || rowError(i, 'policy'))

@@ -22,6 +22,7 @@
 
 import { html, useState, useRef, useEffect } from './preact.js';
 import { api, allEmployees, session } from './api.js';
+import { can } from './roles.js';
 import { usePaged, useLoad, ErrorBox, Loading, Empty, More, Status, Time, Json, PageTitle,
          useAction, paramError, loadStyle } from './ui.js';
 
@@ -160,7 +161,8 @@ function Approval({ a, employees, onChange }) {
     </dl>
     <p class="apr-label">Arguments</p>
     <${Json} value=${a.arguments} />
-    ${a.status === 'pending' && mode === null ? html`<div class="actions">
+    ${a.status === 'pending' && mode === null && can('approvals.decide', a) ? html`<div
+      class="actions">
       <button type="button" disabled=${act.busy} onClick=${() => decide('approve', {})}>Approve<span
         class="sr-only"> ${a.tool}</span></button>
       <button type="button" class="secondary" disabled=${act.busy}
@@ -178,7 +180,8 @@ function Approval({ a, employees, onChange }) {
       onCancel=${() => { act.clear(); setMode(null); }} />` : null}
     <${ErrorBox} error=${act.error && !(mode === 'edit' && paramError(act.error, 'arguments'))
       ? act.error : null} />
-    ${act.error && act.error.code === 'permission_denied' ? html`<p class="notice">This key
+    ${act.error && act.error.code === 'permission_denied' && session.key ? html`<p
+      class="notice">This key
       cannot decide approvals: sign in with a key whose scopes name <code>approvals</code>.</p>`
       : null}
     <p class="sr-only" aria-live="polite">${said}</p>
@@ -186,6 +189,14 @@ function Approval({ a, employees, onChange }) {
 }
 
 function ReadOnlyNotice({ account }) {
+  const u = session.user;
+  if (u) {
+    if (can('approvals.decide')) return null;
+    return html`<p class="notice">${can('approvals.decide.own')
+      ? `Your role (${u.role}) decides the approvals of the chats, tasks and runs you started;
+         an admin decides the others.`
+      : `Your role (${u.role}) reads approvals but does not decide them.`}</p>`;
+  }
   if (!account || keyDecides(account)) return null;
   return html`<p class="notice">This key can read approvals but not decide them: deciding needs
     a key whose scopes name <code>approvals</code> (a key without a scope list does not decide).

@@ -20,6 +20,7 @@
 
 import { html, useState, useEffect, useRef } from './preact.js';
 import { api, stream, allEmployees } from './api.js';
+import { can } from './roles.js';
 import { usePaged, useLoad, useInterval, ErrorBox, Loading, Empty, More, Time, ms, Markdown,
          Confirm, PageTitle, useAction, loadStyle, Status, Json } from './ui.js';
 
@@ -36,7 +37,7 @@ function Conversations({ current, employees, refresh }) {
   const names = new Map((employees || []).map((e) => [e.id, e.name]));
   return html`<aside class="convs" aria-labelledby="convs-h">
     <div class="row"><h2 id="convs-h">Conversations</h2>
-      <a class="button" href="#/chat">New</a></div>
+      ${can('chat') ? html`<a class="button" href="#/chat">New</a>` : null}</div>
     <label for="conv-emp" class="small">Filter by employee</label>
     <select id="conv-emp" value=${employee} onChange=${(e) => setEmployee(e.target.value)}>
       <option value="">All employees</option>
@@ -64,6 +65,8 @@ function Stars({ conv, msg }) {
               { body: { rating: n } });
     setRating(n);
   });
+  if (!can('chat'))
+    return rating ? html`<p class="small">Rated ${rating} of 5</p>` : null;
   return html`<div class="stars" role="group" aria-label="Rate this reply">
     ${[1, 2, 3, 4, 5].map((n) => html`<button key=${n} type="button" class="star"
       aria-pressed=${rating >= n ? 'true' : 'false'} disabled=${act.busy}
@@ -300,7 +303,7 @@ export default function ChatPage({ parts, query }) {
     }, () => {});
   }, waiting ? REPLY_POLL_MS : 0);
   return html`
-    <${PageTitle} actions=${convId ? html`<${Confirm} label="Delete conversation"
+    <${PageTitle} actions=${convId && can('chat') ? html`<${Confirm} label="Delete conversation"
       ask="Delete this conversation and all its messages?" onConfirm=${remove} />` : null}>${
       c ? c.title : 'Chat'}</${PageTitle}>
     <div class="chat">
@@ -308,23 +311,27 @@ export default function ChatPage({ parts, query }) {
       <section class="thread" aria-label="Conversation">
         <${ErrorBox} error=${emps.error || conv.error || del.error} />
         ${convId && !c && !conv.error ? html`<${Loading} what="the conversation" />` : null}
-        ${!convId ? html`<div class="field"><label for="chat-emp">Employee</label>
+        ${!convId && !can('chat') ? html`<${Empty}>Choose a conversation to read it.</${Empty}>`
+          : null}
+        ${!convId && can('chat') ? html`<div class="field"><label for="chat-emp">Employee</label>
           <select id="chat-emp" value=${employee} onChange=${(e) => setEmployee(e.target.value)}>
             <option value="">Choose an employee…</option>
             ${(emps.data || []).map((e) => html`<option key=${e.id} value=${e.id}
               disabled=${e.status === 'offline'}>${e.name}, ${e.role}${
                 e.status === 'offline' ? ' (offline)' : ''}</option>`)}
-          </select></div>` : html`<p class="small">With ${empName ? empName.name : empId}.</p>`}
+          </select></div>` : null}
+        ${convId ? html`<p class="small">With ${empName ? empName.name : empId}.</p>` : null}
         ${shown.length ? html`<ol class="plain msgs" aria-label="Messages">
           ${shown.map((m, i) => html`<${Message} key=${m.id || 'live' + i} m=${m}
             conv=${convId} employee=${empName && empName.name} />`)}</ol>`
-          : convId ? null : html`<${Empty}>Ask anything to start a conversation.</${Empty}>`}
+          : convId || !can('chat') ? null
+            : html`<${Empty}>Ask anything to start a conversation.</${Empty}>`}
         <div ref=${endRef}></div>
         <p class="sr-only" aria-live="polite">${announce}</p>
         <${ErrorBox} error=${error} />
         ${waiting && waiting.status === 'requires_approval' ? html`<p class="small">This
           conversation takes a new message once the approval is decided.</p>` : null}
-        <form class="composer" onSubmit=${send}>
+        ${can('chat') ? html`<form class="composer" onSubmit=${send}>
           <label for="chat-text">Message</label>
           <textarea id="chat-text" value=${text} maxlength="32000" rows="3"
             onInput=${(e) => setText(e.target.value)}
@@ -334,7 +341,7 @@ export default function ChatPage({ parts, query }) {
             busy ? 'Replying…' : 'Send'}</button>
             ${busy ? html`<button type="button" class="secondary"
               onClick=${() => ctl.current.abort()}>Stop reading</button>` : null}</div>
-        </form>
+        </form>` : null}
       </section>
     </div>`;
 }

@@ -10,6 +10,7 @@
 
 import { html, useState, useEffect } from './preact.js';
 import { api } from './api.js';
+import { can } from './roles.js';
 import { usePaged, useLoad, useInterval, ErrorBox, Loading, Empty, More, Status, Time, ms,
          PageTitle, useAction, Markdown } from './ui.js';
 
@@ -75,7 +76,8 @@ function Grid({ query }) {
         <div>${e.role}</div>
         <div class="small">${e.category} · ${e.tier} tier</div>
         <div class="small">${(e.capabilities || []).join(', ').replace(/_/g, ' ')}</div>
-        <div class="row"><a href=${'#/chat?employee=' + e.id}>Chat</a>
+        <div class="row">${can('chat') ? html`<a href=${'#/chat?employee=' + e.id}>Chat</a>`
+                                        : null}
           <a href=${'#/tasks?employee=' + e.id}>Tasks</a></div>
       </li>`)}
     </ul>
@@ -151,8 +153,9 @@ function Detail({ id }) {
   return html`
     <p><a href="#/employees">← All employees</a></p>
     <${PageTitle} actions=${html`
-      <a class="button" href=${'#/chat?employee=' + e.id}>Chat with ${e.name}</a>
-      ${e.status === 'offline'
+      ${can('chat') ? html`<a class="button" href=${'#/chat?employee=' + e.id}>Chat with ${
+        e.name}</a>` : null}
+      ${!can('employees.write') ? null : e.status === 'offline'
         ? html`<button type="button" disabled=${act.busy} onClick=${() => setStatus('idle')}>
             Bring back online</button>`
         : html`<button type="button" class="secondary" disabled=${act.busy}

@@ -15,6 +15,7 @@
 
 import { html, useState, useEffect, useRef } from './preact.js';
 import { api } from './api.js';
+import { can } from './roles.js';
 import { usePaged, useInterval, ErrorBox, Loading, Empty, More, Status, Time, Confirm,
          PageTitle, useAction, loadStyle } from './ui.js';
 
@@ -122,7 +123,7 @@ function Card({ item, onChange }) {
         ? html`<dt>Workflow actions</dt><dd>${item.operations.map((o, n) => html`${
           n ? ', ' : ''}<code key=${o}>${o}</code>`)}</dd>` : null}
     </dl>
-    ${item.events_url ? html`<details class="integ-events">
+    ${item.events_url && can('integrations.write') ? html`<details class="integ-events">
       <summary>Inbound events URL<span class="sr-only"> of ${item.name}</span></summary>
       <p class="small">Give this address to ${item.name} as its event (webhook) URL: its signed
         events start the workflows triggered by them.</p>
@@ -134,14 +135,14 @@ function Card({ item, onChange }) {
       client for ${item.name} yet.</p>` : null}
     ${act.error && act.error.code === 'integration_not_configured'
       ? html`<${NotConfigured} error=${act.error} />` : html`<${ErrorBox} error=${act.error} />`}
-    <div class="actions">
+    ${can('integrations.write') ? html`<div class="actions">
       <button type="button" disabled=${act.busy} onClick=${connect}>${act.busy ? 'Working…'
           : item.status === 'connected' || item.status === 'error' ? 'Reconnect'
           : 'Connect'}<span class="sr-only"> ${item.name}</span></button>
       ${connectedish ? html`<${Confirm} label="Disconnect" disabled=${act.busy}
         ask=${`Disconnect ${item.name}?`}
         onConfirm=${disconnect} />` : null}
-    </div>
+    </div>` : null}
   </li>`;
 }
 

@@ -19,6 +19,7 @@
 
 import { html, useState, useEffect, useRef, useMemo } from './preact.js';
 import { api, upload, ApiError, allEmployees } from './api.js';
+import { can } from './roles.js';
 import { usePaged, useLoad, useInterval, ErrorBox, Field, paramError, Loading, Empty, More,
          Status, Time, Confirm, PageTitle, useAction, loadStyle } from './ui.js';
 
@@ -279,8 +280,8 @@ function DocRow({ doc, names, onDeleted }) {
     <td><${Tags} tags=${doc.tags} /></td>
     <td><${Readers} ids=${doc.employee_ids} names=${names} /></td>
     <td><${Time} iso=${doc.created_at} /></td>
-    <td><${Confirm} label="Delete" ask=${`Delete "${doc.name}"?`} disabled=${act.busy}
-      onConfirm=${remove} /><${ErrorBox} error=${act.error} /></td>
+    <td>${can('knowledge.write') ? html`<${Confirm} label="Delete" ask=${`Delete "${doc.name}"?`}
+      disabled=${act.busy} onConfirm=${remove} />` : null}<${ErrorBox} error=${act.error} /></td>
   </tr>`;
 }
 
@@ -465,11 +466,11 @@ function Overview({ query, employees, employeesError }) {
   return html`
     <${PageTitle}>Knowledge</${PageTitle}>
     <${ErrorBox} error=${employeesError} />
-    <section class="panel">
+    ${can('knowledge.write') ? html`<section class="panel">
       <${UploadForm} employees=${employees} employeesError=${employeesError} onSend=${send} />
       <${Uploads} uploads=${uploads} onClear=${() => setUploads((us) => us.filter(
         (u) => !u.error && !(u.doc && u.doc.status !== 'processing')))} />
-    </section>
+    </section>` : null}
     <section aria-labelledby="docs-h">
       <h2 id="docs-h">Documents</h2>
       <form class="filters" onSubmit=${(e) => { e.preventDefault(); setTag(tagInput.trim()); }}
@@ -511,8 +512,9 @@ function Detail({ id, employees }) {
     <${ErrorBox} error=${doc.error} onRetry=${doc.reload} />
     ${doc.error ? null : html`<${Loading} what="the document" />`}`;
   return html`${back}
-    <${PageTitle} actions=${html`<${Confirm} label="Delete" disabled=${act.busy}
-      ask=${'Delete this document, its chunks and its file?'} onConfirm=${remove} />`}>${
+    <${PageTitle} actions=${can('knowledge.write') ? html`<${Confirm} label="Delete"
+      disabled=${act.busy} ask=${'Delete this document, its chunks and its file?'}
+      onConfirm=${remove} />` : null}>${
       d.name}</${PageTitle}>
     <${ErrorBox} error=${act.error} />
     <${ErrorBox} error=${doc.error} onRetry=${doc.reload} />

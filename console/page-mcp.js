@@ -18,6 +18,7 @@
 
 import { html, useState, useRef } from './preact.js';
 import { api } from './api.js';
+import { can } from './roles.js';
 import { usePaged, ErrorBox, Field, paramError, Loading, Empty, More, Status, Time, Confirm,
          PageTitle, useAction, loadStyle } from './ui.js';
 
@@ -172,7 +173,7 @@ function Server({ server, onChange, onDelete }) {
       <dt>Added</dt><dd><${Time} iso=${server.created_at} /></dd>
     </dl>
     <${Tools} server=${server} />
-    <div class="actions">
+    ${can('mcp.write') ? html`<div class="actions">
       <button type="button" class="secondary" disabled=${act.busy}
         onClick=${() => patch(!server.enabled)}>${server.enabled ? 'Disable' : 'Enable'}<span
         class="sr-only"> ${server.name}</span></button>
@@ -180,7 +181,7 @@ function Server({ server, onChange, onDelete }) {
         class="sr-only"> ${server.name}</span></button>
       <${Confirm} label=${'Delete ' + server.name} disabled=${act.busy}
         ask=${`Delete ${server.name}? Employees lose its tools.`} onConfirm=${remove} />
-    </div>
+    </div>` : null}
     <${ErrorBox} error=${act.error} />
     <p class="sr-only" aria-live="polite">${said}</p>
   </li>`;
@@ -199,7 +200,7 @@ export default function McpPage() {
     <p class="small">Tools of other systems, reached over the Model Context Protocol. An enabled
       server's tools are offered to the employees whose tool rules name them
       (<code>mcp.crm.*</code>), on each employee's page.</p>
-    <${AddServer} onAdded=${added} />
+    ${can('mcp.write') ? html`<${AddServer} onAdded=${added} />` : null}
     <p class="sr-only" aria-live="polite">${said}</p>
     ${list.loading && !list.items.length ? html`<${Loading} what="MCP servers" />` : null}
     ${!list.loading && !list.error && !list.items.length

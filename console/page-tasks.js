@@ -23,6 +23,7 @@
 
 import { html, useState, useEffect, useRef, useMemo } from './preact.js';
 import { api, allEmployees } from './api.js';
+import { can } from './roles.js';
 import { usePaged, useLoad, useInterval, ErrorBox, Field, paramError, Loading, Empty, More,
          Status, Time, ms, Markdown, Confirm, PageTitle, useAction, loadStyle,
          describeRecurring } from './ui.js';
@@ -163,8 +164,8 @@ function Board({ query, employees, employeesError }) {
   const names = useNames(employees);
   const newHref = '#/tasks/new' + (employee ? '?employee=' + encodeURIComponent(employee) : '');
   return html`
-    <${PageTitle} actions=${html`<a class="button" href=${newHref}>New task</a>`}>Tasks</${
-      PageTitle}>
+    <${PageTitle} actions=${can('tasks.write') ? html`<a class="button" href=${newHref}>New
+      task</a>` : null}>Tasks</${PageTitle}>
     <${ErrorBox} error=${employeesError} />
     <form class="filters" onSubmit=${(e) => e.preventDefault()} aria-label="Task filters">
       <div class="field"><label for="tk-emp">Employee</label>
@@ -396,6 +397,7 @@ function Runs({ runs }) {
 }
 
 function Actions({ t, act, setStatus }) {
+  if (!can('tasks.write')) return null;
   const b = act.busy;
   if (t.status === 'completed' || t.status === 'failed')
     return html`<div class="task-actions">
@@ -466,8 +468,8 @@ function Detail({ id, employees }) {
     ${task.error ? null : html`<${Loading} what="the task" />`}`;
 
   return html`${back}
-    <${PageTitle} actions=${html`<a class="button" href=${'#/tasks/' + id + '/edit'}>Edit</a>
-      ${remove}`}>${t.title}</${PageTitle}>
+    <${PageTitle} actions=${can('tasks.write') ? html`<a class="button"
+      href=${'#/tasks/' + id + '/edit'}>Edit</a>${remove}` : null}>${t.title}</${PageTitle}>
     <section class="panel tk-panel" aria-labelledby="state-h">
       <h2 id="state-h" class="row">State <span aria-live="polite"><${Status} value=${t.status} />
         </span></h2>
@@ -512,6 +514,8 @@ function Detail({ id, employees }) {
 export default function TasksPage({ parts, query }) {
   const emps = useLoad(allEmployees, []);
   const props = { employees: emps.data, employeesError: emps.error };
+  if ((parts[0] === 'new' || parts[1] === 'edit') && !can('tasks.write'))
+    return html`<p class="notice" role="status">Your role does not create or change tasks.</p>`;
   if (parts[0] === 'new') return html`<${NewTask} query=${query} ...${props} />`;
   if (parts[0] && parts[1] === 'edit') return html`<${EditTask} id=${parts[0]} ...${props} />`;
   if (parts[0]) return html`<${Detail} id=${parts[0]} ...${props} />`;

@@ -31,6 +31,7 @@
 
 import { html, useState, useEffect, useRef, useMemo } from './preact.js';
 import { api, allEmployees } from './api.js';
+import { can } from './roles.js';
 import { usePaged, useLoad, useInterval, ErrorBox, Field, paramError, Loading, Empty, More,
          Status, Time, ms, Json, Markdown, Confirm, PageTitle, useAction,
          loadStyle, describeRecurring } from './ui.js';
@@ -626,14 +627,15 @@ function Editor({ workflow, employees, employeesError, preset, Heading, onSaved 
 function List() {
   const list = usePaged('/v1/workflows', 'workflows', { limit: 25 });
   return html`
-    <${PageTitle} actions=${html`<a class="button" href="#/workflows/new">New workflow</a>`}>
-      Workflows</${PageTitle}>
+    <${PageTitle} actions=${can('workflows.write') ? html`<a class="button"
+      href="#/workflows/new">New workflow</a>` : null}>Workflows</${PageTitle}>
     <p class="muted">A workflow hands work from employee to employee: each step gives its
       output to the next. Run one by hand, or let a webhook, a schedule or an integration
       start it.</p>
     ${list.loading && !list.items.length ? html`<${Loading} what="workflows" />` : null}
-    ${!list.loading && !list.error && !list.items.length ? html`<${Empty}>No workflow yet.
-      <a href="#/workflows/new">Create the first one</a>.</${Empty}>` : null}
+    ${!list.loading && !list.error && !list.items.length ? html`<${Empty}>No workflow yet.${
+      can('workflows.write') ? html` <a href="#/workflows/new">Create the first one</a>.` : null}
+      </${Empty}>` : null}
     ${list.items.length ? html`<table class="wf-table">
       <caption class="sr-only">Workflows, newest first</caption>
       <thead><tr><th scope="col">Name</th><th scope="col">Status</th>
@@ -870,9 +872,9 @@ function WorkflowPage({ id }) {
     if (r) location.hash = '#/workflows';
   };
   return html`
-    <${PageTitle} actions=${html`<${Confirm} label="Delete workflow"
-      ask="Delete this workflow and its runs?" onConfirm=${remove} disabled=${del.busy} />`}>${
-      w.name}</${PageTitle}>
+    <${PageTitle} actions=${can('workflows.write') ? html`<${Confirm} label="Delete workflow"
+      ask="Delete this workflow and its runs?" onConfirm=${remove} disabled=${del.busy} />`
+      : null}>${w.name}</${PageTitle}>
     <p><a href="#/workflows">All workflows</a></p>
     <${ErrorBox} error=${del.error} />
     ${w.description ? html`<p>${w.description}</p>` : null}
@@ -887,12 +889,14 @@ function WorkflowPage({ id }) {
       <dt>Updated</dt><dd><${Time} iso=${w.updated_at} /></dd>
       <dt>ID</dt><dd><code>${w.id}</code></dd>
     </dl>
-    ${w.webhook_url ? html`<${Webhook} w=${w} onChange=${wf.setData} />` : null}
-    <${RunPanel} key=${w.id} w=${w} names=${names} />
+    ${w.webhook_url && can('workflows.write') ? html`<${Webhook} w=${w}
+      onChange=${wf.setData} />` : null}
+    ${can('workflows.run') ? html`<${RunPanel} key=${w.id} w=${w} names=${names} />` : null}
     <${RunsTable} key=${w.id} w=${w} />
     <section aria-labelledby="wf-def">
       <h2 id="wf-def">Definition</h2>
-      ${emps.data || emps.error ? html`<${Editor} key=${w.id} workflow=${w}
+      ${!can('workflows.write') ? html`<${Json} value=${{ trigger: w.trigger, steps: w.steps }} />`
+        : emps.data || emps.error ? html`<${Editor} key=${w.id} workflow=${w}
         employees=${emps.data} employeesError=${emps.error} Heading="h3"
         onSaved=${wf.setData} />` : html`<${Loading} what="employees" />`}
     </section>`;
@@ -981,7 +985,8 @@ function RunView({ wid, rid }) {
   }
   const done = r.steps.filter((s) => DONE.has(s.status) || s.status === 'skipped').length;
   return html`
-    <${PageTitle} actions=${finished ? null : html`<${Confirm} label="Cancel run"
+    <${PageTitle} actions=${finished || !can('workflows.run') ? null : html`<${Confirm}
+      label="Cancel run"
       ask="Stop this run? The step in flight finishes uncharged." onConfirm=${doCancel}
       disabled=${cancel.busy} />`}>${'Run of ' + wname}</${PageTitle}>
     ${back}
@@ -1013,6 +1018,8 @@ function RunView({ wid, rid }) {
 export default function WorkflowsPage({ parts, query }) {
   const [first, second, third] = parts;
   if (!first) return html`<${List} />`;
+  if (first === 'new' && !can('workflows.write'))
+    return html`<p class="notice" role="status">Your role does not create workflows.</p>`;
   if (first === 'new') return html`<${NewWorkflow} query=${query || {}} />`;
   if (second === 'runs' && third)
     return html`<${RunView} key=${first + '/' + third} wid=${first} rid=${third} />`;

@@ -308,3 +308,35 @@ export function PageTitle({ children, actions }) {
   return html`<header class="page-head"><h1>${children}</h1>
     ${actions ? html`<div class="actions">${actions}</div>` : null}</header>`;
 }
+
+let onceIds = 0;
+
+// A value shown once (an API key's secret, an invitation's link): its field selected and
+// focused, a Copy button, and "Done" that hides it for good.
+export function ShownOnce({ title, label, value, children, onDone }) {
+  const id = useRef('once' + ++onceIds).current;
+  const [copied, setCopied] = useState('');
+  const input = useRef(null);
+  useEffect(() => { if (input.current) input.current.focus(); }, [value]);
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(value);
+      setCopied('Copied to the clipboard.');
+    } catch (e) {
+      setCopied('The browser did not allow copying: select the text and copy it.');
+    }
+  };
+  return html`<section class="panel" aria-labelledby=${id + '-h'}>
+    <h2 id=${id + '-h'}>${title}</h2>
+    <p><strong>Copy it now: it will not be shown again.</strong>${children ? ' ' : ''}${
+      children}</p>
+    <div class="secret">
+      <label for=${id}>${label}</label>
+      <input id=${id} readonly value=${value} ref=${input} size="60" spellcheck="false"
+        autocomplete="off" onFocus=${(e) => e.target.select()} />
+      <button type="button" onClick=${copy}>Copy</button>
+      <button type="button" class="secondary" onClick=${onDone}>Done</button>
+    </div>
+    <p class="small" role="status">${copied}</p>
+  </section>`;
+}

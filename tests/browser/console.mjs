@@ -89,8 +89,10 @@ async function open(ctx, server, hash = '') {
   return page;
 }
 
-// Sign in by typing the key into "API key" and pressing Enter; wait for the shell.
+// Sign in by choosing "Use an API key", typing the key into "API key" and pressing Enter; wait
+// for the shell.
 async function signIn(page, key) {
+  await page.locator(byRole('button', 'Use an API key')).click();
   const input = await page.locator(byRole('textbox', 'API key')).waitHandle();
   await input.type(key);
   await page.keyboard.press('Enter');
@@ -228,10 +230,13 @@ async function signInTests() {
     const page = await open(ctx, S);
     await heading(page, 'Workforce console');
     await audit(page, 'signin');
-    const input = await page.locator(byRole('textbox', 'API key')).waitHandle();
+    const choice = await page.locator(byRole('button', 'Use an API key')).waitHandle();
     // from the top of the page, as a user arriving with the keyboard
     await page.evaluate(() => document.activeElement && document.activeElement.blur());
-    await tabTo(page, input, 20);
+    await tabTo(page, choice, 20);
+    await page.keyboard.press('Enter');
+    const input = await page.locator(byRole('textbox', 'API key')).waitHandle();
+    await page.waitForFunction((el) => el === document.activeElement, { timeout: UI }, input);
     await page.keyboard.type(K.test);
     await page.keyboard.press('Enter');
     await page.locator(byRole('navigation', 'Sections')).wait();
@@ -272,6 +277,7 @@ async function signInTests() {
 }
 
 async function signInFails(page, key, code) {
+  await page.locator(byRole('button', 'Use an API key')).click();
   const input = await page.locator(byRole('textbox', 'API key')).waitHandle();
   await input.type(key);
   await page.keyboard.press('Enter');
@@ -1400,6 +1406,387 @@ async function pageTests() {
   }, { browser });
 }
 
+// ---- People: sign-in with a password, users, keys, the audit log, roles ----
+
+const PW = 'correct horse battery';
+let P = {}; // the people of acme: owner, admin, developer, viewer ({id, email, password, ...})
+
+// Sign in with an email and a password on the sign-in page; wait for the shell.
+async function signInPassword(page, email, password) {
+  const e = await page.locator(byRole('textbox', 'Email')).waitHandle();
+  await e.type(email);
+  await (await labelled(page, 'Password')).type(password);
+  await page.keyboard.press('Enter');
+  await page.locator(byRole('navigation', 'Sections')).wait();
+}
+
+async function openAs(ctx, who, hash = '') {
+  const page = await open(ctx, S);
+  await signInPassword(page, who.email, who.password);
+  await page.waitForFunction(() => document.querySelectorAll('main h1').length === 1,
+                             { timeout: UI, polling: 100 });
+  if (hash) await goHash(page, hash);
+  return page;
+}
+
+// The names of the navigation's entries.
+const navNames = (page) => page.$$eval('nav[aria-label="Sections"] a',
+                                       (as) => as.map((a) => a.textContent.trim()));
+
+// The main part's rows of the table with caption or aria-label 'label', as text.
+const rowsOf = (page, sel = 'main table tbody tr') => page.$$eval(sel,
+  (trs) => trs.map((tr) => tr.innerText.replace(/\s+/g, ' ').trim()));
+
+// Every page settled: one h1, no "Loading…" status left.
+async function settled(page) {
+  await page.waitForFunction(() => document.querySelectorAll('main h1').length === 1 &&
+    ![...document.querySelectorAll('main [role="status"]')]
+      .some((s) => /^Loading/.test(s.textContent)), { timeout: UI, polling: 100 });
+}
+
+async function peopleTests() {
+  P.owner = await S.createUser('acme', 'owner@acme.test', 'owner', PW);
+  P.admin = await S.createUser('acme', 'admin@acme.test', 'admin', PW);
+  P.dev = await S.createUser('acme', 'dev@acme.test', 'developer', PW);
+  P.viewer = await S.createUser('acme', 'viewer@acme.test', 'viewer', PW);
+
+  await test('people: sign-in with email and password shows the user and role; sign-out ends ' +
+             'the session at the server', async (ctx) => {
+    const page = await open(ctx, S);
+    await heading(page, 'Workforce console');
+    await audit(page, 'signin-password');
+    await signInPassword(page, P.owner.email, P.owner.password);
+    await waitText(page, 'owner@acme.test', { selector: 'header' });
+    await waitText(page, /owner/, { selector: 'header .who' });
+    await waitText(page, /Live data/i, { selector: 'header' });
+    const nav = await navNames(page);
+    for (const n of ['Users & invitations', 'API keys', 'Audit log'])
+      assert(nav.includes(n), `no ${n} in ${nav.join(', ')}`);
+    // the session is the cookie's: a reload stays signed in
+    await page.reload({ waitUntil: 'load' });
+    await waitText(page, 'owner@acme.test', { selector: 'header' });
+    const cookieSeen = await page.evaluate(() => document.cookie);
+    assert(!/wf_session/.test(cookieSeen), 'the session cookie is readable by scripts');
+    await page.locator(byRole('button', 'Sign out')).click();
+    await page.locator(byRole('textbox', 'Email')).wait();
+    // the session ended at the server: a reload is signed out too
+    await page.reload({ waitUntil: 'load' });
+    await page.locator(byRole('textbox', 'Email')).wait();
+    await heading(page, 'Workforce console');
+  }, { browser });
+
+  await test('people: a wrong password and an unknown email show the same generic error',
+             async (ctx) => {
+    const texts = [];
+    let page;
+    for (const email of [P.owner.email, 'nobody@acme.test']) {
+      page = await open(ctx, S);
+      await (await page.locator(byRole('textbox', 'Email')).waitHandle()).type(email);
+      await (await labelled(page, 'Password')).type('not the password');
+      await page.keyboard.press('Enter');
+      const t = await waitAlert(page, 'invalid_credentials');
+      texts.push(t.replace(/\s+/g, ' ').trim());
+    }
+    await audit(page, 'signin-password-error');
+    assert(/email or password is wrong/i.test(texts[0]), 'the alert: ' + texts[0]);
+    assert(texts[0] === texts[1], `the two differ: "${texts[0]}" / "${texts[1]}"`);
+    await heading(page, 'Workforce console');
+  }, { browser, allow: [FAILED_STATUS(401)] });
+
+  await test('people: the single sign-on error of ?error= is shown in words; no SSO button ' +
+             'without the option', async (ctx) => {
+    const page = await newPage(ctx);
+    await page.goto(`${S.url}/console/#/sign-in?error=oidc_email_not_allowed`,
+                    { waitUntil: 'load' });
+    await waitAlert(page, 'oidc_email_not_allowed');
+    await waitText(page, /no account here/, { selector: '[role="alert"]' });
+    const sso = await page.$$eval('a', (as) => as.filter((a) => /single sign-on/i
+      .test(a.textContent)).length);
+    assert(sso === 0, 'an SSO link without the option');
+    // a server that offers single sign-on (its answer stood in for here): the button is a
+    // plain link to the start of the round trip
+    const offered = await newPage(ctx);
+    await offered.setRequestInterception(true);
+    offered.on('request', (req) => (new URL(req.url()).pathname === '/v1/sessions/options'
+      ? req.respond({ status: 200, contentType: 'application/json',
+                      body: '{"password": true, "oidc": true}' })
+      : req.continue()));
+    await offered.goto(`${S.url}/console/`, { waitUntil: 'load' });
+    const link = await offered.locator(byRole('link', 'Sign in with single sign-on'))
+      .waitHandle();
+    const href = await link.evaluate((a) => a.getAttribute('href'));
+    assert(href === '/v1/sessions/oidc/start', 'the SSO link goes to ' + href);
+    await audit(offered, 'signin-sso');
+  }, { browser });
+
+  await test('people: set-password from an invitation link, then sign in with it',
+             async (ctx) => {
+    const u = await S.createUser('acme', 'newbie@acme.test', 'member');
+    const page = await newPage(ctx);
+    await page.goto(`${S.url}/console/#/set-password?token=${u.token}`, { waitUntil: 'load' });
+    await heading(page, 'Set your password');
+    const pw = await labelled(page, 'New password');
+    await pw.type('short');
+    await (await labelled(page, 'The same password again')).type('short');
+    await page.keyboard.press('Enter');
+    await fieldError(page, 'New password', 'password_too_short');
+    await audit(page, 'set-password');
+    await pw.click({ count: 3 });
+    await pw.type('a long enough password');
+    const again = await labelled(page, 'The same password again');
+    await again.click({ count: 3 });
+    await again.type('a long enough password');
+    await page.keyboard.press('Enter');
+    await heading(page, 'Password set');
+    await waitText(page, 'newbie@acme.test', { selector: 'main' });
+    await page.locator(byRole('link', 'Go to sign-in')).click();
+    await signInPassword(page, 'newbie@acme.test', 'a long enough password');
+    await waitText(page, /member/, { selector: 'header .who' });
+    // the link works once
+    const r = await fetch(S.url + '/v1/users/set_password', {
+      method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ token: u.token, password: 'another long password' }) });
+    assert(r.status === 400, 'a used token answered ' + r.status);
+  }, { browser });
+
+  await test('people: invite a colleague as member: the link shows once; the audit log shows ' +
+             'the invitation', async (ctx) => {
+    const page = await openAs(ctx, P.owner, '#/users');
+    await heading(page, 'Users & invitations');
+    await waitText(page, 'admin@acme.test', { selector: 'main table' });
+    await (await labelled(page, 'Email')).type('colleague@acme.test');
+    await (await labelled(page, 'Role')).select('member');
+    await page.locator(byRole('button', 'Invite')).click();
+    await waitText(page, 'The invitation of colleague@acme.test', { selector: 'main h2' });
+    const link = await (await labelled(page, 'Set-password link')).evaluate((el) => el.value);
+    assert(/\/console\/#\/set-password\?token=wfp_/.test(link), 'the link: ' + link);
+    await waitText(page, 'colleague@acme.test', { selector: 'main table' });
+    const shown = await (await labelled(page, 'Role of colleague@acme.test'))
+      .evaluate((el) => el.value);
+    assert(shown === 'member', 'the new row shows the role ' + shown);
+    await audit(page, 'users');
+    await page.locator(byRole('button', 'Done')).click();
+    await page.waitForFunction(() => !document.body.innerText.includes('The invitation of'),
+                               { timeout: UI });
+    const users = (await S.sapi(await S.session(P.owner.email, PW), 'GET', '/v1/users')).json;
+    const col = users.users.find((x) => x.email === 'colleague@acme.test');
+    assert(col && col.role === 'member', 'not stored as member: ' + JSON.stringify(col));
+    // the audit log: newest first, the invitation on top of the user.create rows
+    await page.locator(byRole('link', 'Audit log', 'nav[aria-label="Sections"]')).click();
+    await heading(page, 'Audit log');
+    await waitText(page, col.id, { selector: 'main table' });
+    const rows = await rowsOf(page);
+    const first = rows.find((t) => t.includes('user.create'));
+    assert(first && first.includes(col.id) && first.includes('owner@acme.test'),
+           'the newest user.create: ' + first);
+    await audit(page, 'audit-log');
+  }, { browser });
+
+  await test('people: change a role, disable and enable, delete; the last owner stays ' +
+             '(409 last_owner shown)', async (ctx) => {
+    const u = await S.createUser('acme', 'temp@acme.test', 'viewer');
+    const page = await openAs(ctx, P.owner, '#/users');
+    await waitText(page, 'temp@acme.test', { selector: 'main table' });
+    await (await labelled(page, 'Role of temp@acme.test')).select('developer');
+    await until('the role stored', async () => (await S.sapi(await S.session(P.owner.email, PW),
+      'GET', '/v1/users/' + u.id)).json.role === 'developer', UI);
+    await page.locator(byRole('button', 'Disable temp@acme.test')).click();
+    await page.locator(byRole('button', 'Enable temp@acme.test')).wait();
+    await page.locator(byRole('button', 'Enable temp@acme.test')).click();
+    await page.locator(byRole('button', 'Disable temp@acme.test')).wait();
+    await page.locator(byRole('button', 'Delete temp@acme.test')).click();
+    await page.locator(byRole('button', 'Yes, delete temp@acme.test')).click();
+    await page.waitForFunction(() => !document.querySelector('main table').innerText
+      .includes('temp@acme.test'), { timeout: UI });
+    // the only owner cannot stop being one
+    await (await labelled(page, 'Role of owner@acme.test')).select('admin');
+    const t = await waitAlert(page, 'last_owner');
+    assert(/409/.test(t), 'the alert: ' + t);
+  }, { browser, allow: [FAILED_STATUS(409)] });
+
+  await test('people: an admin cannot pick owner, and cannot change an owner', async (ctx) => {
+    const page = await openAs(ctx, P.admin, '#/users');
+    await waitText(page, 'owner@acme.test', { selector: 'main table' });
+    const roles = await (await labelled(page, 'Role')).evaluate(
+      (s) => [...s.options].map((o) => o.value));
+    assert(!roles.includes('owner') && roles.includes('admin'), 'roles offered: ' + roles);
+    const ownerRow = (await rowsOf(page)).find((r) => r.includes('owner@acme.test'));
+    assert(ownerRow, 'no owner row');
+    const controls = await page.$$eval('main table tbody tr', (trs) => trs
+      .filter((tr) => tr.innerText.includes('owner@acme.test'))
+      .map((tr) => tr.querySelectorAll('button, select').length));
+    assert(controls[0] === 0, `the owner's row has ${controls[0]} controls for an admin`);
+    for (const sel of await page.$$('main table select')) {
+      const opts = await sel.evaluate((s) => [...s.options].map((o) => o.value));
+      assert(!opts.includes('owner'), 'a row offers owner: ' + opts);
+    }
+    // an admin is offered live keys
+    await goHash(page, '#/keys');
+    const modes = await (await labelled(page, 'Mode')).evaluate(
+      (s) => [...s.options].map((o) => o.value));
+    assert(modes.includes('live'), 'modes offered to an admin: ' + modes);
+  }, { browser });
+
+  await test('people: API keys: a developer creates a test key (the secret once), uses it, ' +
+             'deletes it; no live mode offered', async (ctx) => {
+    const page = await openAs(ctx, P.dev, '#/keys');
+    await heading(page, 'API keys');
+    const nav = await navNames(page);
+    assert(nav.includes('API keys') && !nav.includes('Users & invitations') &&
+           !nav.includes('Audit log'), 'a developer\'s navigation: ' + nav.join(', '));
+    const modes = await (await labelled(page, 'Mode')).evaluate(
+      (s) => [...s.options].map((o) => o.value));
+    assert(modes.join() === 'test', 'modes offered to a developer: ' + modes);
+    await (await labelled(page, 'Name')).type('CI key');
+    await page.locator('main ::-p-aria([name="tasks"][role="checkbox"])').click();
+    const day = new Date(Date.now() + 30 * 86400_000).toISOString().slice(0, 10);
+    const exp = await labelled(page, 'Expires (optional)');
+    await exp.evaluate((el, v) => {
+      const set = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').set;
+      set.call(el, v);
+      el.dispatchEvent(new Event('input', { bubbles: true }));
+    }, day);
+    await page.locator(byRole('button', 'Create key')).click();
+    await waitText(page, 'The secret of CI key', { selector: 'main h2' });
+    const secret = await (await labelled(page, 'Secret')).evaluate((el) => el.value);
+    assert(/^svc_test_sk_/.test(secret), 'the secret: ' + secret.slice(0, 14));
+    const acct = await S.api(secret, 'GET', '/v1/account');
+    assert(acct.status === 200 && acct.json.key.scopes.join() === 'tasks',
+           'the new key: ' + acct.text);
+    await waitText(page, /CI key[\s\S]*\btest\b[\s\S]*\btasks\b/, { selector: 'main table' });
+    await audit(page, 'keys');
+    await page.locator(byRole('button', 'Done')).click();
+    const gone = await page.evaluate(() => !document.body.innerText.includes(
+      'The secret of CI key'));
+    assert(gone, 'the secret is still shown');
+    await page.locator(byRole('button', 'Delete CI key')).click();
+    await page.locator(byRole('button', 'Yes, delete ci key')).click();
+    await page.waitForFunction(() => !(document.querySelector('main table') || {
+      innerText: '' }).innerText.includes('CI key'), { timeout: UI });
+    assert((await S.api(secret, 'GET', '/v1/account')).status === 401, 'the key still works');
+  }, { browser });
+
+  await test('people: audit log filters (action, actor, since) and "Load more" paging',
+             async (ctx) => {
+    // 55 user.update events by the owner
+    const ses = await S.session(P.owner.email, PW);
+    for (let i = 0; i < 55; i++) {
+      const r = await S.sapi(ses, 'PATCH', '/v1/users/' + P.viewer.id, { name: 'Viewer ' + i });
+      assert(r.status === 200, 'update: ' + r.text);
+    }
+    const page = await openAs(ctx, P.owner, '#/audit');
+    await heading(page, 'Audit log');
+    await (await labelled(page, 'Action')).type('user.update');
+    await page.locator(byRole('button', 'Filter')).click();
+    await page.waitForFunction(() => /action=user\.update/.test(location.hash), { timeout: UI });
+    await page.waitForFunction(() => {
+      const rows = [...document.querySelectorAll('main table tbody tr')];
+      return rows.length === 50 && rows.every((r) => r.innerText.includes('user.update'));
+    }, { timeout: UI, polling: 100 });
+    await page.locator(byRole('button', 'Load more')).click();
+    await page.waitForFunction(() => document.querySelectorAll('main table tbody tr')
+      .length >= 55, { timeout: UI, polling: 100 });
+    const rows = await rowsOf(page);
+    assert(rows.every((r) => r.includes('user.update')), 'another action after "Load more"');
+    // newest first: the times shown do not grow down the table
+    const times = await page.$$eval('main table tbody tr time',
+                                    (ts) => ts.map((t) => Date.parse(t.getAttribute('datetime'))));
+    for (let i = 1; i < times.length; i++) assert(times[i] <= times[i - 1], 'not newest first');
+    // by actor: the developer's events only (its sign-ins), none of the owner's
+    await goHash(page, '#/audit?actor_id=' + P.dev.id);
+    await page.waitForFunction(() => {
+      const rows = [...document.querySelectorAll('main table tbody tr')];
+      return rows.length > 0 && rows.every((r) => r.innerText.includes('dev@acme.test'));
+    }, { timeout: UI, polling: 100 });
+    assert((await (await labelled(page, 'Actor id')).evaluate((el) => el.value)) === P.dev.id,
+           'the actor filter field does not show the address\'s filter');
+    // since a time to come: nothing
+    const later = Math.floor(Date.now() / 1000) + 3600;
+    await goHash(page, '#/audit?since=' + later);
+    await waitText(page, 'No event matches these filters', { selector: 'main' });
+    await audit(page, 'audit-log-filtered');
+  }, { browser });
+
+  await test('people: change password ends the session; the new password signs in',
+             async (ctx) => {
+    const u = await S.createUser('acme', 'changer@acme.test', 'member', PW);
+    const page = await openAs(ctx, u, '#/account');
+    await heading(page, 'Account');
+    await waitText(page, 'changer@acme.test', { selector: 'main' });
+    await (await labelled(page, 'Current password')).type(PW);
+    await (await labelled(page, 'New password')).type('a brand new password');
+    await (await labelled(page, 'The new password again')).type('a brand new password');
+    await audit(page, 'account-session');
+    await page.locator(byRole('button', 'Change password')).click();
+    await waitText(page, 'sign in with the new one', { selector: 'main' });
+    await signInPassword(page, u.email, 'a brand new password');
+    await waitText(page, 'changer@acme.test', { selector: 'header' });
+  }, { browser, allow: [FAILED_STATUS(401)] });
+
+  await test('people: a viewer finds no control the server would refuse, on every page, and ' +
+             'no entry for users, keys or the audit log', async (ctx) => {
+    const page = await openAs(ctx, P.viewer);
+    const nav = await navNames(page);
+    for (const n of ['Users & invitations', 'API keys', 'Audit log', 'Webhooks & events'])
+      assert(!nav.includes(n), `a viewer sees ${n}`);
+    // the buttons a viewer may see: they read, or are the viewer's own (its password)
+    const READ = /^(Refresh|Load more|Retry|Filter|Search|Clear filters|Sign out|Switch to (test|live) data|Change password|About this error|Skip to content|Copy URL)$/;
+    const WRITE_LINK = /^(New|Edit|Create|Chat with|Add|Invite|Delete)\b/;
+    const visit = async (hash) => {
+      await goHash(page, hash);
+      await settled(page);
+      const found = await page.evaluate(() => ({
+        buttons: [...document.querySelectorAll('button, [role="button"], input[type="submit"]')]
+          .filter((b) => b.offsetParent !== null)
+          .map((b) => (b.getAttribute('aria-label') || b.innerText || b.value || '')
+            .replace(/\s+/g, ' ').trim()),
+        links: [...document.querySelectorAll('main a')].map((a) => a.innerText.trim()),
+        writing: document.querySelectorAll('main textarea, main input[type="file"]').length,
+      }));
+      const bad = found.buttons.filter((b) => !READ.test(b));
+      assert(!bad.length, `${hash}: write controls for a viewer: ${bad.join(', ')}`);
+      const links = found.links.filter((l) => WRITE_LINK.test(l));
+      assert(!links.length, `${hash}: write links for a viewer: ${links.join(', ')}`);
+      assert(!found.writing, `${hash}: a text area or file input for a viewer`);
+    };
+    // the pages of one thing each, where the org has one: live data, then test data (the
+    // header's switch)
+    const first = async (key, p, k) => {
+      const r = await S.api(key, 'GET', p);
+      return r.status === 200 && r.json[k] && r.json[k][0] ? r.json[k][0].id : null;
+    };
+    const ones = [['/v1/employees?limit=1', 'employees', '#/employees/'],
+                  ['/v1/conversations?limit=1', 'conversations', '#/chat/'],
+                  ['/v1/tasks?limit=1', 'tasks', '#/tasks/'],
+                  ['/v1/workflows?limit=1', 'workflows', '#/workflows/'],
+                  ['/v1/knowledge/documents?limit=1', 'documents', '#/knowledge/'],
+                  ['/v1/approvals?limit=1', 'approvals', '#/approvals/']];
+    const kinds = new Set();
+    for (const [mode, key] of [['live', K.live], ['test', K.test]]) {
+      if (mode === 'test') {
+        await goHash(page, '#/employees');
+        await page.locator(byRole('button', 'Switch to test data')).click();
+        await waitText(page, 'Test mode', { selector: 'header' });
+      }
+      for (const h of ['#/employees', '#/chat', '#/approvals', '#/knowledge', '#/tasks',
+                       '#/workflows', '#/integrations', '#/mcp', '#/account'])
+        await visit(h);
+      for (const [p, k, h] of ones) {
+        const id = await first(key, p, k);
+        if (!id) continue;
+        await visit(h + id);
+        kinds.add(k);
+      }
+    }
+    assert(kinds.size >= 5, 'the pages of one thing visited: ' + [...kinds].join(', '));
+    await audit(page, 'viewer-approvals');
+    // a page above the role, by its address: no request, a notice
+    await goHash(page, '#/users');
+    await waitText(page, 'Your role (viewer) does not open this page', { selector: 'main' });
+    await audit(page, 'viewer-refused');
+  }, { browser });
+}
+
 async function a11yTests() {
   for (const a of auditResults()) {
     await test(`a11y ${a.label}: no serious or critical axe violation`, async () => {
@@ -1477,6 +1864,7 @@ async function main() {
     await integrationTests();
     await mcpTests();
     await approvalTests();
+    await peopleTests();
     await pageTests();
     await a11yTests();
   } catch (e) {
