@@ -1638,7 +1638,8 @@ def build_schemas():
         "webhook_url": string("Present while the trigger is `webhook`: "
                               "`{public_url}/v1/hooks/<token>`, the token 40 random base62 "
                               "characters that alone authenticate. "
-                              "`POST /v1/workflows/{id}/rotate_webhook` replaces it.",
+                              "`POST /v1/workflows/{id}/rotate_webhook` replaces it. A secret: "
+                              "left out for a person's session below `developer`.",
                               format="uri"),
         "enabled": {"type": "boolean"},
         "run_count": integer(minimum=0),
@@ -1775,7 +1776,8 @@ def build_schemas():
                                  "`reauthorization_required`."},
         "events_url": nullable(string("Where the provider sends this organization's events "
                                       "(this key mode): `{public_url}/v1/integrations/"
-                                      "{provider}/events/<token>`.", format="uri")),
+                                      "{provider}/events/<token>`. A secret: null for a "
+                                      "person's session below `developer`.", format="uri")),
         "operations": {"type": "array", "items": string(),
                        "description": "The workflow actions this provider offers."},
     }, required=["provider", "name", "category", "status", "configured", "account", "scopes",

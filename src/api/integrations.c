@@ -43,8 +43,8 @@ static const struct integ_provider *find_provider(struct router_req *r, struct e
 }
 
 /* {provider, name, category, status, configured, account, scopes, connected_at, expires_at,
- * error, events_url, operations} */
-static void write_view(struct jw *w, const struct integ_view *v)
+ * error, events_url, operations}; events_url (its token is a secret) only for 'secrets'. */
+static void write_view(struct jw *w, const struct integ_view *v, bool secrets)
 {
     const struct integ_provider *p = v->p;
 
@@ -70,7 +70,7 @@ static void write_view(struct jw *w, const struct integ_view *v)
     jw_key(w, "error");
     jw_str(w, v->error);
     jw_key(w, "events_url");
-    jw_str(w, v->events_url);
+    jw_str(w, secrets ? v->events_url : NULL);
     jw_key(w, "operations");
     jw_arr(w);
     for (size_t i = 0; p->operations[i]; i++)
@@ -86,7 +86,7 @@ static int respond_view(struct router_req *r, const struct integ_view *v, struct
     struct jw w;
     buf_init(&b, 64 * 1024);
     jw_init(&w, &b);
-    write_view(&w, v);
+    write_view(&w, v, router_sees_secrets(r));
     return router_respond_jw(r, &w, &b, e);
 }
 
@@ -106,7 +106,7 @@ int api_integrations_list(struct router_req *r, struct err *e)
     jw_key(&w, "integrations");
     jw_arr(&w);
     for (size_t i = 0; i < INTEG_PROVIDERS; i++)
-        write_view(&w, &views[i]);
+        write_view(&w, &views[i], router_sees_secrets(r));
     jw_arr_end(&w);
     jw_key(&w, "has_more");
     jw_bool(&w, false);

@@ -74,7 +74,9 @@ static void write_workflow(struct router_req *r, struct jw *w, const struct stor
     jw_raw(w, wf->trigger, "{}");
     jw_key(w, "steps");
     jw_raw(w, wf->steps, "[]");
-    if (wf->webhook_token && strcmp(wf->trigger_type, "webhook") == 0) {
+    /* the URL holds the webhook's secret token: not for a person who does not manage
+     * workflows (contract §20: a viewer reads everything but secrets) */
+    if (wf->webhook_token && strcmp(wf->trigger_type, "webhook") == 0 && router_sees_secrets(r)) {
         char url[sizeof(r->env->cfg->public_url) + 64];
         snprintf(url, sizeof(url), "%s/v1/hooks/%s", r->env->cfg->public_url, wf->webhook_token);
         jw_key(w, "webhook_url");

@@ -224,6 +224,12 @@ const char *router_actor_id(const struct router_req *r)
 }
 
 /* See router.h. */
+bool router_sees_secrets(const struct router_req *r)
+{
+    return !r->by_session || r->role >= STORE_ROLE_DEVELOPER;
+}
+
+/* See router.h. */
 uint32_t router_rights(const struct router_req *r)
 {
     const uint32_t member = AUTH_SCOPE_EMPLOYEES_READ | AUTH_SCOPE_CHAT | AUTH_SCOPE_CONVERSATIONS |

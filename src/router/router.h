@@ -275,6 +275,10 @@ uint32_t router_rights(const struct router_req *r);
  * the path's first parameter); nothing when the route writes no entry. The pipeline arms it on
  * the store around the handler; a handler that runs another route's handler does so for it. */
 void router_audit_prepare(struct router_req *r, const struct route *rt);
+/* Whether an answer to 'r' may hold the organization's secrets (a workflow's webhook URL, an
+ * integration's events URL): a key (its scopes let it read the route), or a person whose role
+ * manages them (developer and above). */
+bool router_sees_secrets(const struct router_req *r);
 /* Fill the actor, address, user agent and request id of entry 'a' from request 'r'. */
 void router_audit_actor(struct router_req *r, struct store_audit *a);
 

@@ -333,6 +333,25 @@ class PeopleTest(ServerTestCase):
         self.assertError(self.p.call(dev, "DELETE", "/v1/api_keys/" + live_id), 403,
                          "permission_denied", "mode")
 
+    def test_secrets_are_not_shown_below_developer(self):
+        slug, owner = self.org("sec")
+        viewer = self.p.member_of(owner, "v@%s.test" % slug, "viewer")
+        dev = self.p.member_of(owner, "d@%s.test" % slug, "developer")
+        key = self.server.create_key(slug)
+        emp = self.server.post("/v1/employees", {"name": "E", "role": "r", "category": "sales"},
+                               key=key).json["id"]
+        wf = self.p.call(owner, "POST", "/v1/workflows",
+                         {"name": "hooked", "trigger": {"type": "webhook"},
+                          "steps": [{"employee_id": emp, "action": "respond", "input": "hi"}]})
+        wid = self.assertJson(wf)["id"]
+        self.assertIn("webhook_url", wf.json)
+        for s, sees in ((viewer, False), (dev, True)):
+            got = self.assertJson(self.p.call(s, "GET", "/v1/workflows/" + wid))
+            self.assertEqual("webhook_url" in got, sees, got)
+            listed = self.p.call(s, "GET", "/v1/workflows").json["workflows"]
+            self.assertEqual(any("webhook_url" in w for w in listed), sees)
+        self.assertIn("webhook_url", self.server.get("/v1/workflows/" + wid, key=key).json)
+
     def test_the_last_owner_stays(self):
         slug, owner = self.org("last")
         oid = owner["user"]["id"]
