@@ -604,7 +604,14 @@ static int cmd_orgs_update(const struct config *c, const struct opts *o)
         return usage("--credits must be a whole number from 0 to 10^15");
     if (open_store(c, &s))
         return 1;
-    rc = store_org_update(s, o->pos[2], tier, o->credits ? (int64_t)credits : -1, &org);
+    rc = store_org_get_by_slug(s, o->pos[2], &org);
+    if (!rc) {
+        struct store_audit audit;
+        cli_actor(&audit, org.id, "organization.update", "organization", org.id);
+        store_audit_arm(s, &audit);
+        rc = store_org_update(s, o->pos[2], tier, o->credits ? (int64_t)credits : -1, &org);
+        store_audit_arm(s, NULL);
+    }
     store_close(s);
     if (rc == ERR_NOT_FOUND) {
         fprintf(stderr, "workforce: no organization %s\n", o->pos[2]);
@@ -623,6 +630,7 @@ static int cmd_orgs_update(const struct config *c, const struct opts *o)
 static int cmd_employees_update(const struct config *c, const struct opts *o)
 {
     struct store *s = NULL;
+    struct store_audit audit;
     int rc;
 
     if (o->npos != 3)
@@ -631,7 +639,11 @@ static int cmd_employees_update(const struct config *c, const struct opts *o)
         return usage("employees update needs --tier starter or --tier manager");
     if (open_store(c, &s))
         return 1;
+    /* the entry's organization is the employee's (filled by the store) */
+    cli_actor(&audit, "", "employee.update", "employee", o->pos[2]);
+    store_audit_arm(s, &audit);
     rc = store_employee_set_tier(s, o->pos[2], o->tier);
+    store_audit_arm(s, NULL);
     store_close(s);
     if (rc == ERR_NOT_FOUND) {
         fprintf(stderr, "workforce: no employee %s\n", o->pos[2]);

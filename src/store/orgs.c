@@ -223,8 +223,29 @@ out:
 /* See store_int.h. */
 int employees_set_tier(struct store *s, const char *id, const char *tier)
 {
-    struct db_stmt *st =
-        db_prepare(s, "UPDATE employees SET tier = $2, updated_at = $3 WHERE id = $1");
+    struct db_stmt *st;
+
+    /* an entry armed without its organization (the command line names the employee only)
+     * takes the employee's */
+    if (s->audit && !s->audit->tenant.org_id[0]) {
+        bool row = false;
+        int rc;
+        st = db_prepare(s, "SELECT org_id, mode FROM employees WHERE id = $1");
+        if (!st)
+            return ERR_STORE;
+        db_bind_text(st, 1, id);
+        rc = db_step(st, &row);
+        if (!rc && row) {
+            db_copy(st, 0, s->audit->tenant.org_id, sizeof(s->audit->tenant.org_id));
+            s->audit->tenant.mode = db_mode(db_text(st, 1));
+        }
+        db_done(st);
+        if (rc)
+            return rc;
+        if (!row)
+            return ERR_NOT_FOUND;
+    }
+    st = db_prepare(s, "UPDATE employees SET tier = $2, updated_at = $3 WHERE id = $1");
     if (!st)
         return ERR_STORE;
     db_bind_text(st, 1, id);

@@ -530,6 +530,20 @@ class PeopleTest(ServerTestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         p = self.server.cli("users", "create", "--org", slug, "--email", "nope", "--role", "owner")
         self.assertEqual(p.returncode, 2)
+        # the command line's other changes are entries too, the cli their actor
+        key = self.server.create_key(slug, mode="test")
+        emp = self.server.get("/v1/employees?limit=1", key=key).json["employees"][0]["id"]
+        self.assertEqual(self.server.cli("orgs", "update", slug, "--credits", "5").returncode, 0)
+        self.assertEqual(self.server.cli("employees", "update", emp, "--tier", "manager")
+                         .returncode, 0)
+        kid = self.server.key_id(slug, key)
+        self.assertEqual(self.server.revoke(kid).returncode, 0)
+        log = self.p.call(owner, "GET", "/v1/audit_events?limit=10").json["audit_events"]
+        got = [(e["actor"]["type"], e["action"], e["target"]["id"], e["mode"]) for e in log[:4]]
+        self.assertEqual(got, [("cli", "api_key.delete", kid, "test"),
+                               ("cli", "employee.update", emp, "test"),
+                               ("cli", "organization.update", log[2]["target"]["id"], "live"),
+                               ("cli", "api_key.create", kid, "test")])
 
     def test_organizations_are_apart(self):
         _, a = self.org("iso-a")
