@@ -65,7 +65,7 @@ int main(int argc, char **argv)
     rc = store_open(url, &s, &e);
     if (!rc)
         rc = store_migrate(s, &e);
-    if (!rc)
+    if (!rc && store_org_get_by_slug(s, "bench", &org) == ERR_NOT_FOUND)
         rc = store_org_create(s, "bench", 1, 0, seed, 1, &org, &e);
     if (!rc) {
         snprintf(t.org_id, sizeof(t.org_id), "%s", org.id);
@@ -79,7 +79,8 @@ int main(int argc, char **argv)
         snprintf(u.email, sizeof(u.email), "ann@example.com");
         u.role = STORE_ROLE_OWNER;
         u.created_at = u.updated_at = clock_now_ms();
-        rc = store_user_create(s, &u, &e);
+        if (store_user_get(s, org.id, u.id, &out) == ERR_NOT_FOUND)
+            rc = store_user_create(s, &u, &e);
     }
     if (rc || page.n < 1) {
         fprintf(stderr, "audit_bench: setup failed (%d): %s\n", rc, e.msg);

@@ -21,9 +21,12 @@ PKGS="libmicrohttpd jansson sqlite3 libcrypto libcurl libzip libxml-2.0 libsecco
 ${CC:-gcc} -std=c17 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror $(pkg-config --cflags $PKGS) \
     -o "$OUT/audit_bench" bench/audit_bench.c build/libworkforce.a \
     $(pkg-config --libs $PKGS) -lunistring -lpthread -lm || exit 1
+# the reference server of the write: the same sources built without audit entries
+make --no-print-directory -s OUT=build/bench-noaudit CFLAGS=-DWORKFORCE_BENCH_NO_AUDIT \
+    build/bench-noaudit/workforce >&2 || exit 1
 TMP=$(mktemp -d /tmp/workforce-bench-people.XXXXXX) || exit 1
 trap 'rm -rf "$TMP"' EXIT
 python3 bench/people_bench.py --bin "${BENCH_BINARY:-build/workforce}" --tmp "$TMP" \
-    --audit-bench "$OUT/audit_bench" --threads "${BENCH_PEOPLE_THREADS:-2}" \
+    --audit-bench "$OUT/audit_bench" --noaudit-bin build/bench-noaudit/workforce --threads "${BENCH_PEOPLE_THREADS:-2}" \
     --connections "${BENCH_PEOPLE_CONNECTIONS:-32}" --seconds "${BENCH_PEOPLE_SECONDS:-5}" \
     --rounds "${BENCH_PEOPLE_ROUNDS:-3}"
