@@ -21,6 +21,11 @@ cat <<MSG
 
     curl -H "Authorization: Bearer $key" http://$listen/v1/employees
 
+  To sign in as a person instead, make yourself the owner (in another terminal; it prints a
+  link to set your password):
+
+    build/workforce users create --org demo --email you@example.com --role owner
+
   Stop with Ctrl-C. More keys: build/workforce keys create --org demo [--mode live]
 
 MSG
