@@ -8,7 +8,9 @@
 // What runs: a mock of an OpenAI-compatible model (tests/mock/openai_mock.py: its [[slow:MS]]
 // marker makes a reply stream slowly enough to watch it grow), a server in front of it with a
 // fresh database (live keys use the mock; test keys keep the built-in engine, as a user's test
-// keys do), and a second server of the same kind that the stream-cut test kills mid-reply.
+// keys do), a second server of the same kind that the stream-cut test kills mid-reply, and a
+// server with single sign-on in front of a real OpenID Connect provider (tests/oidc/provider.mjs:
+// oidc-provider from npm, pinned), whose round trips the browser makes itself.
 //
 // Tests find things as a user does: by role and accessible name (puppeteer's ::-p-aria), label
 // and visible text; never by the pages' CSS classes. Each test has a fresh incognito context
@@ -24,7 +26,7 @@ import path from 'node:path';
 import {
   CHROMIUM, UI, WORK, allowOrigin, assert, audit, auditResults, byRole, fieldError, freePort,
   halt, killAllSync, labelled, mkdirs, newPage, note, notBlank, startMcpPeer, startMock,
-  startServer, stopAll, summary, tabTo, test, until, waitAlert, waitText,
+  startOidcProvider, startServer, stopAll, summary, tabTo, test, until, waitAlert, waitText,
 } from './harness.mjs';
 
 const SUITE_DEADLINE_MS = 8 * 60_000;
@@ -79,6 +81,8 @@ let S = null; // the main server
 let CUT = null; // the server killed mid-stream
 let provider = null; // the OAuth provider of the connect round trip
 let PEER = null; // the MCP server the MCP servers page adds
+let SSO = null; // the server with single sign-on, and OP its OpenID Connect provider
+let OP = null;
 let K = {}; // keys
 let EMP = []; // the employees of the main server's test org
 let LIVE_EMP = []; // and of its live org (live mode has data of its own)
@@ -1787,6 +1791,184 @@ async function peopleTests() {
   }, { browser });
 }
 
+// ---- Single sign-on: the round trip through a real OpenID Connect provider ----
+
+const SSO_CLIENT = 'wf-console-browser';
+const SSO_SECRET = 'browser-oidc-secret';
+const SSO_DOMAIN = 'sso.test';
+
+// The provider first (it registers the server's callback, so the server's port is picked
+// first), then the server on that port; if another process took the port meanwhile, both again
+// on a new one.
+async function startSso(tmp) {
+  let last = null;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const op = await startOidcProvider(tmp, { clientId: SSO_CLIENT, secret: SSO_SECRET,
+                                              redirectUri: base + '/v1/sessions/oidc/callback' });
+    try {
+      const server = await startServer('sso', {
+        WORKFORCE_PUBLIC_URL: base, WORKFORCE_OIDC_ISSUER: op.issuer,
+        WORKFORCE_OIDC_CLIENT_ID: SSO_CLIENT, WORKFORCE_OIDC_CLIENT_SECRET: SSO_SECRET,
+        WORKFORCE_OIDC_ALLOWED_DOMAINS: SSO_DOMAIN,
+      }, { port });
+      return [server, op];
+    } catch (e) {
+      await op.stop();
+      if (!e.portTaken) throw e;
+      last = e;
+    }
+  }
+  throw last;
+}
+
+// The SSO server's sign-in page: its single sign-on link, clicked; the browser goes through
+// the provider and comes back. The pages' requests to the provider are kept in 'seen'.
+async function signInSso(ctx) {
+  const page = await open(ctx, SSO);
+  page.seen = [];
+  page.on('request', (req) => {
+    if (req.url().startsWith(OP.issuer + '/')) page.seen.push(new URL(req.url()).pathname);
+  });
+  await heading(page, 'Workforce console');
+  await page.locator(byRole('link', 'Sign in with single sign-on')).click();
+  return page;
+}
+
+// What the page's own requests see of its session: GET /v1/sessions/current's status and
+// user, and whether a script can read the session cookie.
+const sessionSeen = (page) => page.evaluate(async () => {
+  const r = await fetch('/v1/sessions/current', { credentials: 'same-origin' });
+  const body = await r.json().catch(() => null);
+  return { status: r.status, user: body && body.user, cookie: document.cookie };
+});
+
+// The browser's cookie of the session (the DevTools protocol sees HttpOnly ones): or undefined.
+async function sessionCookie(page) {
+  const cdp = await page.createCDPSession();
+  const { cookies } = await cdp.send('Network.getCookies', { urls: [SSO.url + '/'] });
+  await cdp.detach();
+  return cookies.find((c) => c.name === 'wf_session');
+}
+
+// Where the round trip ended, once it has: the console's shell (signed in) or its sign-in page
+// with an error; {href, shell}.
+async function landed(page) {
+  const h = await page.waitForFunction((origin) => location.origin === origin &&
+    location.pathname === '/console/' &&
+    (document.querySelector('nav[aria-label="Sections"]') !== null ||
+     location.hash.startsWith('#/sign-in?error=')) &&
+    { href: location.href, shell: document.querySelector('nav[aria-label="Sections"]') !== null },
+  { timeout: WORK, polling: 100 }, SSO.url);
+  return h.jsonValue();
+}
+
+// Signed in after the round trip: the shell shows 'email' and 'role'; the page's requests are
+// the session's; the cookie is HttpOnly.
+async function assertSsoSignedIn(page, email, role) {
+  const end = await landed(page);
+  assert(end.shell && !new URL(end.href).search, 'not signed in: the round trip ended at ' +
+         end.href);
+  await waitText(page, email, { selector: 'header .who' });
+  const who = await waitText(page, role, { selector: 'header .who .role' });
+  assert(who.trim() === role, `the role shown is "${who.trim()}", not ${role}`);
+  assert(page.seen.includes('/auth'), 'the browser never went to the provider\'s /auth: ' +
+         page.seen.join(' '));
+  assert(page.seen.some((p) => p.startsWith('/interaction/')),
+         'the browser never went through the provider\'s interaction: ' + page.seen.join(' '));
+  const me = await sessionSeen(page);
+  assert(me.status === 200, `GET /v1/sessions/current from the page: ${me.status}`);
+  assert(me.user && me.user.email === email && me.user.role === role,
+         'the session is of ' + JSON.stringify(me.user));
+  assert(!/wf_session/.test(me.cookie), 'the session cookie is readable by scripts: ' + me.cookie);
+  const c = await sessionCookie(page);
+  assert(c && c.httpOnly, 'the session cookie is not HttpOnly: ' + JSON.stringify(c));
+  assert(!me.cookie.includes(c.value), 'the session cookie\'s value is in document.cookie');
+  return me.user;
+}
+
+// Refused: back on the sign-in page with 'code' explained in 'words'; no session.
+async function assertSsoRefused(page, code, words) {
+  const end = await landed(page);
+  assert(!end.shell && new URL(end.href).hash === '#/sign-in?error=' + code,
+         `not refused with ${code}: the round trip ended at ${end.href}` +
+         (end.shell ? ', signed in' : ''));
+  await heading(page, 'Workforce console');
+  const text = await waitAlert(page, code);
+  assert(words.test(text), `the explanation of ${code}: "${text}"`);
+  await page.locator(byRole('link', 'Sign in with single sign-on')).wait();
+  assert(await page.$('nav[aria-label="Sections"]') === null, 'the shell is shown');
+  assert(page.seen.some((p) => p.startsWith('/interaction/')),
+         'the browser never went through the provider: ' + page.seen.join(' '));
+  const me = await sessionSeen(page);
+  assert(me.status === 401, `GET /v1/sessions/current from the page: ${me.status}`);
+  assert(await sessionCookie(page) === undefined, 'a session cookie was set');
+  return text;
+}
+
+async function ssoTests() {
+  const usersOf = () => SSO.cli('users', 'list', '--org', 'acme');
+
+  await test('sso: an invited admin signs in through the real provider in the browser: the ' +
+             'shell shows the email and role, the page\'s requests are the session\'s, the ' +
+             'cookie is HttpOnly', async (ctx) => {
+    const email = 'ada@' + SSO_DOMAIN;
+    const u = await SSO.createUser('acme', email, 'admin');
+    await OP.account(email);
+    const before = (await OP.state()).token_requests;
+    const page = await signInSso(ctx);
+    const user = await assertSsoSignedIn(page, email, 'admin');
+    assert(user.id === u.id, `signed in as ${user.id}, not the invited user ${u.id}`);
+    assert((await OP.state()).token_requests === before + 1, 'the server did not redeem one code');
+    // the session is the cookie's: a reload stays signed in
+    await page.reload({ waitUntil: 'load' });
+    await waitText(page, email, { selector: 'header .who' });
+    await audit(page, 'sso-signed-in');
+    // signing out ends it
+    await page.locator(byRole('button', 'Sign out')).click();
+    await page.locator(byRole('link', 'Sign in with single sign-on')).wait();
+    assert((await sessionSeen(page)).status === 401, 'still signed in after signing out');
+  }, { browser });
+
+  await test('sso: an email of an allowed domain with no user signs in as a new member',
+             async (ctx) => {
+    const email = 'grace@' + SSO_DOMAIN;
+    assert(!usersOf().includes(email), 'the user exists before signing in');
+    await OP.account(email);
+    const page = await signInSso(ctx);
+    await assertSsoSignedIn(page, email, 'member');
+    const row = usersOf().split('\n').find((l) => l.includes(email));
+    assert(row && /\bmember\b/.test(row), 'users list: ' + row);
+  }, { browser });
+
+  await test('sso: an email outside the allowed domains comes back to sign-in with ' +
+             'oidc_email_not_allowed in words, not signed in', async (ctx) => {
+    const email = 'eve@elsewhere.test';
+    await OP.account(email);
+    const page = await signInSso(ctx);
+    await assertSsoRefused(page, 'oidc_email_not_allowed', /no account here/);
+    assert(!usersOf().includes(email), 'a user was made for ' + email);
+    await audit(page, 'sso-refused');
+  }, { browser });
+
+  for (const mode of ['wrong_nonce', 'resigned']) {
+    await test(`sso: a bad ID token (${mode}) comes back to sign-in with oidc_failed in words, ` +
+               'not signed in', async (ctx) => {
+      const email = `mallory-${mode.replace('_', '-')}@${SSO_DOMAIN}`;
+      await OP.account(email);
+      await OP.tamper(mode);
+      try {
+        const page = await signInSso(ctx);
+        await assertSsoRefused(page, 'oidc_failed', /did not confirm who you are/);
+      } finally {
+        await OP.tamper('off');
+      }
+      assert(!usersOf().includes(email), 'a user was made for ' + email);
+    }, { browser });
+  }
+}
+
 async function a11yTests() {
   for (const a of auditResults()) {
     await test(`a11y ${a.label}: no serious or critical axe violation`, async () => {
@@ -1826,11 +2008,14 @@ async function main() {
       WORKFORCE_OAUTH_GITHUB_REVOKE_URL: provider.url + '/revoke',
     };
     // the MCP peer is on 127.0.0.1: the main server may reach private addresses for MCP
-    [S, CUT, PEER] = await Promise.all([
+    [S, CUT, PEER, [SSO, OP]] = await Promise.all([
       startServer('main', { ...llm, ...github, WORKFORCE_MCP_ALLOW_PRIVATE: '1' }),
-      startServer('cut', llm), startMcpPeer(tmp)]);
+      startServer('cut', llm), startMcpPeer(tmp), startSso(tmp)]);
     allowOrigin(S.url);
     allowOrigin(CUT.url);
+    allowOrigin(SSO.url);
+    allowOrigin(OP.issuer); // the single sign-on round trips go through it
+    SSO.createKey('acme'); // the one organization: new single sign-on users join it
     K = {
       test: S.createKey('acme', { mode: 'test', tier: 'agency' }),
       live: S.createKey('acme', { mode: 'live', tier: 'agency', credits: 100000 }),
@@ -1865,6 +2050,7 @@ async function main() {
     await mcpTests();
     await approvalTests();
     await peopleTests();
+    await ssoTests();
     await pageTests();
     await a11yTests();
   } catch (e) {
@@ -1873,7 +2059,7 @@ async function main() {
   } finally {
     await teardown();
     fs.rmSync(tmp, { recursive: true, force: true });
-    for (const s of [S, CUT]) if (s) fs.rmSync(s.dir, { recursive: true, force: true });
+    for (const s of [S, CUT, SSO]) if (s) fs.rmSync(s.dir, { recursive: true, force: true });
   }
   note(`${((Date.now() - t0) / 1000).toFixed(1)} s in all`);
   const ok = summary();

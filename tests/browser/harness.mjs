@@ -152,9 +152,61 @@ export async function startMcpPeer(dir) {
   return { port, url: (p) => `http://127.0.0.1:${port}/${p}`, proc };
 }
 
+// The real OpenID Connect provider of tests/oidc/provider.mjs (oidc-provider from npm, pinned;
+// its header tells the rest): one client 'clientId'/'secret' whose only redirect URI is
+// 'redirectUri', no login page (its /interaction/UID logs in the current account and consents
+// at once), on a free port of 127.0.0.1. Its control API sets who the account is (account())
+// and makes the token endpoint answer bad ID tokens (tamper()). Stopped by its own PID (stop(),
+// and stopAll()).
+export async function startOidcProvider(dir, { clientId, secret, redirectUri, account }) {
+  const cfgPath = path.join(dir, 'oidc-provider.json');
+  fs.writeFileSync(cfgPath, JSON.stringify({ port: 0, client_id: clientId, client_secret: secret,
+                                             redirect_uris: [redirectUri],
+                                             ...(account ? { account } : {}) }));
+  const log = fs.openSync(path.join(dir, 'oidc-provider.log'), 'a');
+  const proc = spawn('node', [path.join(ROOT, 'tests/oidc/provider.mjs'), '--config', cfgPath],
+                     { cwd: ROOT, stdio: ['ignore', 'pipe', log], env: cleanEnv() });
+  fs.closeSync(log);
+  track(proc, 'oidc provider');
+  let out = '';
+  proc.stdout.on('data', (d) => { out += d; });
+  const stop = async () => {
+    killChild({ pid: proc.pid }, 'SIGTERM');
+    if (!await exited(proc, 5000)) killChild({ pid: proc.pid }, 'SIGKILL');
+  };
+  let info;
+  try {
+    info = await until('the OIDC provider to print its ready line', () => {
+      if (proc.exitCode !== null) throw new Error(`the OIDC provider exited (${proc.exitCode})`);
+      const line = out.split('\n');
+      return line.length > 1 && JSON.parse(line[0]);
+    }, 30_000);
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  const control = async (method, name, body) => {
+    const r = await fetch(`${info.control_url}/${name}`, {
+      method, headers: body ? { 'Content-Type': 'application/json' } : {},
+      body: body ? JSON.stringify(body) : undefined });
+    const text = await r.text();
+    if (r.status !== 200) throw new Error(`OIDC provider control ${name}: ${r.status} ${text}`);
+    return JSON.parse(text);
+  };
+  return {
+    ...info, proc, pid: proc.pid, stop,
+    state: () => control('GET', 'state'),
+    account: (email, emailVerified = true) =>
+      control('POST', 'account', { email, email_verified: emailVerified, name: email }),
+    tamper: (mode) => control('POST', 'tamper', { mode }),
+  };
+}
+
 // One workforce server: a fresh database in its own temp dir, generous limits unless 'env'
-// says otherwise, on a free port (another one if the port was taken before it bound it).
-export async function startServer(name, env = {}) {
+// says otherwise, on a free port (another one if the port was taken before it bound it). With
+// opts.port, on that port only (a provider registered its address first): if it is taken, the
+// error thrown has portTaken set.
+export async function startServer(name, env = {}, opts = {}) {
   if (!fs.existsSync(BIN)) throw new Error(`no server binary at ${BIN} (run make)`);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `workforce-browser-${name}-`));
   const db = path.join(dir, 'workforce.db');
@@ -185,8 +237,14 @@ export async function startServer(name, env = {}) {
     return proc;
   };
   for (let attempt = 0; attempt < 3; attempt++) {
-    const port = await freePort();
+    const port = opts.port || await freePort();
     const proc = await launch(port);
+    if (!proc && opts.port) {
+      const text = fs.readFileSync(logPath, 'utf8');
+      const e = new Error(`server ${name} could not start on ${port}:\n${text}`);
+      e.portTaken = text.includes(`cannot listen on 127.0.0.1:${port}`);
+      throw e;
+    }
     if (!proc) continue;
     const url = `http://127.0.0.1:${port}`;
     const server = {
