@@ -2008,9 +2008,11 @@ async function main() {
       WORKFORCE_OAUTH_GITHUB_REVOKE_URL: provider.url + '/revoke',
     };
     // the MCP peer is on 127.0.0.1: the main server may reach private addresses for MCP
-    [S, CUT, PEER, [SSO, OP]] = await Promise.all([
+    [S, CUT, PEER] = await Promise.all([
       startServer('main', { ...llm, ...github, WORKFORCE_MCP_ALLOW_PRIVATE: '1' }),
-      startServer('cut', llm), startMcpPeer(tmp), startSso(tmp)]);
+      startServer('cut', llm), startMcpPeer(tmp)]);
+    // then the single sign-on pair, on a machine no longer busy starting the others
+    [SSO, OP] = await startSso(tmp);
     allowOrigin(S.url);
     allowOrigin(CUT.url);
     allowOrigin(SSO.url);

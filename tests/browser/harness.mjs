@@ -176,14 +176,20 @@ export async function startOidcProvider(dir, { clientId, secret, redirectUri, ac
   };
   let info;
   try {
+    // Its start loads oidc-provider and its dependencies, which on a busy machine (servers
+    // packing their encoder's weights beside it) took over 30 s once: a generous deadline.
     info = await until('the OIDC provider to print its ready line', () => {
       if (proc.exitCode !== null) throw new Error(`the OIDC provider exited (${proc.exitCode})`);
       const line = out.split('\n');
       return line.length > 1 && JSON.parse(line[0]);
-    }, 30_000);
+    }, 120_000);
   } catch (e) {
     await stop();
-    throw e;
+    let tail = '';
+    try {
+      tail = fs.readFileSync(path.join(dir, 'oidc-provider.log'), 'utf8').slice(-2000);
+    } catch { /* no log */ }
+    throw new Error(`${e.message}; its log ends: ${tail || '(empty)'}`);
   }
   const control = async (method, name, body) => {
     const r = await fetch(`${info.control_url}/${name}`, {
