@@ -41,7 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const char *const secrets[] = {"whsec_one", "whsec_two"};
 
-/* "t=<t>,v1=<hex>" of 'body' under 'secret' into 'out' (>= 128 bytes). */
+/* "t=<t>,v1=<hex>" of 'body' under 'secret' into 'out' (160 bytes). */
 static void sign(const char *secret, long long t, const char *body, size_t len, char *out)
 {
     char *msg = xmalloc(len + 32);
@@ -51,9 +51,9 @@ static void sign(const char *secret, long long t, const char *body, size_t len, 
     memcpy(msg + pn, body, len);
     crypto_hmac_sha256(secret, strlen(secret), msg, (size_t)pn + len, mac);
     free(msg);
-    at = (size_t)sprintf(out, "t=%lld,v1=", t);
+    at = (size_t)snprintf(out, 160, "t=%lld,v1=", t);
     for (size_t i = 0; i < 32; i++)
-        at += (size_t)sprintf(out + at, "%02x", mac[i]);
+        at += (size_t)snprintf(out + at, 160 - at, "%02x", mac[i]);
 }
 
 static void verify_part(const char *text, size_t size)
