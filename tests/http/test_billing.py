@@ -22,12 +22,14 @@ other organizations, bad signatures) are signed by the stand-in too: no test com
 
 import datetime
 import json
+import os
+import subprocess
 import time
 import unittest
 import urllib.parse
 
 from chatlib import ANY_PARAM, ChatTestCase
-from harness import GENEROUS_LIMITS
+from harness import GENEROUS_LIMITS, REPO_ROOT
 from stripelib import (EVENTS_PATH, StripeStandIn, charge, checkout_session, dispute, event,
                        rand, raw, standin_missing)
 from test_people import People
@@ -981,3 +983,29 @@ class UsageTest(BillingCase):
         self.assertEqual(obj["object"], "credit_transaction", obj)
         self.assertLess(obj["balance_after"], 100, obj)
         self.assertIn(obj["id"], [t["id"] for t in self.ledger(o.live)])
+
+
+@unittest.skipIf(standin_missing(), standin_missing() or "")
+class StandInPeerTest(unittest.TestCase):
+    """The stand-in itself against Stripe's official node library (tests/stripe/sdk_check.mjs):
+    the library's requests are parsed, its error classes come out of the stand-in's errors, and
+    its webhook verifier accepts what the stand-in delivers and signs (a stale one it refuses).
+    No Workforce server."""
+
+    def test_official_library_against_the_stand_in(self):
+        cfg = {"live_key": LIVE_SK, "test_key": TEST_SK, "live_price": "price_small",
+               "test_price": "price_tsmall", "live_whsec": WH_LIVE, "test_whsec": WH_TEST}
+        with StripeStandIn(STANDIN).start() as stripe:
+            p = subprocess.run(["node", os.path.join(REPO_ROOT, "tests", "stripe", "sdk_check.mjs"),
+                                "--url", stripe.url, "--config", json.dumps(cfg)],
+                               capture_output=True, text=True, timeout=120, cwd=REPO_ROOT,
+                               stdin=subprocess.DEVNULL)
+            tail = stripe.log_tail()
+        lines = [json.loads(ln) for ln in p.stdout.splitlines() if ln.strip()]
+        self.assertEqual(lines[-1:], [{"done": True}], "%s\n%s\n%s" % (p.stdout, p.stderr, tail))
+        checks = lines[:-1]
+        self.assertGreaterEqual(len(checks), 9, checks)
+        for c in checks:
+            with self.subTest(check=c["check"]):
+                self.assertTrue(c["ok"], c.get("detail"))
+        self.assertEqual(p.returncode, 0, p.stderr)
