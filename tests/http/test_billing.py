@@ -142,6 +142,9 @@ class BillingCase(ChatTestCase):
         p = self.server.cli("credits", "check")
         self.assertEqual(p.returncode, 0, "credits check: %s %s" % (p.stdout, p.stderr))
         self.assertEqual(self.leaks, [], "a Stripe secret in an answer")
+        for d in self.stripe.deliveries():  # the answers to Stripe's deliveries too
+            for s in SECRETS:
+                self.assertNotIn(s, d["body"] or "", "a Stripe secret in an answer to Stripe")
         log = self.server.log_text()
         for s in SECRETS:
             self.assertNotIn(s, log, "a Stripe secret in the server's log")
