@@ -558,6 +558,10 @@ class EventsTest(BillingCase):
         self.assertError(self.post_event(ev_c, secret=[WH_GONE, "whsec_" + rand(32)]), 401,
                          "invalid_signature", ANY_PARAM)
         self.assertEqual(self.balance(o.live), 2000)
+        # a scheme other than v1 beside a good v1 (Stripe adds v0 in test mode): verified
+        data = raw(ev_c)
+        self.post_event(ev_c, header=self.stripe.sign(data, WH_LIVE) + ",v0=" + "ab" * 32)
+        self.assertEqual(self.balance(o.live), 3000)
 
     def test_replays(self):
         o = self.org("rep")
@@ -735,6 +739,62 @@ class EventsTest(BillingCase):
         d = self.stripe.deliver(first["id"])["delivery"]
         self.assertEqual(d["status"], 200, d)
         self.assertEqual(self.balance(o.live), 500)
+
+    def test_take_backs_of_another_mode_or_too_much(self):
+        """A test-mode refund or dispute naming a live purchase's payment takes nothing; a
+        refund event claiming more than was paid takes back at most the purchase."""
+        o = self.org("odd", credits=5000)
+        cs = self.buy(o)
+        pi = self.pi_of(cs["id"])
+        ch = "ch_" + rand(24)
+        self.post_event_ok(event("charge.refunded", charge(pi, 999, 999, False, ch), False),
+                           WH_TEST)
+        self.post_event_ok(event("charge.dispute.created", dispute(pi, ch, 999, False), False),
+                           WH_TEST)
+        self.assertEqual(self.balance(o.live), 6000)
+        self.assertEqual(self.balance(o.test), 0)
+        # refused as invalid (400) or capped at the purchase: never more than 1000 back
+        r = self.post_event(event("charge.refunded", charge(pi, 999, 9990, True, ch), True))
+        self.assertIn(r.status, (200, 400), r)
+        self.assertIn(self.balance(o.live), (5000, 6000))
+
+    def test_malformed_events(self):
+        """Verified but malformed events (Stripe never sends them; a bug or a changed API
+        version might): no crash (a division by a zero amount), nothing applied."""
+        o = self.org("bad", credits=5000)
+        cs = self.buy(o)
+        pi = self.pi_of(cs["id"])
+        sess = checkout_session(cs["id"], o.id, True, payment_intent=pi)
+        evs = [
+            event("charge.refunded", charge(pi, 0, 0, True), True),
+            event("charge.refunded", charge(pi, 0, 5, True), True),
+            event("charge.refunded", charge(pi, 999, -5, True), True),
+            event("charge.refunded", charge(pi, -999, 5, True), True),
+            event("charge.refunded", dict(charge(pi, 999, 5, True), amount="999"), True),
+            event("charge.refunded", dict(charge(pi, 999, 5, True), amount_refunded=2 ** 62),
+                  True),
+            event("charge.refunded", dict(charge(pi, 999, 5, True), amount=1e300), True),
+            event("charge.refunded", dict(charge(pi, 999, 5, True), payment_intent=None), True),
+            event("charge.refunded", None, True),
+            event("charge.refunded", [], True),
+            event("checkout.session.completed", dict(sess, id=None), True),
+            event("checkout.session.completed", dict(sess, client_reference_id=None), True),
+            event("checkout.session.completed", "cs", True),
+            dict(event("checkout.session.completed", sess, True), type=None),
+            dict(event("checkout.session.completed", sess, True), livemode="true"),
+            dict(event("checkout.session.completed", sess, True), id=None),
+            dict(event("checkout.session.completed", sess, True), data=None),
+        ]
+        for i, ev in enumerate(evs):
+            with self.subTest(i=i, ev=json.dumps(ev)[:160]):
+                r = self.post_event(ev)
+                self.assertIn(r.status, (200, 400), r)
+                self.assertTrue(self.server.alive(), self.server.log_tail())
+        for body in (b"", b"{", b"[]", b"null", b'{"id": "evt_x"}'):
+            with self.subTest(body=body):
+                r = self.post_event(None, body=body)
+                self.assertIn(r.status, (200, 400), r)
+        self.assertEqual(self.balance(o.live), 6000)
 
     def test_partial_refunds(self):
         """floor(credits * amount_refunded / amount) minus what was given back already, with
