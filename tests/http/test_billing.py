@@ -400,6 +400,8 @@ class CheckoutTest(BillingCase):
             ({"success_url": 5}, "success_url"),
             ({"cancel_url": "example.com/back"}, "cancel_url"),
             ({"cancel_url": "http://"}, "cancel_url"),
+            ({"success_url": "https://example.com/" + "a" * 2100}, "success_url"),
+            ({"extra": 1}, "extra"),
         ]
         for fields, param in cases:
             body = {"price_id": "price_small", "success_url": OK_URL, "cancel_url": NO_URL}
@@ -411,6 +413,96 @@ class CheckoutTest(BillingCase):
         self.assertError(self.call(o.owner, "POST", "/v1/billing/checkout", None), 400,
                          "invalid_request", ANY_PARAM)
         self.assertEqual(self.stripe.requests()[n0:], [], "an invalid checkout reached Stripe")
+
+    def test_form_encoding(self):
+        """URLs with &, =, +, %, brackets, a fragment and non-ASCII reach Stripe unchanged: the
+        form is encoded (no field of Stripe's can be slipped in through a URL)."""
+        o = self.org("enc")
+        ok = ("https://app.example.com/ok?a=1&mode=subscription&line_items[0][price]=price_big"
+              "&b=%20x+y#frag")
+        back = "https://app.example.com/back?q=[1]&r=\u00e9t\u00e9&metadata[workforce_org]=x"
+        n0 = len(self.stripe.requests())
+        cs = self.assertJson(self.checkout(o.owner, "price_small", success_url=ok,
+                                           cancel_url=back))
+        q = self.stripe.requests()[n0:]
+        self.assertEqual(len(q), 1, q)
+        self.assertEqual(set(q[0]["form"]), FORM_FIELDS, q[0]["form"])
+        self.assertEqual((q[0]["form"]["success_url"], q[0]["form"]["cancel_url"]), (ok, back))
+        self.assertEqual(q[0]["form"]["mode"], "payment")
+        self.assertEqual(q[0]["form"]["metadata[workforce_org]"], o.id)
+        self.assertEqual(cs["credits"], 1000)
+
+    def test_client_idempotency_key(self):
+        """A client's Idempotency-Key: its retry is the same session (one Stripe call); after a
+        502 (not kept) its retry calls Stripe again and succeeds; Stripe sees one key per
+        client key, scoped to the organization."""
+        o = self.org("idem")
+        h = {"Cookie": o.owner["cookie"], "X-CSRF-Token": o.owner["csrf"]}
+        body = {"price_id": "price_small", "success_url": OK_URL, "cancel_url": NO_URL}
+        n0 = len(self.stripe.requests())
+        r1 = self.server.post("/v1/billing/checkout", body, headers=dict(h, **{
+            "Idempotency-Key": "buy-1"}))
+        r2 = self.server.post("/v1/billing/checkout", body, headers=dict(h, **{
+            "Idempotency-Key": "buy-1"}))
+        self.assertEqual(self.assertJson(r1), self.assertJson(r2))
+        self.assertEqual(r2.header("Idempotent-Replayed"), "true", r2.headers)
+        q = self.stripe.requests()[n0:]
+        self.assertEqual(len(q), 1, q)
+        # Stripe down: 502, not kept; the retry with the same key reaches Stripe and succeeds
+        try:
+            self.stripe.fail(1000, 500)
+            r3 = self.server.post("/v1/billing/checkout", body, headers=dict(h, **{
+                "Idempotency-Key": "buy-2"}))
+            self.assertError(r3, 502, "upstream_error", ANY_PARAM)
+        finally:
+            self.stripe.fail(0)
+        r4 = self.server.post("/v1/billing/checkout", body, headers=dict(h, **{
+            "Idempotency-Key": "buy-2"}))
+        cs = self.assertJson(r4)
+        self.assertNotEqual(cs["id"], r1.json["id"])
+        keys = [x["headers"].get("idempotency-key") for x in self.stripe.requests()[n0:]]
+        self.assertEqual(len(set(keys[1:])), 1, keys)
+        self.assertNotEqual(keys[0], keys[-1], keys)
+        # another organization's same client key is another Stripe key
+        other = self.org("idem-b")
+        n1 = len(self.stripe.requests())
+        r5 = self.server.post("/v1/billing/checkout", body, headers={
+            "Cookie": other.owner["cookie"], "X-CSRF-Token": other.owner["csrf"],
+            "Idempotency-Key": "buy-1"})
+        self.assertNotEqual(self.assertJson(r5)["id"], r1.json["id"])
+        k5 = self.stripe.requests()[n1:][0]["headers"].get("idempotency-key")
+        self.assertNotEqual(k5, keys[0])
+
+    def test_stripe_hanging(self):
+        """Stripe that does not answer: 502 after the server's own timeout, and the server
+        answers everything else meanwhile (the call does not hold a request thread)."""
+        o = self.org("hang")
+        result = {}
+        try:
+            self.stripe.fail(1, 500, delay_ms=45000)
+
+            def slow():
+                result["r"] = self.server.request(
+                    "POST", "/v1/billing/checkout", timeout=90, headers={
+                        "Cookie": o.owner["cookie"], "X-CSRF-Token": o.owner["csrf"]},
+                    json_body={"price_id": "price_small", "success_url": OK_URL,
+                               "cancel_url": NO_URL})
+            t0 = time.time()
+            th = threading.Thread(target=slow)
+            th.start()
+            self.poll(lambda: len([q for q in self.stripe.requests()
+                                   if q["form"] and q["form"].get("client_reference_id") == o.id]),
+                      "the checkout reached Stripe", timeout=30)
+            for _ in range(20):
+                t1 = time.time()
+                self.assertJson(self.server.get("/v1/billing/packs", key=o.live))
+                self.assertLess(time.time() - t1, 5)
+            th.join(80)
+            self.assertFalse(th.is_alive())
+            self.assertError(result["r"], 502, "upstream_error", ANY_PARAM)
+            self.assertLess(time.time() - t0, 45, "no timeout of its own")
+        finally:
+            self.stripe.fail(0)
 
     def test_stripe_failing(self):
         o = self.org("fail")
