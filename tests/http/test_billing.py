@@ -972,11 +972,14 @@ class RotationAcrossRestartsTest(BillingCase):
     stripe_env = dict(LIVE_ENV, WORKFORCE_STRIPE_WEBHOOK_SECRET=WH_LIVE_OLD)
     standin_config = STANDIN
 
-    def restart_with(self, secrets):
+    def restart_with(self, secrets=None, **env):
+        """Stop the server and start it again on its port with these settings changed."""
         srv = self.server
         port = srv.port
         self.assertEqual(srv.stop(), 0)
-        srv.extra_env["WORKFORCE_STRIPE_WEBHOOK_SECRET"] = secrets
+        if secrets is not None:
+            env["WORKFORCE_STRIPE_WEBHOOK_SECRET"] = secrets
+        srv.extra_env.update(env)
         srv.start(port=port)
 
     def test_rotation(self):
@@ -995,6 +998,26 @@ class RotationAcrossRestartsTest(BillingCase):
         self.assertEqual(self.balance(o.live), 3000)
         self.post_event_ok(evs[3], WH_LIVE)
         self.assertEqual(self.balance(o.live), 4000)
+
+    def test_packs_changed_after_a_checkout(self):
+        """A purchase adds the credits of the pack as it was at its checkout, even when the
+        operator changed or removed the pack before the payment arrived."""
+        o = self.org("repack")
+        a = self.checkout_ok(o.owner, "price_small")
+        b = self.checkout_ok(o.owner, "price_big")
+        srv = self.server
+        before = srv.extra_env["WORKFORCE_CREDIT_PACKS"]
+        self.restart_with(WORKFORCE_CREDIT_PACKS="price_small:2000")
+        try:
+            packs = self.assertJson(srv.get("/v1/billing/packs", key=o.live))["packs"]
+            self.assertEqual(packs, [{"price_id": "price_small", "credits": 2000}])
+            secret = srv.extra_env["WORKFORCE_STRIPE_WEBHOOK_SECRET"].split(",")[0]
+            for cs in (a, b):
+                self.post_event_ok(event("checkout.session.completed",
+                                         checkout_session(cs["id"], o.id, True), True), secret)
+        finally:
+            self.restart_with(WORKFORCE_CREDIT_PACKS=before)
+        self.assertEqual(sorted(t["amount"] for t in self.ledger(o.live)), [1000, 5000])
 
 
 class LedgerTest(BillingCase):
@@ -1131,6 +1154,20 @@ class LedgerTest(BillingCase):
         self.assertEqual(order, sorted(order), "not newest first:\n" + p.stdout)
         for s in SECRETS:
             self.assertNotIn(s, p.stdout + p.stderr)
+        p = self.server.cli("credits", "ledger", "--org", o.slug, "--limit", "1")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(ids[0], p.stdout)
+        self.assertNotIn(ids[1], p.stdout)
+        self.buy(o, "price_tsmall", mode="test")
+        tid = self.ledger(o.test)[0]["id"]
+        p = self.server.cli("credits", "ledger", "--org", o.slug, "--mode", "test")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(tid, p.stdout)
+        self.assertFalse([i for i in ids if i in p.stdout], p.stdout)
+        for args in (["--org", o.slug, "--mode", "prod"], ["--org", o.slug, "--limit", "x"],
+                     ["--org", "no-such-org"]):
+            with self.subTest(args=args):
+                self.assertNotEqual(self.server.cli("credits", "ledger", *args).returncode, 0)
 
 
 class UsageTest(BillingCase):
@@ -1221,7 +1258,29 @@ class UsageTest(BillingCase):
         obj = evs[0]["data"]["object"]
         self.assertEqual(obj["object"], "credit_transaction", obj)
         self.assertLess(obj["balance_after"], 100, obj)
-        self.assertIn(obj["id"], [t["id"] for t in self.ledger(o.live)])
+        self.assertGreaterEqual(obj["balance_after"] - obj["amount"], 100, obj)
+        self.assertIn(obj, self.ledger(o.live))
+        # once when it falls below, not again while it stays below
+        for i in range(2):
+            self.chat_ok(o.live, emp, "Below the mark, %d." % i)
+        self.assertEqual(len(low()), 1, low())
+
+    def test_credits_added_for_a_grant(self):
+        o = self.org("grant")
+        self.assertEqual(self.server.orgs_update(o.slug, credits=50).returncode, 0)
+        self.assertEqual(self.server.orgs_update(o.slug, credits=20).returncode, 0)
+        grant = self.ledger(o.live, reason="grant")
+        self.assertEqual([t["amount"] for t in grant], [50])
+
+        def added():
+            return self.assertJson(self.server.get("/v1/events?type=account.credits_added",
+                                                   key=o.live))["events"]
+        evs = self.poll(added, "account.credits_added of the grant", timeout=30)
+        self.assertEqual([e["data"]["object"]["id"] for e in evs], [grant[0]["id"]])
+        # an adjustment adds nothing, and 20 is not below the mark from 50: no credits_low
+        body = self.assertJson(self.server.get("/v1/events?type=account.credits_low",
+                                               key=o.live))
+        self.assertEqual(body["events"], [])
 
 
 @unittest.skipIf(standin_missing(), standin_missing() or "")
