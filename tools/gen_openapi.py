@@ -610,7 +610,9 @@ def build_schemas():
         "id": S("OrganizationId"),
         "name": string("The organization's slug (`^[a-z0-9][a-z0-9-]{0,62}$`)."),
         "tier": S("SubscriptionTier"),
-        "credits_remaining": integer("Credit balance; never below 0.", minimum=0),
+        "credits_remaining": integer("The credit balance of the caller's mode; never below 0. "
+                                     "Test mode has a balance of its own, which only test-mode "
+                                     "purchases fill (test-mode work is free).", minimum=0),
         "key": nullable(obj({
             "id": S("KeyId"),
             "mode": {"type": "string", "enum": ["live", "test"]},
