@@ -474,6 +474,17 @@ static void test_packs(void)
         }
         ok(load(NULL, &e) == 0 && config_finish(&c, &e) == 0 && c.npacks[0] == 0,
            "none: nothing sold");
+        ok(load_one("WORKFORCE_STRIPE_SECRET_KEY=sk_test_abc", &e) == 0 &&
+               config_finish(&c, &e) == ERR_INVALID &&
+               strcmp(e.param, "WORKFORCE_STRIPE_SECRET_KEY") == 0,
+           "a test-mode key in the live setting is refused");
+        ok(load_one("WORKFORCE_STRIPE_TEST_SECRET_KEY=pk_test_abc", &e) == 0 &&
+               config_finish(&c, &e) == ERR_INVALID &&
+               strcmp(e.param, "WORKFORCE_STRIPE_TEST_SECRET_KEY") == 0,
+           "a publishable key is refused");
+        ok(load_one("WORKFORCE_STRIPE_TEST_SECRET_KEY=rk_test_abc", &e) == 0 &&
+               config_finish(&c, &e) == 0,
+           "a restricted key of the mode is taken");
     }
 }
 
