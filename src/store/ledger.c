@@ -75,8 +75,8 @@ static bool is_work(enum store_credit_reason reason)
  */
 #define ADVANCE(at) at " = CASE WHEN " at " >= $3 THEN " at " + 1 ELSE $3 END"
 #define TAKE_ALL(c, at)                                                                            \
-    "UPDATE orgs SET " c " = " c " - $2, " ADVANCE(at) " WHERE id = $1 AND " c " >= $2"           \
-    " RETURNING " c ", " at
+    "UPDATE orgs SET " c " = " c " - $2, " ADVANCE(at) " WHERE id = $1 AND " c " >= $2"            \
+                                                       " RETURNING " c ", " at
 #define ADD(c, at)                                                                                 \
     "UPDATE orgs SET " c " = " c " + $2, " ADVANCE(at) " WHERE id = $1 RETURNING " c ", " at
 static const char *const take_all_sql[2] = {TAKE_ALL("credits", "ledger_at"),
@@ -220,8 +220,8 @@ int credits_apply(struct store *s, const struct store_tenant *t, enum credits_ch
         }
         after = have + delta;
         if (delta != 0)
-            rc = balance_write(s, add_sql[test], t->org_id, delta, now, &after, &x.created_at,
-                               &row);
+            rc =
+                balance_write(s, add_sql[test], t->org_id, delta, now, &after, &x.created_at, &row);
         if (rc)
             return rc;
         x.amount = delta;
