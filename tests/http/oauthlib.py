@@ -41,15 +41,13 @@ import os
 import re
 import secrets
 import shutil
-import signal
-import subprocess
-import tempfile
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
 
 from harness import REPO_ROOT, free_port  # noqa: F401  (free_port is re-exported for tests)
+from peerlib import NodePeer
 
 SCRIPT = os.path.join(REPO_ROOT, "tests", "oauth", "authz_server.mjs")
 OIDC_PROVIDER_DIR = os.path.join(REPO_ROOT, "node_modules", "oidc-provider")
@@ -128,13 +126,16 @@ def post_form(url, params, headers=None, timeout=10.0):
 
 # ---- The server ----
 
-class AuthzServer:
+class AuthzServer(NodePeer):
     """One authz_server.mjs process with its own temp dir (config.json, stdout, server.log)."""
 
+    what = "authz server"
+    script = SCRIPT
+    log_name = "server.log"
+    prefix = "workforce-authz-"
+
     def __init__(self):
-        self.proc = None
-        self.tmpdir = None
-        self.info = None
+        super().__init__()
         self.config = None
 
     # -- lifecycle --
@@ -145,7 +146,6 @@ class AuthzServer:
         reason = authz_missing()
         if reason:
             raise RuntimeError(reason)
-        self.tmpdir = tempfile.mkdtemp(prefix="workforce-authz-")
         self.config = {
             "port": port,
             "clients": [dict(c) for c in clients],
@@ -154,73 +154,7 @@ class AuthzServer:
             "refresh_ttl": refresh_ttl,
             "rotate_refresh": rotate_refresh,
         }
-        cfg_path = os.path.join(self.tmpdir, "config.json")
-        with open(cfg_path, "w") as f:
-            json.dump(self.config, f)
-        out_path = os.path.join(self.tmpdir, "stdout")
-        with open(out_path, "wb") as out, open(self.log_path, "ab") as log:
-            self.proc = subprocess.Popen(["node", SCRIPT, "--config", cfg_path],
-                                         stdin=subprocess.DEVNULL, stdout=out, stderr=log,
-                                         cwd=REPO_ROOT)
-        deadline = time.time() + timeout
-        while True:
-            with open(out_path, "rb") as f:
-                data = f.read()
-            if b"\n" in data:
-                line = data.split(b"\n", 1)[0]
-                try:
-                    self.info = json.loads(line)
-                except ValueError:
-                    self.stop()
-                    raise RuntimeError("authz server printed a bad ready line %r:\n%s"
-                                       % (line[:200], self.log_tail()))
-                return self
-            if self.proc.poll() is not None:
-                raise RuntimeError("authz server exited with %s during start:\n%s"
-                                   % (self.proc.returncode, self.log_tail()))
-            if time.time() > deadline:
-                self.stop()
-                raise RuntimeError("authz server not ready within %.0fs:\n%s"
-                                   % (timeout, self.log_tail()))
-            time.sleep(0.05)
-
-    def alive(self):
-        return self.proc is not None and self.proc.poll() is None
-
-    def stop(self, timeout=5.0):
-        """SIGTERM by PID, SIGKILL after 'timeout' s; returns the exit status."""
-        if self.proc is None:
-            return None
-        if self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                os.kill(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(10)
-        rc = self.proc.returncode
-        if self.tmpdir and not os.environ.get("WORKFORCE_HTTP_KEEP"):
-            shutil.rmtree(self.tmpdir, ignore_errors=True)
-            self.tmpdir = None
-        return rc
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.stop()
-        return False
-
-    @property
-    def log_path(self):
-        return os.path.join(self.tmpdir, "server.log") if self.tmpdir else None
-
-    def log_tail(self, n=4000):
-        try:
-            with open(self.log_path, "rb") as f:
-                return f.read()[-n:].decode("utf-8", "replace")
-        except (OSError, TypeError):
-            return ""
+        return self.spawn(self.config, timeout)
 
     # -- the ready line --
 

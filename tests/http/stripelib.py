@@ -24,13 +24,11 @@ import json
 import os
 import secrets
 import shutil
-import signal
-import subprocess
-import tempfile
 import time
 import urllib.parse
 
 from harness import REPO_ROOT
+from peerlib import NodePeer
 
 SCRIPT = os.path.join(REPO_ROOT, "tests", "stripe", "stripe_api.mjs")
 EVENTS_PATH = "/v1/billing/stripe/events"
@@ -71,13 +69,17 @@ class StandInResponse:
         return "<StandIn %s %r>" % (self.status, self.body[:400])
 
 
-class StripeStandIn:
+class StripeStandIn(NodePeer):
     """One stripe_api.mjs process with its own temp dir (config.json, stdout, standin.log)."""
 
+    what = "stripe stand-in"
+    script = SCRIPT
+    log_name = "standin.log"
+    prefix = "workforce-stripe-"
+
     def __init__(self, config=None):
+        super().__init__()
         self.config = dict(config or {})
-        self.proc = None
-        self.tmpdir = None
         self.port = None
 
     # -- lifecycle --
@@ -87,65 +89,9 @@ class StripeStandIn:
         reason = standin_missing()
         if reason:
             raise RuntimeError(reason)
-        self.tmpdir = tempfile.mkdtemp(prefix="workforce-stripe-")
-        cfg_path = os.path.join(self.tmpdir, "config.json")
-        with open(cfg_path, "w") as f:
-            json.dump(dict(self.config, port=0), f)
-        out_path = os.path.join(self.tmpdir, "stdout")
-        with open(out_path, "wb") as out, open(self.log_path, "ab") as log:
-            self.proc = subprocess.Popen(["node", SCRIPT, "--config", cfg_path],
-                                         stdin=subprocess.DEVNULL, stdout=out, stderr=log,
-                                         cwd=REPO_ROOT)
-        deadline = time.time() + timeout
-        while True:
-            with open(out_path, "rb") as f:
-                data = f.read()
-            if b"\n" in data:
-                self.port = json.loads(data.split(b"\n", 1)[0])["port"]
-                return self
-            if self.proc.poll() is not None:
-                raise RuntimeError("stripe stand-in exited with %s during start:\n%s"
-                                   % (self.proc.returncode, self.log_tail()))
-            if time.time() > deadline:
-                self.stop()
-                raise RuntimeError("stripe stand-in not ready within %.0fs:\n%s"
-                                   % (timeout, self.log_tail()))
-            time.sleep(0.05)
-
-    def stop(self, timeout=5.0):
-        """SIGTERM by PID, SIGKILL after 'timeout' s; the temp dir goes (unless
-        WORKFORCE_HTTP_KEEP)."""
-        if self.proc is None:
-            return None
-        if self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                os.kill(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(10)
-        if self.tmpdir and not os.environ.get("WORKFORCE_HTTP_KEEP"):
-            shutil.rmtree(self.tmpdir, ignore_errors=True)
-            self.tmpdir = None
-        return self.proc.returncode
-
-    def __enter__(self):
+        self.spawn(dict(self.config, port=0), timeout)
+        self.port = self.info["port"]
         return self
-
-    def __exit__(self, *exc):
-        self.stop()
-        return False
-
-    @property
-    def log_path(self):
-        return os.path.join(self.tmpdir, "standin.log")
-
-    def log_tail(self, n=4000):
-        try:
-            with open(self.log_path, "rb") as f:
-                return f.read()[-n:].decode("utf-8", "replace")
-        except (OSError, TypeError):
-            return "(no log)"
 
     @property
     def url(self):
