@@ -407,6 +407,35 @@ static int cmd_users_disable(const struct config *c, const struct opts *o)
     return rc ? 1 : 0;
 }
 
+/*
+ * The start of a command that lists an organization's entries, newest first ('npos' words,
+ * --org SLUG, --limit N of 1 to 10000, default 50): the store opened into '*s' and the
+ * organization read into '*org'. 0; 2 after the usage ('what' names the command); 1 when the
+ * store cannot be opened (then '*s' is NULL); ERR_NOT_FOUND (said) with the store open.
+ */
+static int org_listing(const struct config *c, const struct opts *o, int npos, const char *what,
+                       struct store **s, struct store_org *org, unsigned *limit)
+{
+    uint64_t n = 50;
+    int rc;
+
+    *s = NULL;
+    memset(org, 0, sizeof(*org));
+    if (!o->org || o->npos != npos) {
+        fprintf(stderr, "workforce: %s needs --org SLUG\n", what);
+        return usage(NULL);
+    }
+    if (o->limit && (str_to_u64(str_c(o->limit), &n) || n < 1 || n > 10000))
+        return usage("--limit must be a whole number from 1 to 10000");
+    *limit = (unsigned)n;
+    if (open_store(c, s))
+        return 1;
+    rc = store_org_get_by_slug(*s, o->org, org);
+    if (rc == ERR_NOT_FOUND)
+        fprintf(stderr, "workforce: no organization %s\n", o->org);
+    return rc;
+}
+
 static int cmd_audit(const struct config *c, const struct opts *o)
 {
     struct store *s = NULL;
@@ -414,23 +443,16 @@ static int cmd_audit(const struct config *c, const struct opts *o)
     struct store_audit_filter f;
     struct store_audit *v = NULL;
     struct arena a;
-    uint64_t limit = 50;
+    unsigned limit = 50;
     size_t n = 0;
     bool more;
-    int rc;
+    int rc = org_listing(c, o, 1, "audit", &s, &org, &limit);
 
-    if (!o->org || o->npos != 1)
-        return usage("audit needs --org SLUG");
-    if (o->limit && (str_to_u64(str_c(o->limit), &limit) || limit < 1 || limit > 10000))
-        return usage("--limit must be a whole number from 1 to 10000");
-    if (open_store(c, &s))
-        return 1;
+    if (!s)
+        return rc;
     arena_init(&a);
-    rc = store_org_get_by_slug(s, o->org, &org);
-    if (rc == ERR_NOT_FOUND)
-        fprintf(stderr, "workforce: no organization %s\n", o->org);
     memset(&f, 0, sizeof(f));
-    f.limit = (unsigned)limit;
+    f.limit = limit;
     if (!rc)
         rc = store_audit_list(s, org.id, &f, &a, &v, &n, &more);
     for (size_t i = 0; !rc && i < n; i++) {
@@ -458,26 +480,20 @@ static int cmd_credits_ledger(const struct config *c, const struct opts *o)
     struct store_credit_tx *v = NULL;
     struct store_tenant t;
     struct arena a;
-    uint64_t limit = 50;
+    unsigned limit = 50;
     size_t n = 0;
     bool more;
     int rc;
 
-    if (!o->org || o->npos != 2)
-        return usage("credits ledger needs --org SLUG");
-    if (o->limit && (str_to_u64(str_c(o->limit), &limit) || limit < 1 || limit > 10000))
-        return usage("--limit must be a whole number from 1 to 10000");
     if (o->mode && strcmp(o->mode, "live") != 0 && strcmp(o->mode, "test") != 0)
         return usage("--mode must be live or test");
-    if (open_store(c, &s))
-        return 1;
+    rc = org_listing(c, o, 2, "credits ledger", &s, &org, &limit);
+    if (!s)
+        return rc;
     arena_init(&a);
-    rc = store_org_get_by_slug(s, o->org, &org);
-    if (rc == ERR_NOT_FOUND)
-        fprintf(stderr, "workforce: no organization %s\n", o->org);
     memset(&f, 0, sizeof(f));
     f.reason = -1;
-    f.limit = (unsigned)limit;
+    f.limit = limit;
     snprintf(t.org_id, sizeof(t.org_id), "%s", org.id);
     t.mode = o->mode && strcmp(o->mode, "test") == 0 ? STORE_TEST : STORE_LIVE;
     if (!rc)

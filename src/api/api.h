@@ -186,6 +186,8 @@ int api_billing_stripe_events(struct router_req *r, struct err *e);
 int api_billing_verify(struct router_req *r, struct err *e);
 int api_credit_transactions(struct router_req *r, struct err *e);
 int api_account_usage(struct router_req *r, struct err *e);
+/* The group_by values of GET /v1/account/usage (its periods are api_stats_periods). */
+extern const char *const api_usage_groups[];
 /* oidc.c: OpenID Connect sign-in (GET /v1/sessions/oidc/start and /callback). */
 int api_oidc_start(struct router_req *r, struct err *e);
 int api_oidc_callback(struct router_req *r, struct err *e);

@@ -59,11 +59,9 @@ int api_audit_list(struct router_req *r, struct err *e)
 {
     struct store_audit_filter f;
     struct store_audit *v;
-    const char *since = router_query(r, "since");
     size_t n;
     bool more;
     unsigned limit;
-    uint64_t secs = 0;
     struct buf b;
     struct jw w;
     int rc;
@@ -76,13 +74,11 @@ int api_audit_list(struct router_req *r, struct err *e)
     rc = router_query_limit(r, &limit, e);
     if (!rc)
         rc = router_query_before(r, "aud", &f.before_t, &f.before_id, e);
+    if (!rc)
+        rc = router_query_since(r, &f.since, e);
     if (rc)
         return rc;
-    if (since && (str_to_u64(str_c(since), &secs) || secs > 253402300799ull))
-        return err_set(e, ERR_INVALID, "invalid_request", "since",
-                       "since must be a time in Unix seconds.");
     f.limit = limit;
-    f.since = (int64_t)secs * 1000;
     f.actor_id = router_query(r, "actor_id");
     f.action = router_query(r, "action");
     f.target_id = router_query(r, "target_id");

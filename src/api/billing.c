@@ -349,11 +349,9 @@ int api_credit_transactions(struct router_req *r, struct err *e)
 {
     struct store_credit_filter f;
     struct store_credit_tx *v;
-    const char *since = router_query(r, "since"), *reason = router_query(r, "reason");
     size_t n;
     bool more;
     unsigned limit;
-    uint64_t secs = 0;
     struct buf b;
     struct jw w;
     int rc;
@@ -362,18 +360,13 @@ int api_credit_transactions(struct router_req *r, struct err *e)
     rc = router_query_limit(r, &limit, e);
     if (!rc)
         rc = router_query_before(r, "ctx", &f.before_t, &f.before_id, e);
+    if (!rc)
+        rc = router_query_since(r, &f.since, e);
+    if (!rc)
+        rc = router_query_enum(r, "reason", &f.reason, e);
     if (rc)
         return rc;
-    if (since && (str_to_u64(str_c(since), &secs) || secs > 253402300799ull))
-        return err_set(e, ERR_INVALID, "invalid_request", "since",
-                       "since must be a time in Unix seconds.");
-    f.reason = reason ? store_credit_reason_of(reason) : -1;
-    if (reason && f.reason < 0)
-        return err_set(e, ERR_INVALID, "invalid_request", "reason",
-                       "reason must be one of purchase, refund, dispute, chat, task_run, "
-                       "workflow_step, grant, adjustment.");
     f.limit = limit;
-    f.since = (int64_t)secs * 1000;
     rc = store_credit_list(r->store, &r->tenant, &f, r->arena, &v, &n, &more);
     if (rc)
         return err_set(e, rc, "internal_error", NULL, "ledger read failed");
@@ -390,31 +383,26 @@ int api_credit_transactions(struct router_req *r, struct err *e)
     return router_respond_jw(r, &w, &b, e);
 }
 
+const char *const api_usage_groups[] = {"day", "employee", NULL};
+
 /* GET /v1/account/usage?period=24h|7d|30d|90d&group_by=day|employee */
 int api_account_usage(struct router_req *r, struct err *e)
 {
-    static const char *const periods[] = {"24h", "7d", "30d", "90d"};
     static const int64_t hours[] = {24, 7 * 24, 30 * 24, 90 * 24};
-    const char *period = router_query(r, "period"), *group = router_query(r, "group_by");
     struct store_usage_item *v;
     int64_t now = clock_now_ms(), from;
-    size_t n, p = 2;
+    size_t n;
+    int p = 2, g = 0;
     bool by_employee;
     struct buf b;
     struct jw w;
-    int rc;
+    int rc = router_query_enum(r, "period", &p, e);
 
-    if (period) {
-        for (p = 0; p < 4 && strcmp(period, periods[p]) != 0; p++)
-            ;
-        if (p == 4)
-            return err_set(e, ERR_INVALID, "invalid_request", "period",
-                           "period must be one of 24h, 7d, 30d, 90d.");
-    }
-    if (group && strcmp(group, "day") != 0 && strcmp(group, "employee") != 0)
-        return err_set(e, ERR_INVALID, "invalid_request", "group_by",
-                       "group_by must be day or employee.");
-    by_employee = group && strcmp(group, "employee") == 0;
+    if (!rc)
+        rc = router_query_enum(r, "group_by", &g, e);
+    if (rc)
+        return rc;
+    by_employee = g == 1;
     /* from the start of the hour the period began in: the sums are kept by the hour */
     from = now - hours[p] * HOUR_MS;
     from -= from % HOUR_MS;
@@ -425,9 +413,9 @@ int api_account_usage(struct router_req *r, struct err *e)
     jw_init(&w, &b);
     jw_obj(&w);
     jw_key(&w, "period");
-    jw_str(&w, periods[p]);
+    jw_str(&w, api_stats_periods[p]);
     jw_key(&w, "group_by");
-    jw_str(&w, by_employee ? "employee" : "day");
+    jw_str(&w, api_usage_groups[g]);
     jw_key(&w, "from");
     jw_time(&w, from);
     jw_key(&w, "to");

@@ -71,9 +71,10 @@ static const struct router_qparam q_audit[] = {TEXT("actor_id"),
                                                LIMIT(50),
                                                CURSOR("before"),
                                                QEND};
-static const struct router_qparam q_credit_tx[] = {TEXT("reason"), TEXT("since"), LIMIT(50),
-                                                   CURSOR("before"), QEND};
-static const struct router_qparam q_usage[] = {TEXT("period"), TEXT("group_by"), QEND};
+static const struct router_qparam q_credit_tx[] = {
+    ENUM("reason", store_credit_reasons), TEXT("since"), LIMIT(50), CURSOR("before"), QEND};
+static const struct router_qparam q_usage[] = {ENUM_DEFAULT("period", api_stats_periods, 2),
+                                               ENUM_DEFAULT("group_by", api_usage_groups, 0), QEND};
 static const struct router_qparam q_authorize[] = {TEXT("state"), TEXT("confirm"), QEND};
 static const struct router_qparam q_callback[] = {TEXT("code"), TEXT("state"), TEXT("error"),
                                                   TEXT("error_description"), QEND};

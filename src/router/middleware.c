@@ -79,6 +79,20 @@ int router_query_limit(const struct router_req *r, unsigned *out, struct err *e)
 }
 
 /* See router.h. */
+int router_query_since(const struct router_req *r, int64_t *ms, struct err *e)
+{
+    const char *v = router_query(r, "since");
+    uint64_t secs = 0;
+
+    *ms = 0;
+    if (v && (str_to_u64(str_c(v), &secs) || secs > 253402300799ull))
+        return err_set(e, ERR_INVALID, "invalid_request", "since",
+                       "since must be a time in Unix seconds.");
+    *ms = (int64_t)secs * 1000;
+    return 0;
+}
+
+/* See router.h. */
 int router_query_enum(const struct router_req *r, const char *name, int *out, struct err *e)
 {
     const struct router_qparam *q = qparam(r, name);

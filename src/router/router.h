@@ -295,6 +295,9 @@ int router_query_limit(const struct router_req *r, unsigned *out, struct err *e)
  * 'values' (absent: the row's default index, -1 when it has none): 400 naming it when it is
  * none of them. */
 int router_query_enum(const struct router_req *r, const char *name, int *out, struct err *e);
+/* The 'since' query parameter, a time in Unix seconds, as milliseconds into '*ms' (absent: 0):
+ * 400 with param "since" when it is not one. */
+int router_query_since(const struct router_req *r, int64_t *ms, struct err *e);
 /* Read the newest-first keyset cursor 'before' (a time and an id with 'id_prefix'); absent
  * leaves '*t' 0 and '*id' NULL; malformed is 400 with param "before". */
 int router_query_before(const struct router_req *r, const char *id_prefix, int64_t *t,
