@@ -29,7 +29,6 @@
 #include <string.h>
 
 #define STRIPE_ANSWER_MAX (256u << 10) /* bytes of Stripe's answer kept */
-#define STRIPE_TIMEOUT_MS 30000
 #define HOUR_MS 3600000LL
 
 /* The mode's index into the configuration's per-mode settings. */
@@ -273,7 +272,7 @@ int api_billing_checkout(struct router_req *r, struct err *e)
     req.body = buf_ptr(&form);
     req.body_len = buf_len(&form);
     req.connect_timeout_ms = 10000;
-    req.timeout_ms = STRIPE_TIMEOUT_MS;
+    req.timeout_ms = c->stripe_timeout_ms;
     req.peers = HTTPC_PEERS_ANY; /* the operator's own setting */
     buf_init(&k->answer, STRIPE_ANSWER_MAX);
     r->async = true;

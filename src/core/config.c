@@ -656,6 +656,10 @@ static const struct config_setting settings[] = {
      .desc = "The packs sold in test mode (Stripe's test-mode price ids)."},
     {.name = "WORKFORCE_STRIPE_API_URL", .type = CONFIG_URL, .def = "https://api.stripe.com",
      MEMBER(stripe_api_url), .desc = "Where Stripe's API is (a stand-in's, in tests)."},
+    {.name = "WORKFORCE_STRIPE_TIMEOUT_MS", INT_RANGE(1000, 120000), .def = "30000",
+     MEMBER(stripe_timeout_ms),
+     .desc = "How long a call of Stripe's API (a Checkout Session) may take, in milliseconds; "
+             "beyond it the buyer gets 502 upstream_error."},
     {.name = "WORKFORCE_CREDITS_LOW", INT_RANGE(0, 1000000000), .def = "100",
      MEMBER(credits_low),
      .desc = "An account.credits_low event is recorded each time a balance falls below this."},

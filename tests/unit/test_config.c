@@ -67,8 +67,8 @@ static void test_rows(void)
         size_t n = config_setting_count(), bad = 0, oauth = 0, secrets = 0;
         struct err e;
 
-        is_int(n, 53 + CONFIG_OAUTH_PROVIDERS * CONFIG_OAUTH_FIELDS,
-               "53 rows and 5 x 8 OAuth ones");
+        is_int(n, 54 + CONFIG_OAUTH_PROVIDERS * CONFIG_OAUTH_FIELDS,
+               "54 rows and 5 x 8 OAuth ones");
         ok(n <= CONFIG_SETTINGS_MAX, "within CONFIG_SETTINGS_MAX");
         is_int(config_setting_get(n, &s), ERR_NOT_FOUND, "nothing past the end");
         for (size_t i = 0; i < n; i++) {
