@@ -121,7 +121,7 @@ struct config {
     size_t npacks[2];
     char stripe_api_url[512];
     int64_t stripe_timeout_ms; /* one call of Stripe's API, whole */
-    int64_t credits_low; /* account.credits_low when a balance falls below it */
+    int64_t credits_low;       /* account.credits_low when a balance falls below it */
     /* "" where not set: the provider's default (URLs, scopes) or not configured */
     char oauth[CONFIG_OAUTH_PROVIDERS][CONFIG_OAUTH_FIELDS][CONFIG_OAUTH_VALUE_MAX];
     unsigned char source[CONFIG_SETTINGS_MAX]; /* enum config_source, by row of the table */
