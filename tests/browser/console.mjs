@@ -1922,6 +1922,34 @@ async function billingTests() {
     }
   }, { browser, timeout: 120_000 });
 
+  await test('billing: cancelling on Stripe\'s page comes back saying nothing was charged; ' +
+             'the balance is as it was', async (ctx) => {
+    allowOrigin(STRIPE.url);
+    try {
+      const before = (await S.api(K.test, 'GET', '/v1/account')).json.credits_remaining;
+      const page = await openAs(ctx, P.owner, '#/billing');
+      await heading(page, 'Billing');
+      await page.locator(byRole('button', 'Switch to test data')).click();
+      await waitText(page, 'Test mode', { selector: 'header' });
+      const buy = await page.locator(byRole('button', 'Buy 1,000 credits')).waitHandle();
+      await Promise.all([page.waitForNavigation({ waitUntil: 'load', timeout: WORK }),
+                         buy.click()]);
+      assert(page.url().startsWith(STRIPE.url + '/pay/'), 'not on Stripe\'s page: ' + page.url());
+      await Promise.all([page.waitForNavigation({ waitUntil: 'load', timeout: WORK }),
+                         page.locator(byRole('link', 'Cancel')).click()]);
+      await page.waitForFunction((u) => location.href === u, { timeout: UI },
+                                 S.url + '/console/#/billing?checkout=cancelled');
+      await waitText(page, 'The checkout was cancelled: nothing was charged', {
+        selector: 'main [role="status"]' });
+      await until('the balance shown', async () => await balanceShown(page) === before, UI);
+      const after = (await S.api(K.test, 'GET', '/v1/account')).json.credits_remaining;
+      assert(after === before, `the test balance went from ${before} to ${after}`);
+      await audit(page, 'billing-cancelled');
+    } finally {
+      disallowOrigin(STRIPE.url);
+    }
+  }, { browser, timeout: 120_000 });
+
   for (const who of ['admin', 'viewer']) {
     await test(`billing: ${who === 'admin' ? 'an' : 'a'} ${who} sees the balance, the packs, ` +
                'the ledger and the usage, and no Buy; the server refuses its checkout too',
