@@ -61,7 +61,10 @@ extern char **environ;
     "  workforce users list --org SLUG\n"                                                          \
     "  workforce users disable --org SLUG --email E\n"                                             \
     "  workforce audit --org SLUG [--limit N]   (the audit log, newest first)\n"                   \
-    "  workforce orgs update SLUG [--tier T] [--credits N]\n"                                      \
+    "  workforce orgs update SLUG [--tier T] [--credits N]   (a rise is a grant, a fall an\n"      \
+    "                                         adjustment, in the ledger)\n"                        \
+    "  workforce credits ledger --org SLUG [--mode live|test] [--limit N]   (newest first)\n"      \
+    "  workforce credits check                (every balance equals the sum of its ledger)\n"      \
     "  workforce employees update EMPLOYEE_ID --tier starter|manager\n"                            \
     "  workforce migrate                      (apply the schema migrations, then exit)\n"          \
     "  workforce backup --to FILE [--force]   (a consistent copy while the server runs; 0600)\n"   \
@@ -444,6 +447,86 @@ static int cmd_audit(const struct config *c, const struct opts *o)
     return rc ? 1 : 0;
 }
 
+/* ---- credits ---- */
+
+/* credits ledger --org SLUG [--mode live|test] [--limit N]: the entries, newest first */
+static int cmd_credits_ledger(const struct config *c, const struct opts *o)
+{
+    struct store *s = NULL;
+    struct store_org org;
+    struct store_credit_filter f;
+    struct store_credit_tx *v = NULL;
+    struct store_tenant t;
+    struct arena a;
+    uint64_t limit = 50;
+    size_t n = 0;
+    bool more;
+    int rc;
+
+    if (!o->org || o->npos != 2)
+        return usage("credits ledger needs --org SLUG");
+    if (o->limit && (str_to_u64(str_c(o->limit), &limit) || limit < 1 || limit > 10000))
+        return usage("--limit must be a whole number from 1 to 10000");
+    if (o->mode && strcmp(o->mode, "live") != 0 && strcmp(o->mode, "test") != 0)
+        return usage("--mode must be live or test");
+    if (open_store(c, &s))
+        return 1;
+    arena_init(&a);
+    rc = store_org_get_by_slug(s, o->org, &org);
+    if (rc == ERR_NOT_FOUND)
+        fprintf(stderr, "workforce: no organization %s\n", o->org);
+    memset(&f, 0, sizeof(f));
+    f.reason = -1;
+    f.limit = (unsigned)limit;
+    snprintf(t.org_id, sizeof(t.org_id), "%s", org.id);
+    t.mode = o->mode && strcmp(o->mode, "test") == 0 ? STORE_TEST : STORE_LIVE;
+    if (!rc)
+        rc = store_credit_list(s, &t, &f, &a, &v, &n, &more);
+    for (size_t i = 0; !rc && i < n; i++) {
+        char at[32];
+        clock_fmt_iso(v[i].created_at, at, sizeof(at));
+        printf("%s\t%s\t%s\t%+lld\t%lld\t%lld\t%s:%s\n", at, v[i].id,
+               store_credit_reasons[v[i].reason], (long long)v[i].amount,
+               (long long)v[i].balance_after, (long long)v[i].shortfall,
+               v[i].ref_type ? v[i].ref_type : "-", v[i].ref_id ? v[i].ref_id : "-");
+    }
+    arena_cleanup(&a);
+    store_close(s);
+    return rc ? 1 : 0;
+}
+
+static void credit_mismatch(void *ud, const char *org_id, const char *mode, int64_t balance,
+                            int64_t sum)
+{
+    (void)ud;
+    printf("%s\t%s\tbalance %lld\tledger %lld\n", org_id, mode, (long long)balance, (long long)sum);
+}
+
+/* credits check: every balance against the sum of its entries; exit 1 when one differs */
+static int cmd_credits_check(const struct config *c, const struct opts *o)
+{
+    struct store *s = NULL;
+    int64_t bad = 0;
+    int rc;
+
+    if (o->npos != 2)
+        return usage("credits check takes no argument");
+    if (open_store(c, &s))
+        return 1;
+    rc = store_credit_check(s, credit_mismatch, NULL, &bad);
+    store_close(s);
+    if (rc) {
+        fprintf(stderr, "workforce: the balances could not be read\n");
+        return 1;
+    }
+    if (bad) {
+        fprintf(stderr, "workforce: %lld balance(s) differ from their ledger\n", (long long)bad);
+        return 1;
+    }
+    printf("every balance equals the sum of its ledger\n");
+    return 0;
+}
+
 /* ---- keys ---- */
 
 static int cmd_keys_create(const struct config *c, const struct opts *o)
@@ -604,6 +687,9 @@ static int cmd_orgs_update(const struct config *c, const struct opts *o)
         return usage("--credits must be a whole number from 0 to 10^15");
     if (open_store(c, &s))
         return 1;
+    /* a grant records account.credits_added, which the server delivers */
+    store_hooks_init(webhooks_render, NULL, NULL);
+    store_credit_low_set(c->credits_low);
     rc = store_org_get_by_slug(s, o->pos[2], &org);
     if (!rc) {
         struct store_audit audit;
@@ -1402,6 +1488,7 @@ static int serve_workers(const struct config *c, struct server *sv)
         return 1;
     }
     store_hooks_init(webhooks_render, webhooks_worker_wake, sv->hooks);
+    store_credit_low_set(c->credits_low);
     if (knowledge_worker_start(c->files_dir, svc->router.pool, svc->agent.knowledge.embed,
                                svc->agent.knowledge.kindex, c->knowledge_workers, &svc->kworker)) {
         fprintf(stderr, "workforce: cannot start the knowledge worker\n");
@@ -1687,6 +1774,12 @@ int main(int argc, char **argv)
     }
     if (strcmp(o.pos[0], "audit") == 0)
         return cmd_audit(&cfg, &o);
+    if (strcmp(o.pos[0], "credits") == 0 && o.npos >= 2) {
+        if (strcmp(o.pos[1], "ledger") == 0)
+            return cmd_credits_ledger(&cfg, &o);
+        if (strcmp(o.pos[1], "check") == 0)
+            return cmd_credits_check(&cfg, &o);
+    }
     if (strcmp(o.pos[0], "orgs") == 0 && o.npos >= 2 && strcmp(o.pos[1], "update") == 0)
         return cmd_orgs_update(&cfg, &o);
     if (strcmp(o.pos[0], "employees") == 0 && o.npos >= 2 && strcmp(o.pos[1], "update") == 0)

@@ -15,8 +15,9 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SRC = os.path.join(ROOT, "src")
 TABLE = os.path.join(ROOT, "tools", "modules.txt")
-# SQL that writes an organization's balance: only src/store/ledger.c may hold it.
-BALANCE = re.compile(r'UPDATE\s+orgs\s+SET\b[^"]*\bcredits\s*=')
+# SQL that writes an organization's balance or its ledger: only src/store/ledger.c may hold it.
+BALANCE = re.compile(r'UPDATE\s+orgs\s+SET\b[^"]*\b(test_)?credits\s*=|'
+                     r'INSERT\s+INTO\s+credit_(transactions|usage)\b')
 BALANCE_OWNER = "store/ledger.c"
 LOCAL = re.compile(r'^\s*#\s*include\s+"\.\./([a-z_]+)/')
 SYSTEM = re.compile(r'^\s*#\s*include\s+<([^>]+)>')

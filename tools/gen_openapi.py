@@ -1002,6 +1002,85 @@ def build_schemas():
     }, required=["id", "object", "actor", "action", "target", "mode", "ip", "user_agent",
                  "request_id", "created_at"],
         description="One entry of the append-only audit log; it never holds a secret.")
+    s["CreditTransaction"] = obj({
+        "id": string("`ctx_...`."),
+        "object": {"type": "string", "const": "credit_transaction"},
+        "amount": integer("What actually changed in the balance: negative when credits were "
+                          "taken. A balance always equals the sum of its entries' amounts."),
+        "balance_after": integer("The balance once this entry applied; never below 0.",
+                                 minimum=0),
+        "shortfall": integer("What a charge or a take-back could not take because the "
+                             "balance met 0 (a refund larger than what is left).", minimum=0),
+        "reason": {"type": "string", "enum": ["purchase", "refund", "dispute", "chat",
+                                              "task_run", "workflow_step", "grant",
+                                              "adjustment"],
+                   "description": "`purchase`, `refund`, `dispute`: Stripe; `chat`, "
+                                  "`task_run`, `workflow_step`: work (a hold when it starts, "
+                                  "the rest of its price or what goes back when it ends); "
+                                  "`grant` (credits added) and `adjustment` (a balance "
+                                  "lowered, or the ledger opened for a balance that existed "
+                                  "before it): the operator's command line."},
+        "reference": {"oneOf": [obj({"type": {"type": "string", "enum": [
+            "message", "task_run", "workflow_run", "checkout_session", "charge", "dispute"]},
+            "id": string()}, required=["type", "id"]), {"type": "null"}],
+            "description": "What the change is for: the reply, task run or workflow run that "
+                           "was charged, the Checkout Session bought, Stripe's charge (a "
+                           "refund) or dispute; null for the command line's."},
+        "employee_id": nullable(string("The employee whose work it is (work only).")),
+        "mode": {"type": "string", "enum": ["live", "test"],
+                 "description": "Each mode has its own balance; test-mode work is free, so "
+                                "only test-mode purchases change the test balance."},
+        "created_at": S("Timestamp"),
+    }, required=["id", "object", "amount", "balance_after", "shortfall", "reason", "reference",
+                 "employee_id", "mode", "created_at"],
+        description="One entry of the ledger, written in the transaction that changed the "
+                    "balance. Entries are never changed.")
+    s["CreditTransactionList"] = obj({
+        "credit_transactions": {"type": "array", "items": S("CreditTransaction")},
+        "has_more": {"type": "boolean"},
+        "next_cursor": nullable(S("Cursor")),
+    }, required=["credit_transactions", "has_more", "next_cursor"], description="Newest first.")
+    s["Usage"] = obj({
+        "period": {"type": "string", "enum": ["24h", "7d", "30d", "90d"]},
+        "group_by": {"type": "string", "enum": ["day", "employee"]},
+        "from": S("Timestamp"),
+        "to": S("Timestamp"),
+        "items": {"type": "array", "items": obj({
+            "key": string("A UTC date (`YYYY-MM-DD`) or an employee id."),
+            "credits": integer("Credits spent (what work held and was charged, less what "
+                               "went back)."),
+            "count": integer("Ledger entries summed.", minimum=0),
+        }, required=["key", "credits", "count"])},
+    }, required=["period", "group_by", "from", "to", "items"],
+        description="Credits spent by work (`chat`, `task_run`, `workflow_step` entries) since "
+                    "`from`, the start of the hour the period began in: the sums are kept by "
+                    "the hour as entries are written, so this reads a few hundred rows whatever "
+                    "the size of the ledger. Days ascending; employees by credits, most first.")
+    s["CreditPacks"] = obj({
+        "packs": {"type": "array", "items": obj({
+            "price_id": string("Stripe's price id."),
+            "credits": integer("Credits the pack adds once paid.", minimum=1),
+        }, required=["price_id", "credits"])},
+    }, required=["packs"], description="The packs of the caller's mode (empty when none are "
+                                       "configured).")
+    s["CheckoutCreate"] = PO({
+        "price_id": P("One of the packs' `price_id` (`GET /v1/billing/packs`)."),
+        "success_url": P("Where Stripe sends the buyer after paying: an absolute http(s) URL."),
+        "cancel_url": P("Where Stripe sends the buyer who goes back: an absolute http(s) URL."),
+    }, examples=[{"price_id": "price_1000", "success_url": "https://example.com/paid",
+                  "cancel_url": "https://example.com/billing"}])
+    s["CheckoutSession"] = obj({
+        "id": string("Stripe's Checkout Session id (`cs_...`)."),
+        "object": {"type": "string", "const": "checkout_session"},
+        "url": string("Stripe's payment page: send the buyer there."),
+        "expires_at": integer("Unix seconds: when Stripe closes the session."),
+        "price_id": string(),
+        "credits": integer("What the purchase adds once paid.", minimum=1),
+        "mode": {"type": "string", "enum": ["live", "test"]},
+    }, required=["id", "object", "url", "expires_at", "price_id", "credits", "mode"])
+    s["StripeEventReceived"] = obj({"received": {"type": "boolean", "const": True}},
+                                   required=["received"],
+                                   description="The event was verified and recorded.")
     s["AuditEventList"] = obj({
         "audit_events": {"type": "array", "items": S("AuditEvent")},
         "has_more": {"type": "boolean"},
@@ -1856,7 +1935,10 @@ def build_schemas():
                                      "ready or failed, an integration was connected, "
                                      "disconnected or went into error, an approval was "
                                      "requested or decided (expiry included), a chat turn "
-                                     "that paused for approvals ended."}
+                                     "that paused for approvals ended, credits were added (a "
+                                     "purchase or a grant: `account.credits_added`) or a "
+                                     "balance fell below `WORKFORCE_CREDITS_LOW` "
+                                     "(`account.credits_low`)."}
     s["IntegrationEventObject"] = obj({
         "provider": S("Provider"),
         "name": string("Display name."),
@@ -1876,10 +1958,12 @@ def build_schemas():
             "description": "The object as it was when the change committed: a `Task` "
                            "(`task.*`), a `WorkflowRun` (`workflow_run.*`), a `Document` "
                            "(`document.*`), an `IntegrationEventObject` (`integration.*`), "
-                           "an `Approval` (`approval.*`) or a `ConversationMessage` "
-                           "(`message.completed`: a turn that paused for approvals ended).",
+                           "an `Approval` (`approval.*`), a `ConversationMessage` "
+                           "(`message.completed`: a turn that paused for approvals ended) or "
+                           "a `CreditTransaction` (`account.*`: the entry that added credits "
+                           "or took the balance below the threshold).",
             "oneOf": [S("Task"), S("WorkflowRun"), S("Document"), S("IntegrationEventObject"),
-                      S("Approval"), S("ConversationMessage")]}},
+                      S("Approval"), S("ConversationMessage"), S("CreditTransaction")]}},
             required=["object"]),
     }, required=["id", "type", "created_at", "data"],
         description="Recorded in the same transaction as the change it reports: nothing is "
@@ -2683,6 +2767,78 @@ def build_paths():
                                    "balance, the calling key (id, mode, last 4 characters, "
                                    "scopes; never the secret) and the rate limits that apply.",
            ok=ok_json("Account", "The account."))
+
+    # --- billing (contract §21) --------------------------------------------------
+    sp.add("get", "/v1/account/credit_transactions", "listCreditTransactions",
+           "Read the ledger", "Billing", built=True,
+           description="Every change of the caller's mode's balance, newest first. A key with "
+                       "scopes needs `billing`; a person of any role reads it.",
+           params=[query_param("reason", "One reason's entries.",
+                               {"type": "string", "enum": ["purchase", "refund", "dispute",
+                                                           "chat", "task_run",
+                                                           "workflow_step", "grant",
+                                                           "adjustment"]}),
+                   query_param("since", "Entries at or after this time (Unix seconds).",
+                               {"type": "string"}),
+                   ref("parameters", "ListLimit"), ref("parameters", "Before")],
+           ok=ok_json("CreditTransactionList", "A page of entries."), bad_param="reason")
+    sp.add("get", "/v1/account/usage", "getUsage", "Credits spent, by day or by employee",
+           "Billing", built=True,
+           description="Summed from the ledger's work entries over the period (default "
+                       "`30d`), grouped by UTC day (default) or by employee.",
+           params=[query_param("period", "How far back.",
+                               {"type": "string", "enum": ["24h", "7d", "30d", "90d"],
+                                "default": "30d"}),
+                   query_param("group_by", "The grouping.",
+                               {"type": "string", "enum": ["day", "employee"],
+                                "default": "day"})],
+           ok=ok_json("Usage", "The sums."), bad_param="period")
+    sp.add("get", "/v1/billing/packs", "listCreditPacks", "List the credit packs for sale",
+           "Billing", built=True,
+           description="The packs of the caller's mode: `WORKFORCE_CREDIT_PACKS` for live keys "
+                       "and sessions, `WORKFORCE_TEST_CREDIT_PACKS` in test mode.",
+           ok=ok_json("CreditPacks", "The packs."))
+    sp.add("post", "/v1/billing/checkout", "createCheckoutSession", "Buy a credit pack",
+           "Billing", built=True,
+           description="Owners (a session), or a key whose scopes name `billing` (a key "
+                       "without scopes does not buy). Creates a Stripe Checkout Session "
+                       "(`mode=payment`, one line item of the pack's price, "
+                       "`client_reference_id` the organization, `metadata[workforce_org]` and "
+                       "`metadata[workforce_mode]`) with the mode's secret key, records it "
+                       "with the organization, the mode and the pack's credits, and answers "
+                       "Stripe's payment page. The credits come when Stripe's "
+                       "`checkout.session.completed` event (paid) reaches `POST "
+                       "/v1/billing/stripe/events`. Audit action `credits.checkout`.",
+           body=json_content("CheckoutCreate"), body_required=True,
+           ok=ok_json("CheckoutSession", "The session; send the buyer to its `url`."),
+           codes=["integration_not_configured", "upstream_error"],
+           notes={"integration_not_configured": "No Stripe secret key or no packs for the "
+                                                "caller's mode.",
+                  "upstream_error": "Stripe could not be reached or refused the session."},
+           bad_param="price_id")
+    sp.add("post", "/v1/billing/stripe/events", "receiveStripeEvent", "Receive a Stripe event",
+           "Billing", built=True,
+           description="The endpoint to register at Stripe (events "
+                       "`checkout.session.completed`, `checkout.session.async_payment_"
+                       "succeeded`, `charge.refunded`, `charge.dispute.created`). No key: "
+                       "`Stripe-Signature` (`t=...,v1=...`, HMAC-SHA256 of `t.body` keyed by "
+                       "the endpoint secret) must match a secret of "
+                       "`WORKFORCE_STRIPE_WEBHOOK_SECRET` or `WORKFORCE_STRIPE_TEST_WEBHOOK_"
+                       "SECRET` within 300 seconds, or nothing is applied (401). An event "
+                       "applies once, however often it arrives, and only to a session this "
+                       "server created whose organization and mode it matches: a paid "
+                       "session adds its pack's credits once; `charge.refunded` takes back "
+                       "`floor(credits x amount_refunded / amount)` less what the payment "
+                       "already gave back, a dispute all of what is left, never below a "
+                       "balance of 0 (the rest is recorded as `shortfall`); a refund that "
+                       "arrives before its purchase is held and applied with it. Other types "
+                       "are answered 200 and change nothing. Each change writes its ledger "
+                       "entry and an audit entry whose actor is `stripe`.",
+           body={"application/json": {"schema": {"type": "object", "additionalProperties": True,
+                                                 "description": "Stripe's event."}}},
+           body_required=True,
+           ok=ok_json("StripeEventReceived", "Verified and recorded."),
+           codes=["invalid_signature"])
 
     # --- employees -----------------------------------------------------------
     sp.add("get", "/v1/employees", "listEmployees", "List employees", "Employees",
@@ -3987,6 +4143,8 @@ def build_paths():
 
 TAGS = [
     ("Account", "The organization and key behind a request."),
+    ("Billing", "Credits bought through Stripe Checkout, the ledger of every change of a "
+                "balance, and usage (see docs/billing.md)."),
     ("Employees", "The organization's AI employees and their statistics."),
     ("Chat", "Chatting with an employee, complete or streamed (Server-Sent Events)."),
     ("Conversations", "Stored chat histories and message feedback."),

@@ -365,6 +365,7 @@ static int step_write(struct answer *x, const struct store_tool_call *rows, size
     in.napprovals = napprovals;
     in.charge = t->mode == STORE_LIVE;
     in.price = price;
+    in.employee_id = x->q->emp->id;
     s = store_pool_get(x->a->knowledge.pool);
     rc = store_tool_step_begin(s, t, &in, &charged, &balance);
     store_pool_put(x->a->knowledge.pool, s);

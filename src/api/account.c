@@ -21,7 +21,8 @@ int api_account_get(struct router_req *r, struct err *e)
     jo_str(o, "id", r->org.id);
     jo_str(o, "name", r->org.slug);
     jo_str(o, "tier", config_tier_name((enum config_tier)r->org.tier));
-    jo_int(o, "credits_remaining", r->org.credits);
+    jo_int(o, "credits_remaining",
+           r->tenant.mode == STORE_TEST ? r->org.test_credits : r->org.credits);
     jo_str(key, "id", r->key.id);
     jo_str(key, "mode", r->key.mode == STORE_TEST ? "test" : "live");
     jo_str(key, "last4", r->key.last4);

@@ -177,6 +177,15 @@ int api_keys_create(struct router_req *r, struct err *e);
 int api_keys_list(struct router_req *r, struct err *e);
 int api_keys_delete(struct router_req *r, struct err *e);
 int api_audit_list(struct router_req *r, struct err *e);
+/* billing.c (contract §21) */
+extern const struct jb_binding api_billing_checkout_body;
+int api_billing_packs(struct router_req *r, struct err *e);
+int api_billing_checkout(struct router_req *r, struct err *e);
+int api_billing_stripe_events(struct router_req *r, struct err *e);
+/* The ROUTE_VERIFY step of POST /v1/billing/stripe/events: its Stripe-Signature. */
+int api_billing_verify(struct router_req *r, struct err *e);
+int api_credit_transactions(struct router_req *r, struct err *e);
+int api_account_usage(struct router_req *r, struct err *e);
 /* oidc.c: OpenID Connect sign-in (GET /v1/sessions/oidc/start and /callback). */
 int api_oidc_start(struct router_req *r, struct err *e);
 int api_oidc_callback(struct router_req *r, struct err *e);

@@ -71,6 +71,9 @@ static const struct router_qparam q_audit[] = {TEXT("actor_id"),
                                                LIMIT(50),
                                                CURSOR("before"),
                                                QEND};
+static const struct router_qparam q_credit_tx[] = {TEXT("reason"), TEXT("since"), LIMIT(50),
+                                                   CURSOR("before"), QEND};
+static const struct router_qparam q_usage[] = {TEXT("period"), TEXT("group_by"), QEND};
 static const struct router_qparam q_authorize[] = {TEXT("state"), TEXT("confirm"), QEND};
 static const struct router_qparam q_callback[] = {TEXT("code"), TEXT("state"), TEXT("error"),
                                                   TEXT("error_description"), QEND};
@@ -141,6 +144,16 @@ const struct route api_routes[] = {
     {"GET", "/v1/audit_events", api_audit_list, AUTH_SCOPE_AUDIT, 0, q_audit, NULL, NULL, ADMIN,
      NULL},
     {"GET", "/v1/account", api_account_get, 0, 0, NULL, NULL, NULL, STORE_ROLE_VIEWER, NULL},
+    {"GET", "/v1/account/credit_transactions", api_credit_transactions, AUTH_SCOPE_BILLING, 0,
+     q_credit_tx, NULL, NULL, STORE_ROLE_VIEWER, NULL},
+    {"GET", "/v1/account/usage", api_account_usage, AUTH_SCOPE_BILLING, 0, q_usage, NULL, NULL,
+     STORE_ROLE_VIEWER, NULL},
+    {"GET", "/v1/billing/packs", api_billing_packs, AUTH_SCOPE_BILLING, 0, NULL, NULL, NULL,
+     STORE_ROLE_VIEWER, NULL},
+    {"POST", "/v1/billing/checkout", api_billing_checkout, AUTH_SCOPE_BILLING, 0, NULL,
+     &api_billing_checkout_body, NULL, STORE_ROLE_OWNER, "credits.checkout"},
+    {"POST", "/v1/billing/stripe/events", api_billing_stripe_events, 0,
+     ROUTE_PUBLIC | ROUTE_VERIFY | ROUTE_RAW_BODY, NULL, NULL, NULL, STORE_ROLE_VIEWER, NULL},
     {"GET", "/v1/employees", api_employees_list, AUTH_SCOPE_EMPLOYEES_READ, 0, q_employees, NULL,
      NULL, STORE_ROLE_VIEWER, NULL},
     {"POST", "/v1/employees", api_employees_create, AUTH_SCOPE_EMPLOYEES_WRITE, 0, NULL,
@@ -290,10 +303,18 @@ const struct route api_routes[] = {
 
 const size_t api_nroutes = sizeof(api_routes) / sizeof(api_routes[0]);
 
+/* The ROUTE_VERIFY step of the route 'r' matched: Stripe's events, or a provider's. */
+static int verify(struct router_req *r, struct err *e)
+{
+    const struct route *rt = router_req_route(r);
+    if (rt && rt->handler == api_billing_stripe_events)
+        return api_billing_verify(r, e);
+    return api_integrations_verify(r, e);
+}
+
 /* See api.h. */
 struct router_app api_app(const struct api_services *svc)
 {
-    struct router_app app = {api_routes,   api_nroutes, api_error_respond,
-                             &svc->router, svc,         api_integrations_verify};
+    struct router_app app = {api_routes, api_nroutes, api_error_respond, &svc->router, svc, verify};
     return app;
 }

@@ -30,7 +30,8 @@ enum auth_scope {
     AUTH_SCOPE_WEBHOOKS = 1 << 8,
     AUTH_SCOPE_TOOLS = 1 << 9,      /* §19: the tools and MCP servers */
     AUTH_SCOPE_APPROVALS = 1 << 10, /* §19: deciding approvals (must be named explicitly) */
-    AUTH_SCOPE_AUDIT = 1 << 11      /* §20: reading the audit log (must be named explicitly) */
+    AUTH_SCOPE_AUDIT = 1 << 11,     /* §20: reading the audit log (must be named explicitly) */
+    AUTH_SCOPE_BILLING = 1 << 12    /* §21: packs, the ledger; buying needs it named explicitly */
 };
 
 /* Parse "Bearer <key>" into the key and its mode (0 live, 1 test); 0 or ERR_AUTH. */

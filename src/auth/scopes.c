@@ -23,6 +23,7 @@ static const struct {
     {"tools", AUTH_SCOPE_TOOLS},
     {"approvals", AUTH_SCOPE_APPROVALS},
     {"audit", AUTH_SCOPE_AUDIT},
+    {"billing", AUTH_SCOPE_BILLING},
 };
 
 #define NSCOPES (sizeof(scopes) / sizeof(scopes[0]))
@@ -43,7 +44,7 @@ int auth_scopes_parse(const char *s, uint32_t *out, struct err *e)
             return err_set(e, ERR_INVALID, "invalid_request", "scopes",
                            "unknown scope '%.*s' (known: employees:read, employees:write, chat, "
                            "conversations, tasks, knowledge, workflows, integrations, webhooks, "
-                           "tools, approvals, audit)",
+                           "tools, approvals, audit, billing)",
                            (int)(n > 40 ? 40 : n), s);
         bits |= scopes[i].bit;
         s += n;

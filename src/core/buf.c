@@ -158,3 +158,16 @@ int buf_append_urlenc(struct buf *b, const char *s)
     }
     return rc;
 }
+
+/* See buf.h. */
+int buf_form_pair(struct buf *b, const char *k, const char *v)
+{
+    int rc = buf_len(b) ? buf_append(b, "&", 1) : 0;
+    if (!rc)
+        rc = buf_append_urlenc(b, k);
+    if (!rc)
+        rc = buf_append(b, "=", 1);
+    if (!rc)
+        rc = buf_append_urlenc(b, v);
+    return rc;
+}

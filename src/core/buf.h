@@ -25,6 +25,8 @@ int buf_appends(struct buf *b, const char *s); /* append a C string */
 /* Append 's' percent-encoded for a URL query or a form body (RFC 3986: every byte but
  * A-Z a-z 0-9 - . _ ~ becomes %XX). */
 int buf_append_urlenc(struct buf *b, const char *s);
+/* "k=v" of a form body, both URL-encoded, after an '&' unless it is the first. */
+int buf_form_pair(struct buf *b, const char *k, const char *v);
 const char *buf_ptr(const struct buf *b);     /* "" when empty */
 void buf_truncate(struct buf *b, size_t len); /* keep the first 'len' bytes (if more) */
 size_t buf_len(const struct buf *b);

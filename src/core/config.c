@@ -104,6 +104,54 @@ bad:
                    "1,000,000");
 }
 
+/* See config.h. Pure: no allocation, no globals (fuzzed in fuzz_stripe). */
+int config_parse_packs(const char *s, const char *setting, struct config_pack *out, size_t *n,
+                       struct err *e)
+{
+    size_t k = 0;
+
+    *n = 0;
+    while (*s) {
+        size_t item = strcspn(s, ","), colon = strcspn(s, ":");
+        uint32_t credits = 0;
+        if (k == CONFIG_PACKS_MAX)
+            return err_set(e, ERR_INVALID, "invalid_setting", setting, "has more than %d packs",
+                           CONFIG_PACKS_MAX);
+        if (colon == 0 || colon >= item || colon >= sizeof(out[k].price_id) ||
+            parse_u32(s + colon + 1, item - colon - 1, 1, 1000000000, &credits))
+            return err_set(e, ERR_INVALID, "invalid_setting", setting,
+                           "expected price_id:credits[,...] (credits from 1 to 1,000,000,000)");
+        for (size_t i = 0; i < colon; i++)
+            if (!isalnum((unsigned char)s[i]) && s[i] != '_')
+                return err_set(e, ERR_INVALID, "invalid_setting", setting,
+                               "a price id is letters, digits and _");
+        memcpy(out[k].price_id, s, colon);
+        out[k].price_id[colon] = '\0';
+        out[k].credits = credits;
+        for (size_t i = 0; i < k; i++)
+            if (strcmp(out[i].price_id, out[k].price_id) == 0)
+                return err_set(e, ERR_INVALID, "invalid_setting", setting, "names price %s twice",
+                               out[k].price_id);
+        k++;
+        s += item;
+        if (*s == ',' && !*++s)
+            return err_set(e, ERR_INVALID, "invalid_setting", setting, "ends with a comma");
+    }
+    *n = k;
+    return 0;
+}
+
+/* WORKFORCE_CREDIT_PACKS / WORKFORCE_TEST_CREDIT_PACKS into c->packs. */
+static int finish_packs(struct config *c, struct err *e)
+{
+    int rc = config_parse_packs(c->credit_packs_text[0], "WORKFORCE_CREDIT_PACKS", c->packs[0],
+                                &c->npacks[0], e);
+    if (!rc)
+        rc = config_parse_packs(c->credit_packs_text[1], "WORKFORCE_TEST_CREDIT_PACKS", c->packs[1],
+                                &c->npacks[1], e);
+    return rc;
+}
+
 int config_parse_rate_limits(const char *s, size_t len, struct config_limits out[TIER_COUNT],
                              struct err *e)
 {
@@ -567,6 +615,33 @@ static const struct config_setting settings[] = {
     {.name = "WORKFORCE_OIDC_ORG", .type = CONFIG_STRING, .def = "",
      .computed = "the only organization, when there is exactly one", MEMBER(oidc_org),
      .desc = "The slug of the organization users created at sign-in join."},
+    {.name = "WORKFORCE_STRIPE_SECRET_KEY", .type = CONFIG_STRING, .flags = CONFIG_SECRET,
+     .def = "", MEMBER(stripe_secret_key[0]),
+     .desc = "Stripe's secret key for live mode (sk_live_...): Checkout Sessions of live "
+             "purchases are created with it; empty: live purchases are not offered."},
+    {.name = "WORKFORCE_STRIPE_WEBHOOK_SECRET", .type = CONFIG_STRING, .flags = CONFIG_SECRET,
+     .def = "", MEMBER(stripe_webhook_secret[0]),
+     .desc = "The signing secret(s) of the live webhook endpoint (whsec_...), comma separated "
+             "while one is rotated."},
+    {.name = "WORKFORCE_CREDIT_PACKS", .type = CONFIG_STRING, .def = "",
+     MEMBER(credit_packs_text[0]), .finish = finish_packs,
+     .desc = "The packs sold in live mode: Stripe price id to credits, "
+             "\"price_A:1000,price_B:5000\"."},
+    {.name = "WORKFORCE_STRIPE_TEST_SECRET_KEY", .type = CONFIG_STRING, .flags = CONFIG_SECRET,
+     .def = "", MEMBER(stripe_secret_key[1]),
+     .desc = "Stripe's secret key for test mode (sk_test_...); test purchases add to the test "
+             "balance only."},
+    {.name = "WORKFORCE_STRIPE_TEST_WEBHOOK_SECRET", .type = CONFIG_STRING,
+     .flags = CONFIG_SECRET, .def = "", MEMBER(stripe_webhook_secret[1]),
+     .desc = "The signing secret(s) of the test-mode webhook endpoint, comma separated."},
+    {.name = "WORKFORCE_TEST_CREDIT_PACKS", .type = CONFIG_STRING, .def = "",
+     MEMBER(credit_packs_text[1]),
+     .desc = "The packs sold in test mode (Stripe's test-mode price ids)."},
+    {.name = "WORKFORCE_STRIPE_API_URL", .type = CONFIG_URL, .def = "https://api.stripe.com",
+     MEMBER(stripe_api_url), .desc = "Where Stripe's API is (a stand-in's, in tests)."},
+    {.name = "WORKFORCE_CREDITS_LOW", INT_RANGE(0, 1000000000), .def = "100",
+     MEMBER(credits_low),
+     .desc = "An account.credits_low event is recorded each time a balance falls below this."},
     {.name = "WORKFORCE_TEST_PG_URL", .type = CONFIG_STRING,
      .flags = CONFIG_UNUSED | CONFIG_CREDENTIALS, .def = "",
      .desc = "Not read by the server: the PostgreSQL of the unit tests, accepted so that one "

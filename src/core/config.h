@@ -52,6 +52,18 @@ extern const char *const config_oauth_provider_names[CONFIG_OAUTH_PROVIDERS];
 /* Where a setting's effective value came from. */
 enum config_source { CONFIG_FROM_DEFAULT, CONFIG_FROM_ENV, CONFIG_FROM_FLAG };
 
+/* A pack of credits sold through Stripe: its price id and the credits it buys. */
+#define CONFIG_PACKS_MAX 16
+struct config_pack {
+    char price_id[128];
+    int64_t credits;
+};
+/* Parse "price_A:1000,price_B:5000" (price ids of letters, digits and _; credits 1 to 10^9;
+ * each price once) into 'out' (at most CONFIG_PACKS_MAX); "" is no pack. 0, or
+ * ERR_INVALID with 'e' naming 'setting'. */
+int config_parse_packs(const char *s, const char *setting, struct config_pack *out, size_t *n,
+                       struct err *e);
+
 struct config {
     char listen_host[64];
     unsigned listen_port;
@@ -101,6 +113,14 @@ struct config {
     char oidc_client_secret[512];    /* a secret: never logged */
     char oidc_allowed_domains[1024]; /* lower case, comma separated; "" = no user is created */
     char oidc_org[64];               /* slug; "" = the only organization */
+    /* Payments (§21), by mode (0 live, 1 test): "" secret key = not configured for the mode */
+    char stripe_secret_key[2][256];                /* secrets: never logged */
+    char stripe_webhook_secret[2][1024];           /* comma separated (rotation) */
+    char credit_packs_text[2][2048];               /* "price_A:1000,price_B:5000" */
+    struct config_pack packs[2][CONFIG_PACKS_MAX]; /* parsed from credit_packs_text */
+    size_t npacks[2];
+    char stripe_api_url[512];
+    int64_t credits_low; /* account.credits_low when a balance falls below it */
     /* "" where not set: the provider's default (URLs, scopes) or not configured */
     char oauth[CONFIG_OAUTH_PROVIDERS][CONFIG_OAUTH_FIELDS][CONFIG_OAUTH_VALUE_MAX];
     unsigned char source[CONFIG_SETTINGS_MAX]; /* enum config_source, by row of the table */

@@ -220,15 +220,6 @@ const char *integ_authorize_url(const struct config *c, const struct integ_provi
     return take(&b, a);
 }
 
-static void form_pair(struct buf *b, const char *k, const char *v)
-{
-    if (buf_len(b))
-        buf_append(b, "&", 1);
-    buf_appends(b, k);
-    buf_append(b, "=", 1);
-    buf_append_urlenc(b, v);
-}
-
 /* See oauth.h. The client authenticates in the body (client_secret_post), which every one of
  * the five providers accepts. */
 const char *integ_code_form(const struct config *c, const struct integ_provider *p,
@@ -236,12 +227,12 @@ const char *integ_code_form(const struct config *c, const struct integ_provider 
 {
     struct buf b;
     buf_init(&b, URL_MAX);
-    form_pair(&b, "grant_type", "authorization_code");
-    form_pair(&b, "code", code);
-    form_pair(&b, "redirect_uri", integ_callback_url(c, p, a));
-    form_pair(&b, "code_verifier", verifier);
-    form_pair(&b, "client_id", integ_setting(c, p, CONFIG_OAUTH_CLIENT_ID));
-    form_pair(&b, "client_secret", integ_setting(c, p, CONFIG_OAUTH_CLIENT_SECRET));
+    buf_form_pair(&b, "grant_type", "authorization_code");
+    buf_form_pair(&b, "code", code);
+    buf_form_pair(&b, "redirect_uri", integ_callback_url(c, p, a));
+    buf_form_pair(&b, "code_verifier", verifier);
+    buf_form_pair(&b, "client_id", integ_setting(c, p, CONFIG_OAUTH_CLIENT_ID));
+    buf_form_pair(&b, "client_secret", integ_setting(c, p, CONFIG_OAUTH_CLIENT_SECRET));
     return take(&b, a);
 }
 
@@ -251,10 +242,10 @@ const char *integ_refresh_form(const struct config *c, const struct integ_provid
 {
     struct buf b;
     buf_init(&b, URL_MAX);
-    form_pair(&b, "grant_type", "refresh_token");
-    form_pair(&b, "refresh_token", refresh_token);
-    form_pair(&b, "client_id", integ_setting(c, p, CONFIG_OAUTH_CLIENT_ID));
-    form_pair(&b, "client_secret", integ_setting(c, p, CONFIG_OAUTH_CLIENT_SECRET));
+    buf_form_pair(&b, "grant_type", "refresh_token");
+    buf_form_pair(&b, "refresh_token", refresh_token);
+    buf_form_pair(&b, "client_id", integ_setting(c, p, CONFIG_OAUTH_CLIENT_ID));
+    buf_form_pair(&b, "client_secret", integ_setting(c, p, CONFIG_OAUTH_CLIENT_SECRET));
     return take(&b, a);
 }
 

@@ -64,3 +64,49 @@ int ledger_gate(const struct store_org *org, enum store_mode mode, const struct 
         return ledger_insufficient(e);
     return 0;
 }
+
+/* See ledger.h. */
+const struct config_pack *ledger_pack_find(const struct config_pack *packs, size_t n,
+                                           const char *price_id)
+{
+    for (size_t i = 0; price_id && i < n; i++)
+        if (strcmp(packs[i].price_id, price_id) == 0)
+            return &packs[i];
+    return NULL;
+}
+
+/* See ledger.h. */
+void ledger_tx_write(struct jw *w, const struct store_credit_tx *x)
+{
+    jw_obj(w);
+    jw_key(w, "id");
+    jw_str(w, x->id);
+    jw_key(w, "object");
+    jw_str(w, "credit_transaction");
+    jw_key(w, "amount");
+    jw_int(w, x->amount);
+    jw_key(w, "balance_after");
+    jw_int(w, x->balance_after);
+    jw_key(w, "shortfall");
+    jw_int(w, x->shortfall);
+    jw_key(w, "reason");
+    jw_str(w, store_credit_reasons[x->reason]);
+    jw_key(w, "reference");
+    if (x->ref_type && x->ref_id) {
+        jw_obj(w);
+        jw_key(w, "type");
+        jw_str(w, x->ref_type);
+        jw_key(w, "id");
+        jw_str(w, x->ref_id);
+        jw_obj_end(w);
+    } else {
+        jw_null(w);
+    }
+    jw_key(w, "employee_id");
+    jw_str(w, x->employee_id && *x->employee_id ? x->employee_id : NULL);
+    jw_key(w, "mode");
+    jw_str(w, x->tenant.mode == STORE_TEST ? "test" : "live");
+    jw_key(w, "created_at");
+    jw_time(w, x->created_at);
+    jw_obj_end(w);
+}

@@ -23,6 +23,8 @@
 
 #include "../core/config.h"
 #include "../core/err.h"
+#include "../core/mem.h"
+#include "../json/json.h"
 #include "../llm/llm.h"
 #include "../store/store.h"
 
@@ -61,5 +63,26 @@ int ledger_gate(const struct store_org *org, enum store_mode mode, const struct 
 /* The `error` of a run or step that a gate refused with 'e': "<code>: <message>" in 'out' (of
  * 'n' bytes), which is returned. */
 const char *ledger_refusal(const struct err *e, char *out, size_t n);
+
+/* ---- Credits that are bought (contract §21) ---- */
+
+/* Seconds a Stripe-Signature timestamp may be off from now. */
+#define LEDGER_STRIPE_TOLERANCE 300
+
+/* 0 when header 'header' (Stripe-Signature) signs 'body' ('len' bytes) with one of the
+ * 'nsecrets' endpoint secrets, at a time within 'tolerance_s' of 'now_s'; else 401
+ * invalid_signature in 'e'. */
+int ledger_stripe_verify(const char *header, const char *body, size_t len,
+                         const char *const secrets[], size_t nsecrets, int64_t now_s,
+                         int64_t tolerance_s, struct err *e);
+/* What a verified Stripe event says that the store applies ('out''s strings in 'a'); 400
+ * invalid_request in 'e' when it is not an event. */
+int ledger_stripe_parse(const char *body, size_t len, struct arena *a,
+                        struct store_stripe_event *out, struct err *e);
+/* The pack of price 'price_id' among 'packs', or NULL. */
+const struct config_pack *ledger_pack_find(const struct config_pack *packs, size_t n,
+                                           const char *price_id);
+/* A ledger entry as the API and the events show it. */
+void ledger_tx_write(struct jw *w, const struct store_credit_tx *x);
 
 #endif

@@ -251,8 +251,10 @@ int turns_pause(struct store *s, const struct store_tenant *t, const struct stor
         }
     }
     if (!rc && *paused && in->reserved) {
+        const struct credits_cause why = {STORE_CREDIT_CHAT, "message", in->message_id,
+                                          in->employee_id};
         int64_t charged;
-        rc = credits_settle(s, t->org_id, 1, 0, &charged);
+        rc = credits_settle(s, t, 1, 0, &why, &charged);
     }
     if (!rc && *paused)
         rc = employees_busy(s, t, in->employee_id, -1);

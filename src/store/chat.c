@@ -158,8 +158,10 @@ int chat_begin_in(struct store *s, const struct store_tenant *t, const struct st
 {
     int rc;
     if (in->reserve_credit) {
+        const struct credits_cause why = {STORE_CREDIT_CHAT, "message", in->reply_id,
+                                          in->user.employee_id};
         int64_t held;
-        rc = credits_apply(s, t->org_id, CREDITS_HOLD, 1, &held); /* ERR_LIMIT: none left */
+        rc = credits_apply(s, t, CREDITS_HOLD, 1, &why, &held); /* ERR_LIMIT: none left */
         if (rc)
             return rc;
     }
@@ -241,8 +243,10 @@ int chat_finish_in(struct store *s, const struct store_tenant *t,
 
     *charged = 0;
     arena_init(&a);
-    if (in->charge)
-        rc = credits_settle(s, t->org_id, in->reserved ? 1 : 0, m.credits_used, &taken);
+    if (in->charge) {
+        const struct credits_cause why = {STORE_CREDIT_CHAT, "message", m.id, m.employee_id};
+        rc = credits_settle(s, t, in->reserved ? 1 : 0, m.credits_used, &why, &taken);
+    }
     /* The conversation may have been deleted while the reply was written: then the reply has
      * nowhere to go, but the work was done and is charged and counted. (Only when it is gone: a
      * read that failed fails the reply, which dropped it while charging for it.) */
@@ -277,14 +281,16 @@ int chat_finish_in(struct store *s, const struct store_tenant *t,
 }
 
 /* See store_int.h. */
-int chat_abort(struct store *s, const struct store_tenant *t, const char *employee_id, bool refund)
+int chat_abort(struct store *s, const struct store_tenant *t, const char *employee_id,
+               const char *reply_id, bool refund)
 {
     int rc = db_begin(s, DB_TX_WRITE);
     if (rc)
         return rc;
     if (refund) {
+        const struct credits_cause why = {STORE_CREDIT_CHAT, "message", reply_id, employee_id};
         int64_t charged;
-        rc = credits_settle(s, t->org_id, 1, 0, &charged);
+        rc = credits_settle(s, t, 1, 0, &why, &charged);
     }
     if (!rc)
         rc = employees_busy(s, t, employee_id, -1);

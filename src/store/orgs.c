@@ -11,13 +11,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#define ORG_COLS "id, slug, tier, credits, created_at"
+#define ORG_COLS ORGS_COLS("")
 #define KEY_COLS                                                                                   \
     "k.id, k.org_id, k.mode, k.hash, k.last4, k.scopes, k.created_at, coalesce(k.expires_at, 0),"  \
     " coalesce(k.revoked_at, 0), k.name, coalesce(k.created_by, ''), coalesce(k.last_used_at, 0)"
 
-/* The five org columns starting at column 'col' of the current row. */
-static void org_cols(struct db_stmt *st, int col, struct store_org *out)
+/* See store_int.h. */
+void orgs_cols(struct db_stmt *st, int col, struct store_org *out)
 {
     memset(out, 0, sizeof(*out));
     db_copy(st, col, out->id, sizeof(out->id));
@@ -25,6 +25,7 @@ static void org_cols(struct db_stmt *st, int col, struct store_org *out)
     out->tier = db_tier(db_text(st, col + 2));
     out->credits = db_int64(st, col + 3);
     out->created_at = db_int64(st, col + 4);
+    out->test_credits = db_int64(st, col + 5);
 }
 
 /* The organization whose column 'by' (id or slug, a literal of this file) is 'v'. */
@@ -38,7 +39,7 @@ static int read_org(struct store *s, const char *sql, const char *v, struct stor
     db_bind_text(st, 1, v);
     rc = db_step(st, &row);
     if (!rc && row)
-        org_cols(st, 0, out);
+        orgs_cols(st, 0, out);
     db_done(st);
     return rc ? rc : row ? 0 : ERR_NOT_FOUND;
 }
@@ -66,7 +67,7 @@ int orgs_only(struct store *s, struct store_org *out)
         return ERR_STORE;
     while (!(rc = db_step(st, &row)) && row) {
         if (n++ == 0)
-            org_cols(st, 0, &first);
+            orgs_cols(st, 0, &first);
     }
     db_done(st);
     if (rc)
@@ -121,8 +122,12 @@ static int create_in(struct store *s, const struct store_org *org,
     db_bind_text(st, 3, db_tier_name(org->tier));
     db_bind_int64(st, 4, org->created_at);
     rc = db_exec(st);
-    if (!rc && org->credits > 0) /* its first balance */
-        rc = credits_apply(s, org->id, CREDITS_SET, org->credits, &applied);
+    if (!rc && org->credits > 0) { /* its first balance: a grant */
+        const struct credits_cause why = {STORE_CREDIT_GRANT, NULL, NULL, NULL};
+        struct store_tenant live = {{0}, STORE_LIVE};
+        snprintf(live.org_id, sizeof(live.org_id), "%s", org->id);
+        rc = credits_apply(s, &live, CREDITS_SET, org->credits, &why, &applied);
+    }
     for (int mode = 0; !rc && mode < 2; mode++) {
         struct store_tenant t;
         snprintf(t.org_id, sizeof(t.org_id), "%s", org->id);
@@ -206,9 +211,13 @@ int orgs_update(struct store *s, const char *slug, int tier, int64_t credits, st
         rc = ERR_NOT_FOUND;
     db_done(st);
     if (!rc && credits >= 0) {
+        /* a rise is a grant, a fall an adjustment */
+        const struct credits_cause why = {STORE_CREDIT_GRANT, NULL, NULL, NULL};
+        struct store_tenant live = {{0}, STORE_LIVE};
         rc = orgs_get_by_slug(s, slug, &org);
+        snprintf(live.org_id, sizeof(live.org_id), "%s", org.id);
         if (!rc)
-            rc = credits_apply(s, org.id, CREDITS_SET, credits, &applied);
+            rc = credits_apply(s, &live, CREDITS_SET, credits, &why, &applied);
     }
     if (!rc)
         rc = db_commit(s);
@@ -322,9 +331,9 @@ int keys_find(struct store *s, const unsigned char hash[32], struct store_key *o
 int keys_auth(struct store *s, const unsigned char hash[32], struct store_key *key,
               struct store_org *org)
 {
-    struct db_stmt *st = db_prepare(s, "SELECT " KEY_COLS ", o.id, o.slug, o.tier, o.credits,"
-                                       " o.created_at FROM api_keys k JOIN orgs o ON o.id ="
-                                       " k.org_id WHERE k.hash = $1");
+    struct db_stmt *st = db_prepare(s, "SELECT " KEY_COLS
+                                       ", " ORGS_COLS("o.") " FROM api_keys k JOIN orgs o ON o.id ="
+                                                            " k.org_id WHERE k.hash = $1");
     bool row = false;
     int rc;
     if (!st)
@@ -333,7 +342,7 @@ int keys_auth(struct store *s, const unsigned char hash[32], struct store_key *k
     rc = db_step(st, &row);
     if (!rc && row) {
         read_key(st, key);
-        org_cols(st, 12, org);
+        orgs_cols(st, 12, org);
     }
     db_done(st);
     return rc ? rc : row ? 0 : ERR_NOT_FOUND;

@@ -550,9 +550,9 @@ int store_chat_finish(struct store *s, const struct store_tenant *t,
 
 /* End the work of a failed reply; 'refund' gives the reserved credit back. */
 int store_chat_abort(struct store *s, const struct store_tenant *t, const char *employee_id,
-                     bool refund)
+                     const char *reply_id, bool refund)
 {
-    return chat_abort(s, t, employee_id, refund);
+    return chat_abort(s, t, employee_id, reply_id, refund);
 }
 
 /* Read one conversation; ERR_NOT_FOUND when absent or another tenant's. */

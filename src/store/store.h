@@ -31,8 +31,9 @@ struct store_tenant {
 struct store_org {
     char id[ID_MAX];
     char slug[64];
-    int tier; /* enum config_tier */
-    int64_t credits;
+    int tier;             /* enum config_tier */
+    int64_t credits;      /* the live balance */
+    int64_t test_credits; /* the test balance: test-mode purchases only (test mode is free) */
     int64_t created_at;
 };
 
@@ -429,6 +430,112 @@ int store_audit_list(struct store *s, const char *org_id, const struct store_aud
 /* Delete the entries older than 'before' (the retention; the only deletion there is). */
 int store_audit_prune(struct store *s, int64_t before, int64_t *deleted);
 
+/* ---- The ledger and payments (contract §21; ledger.c, billing.c) ---- */
+
+/* Why a balance changed: the entry's reason. */
+enum store_credit_reason {
+    STORE_CREDIT_PURCHASE,
+    STORE_CREDIT_REFUND,
+    STORE_CREDIT_DISPUTE,
+    STORE_CREDIT_CHAT,
+    STORE_CREDIT_TASK_RUN,
+    STORE_CREDIT_WORKFLOW_STEP,
+    STORE_CREDIT_GRANT,
+    STORE_CREDIT_ADJUSTMENT,
+    STORE_CREDIT_REASONS
+};
+/* Their names as the API shows them, in the order of the enumeration (NULL-terminated). */
+extern const char *const store_credit_reasons[];
+/* The reason named 'name', or -1. */
+int store_credit_reason_of(const char *name);
+
+/* One entry of the ledger. Strings are the arena's when read. */
+struct store_credit_tx {
+    char id[ID_MAX];
+    struct store_tenant tenant;
+    int64_t amount;        /* what changed: negative when taken */
+    int64_t balance_after; /* never below 0 */
+    int64_t shortfall;     /* what could not be taken because the balance met 0 */
+    enum store_credit_reason reason;
+    const char *ref_type, *ref_id; /* what it is for (NULL: nothing named) */
+    const char *employee_id;       /* the work's employee, or NULL */
+    int64_t created_at;
+};
+struct store_credit_filter {
+    int reason;    /* -1: any */
+    int64_t since; /* ms; 0: any */
+    int64_t before_t;
+    const char *before_id;
+    unsigned limit;
+};
+/* The entries of tenant 't', newest first ('*more': there are further ones). */
+int store_credit_list(struct store *s, const struct store_tenant *t,
+                      const struct store_credit_filter *f, struct arena *a,
+                      struct store_credit_tx **out, size_t *n, bool *more);
+/* The credits spent by work (chat, task runs, workflow steps) and the count of their entries
+ * since hour 'from' (ms, a whole hour), by UTC day ("YYYY-MM-DD", ascending) or by employee
+ * (most credits first). */
+struct store_usage_item {
+    const char *key;
+    int64_t credits, count;
+};
+int store_credit_usage(struct store *s, const struct store_tenant *t, int64_t from,
+                       bool by_employee, struct arena *a, struct store_usage_item **out, size_t *n);
+/* Every balance whose entries do not sum to it: printed by 'report' (may be NULL) with 'ud';
+ * '*bad' is their count. */
+int store_credit_check(struct store *s,
+                       void (*report)(void *ud, const char *org_id, const char *mode,
+                                      int64_t balance, int64_t sum),
+                       void *ud, int64_t *bad);
+/* The organization's balance of mode 't->mode' as it is now. */
+int store_credit_balance(struct store *s, const struct store_tenant *t, int64_t *out);
+/* Threshold below which a balance that falls records account.credits_low (default 100). */
+void store_credit_low_set(int64_t low);
+
+/* A Stripe Checkout Session this server created for an organization. */
+struct store_checkout {
+    const char *id; /* Stripe's cs_... */
+    struct store_tenant tenant;
+    const char *price_id;
+    int64_t credits;
+    const char *created_by;
+    int64_t created_at, expires_at;
+};
+int store_checkout_record(struct store *s, const struct store_checkout *c);
+
+/* A Stripe event, verified, as the store applies it. */
+enum store_stripe_kind {
+    STORE_STRIPE_OTHER,   /* a type that changes no credits */
+    STORE_STRIPE_PAID,    /* checkout.session.completed (paid) or async_payment_succeeded */
+    STORE_STRIPE_UNPAID,  /* checkout.session.completed not yet paid: its payment intent */
+    STORE_STRIPE_REFUND,  /* charge.refunded */
+    STORE_STRIPE_DISPUTE, /* charge.dispute.created */
+};
+struct store_stripe_event {
+    const char *id;   /* evt_... */
+    const char *type; /* as Stripe names it */
+    bool livemode;
+    enum store_stripe_kind kind;
+    const char *object_id;           /* the session (cs_), the charge (ch_) or the dispute (dp_) */
+    const char *org_id;              /* a session's client_reference_id, or NULL */
+    const char *payment_intent;      /* pi_..., or NULL */
+    int64_t amount, amount_refunded; /* a charge's (a dispute: its amount) */
+    const char *request_id;          /* of the request that brought it (the audit entry) */
+};
+/* What applying an event did. */
+enum store_stripe_outcome {
+    STORE_STRIPE_APPLIED,  /* credits changed */
+    STORE_STRIPE_REPLAYED, /* this event was received before: nothing */
+    STORE_STRIPE_IGNORED,  /* not a change of credits, or already applied for its session */
+    STORE_STRIPE_HELD,     /* a take-back before its purchase: kept until it arrives */
+    STORE_STRIPE_REFUSED,  /* not ours, another organization or mode: nothing (the note why) */
+};
+/* Apply event 'ev' once, in one transaction with its ledger entries, audit entries and
+ * events (and the take-backs held for its purchase). '*note' (static text) says why when
+ * refused or ignored. */
+int store_stripe_apply(struct store *s, const struct store_stripe_event *ev, int64_t now,
+                       enum store_stripe_outcome *out, const char **note);
+
 /* ---- Employees ---- */
 int store_employee_list(struct store *s, const struct store_tenant *t,
                         const struct store_emp_filter *f, struct arena *a,
@@ -508,6 +615,7 @@ struct store_chat_begin {
     struct store_conversation conversation; /* id, employee_id, title, created_at */
     struct store_message user;              /* id, content, created_at */
     bool reserve_credit;                    /* live: take 1 credit now, ERR_LIMIT when none */
+    const char *reply_id;                   /* the reply the credit is held for (its entry) */
 };
 
 /* Everything a finished reply writes, in one transaction. */
@@ -580,6 +688,7 @@ struct store_tool_step {
     bool charge; /* live: the step's model call costs 'price', taken up to the balance */
     bool held;   /* the turn holds a credit (its start's): the price is settled against it */
     int64_t price;
+    const char *employee_id; /* whose turn (the ledger entry's employee) */
 };
 /* Write step 'in' in one transaction; '*charged' is what its model call cost, '*balance' the
  * organization's balance after it. */
@@ -761,7 +870,7 @@ int store_chat_finish(struct store *s, const struct store_tenant *t,
 int store_chat_finish_in(struct store *s, const struct store_tenant *t,
                          const struct store_chat_finish *in, int64_t *charged);
 int store_chat_abort(struct store *s, const struct store_tenant *t, const char *employee_id,
-                     bool refund);
+                     const char *reply_id, bool refund);
 int store_conversation_get(struct store *s, const struct store_tenant *t, const char *id,
                            struct arena *a, struct store_conversation *out);
 int store_conversation_list(struct store *s, const struct store_tenant *t,
@@ -1437,6 +1546,7 @@ enum store_hook_kind {
     STORE_HOOK_INTEGRATION, /* const struct store_integration * */
     STORE_HOOK_APPROVAL,    /* const struct store_approval * */
     STORE_HOOK_MESSAGE,     /* const struct store_message_hook * */
+    STORE_HOOK_CREDIT,      /* const struct store_credit_tx * */
 };
 
 /* A message as its event shows it: the message and its calls. */

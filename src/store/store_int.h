@@ -137,6 +137,9 @@ int signin_failures(struct store *s, const char *email, const char *ip, int64_t 
 int signin_fail(struct store *s, const char *email, const char *ip, int64_t now,
                 int64_t forget_before);
 int signin_clear(struct store *s, const char *email, const char *ip);
+/* The organization columns (ORGS_COLS, prefixed by its alias) from column 'col' of a row. */
+#define ORGS_COLS(o) o "id, " o "slug, " o "tier, " o "credits, " o "created_at, " o "test_credits"
+void orgs_cols(struct db_stmt *st, int col, struct store_org *out);
 /* The one writer of the audit log: entry 'a' in the current transaction (or alone). */
 int audit_insert(struct store *s, const struct store_audit *a);
 int audit_list(struct store *s, const char *org_id, const struct store_audit_filter *f,
@@ -147,27 +150,38 @@ int audit_prune(struct store *s, int64_t before, int64_t *deleted);
 int employees_busy(struct store *s, const struct store_tenant *t, const char *employee_id,
                    int delta);
 /* ---- Balances (ledger.c): every change of an organization's credits, inside the caller's
- * write transaction. ---- */
+ * write transaction, with its ledger entry. ---- */
 enum credits_change {
-    CREDITS_HOLD,      /* take 'amount' if the balance has it all, else ERR_LIMIT (nothing taken) */
-    CREDITS_CHARGE,    /* take 'amount', no more than the balance: it never goes below 0 */
-    CREDITS_GIVE_BACK, /* give back 'amount' held before */
-    CREDITS_SET,       /* the balance becomes 'amount' (the operator) */
+    CREDITS_HOLD,   /* take 'amount' if the balance has it all, else ERR_LIMIT (nothing taken) */
+    CREDITS_CHARGE, /* take 'amount', no more than the balance: it never goes below 0 (the rest
+                       is the entry's shortfall) */
+    CREDITS_ADD,    /* add 'amount': what was held given back, a purchase, a grant */
+    CREDITS_SET,    /* the balance becomes 'amount' (the operator): a rise is the cause's
+                       reason, a fall an adjustment */
 };
-/* The one function that changes a balance: '*applied' is by how much (0 when nothing). */
-int credits_apply(struct store *s, const char *org_id, enum credits_change change, int64_t amount,
-                  int64_t *applied);
+/* What a change is for: its entry's reason, reference and employee. */
+struct credits_cause {
+    enum store_credit_reason reason;
+    const char *ref_type, *ref_id; /* NULL: none */
+    const char *employee_id;       /* work: whose (usage by employee); else NULL */
+};
+/* The one function that changes a balance, the one of mode t->mode: '*applied' is by how much
+ * (0 when nothing). Writes the entry (and for work, its hour's usage sums) and the events
+ * account.credits_added / account.credits_low it makes. */
+int credits_apply(struct store *s, const struct store_tenant *t, enum credits_change change,
+                  int64_t amount, const struct credits_cause *why, int64_t *applied);
 /* A piece of work starts: hold 'n' credits, all or none ('*held'; not an error). */
-int credits_hold(struct store *s, const char *org_id, int64_t n, bool *held);
+int credits_hold(struct store *s, const struct store_tenant *t, int64_t n,
+                 const struct credits_cause *why, bool *held);
 /* A piece of work ends, priced 'price', with 'held' credits held at its start: the rest of the
  * price is taken up to the balance, or what was held beyond the price given back. '*charged'
  * is what the work cost in the end. */
-int credits_settle(struct store *s, const char *org_id, int64_t held, int64_t price,
-                   int64_t *charged);
+int credits_settle(struct store *s, const struct store_tenant *t, int64_t held, int64_t price,
+                   const struct credits_cause *why, int64_t *charged);
 int conversations_busy(struct store *s, const struct store_tenant *t, const char *id, int64_t since,
                        bool *busy);
-/* The balance of organization 'org_id' as it stands in the caller's transaction. */
-int credits_balance(struct store *s, const char *org_id, int64_t *out);
+/* The balance of tenant 't' (its mode's) as it stands in the caller's transaction. */
+int credits_balance(struct store *s, const struct store_tenant *t, int64_t *out);
 /* Insert message 'm' as the next of its conversation (chat.c), in the caller's transaction. */
 int chat_reply_store(struct store *s, const struct store_tenant *t, const struct store_message *m);
 /* toolcalls.c: see store.h (store_tool_step_begin, store_tool_call_end, store_tool_calls_of). */
@@ -231,7 +245,8 @@ int tool_calls_next(struct store *s, const char *run_id, int64_t step_index, int
 int chat_begin_in(struct store *s, const struct store_tenant *t, const struct store_chat_begin *in);
 int chat_finish_in(struct store *s, const struct store_tenant *t,
                    const struct store_chat_finish *in, int64_t *charged);
-int chat_abort(struct store *s, const struct store_tenant *t, const char *employee_id, bool refund);
+int chat_abort(struct store *s, const struct store_tenant *t, const char *employee_id,
+               const char *reply_id, bool refund);
 /* chat_begin_in() in a write transaction of its own. */
 int chat_begin(struct store *s, const struct store_tenant *t, const struct store_chat_begin *in);
 int conversations_get(struct store *s, const struct store_tenant *t, const char *id,

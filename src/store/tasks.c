@@ -327,8 +327,10 @@ int tasks_runs(struct store *s, const struct store_tenant *t, const char *task_i
  * charged for stay counted on the run and its task, when they are still there. */
 static int finish_discarded(struct store *s, const struct store_task_finish *in)
 {
+    const struct credits_cause why = {STORE_CREDIT_TASK_RUN, "task_run", in->run_id,
+                                      in->employee_id};
     int64_t charged;
-    int rc = credits_settle(s, in->tenant->org_id, in->reserved ? 1 : 0, 0, &charged);
+    int rc = credits_settle(s, in->tenant, in->reserved ? 1 : 0, 0, &why, &charged);
     if (!rc && in->charged_before > 0) {
         const char *run[] = {in->run_id};
         const int64_t ints[] = {in->charged_before};
@@ -389,8 +391,10 @@ static int finish_waiting(struct store *s, const struct store_task_finish *in)
     const char *run[] = {in->run_id, in->turn_state};
     const char *task[] = {in->task_id};
     const int64_t ints[] = {in->charged_before};
+    const struct credits_cause why = {STORE_CREDIT_TASK_RUN, "task_run", in->run_id,
+                                      in->employee_id};
     int64_t back;
-    int rc = credits_settle(s, in->tenant->org_id, in->reserved ? 1 : 0, 0, &back);
+    int rc = credits_settle(s, in->tenant, in->reserved ? 1 : 0, 0, &why, &back);
 
     if (!rc)
         rc = db_run(s,
@@ -437,8 +441,11 @@ int tasks_finish(struct store *s, const struct store_task_finish *in, int64_t *c
         goto out;
     }
     /* The price, or for a failed run nothing: the reserved credit goes back. */
-    if (!rc)
-        rc = credits_settle(s, in->tenant->org_id, taken, in->ok ? in->credits : 0, &taken);
+    if (!rc) {
+        const struct credits_cause why = {STORE_CREDIT_TASK_RUN, "task_run", in->run_id,
+                                          in->employee_id};
+        rc = credits_settle(s, in->tenant, taken, in->ok ? in->credits : 0, &why, &taken);
+    }
     if (!rc)
         rc = finish_written(s, in, taken);
 out:
@@ -789,7 +796,9 @@ static int claim_task(struct store *s, int64_t now, const struct store_queue_rul
     if (rc)
         return rc;
     if (k->tenant.mode == STORE_LIVE && rules->live_hold > 0) {
-        rc = credits_hold(s, k->tenant.org_id, rules->live_hold, &out->reserved);
+        const struct credits_cause why = {STORE_CREDIT_TASK_RUN, "task_run", out->run_id,
+                                          k->employee_id};
+        rc = credits_hold(s, &k->tenant, rules->live_hold, &why, &out->reserved);
         if (rc)
             return rc;
         out->no_credits = !out->reserved;
@@ -1167,7 +1176,9 @@ static int claim_task_resume(struct store *s, const struct store_queue_rules *ru
     snprintf(out->run_id, sizeof(out->run_id), "%s", run_id);
     out->resumed = true;
     if (k->tenant.mode == STORE_LIVE && rules->live_hold > 0) {
-        rc = credits_hold(s, k->tenant.org_id, rules->live_hold, &out->reserved);
+        const struct credits_cause why = {STORE_CREDIT_TASK_RUN, "task_run", out->run_id,
+                                          k->employee_id};
+        rc = credits_hold(s, &k->tenant, rules->live_hold, &why, &out->reserved);
         if (!rc && out->reserved) {
             const int64_t ints[] = {rules->live_hold};
             rc = db_run(s, "UPDATE task_runs SET reserved = $2 WHERE id = $1", texts, 1, ints, 1);
@@ -1336,11 +1347,13 @@ int tasks_claim(struct store *s, int64_t now, const struct store_queue_rules *ru
 
 /* A run of a dead node, read before it is taken back. */
 struct cut_run {
-    char id[ID_MAX], task_id[ID_MAX], org_id[ID_MAX];
+    char id[ID_MAX], task_id[ID_MAX], employee_id[ID_MAX];
+    struct store_tenant tenant;
     int64_t reserved;
 };
 
-/* The runs statement 'st' (bound) changes and returns (id, task_id, org_id, reserved), added
+/* The runs statement 'st' (bound) changes and returns (id, task_id, org_id, reserved,
+ * employee_id, mode), added
  * to '*cut' (grown: '*n' of '*cap'); ends 'st'. */
 static int read_cut(struct db_stmt *st, struct cut_run **cut, size_t *n, size_t *cap)
 {
@@ -1355,8 +1368,10 @@ static int read_cut(struct db_stmt *st, struct cut_run **cut, size_t *n, size_t 
         c = &(*cut)[(*n)++];
         db_copy(st, 0, c->id, sizeof(c->id));
         db_copy(st, 1, c->task_id, sizeof(c->task_id));
-        db_copy(st, 2, c->org_id, sizeof(c->org_id));
+        db_copy(st, 2, c->tenant.org_id, sizeof(c->tenant.org_id));
         c->reserved = db_int64(st, 3);
+        db_copy(st, 4, c->employee_id, sizeof(c->employee_id));
+        c->tenant.mode = db_mode(db_text(st, 5));
     }
     db_done(st);
     return rc;
@@ -1384,7 +1399,8 @@ int tasks_take_back(struct store *s, const char *self, int64_t now, int64_t dead
      * again. Its held credit comes back below. */
     st = db_prepare(s, "UPDATE task_runs SET status = 'waiting_approval', node_id = NULL WHERE"
                        " status = 'in_progress' AND turn_state IS NOT NULL AND " DEAD(
-                           "node_id") " RETURNING id, task_id, org_id, reserved");
+                           "node_id") " RETURNING id, task_id, org_id, reserved,"
+                                      " employee_id, mode");
     if (!st)
         return ERR_STORE;
     db_bind_text(st, 1, me[0]);
@@ -1398,7 +1414,8 @@ int tasks_take_back(struct store *s, const char *self, int64_t now, int64_t dead
     st = db_prepare(s, "UPDATE task_runs SET status = 'failed', completed_at = $3, error ="
                        " 'Interrupted: the server running it stopped; the task runs again.'"
                        " WHERE status = 'in_progress' AND " DEAD(
-                           "node_id") " RETURNING id, task_id, org_id, reserved");
+                           "node_id") " RETURNING id, task_id, org_id, reserved,"
+                                      " employee_id, mode");
     if (!st) {
         free(cut);
         return ERR_STORE;
@@ -1413,8 +1430,10 @@ int tasks_take_back(struct store *s, const char *self, int64_t now, int64_t dead
         const char *run[] = {cut[i].id, cut[i].task_id};
         const int64_t at[] = {now};
         if (cut[i].reserved > 0) {
+            const struct credits_cause why = {STORE_CREDIT_TASK_RUN, "task_run", cut[i].id,
+                                              cut[i].employee_id};
             int64_t back;
-            rc = credits_apply(s, cut[i].org_id, CREDITS_GIVE_BACK, cut[i].reserved, &back);
+            rc = credits_apply(s, &cut[i].tenant, CREDITS_ADD, cut[i].reserved, &why, &back);
             if (!rc)
                 rc = db_run(s, "UPDATE task_runs SET reserved = 0 WHERE id = $1", run, 1, NULL, 0);
         }

@@ -125,12 +125,23 @@ int tool_step_begin(struct store *s, const struct store_tenant *t, const struct 
         rc = approval_insert(s, t, &in->approvals[i]);
     if (!rc && in->events.text)
         rc = message_events_add(s, t, in->reply ? in->reply->id : in->message_id, &in->events);
-    if (!rc && in->charge && in->held)
-        rc = credits_settle(s, t->org_id, 1, in->price, charged); /* the hold pays first */
-    else if (!rc && in->charge)
-        rc = credits_apply(s, t->org_id, CREDITS_CHARGE, in->price, charged);
+    if (!rc && in->charge) {
+        struct credits_cause why = {STORE_CREDIT_CHAT, "message",
+                                    in->reply ? in->reply->id : in->message_id, in->employee_id};
+        if (in->n > 0 && in->calls[0].task_run_id) {
+            why.reason = STORE_CREDIT_TASK_RUN;
+            why.ref_type = "task_run";
+            why.ref_id = in->calls[0].task_run_id;
+        } else if (in->n > 0 && in->calls[0].workflow_run_id) {
+            why.reason = STORE_CREDIT_WORKFLOW_STEP;
+            why.ref_type = "workflow_run";
+            why.ref_id = in->calls[0].workflow_run_id;
+        }
+        rc = in->held ? credits_settle(s, t, 1, in->price, &why, charged) /* the hold first */
+                      : credits_apply(s, t, CREDITS_CHARGE, in->price, &why, charged);
+    }
     if (!rc)
-        rc = credits_balance(s, t->org_id, balance);
+        rc = credits_balance(s, t, balance);
     if (!rc)
         rc = db_commit(s);
     if (rc) {
@@ -307,8 +318,9 @@ int turns_answer(struct store *s, const struct store_tenant *t, const char *mess
         db_done(st);
     }
     if (!rc && row && reserve) {
+        const struct credits_cause why = {STORE_CREDIT_CHAT, "message", texts[0], employee};
         int64_t held;
-        rc = credits_apply(s, t->org_id, CREDITS_HOLD, 1, &held); /* ERR_LIMIT: none left */
+        rc = credits_apply(s, t, CREDITS_HOLD, 1, &why, &held); /* ERR_LIMIT: none left */
     }
     if (!rc && row)
         rc = employees_busy(s, t, employee, 1);

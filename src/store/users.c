@@ -431,10 +431,11 @@ int sessions_auth(struct store *s, const unsigned char hash[32], struct store_se
                   struct store_user *user, struct store_org *org)
 {
     struct db_stmt *st = db_prepare(
-        s, "SELECT " USER_COLS ", x.id, x.method, x.created_at, x.seen_at, x.expires_at,"
-           " coalesce(x.revoked_at, 0), o.id, o.slug, o.tier, o.credits, o.created_at"
-           " FROM sessions x JOIN users u ON u.id = x.user_id JOIN orgs o ON o.id = u.org_id"
-           " WHERE x.hash = $1");
+        s,
+        "SELECT " USER_COLS ", x.id, x.method, x.created_at, x.seen_at, x.expires_at,"
+        " coalesce(x.revoked_at, 0), " ORGS_COLS(
+            "o.") " FROM sessions x JOIN users u ON u.id = x.user_id JOIN orgs o ON o.id = u.org_id"
+                  " WHERE x.hash = $1");
     bool row = false;
     int rc;
 
@@ -452,12 +453,7 @@ int sessions_auth(struct store *s, const unsigned char hash[32], struct store_se
         ses->seen_at = db_int64(st, c + 3);
         ses->expires_at = db_int64(st, c + 4);
         ses->revoked_at = db_int64(st, c + 5);
-        memset(org, 0, sizeof(*org));
-        db_copy(st, c + 6, org->id, sizeof(org->id));
-        db_copy(st, c + 7, org->slug, sizeof(org->slug));
-        org->tier = db_tier(db_text(st, c + 8));
-        org->credits = db_int64(st, c + 9);
-        org->created_at = db_int64(st, c + 10);
+        orgs_cols(st, c + 6, org);
     }
     db_done(st);
     return rc ? rc : row ? 0 : ERR_NOT_FOUND;

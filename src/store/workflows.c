@@ -584,7 +584,9 @@ int workflow_steps_finish(struct store *s, const struct store_step_finish *in, i
     if (cancelled && outcome == STORE_STEP_RETRY)
         outcome = STORE_STEP_FAILED;
     if (!cancelled && outcome == STORE_STEP_COMPLETED && c->tenant.mode == STORE_LIVE) {
-        rc = credits_settle(s, c->tenant.org_id, 0, in->credits, &taken);
+        const struct credits_cause why = {STORE_CREDIT_WORKFLOW_STEP, "workflow_run", c->run_id,
+                                          c->employee_id};
+        rc = credits_settle(s, &c->tenant, 0, in->credits, &why, &taken);
         if (rc)
             goto rollback;
     }

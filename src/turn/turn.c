@@ -202,7 +202,7 @@ static void fail(struct turn *j, const struct err *e)
 {
     struct store *s = store_pool_get(j->env->pool);
 
-    if (store_chat_abort(s, &j->tenant, j->emp_id, j->reserved))
+    if (store_chat_abort(s, &j->tenant, j->emp_id, j->reply_id, j->reserved))
         log_error("chat: cannot end the failed reply %s cleanly", j->reply_id);
     if (j->stream) {
         struct buf ev;
@@ -792,6 +792,7 @@ static int journal_step(struct turn *j, int64_t price, int64_t *balance)
     in.approvals = approvals;
     in.charge = j->live;
     in.price = price;
+    in.employee_id = j->emp_id;
     in.events = unkept(j);
     s = store_pool_get(j->env->pool);
     if (!rc)
@@ -1433,6 +1434,7 @@ static int user_message(struct turn *j, const struct turn_req *t, const char *co
     j->begin.user.response_ms = -1;
     j->begin.user.created_at = now;
     j->begin.reserve_credit = j->reserved;
+    j->begin.reply_id = j->reply_id;
     return 0;
 }
 

@@ -11,6 +11,7 @@
 #include "../core/buf.h"
 #include "../integrations/providers.h"
 #include "../knowledge/document.h"
+#include "../ledger/ledger.h"
 #include "../tasks/task.h"
 #include "../workflows/run.h"
 
@@ -31,6 +32,8 @@ const char *const webhooks_event_selectors[] = {"*",
                                                 "approval.requested",
                                                 "approval.decided",
                                                 "message.completed",
+                                                "account.credits_added",
+                                                "account.credits_low",
                                                 NULL};
 
 /* See webhooks.h. */
@@ -87,6 +90,9 @@ const char *webhooks_render(enum store_hook_kind kind, const void *obj, struct a
         break;
     case STORE_HOOK_APPROVAL:
         act_approval_write(&w, obj);
+        break;
+    case STORE_HOOK_CREDIT:
+        ledger_tx_write(&w, obj);
         break;
     case STORE_HOOK_MESSAGE: {
         const struct store_message_hook *h = obj;

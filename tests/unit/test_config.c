@@ -67,8 +67,8 @@ static void test_rows(void)
         size_t n = config_setting_count(), bad = 0, oauth = 0, secrets = 0;
         struct err e;
 
-        is_int(n, 45 + CONFIG_OAUTH_PROVIDERS * CONFIG_OAUTH_FIELDS,
-               "45 rows and 5 x 8 OAuth ones");
+        is_int(n, 53 + CONFIG_OAUTH_PROVIDERS * CONFIG_OAUTH_FIELDS,
+               "53 rows and 5 x 8 OAuth ones");
         ok(n <= CONFIG_SETTINGS_MAX, "within CONFIG_SETTINGS_MAX");
         is_int(config_setting_get(n, &s), ERR_NOT_FOUND, "nothing past the end");
         for (size_t i = 0; i < n; i++) {
@@ -83,8 +83,9 @@ static void test_rows(void)
         }
         is_int(bad, 0, "every row: a WORKFORCE_ name found at its index, a description, a range");
         is_int(oauth, 40, "the OAuth rows are generated, one per provider and field");
-        is_int(secrets, 3 + 2 * CONFIG_OAUTH_PROVIDERS,
-               "API keys, the OIDC client secret, OAuth client and signing secrets");
+        is_int(secrets, 7 + 2 * CONFIG_OAUTH_PROVIDERS,
+               "API keys, the OIDC client secret, Stripe's keys and webhook secrets of both "
+               "modes, OAuth client and signing secrets");
         config_setting_get((size_t)config_setting_find("WORKFORCE_OAUTH_GITHUB_SCOPES", 29), &s);
         is_str(s.provider, "GITHUB", "a generated row knows its provider");
         is_str(s.field, "SCOPES", "and its field");
@@ -440,8 +441,43 @@ static void test_oidc(void)
     }
 }
 
+/* Issue 29: the credit packs sold through Stripe, per mode. */
+static void test_packs(void)
+{
+    subtest("WORKFORCE_CREDIT_PACKS")
+    {
+        char *good[] = {"WORKFORCE_CREDIT_PACKS=price_A:1000,price_B:5000",
+                        "WORKFORCE_TEST_CREDIT_PACKS=price_T:10",
+                        "WORKFORCE_STRIPE_SECRET_KEY=sk_live_xyz", NULL};
+        const char *bad[] = {"price_A", "price_A:", ":10", "price_A:0", "price_A:1000000001",
+                             "price_A:1,price_A:2", "price-A:5", "price_A:5,", "price A:5",
+                             "p:1,p2:2,p3:3,p4:4,p5:5,p6:6,p7:7,p8:8,p9:9,p10:10,p11:11,p12:12,"
+                             "p13:13,p14:14,p15:15,p16:16,p17:17"};
+        struct err e;
+
+        ok(load(good, &e) == 0 && config_finish(&c, &e) == 0, "two live packs, one test pack");
+        is_int((int64_t)c.npacks[0], 2, "live: 2 packs");
+        is_str(c.packs[0][1].price_id, "price_B", "in order");
+        is_int(c.packs[0][1].credits, 5000, "with their credits");
+        is_int((int64_t)c.npacks[1], 1, "test: 1 pack");
+        is_str(value_of("WORKFORCE_STRIPE_SECRET_KEY"), "(set)", "the secret key is not printed");
+        is_str(value_of("WORKFORCE_STRIPE_API_URL"), "https://api.stripe.com", "Stripe's API");
+        is_int(c.credits_low, 100, "the low mark defaults to 100");
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+            char kv[512];
+            snprintf(kv, sizeof(kv), "WORKFORCE_TEST_CREDIT_PACKS=%s", bad[i]);
+            ok(load_one(kv, &e) == 0 && config_finish(&c, &e) == ERR_INVALID &&
+                   strcmp(e.param, "WORKFORCE_TEST_CREDIT_PACKS") == 0,
+               bad[i]);
+        }
+        ok(load(NULL, &e) == 0 && config_finish(&c, &e) == 0 && c.npacks[0] == 0,
+           "none: nothing sold");
+    }
+}
+
 int main(void)
 {
+    test_packs();
     test_rows();
     test_defaults_round_trip();
     test_types();

@@ -328,7 +328,7 @@ static void test_chat(struct store *s, const struct store_org *org)
            "the refused message was not stored; reply carries what was charged");
         store_org_update(s, "acme", -1, 5, &o);
         is_int(store_chat_begin(s, &t, &b), 0, "begin again with credits");
-        is_int(store_chat_abort(s, &t, emp_id, true), 0, "abort refunds");
+        is_int(store_chat_abort(s, &t, emp_id, NULL, true), 0, "abort refunds");
         store_org_get(s, org->id, &o);
         is_int(o.credits, 5, "refunded");
         store_conversation_get(s, &t, "conv_aaaaaaaaaaaaaaaaaaaaaaaa", &a, &c);
@@ -546,7 +546,7 @@ static void test_client_turn(struct store *s, const struct store_org *org)
             message("msg_cuser3aaaaaaaaaaaaaaaa", "conv_cliaaaaaaaaaaaaaaaaaaa", emp, "user", 500);
         b.user.content = "Never mind.";
         is_int(store_chat_begin(s, &t, &b), 0, "the conversation goes on");
-        store_chat_abort(s, &t, emp, false); /* that turn's engine fails: its work ends */
+        store_chat_abort(s, &t, emp, NULL, false); /* that turn's engine fails: its work ends */
         end.id = "call_cli2aaaaaaaaaaaaaaaaaa";
         is_int(store_turn_answer(s, &t, "msg_creply2aaaaaaaaaaaaaaa", &end, 1, NULL, false, &taken),
                0, "answered after that");
@@ -1614,7 +1614,7 @@ static void *gc_run(void *arg)
                 w->ok++;
         } else if (dup) {
             w->failed = 1;
-            store_chat_abort(s, &t, w->emp_id, false);
+            store_chat_abort(s, &t, w->emp_id, NULL, false);
         }
     }
     store_close(s);

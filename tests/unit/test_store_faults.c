@@ -238,7 +238,7 @@ static int op_chat_finish(struct fx *f)
 
 static int op_chat_abort(struct fx *f)
 {
-    return store_chat_abort(f->s, &f->t, f->emp[0], true);
+    return store_chat_abort(f->s, &f->t, f->emp[0], NULL, true);
 }
 
 static int op_claim(struct fx *f)

@@ -1,0 +1,95 @@
+-- SPDX-License-Identifier: MIT
+-- Migration 25: credits that are bought, and a ledger of every credit (issue 29, contract §21).
+--
+-- 'credit_transactions' is the ledger: one entry for every change of a balance, written in the
+-- transaction that changes it (src/store/ledger.c is its one writer). 'amount' is what actually
+-- changed (negative: taken); 'shortfall' what a take-back or a charge could not take because
+-- the balance met 0. A balance always equals the sum of its entries' amounts. Entries are never
+-- changed. The key columns come first (SQLite 3.40's integrity check misreads a WITHOUT ROWID
+-- table whose key columns are not: see migration 24).
+--
+-- Each mode has its own balance: 'orgs.credits' is the live one (spent by live keys' work),
+-- 'orgs.test_credits' the test one, which only test-mode purchases change (test mode is free).
+--
+-- 'credit_usage' keeps the hourly sums of the work entries (chat, task_run, workflow_step) by
+-- employee, written with each entry, so that GET /v1/account/usage reads at most
+-- 24 x 90 rows per employee whatever the size of the ledger.
+--
+-- 'checkout_sessions' records each Stripe Checkout Session this server created (the
+-- organization, the mode and the credits of its pack); 'stripe_events' each Stripe event
+-- received once verified: applied, ignored (not ours, not a type that changes credits), held
+-- (a refund or dispute that came before its purchase) or refused (with why).
+ALTER TABLE orgs ADD COLUMN test_credits BIGINT NOT NULL DEFAULT 0 CHECK (test_credits >= 0);
+
+CREATE TABLE credit_transactions (
+    org_id        TEXT NOT NULL,
+    mode          TEXT NOT NULL CHECK (mode IN ('live', 'test')),
+    created_at    BIGINT NOT NULL,
+    id            TEXT NOT NULL,
+    amount        BIGINT NOT NULL,
+    balance_after BIGINT NOT NULL CHECK (balance_after >= 0),
+    shortfall     BIGINT NOT NULL DEFAULT 0 CHECK (shortfall >= 0),
+    reason        TEXT NOT NULL CHECK (reason IN ('purchase', 'refund', 'dispute', 'chat',
+                                                  'task_run', 'workflow_step', 'grant',
+                                                  'adjustment')),
+    ref_type      TEXT,
+    ref_id        TEXT,
+    employee_id   TEXT,
+    PRIMARY KEY (org_id, mode, created_at, id)
+);
+CREATE FUNCTION credit_transactions_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'ledger entries are never changed';
+END;
+$$;
+CREATE TRIGGER credit_transactions_append_only BEFORE UPDATE ON credit_transactions
+    FOR EACH ROW EXECUTE FUNCTION credit_transactions_append_only();
+
+CREATE TABLE credit_usage (
+    org_id       TEXT NOT NULL,
+    mode         TEXT NOT NULL CHECK (mode IN ('live', 'test')),
+    hour         BIGINT NOT NULL,
+    employee_id  TEXT NOT NULL,
+    credits      BIGINT NOT NULL DEFAULT 0,
+    count        BIGINT NOT NULL DEFAULT 0,
+    PRIMARY KEY (org_id, mode, hour, employee_id)
+);
+
+CREATE TABLE checkout_sessions (
+    id              TEXT PRIMARY KEY,
+    org_id          TEXT NOT NULL REFERENCES orgs (id),
+    mode            TEXT NOT NULL CHECK (mode IN ('live', 'test')),
+    price_id        TEXT NOT NULL,
+    credits         BIGINT NOT NULL CHECK (credits > 0),
+    created_by      TEXT,
+    created_at      BIGINT NOT NULL,
+    expires_at      BIGINT NOT NULL,
+    payment_intent  TEXT,
+    paid_at         BIGINT,
+    taken_back      BIGINT NOT NULL DEFAULT 0 CHECK (taken_back >= 0)
+);
+CREATE INDEX checkout_sessions_intent ON checkout_sessions (payment_intent);
+CREATE INDEX checkout_sessions_org ON checkout_sessions (org_id, created_at);
+
+CREATE TABLE stripe_events (
+    id              TEXT PRIMARY KEY,
+    type            TEXT NOT NULL,
+    livemode        BIGINT NOT NULL,
+    status          TEXT NOT NULL CHECK (status IN ('applied', 'ignored', 'held', 'refused')),
+    note            TEXT,
+    object_id       TEXT,
+    payment_intent  TEXT,
+    amount          BIGINT,
+    amount_refunded BIGINT,
+    received_at     BIGINT NOT NULL,
+    applied_at      BIGINT
+);
+CREATE INDEX stripe_events_held ON stripe_events (payment_intent, received_at)
+    WHERE status = 'held';
+
+-- Each existing organization's ledger opens with one adjustment entry for its balance.
+INSERT INTO credit_transactions (org_id, mode, created_at, id, amount, balance_after, shortfall,
+                                 reason)
+SELECT id, 'live', CAST(extract(epoch FROM now()) * 1000 AS BIGINT), 'ctx_' || substr(id, 5),
+       credits, credits, 0, 'adjustment'
+FROM orgs;
