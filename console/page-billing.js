@@ -328,8 +328,8 @@ function DayChart({ items }) {
   const bw = w / Math.max(1, items.length);
   const total = items.reduce((n, i) => n + i.credits, 0);
   return html`<figure class="chart">
-    <figcaption>Credits per day (UTC): ${fmt(total)} in the period, at most ${
-      fmt(max)} in a day</figcaption>
+    <figcaption>Credits per day (UTC): ${total ? `${fmt(total)} in the period, at most ${
+      fmt(max)} in a day` : 'none in the period'}</figcaption>
     <svg viewBox=${`0 0 ${w} ${h + 18}`} role="img"
       aria-label=${`Credits per day, ${total} in all; the table below lists them`}>
       <line x1="0" y1=${h} x2=${w} y2=${h} stroke="#8a94a6" />

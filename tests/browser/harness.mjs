@@ -29,6 +29,9 @@ export const ARTIFACTS = path.resolve(ROOT, process.env.WORKFORCE_BROWSER_ARTIFA
                                       'build/test-artifacts/console');
 export const CHROMIUM = process.env.WORKFORCE_CHROMIUM || '/usr/bin/chromium';
 export const AXE_JS = path.join(ROOT, 'node_modules', 'axe-core', 'axe.min.js');
+// The Stripe stand-in (another checkout's may be named, to try it before it is merged here).
+export const STRIPE_STANDIN = path.resolve(ROOT, process.env.WORKFORCE_STRIPE_STANDIN ||
+                                           'tests/stripe/stripe_api.mjs');
 
 // Deadlines. UI: a render after an answer of the server; WORK: the server does work (a document
 // processed, a task or a workflow run); both generous for a loaded 2-core machine.
@@ -218,7 +221,7 @@ export async function startStripe(dir, config) {
   const cfgPath = path.join(dir, 'stripe-standin.json');
   fs.writeFileSync(cfgPath, JSON.stringify({ port: 0, ...config }));
   const log = fs.openSync(path.join(dir, 'stripe-standin.log'), 'a');
-  const proc = spawn('node', [path.join(ROOT, 'tests/stripe/stripe_api.mjs'), '--config', cfgPath],
+  const proc = spawn('node', [STRIPE_STANDIN, '--config', cfgPath],
                      { cwd: ROOT, stdio: ['ignore', 'pipe', log], env: cleanEnv() });
   fs.closeSync(log);
   track(proc, 'stripe stand-in');
