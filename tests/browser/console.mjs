@@ -1955,6 +1955,40 @@ async function billingTests() {
     }
   }, { browser, timeout: 120_000, allow: [STRIPE_FAVICON] });
 
+  await test('billing: Stripe failing shows upstream_error at the pack, and the browser stays ' +
+             'on the page', async (ctx) => {
+    const page = await openAs(ctx, P.owner, '#/billing');
+    await heading(page, 'Billing');
+    await packsShown(page, 2);
+    await STRIPE.fail(10, 500);
+    try {
+      await page.locator(byRole('button', 'Buy 5,000 credits')).click();
+      const text = await waitAlert(page, 'upstream_error', WORK);
+      assert(/HTTP 502/.test(text), 'the error shown: ' + text);
+      assert(new URL(page.url()).hash === '#/billing', 'the page left: ' + page.url());
+      await page.locator(byRole('button', 'Buy 5,000 credits')).wait(); // it can be tried again
+    } finally {
+      await STRIPE.fail(0, 500);
+    }
+  }, { browser, allow: [FAILED_STATUS(502)] });
+
+  await test('billing: a key whose scopes name billing sees Buy; a key without a scope list ' +
+             'reads the page but does not', async (ctx) => {
+    const buyer = S.createKey('acme', { mode: 'test', scopes: 'billing,employees:read' });
+    const page = await openSignedIn(ctx, S, buyer, '#/billing');
+    await heading(page, 'Billing');
+    await packsShown(page, 1);
+    await page.locator(byRole('button', 'Buy 1,000 credits')).wait();
+    await page.locator(byRole('button', 'Sign out')).click();
+    await signIn(page, K.test);
+    await goHash(page, '#/billing');
+    await heading(page, 'Billing');
+    await packsShown(page, 1);
+    await waitText(page, 'Buying needs a key whose scopes name billing', { selector: 'main' });
+    const buys = await buyButtons(page);
+    assert(!buys.length, 'a key without scopes sees ' + buys.join(', '));
+  }, { browser });
+
   for (const who of ['admin', 'viewer']) {
     await test(`billing: ${who === 'admin' ? 'an' : 'a'} ${who} sees the balance, the packs, ` +
                'the ledger and the usage, and no Buy; the server refuses its checkout too',

@@ -252,6 +252,8 @@ export async function startStripe(dir, config) {
     config: (c) => control('POST', '__config', c),
     requests: async () => (await control('GET', '__requests')).requests,
     deliveries: async () => (await control('GET', '__deliveries')).deliveries,
+    // the next 'count' requests to its API answer 'status' (Stripe down)
+    fail: (count, status) => control('POST', '__fail', { count, status }),
     stop: async () => {
       killChild({ pid: proc.pid }, 'SIGTERM');
       if (!await exited(proc, 5000)) killChild({ pid: proc.pid }, 'SIGKILL');
