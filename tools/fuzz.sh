@@ -28,7 +28,8 @@ esac
 
 cd "$(dirname "$0")/.." || exit 2
 
-PKGS="libmicrohttpd jansson sqlite3 libcrypto libcurl libzip libxml-2.0 libseccomp libpq hiredis"
+# the packages are the Makefile's (one list: a library added there is linked here too)
+PKGS=$(sed -n 's/^PKGS := //p' Makefile)
 OUT=build/fuzz
 
 # ---- Toolchain ----

@@ -115,6 +115,15 @@ def ref(kind, name):
     return {"$ref": "#/components/%s/%s" % (kind, name)}
 
 
+class OnceDict(dict):
+    """The schemas: a name given twice is a mistake (the second silently replaced the first,
+    as a new "Usage" once replaced the token usage of a message)."""
+
+    def __setitem__(self, key, value):
+        assert key not in self, "schema %s is defined twice" % key
+        super().__setitem__(key, value)
+
+
 def S(name):
     return ref("schemas", name)
 
@@ -560,7 +569,7 @@ PLANNED_LINE = "Not implemented yet: answers 404 route_not_found until built."
 
 
 def build_schemas():
-    s = {}
+    s = OnceDict()
 
     s["Timestamp"] = {
         "type": "string",
@@ -610,7 +619,9 @@ def build_schemas():
         "id": S("OrganizationId"),
         "name": string("The organization's slug (`^[a-z0-9][a-z0-9-]{0,62}$`)."),
         "tier": S("SubscriptionTier"),
-        "credits_remaining": integer("Credit balance; never below 0.", minimum=0),
+        "credits_remaining": integer("The credit balance of the caller's mode; never below 0. "
+                                     "Test mode has a balance of its own, which only test-mode "
+                                     "purchases fill (test-mode work is free).", minimum=0),
         "key": nullable(obj({
             "id": S("KeyId"),
             "mode": {"type": "string", "enum": ["live", "test"]},
@@ -1040,7 +1051,7 @@ def build_schemas():
         "has_more": {"type": "boolean"},
         "next_cursor": nullable(S("Cursor")),
     }, required=["credit_transactions", "has_more", "next_cursor"], description="Newest first.")
-    s["Usage"] = obj({
+    s["CreditUsage"] = obj({
         "period": {"type": "string", "enum": ["24h", "7d", "30d", "90d"]},
         "group_by": {"type": "string", "enum": ["day", "employee"]},
         "from": S("Timestamp"),
@@ -2792,7 +2803,7 @@ def build_paths():
                    query_param("group_by", "The grouping.",
                                {"type": "string", "enum": ["day", "employee"],
                                 "default": "day"})],
-           ok=ok_json("Usage", "The sums."), bad_param="period")
+           ok=ok_json("CreditUsage", "The sums."), bad_param="period")
     sp.add("get", "/v1/billing/packs", "listCreditPacks", "List the credit packs for sale",
            "Billing", built=True,
            description="The packs of the caller's mode: `WORKFORCE_CREDIT_PACKS` for live keys "

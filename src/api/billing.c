@@ -278,11 +278,10 @@ int api_billing_checkout(struct router_req *r, struct err *e)
     buf_init(&k->answer, STRIPE_ANSWER_MAX);
     r->async = true;
     http_req_defer(r->http);
-    /* From here 'r' belongs to httpc: checkout_done() answers (maybe at once). */
-    rc = httpc_start(api_svc(r)->httpc, &req, checkout_data, checkout_done, k);
+    /* From here 'r' belongs to httpc: checkout_done() answers (maybe at once, on a failure
+     * to start too); the form was copied. */
+    httpc_start(api_svc(r)->httpc, &req, checkout_data, checkout_done, k);
     buf_cleanup(&form);
-    if (rc) /* not started: checkout_done() was not called */
-        checkout_done(k, rc, 0, "the request could not start");
     return 0;
 }
 

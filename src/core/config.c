@@ -141,11 +141,28 @@ int config_parse_packs(const char *s, const char *setting, struct config_pack *o
     return 0;
 }
 
-/* WORKFORCE_CREDIT_PACKS / WORKFORCE_TEST_CREDIT_PACKS into c->packs. */
+/* WORKFORCE_CREDIT_PACKS / WORKFORCE_TEST_CREDIT_PACKS into c->packs; each mode's Stripe
+ * secret key must be one of that mode (a test key in the live slot would sell live packs
+ * whose events all arrive as test mode, and never be credited). */
 static int finish_packs(struct config *c, struct err *e)
 {
-    int rc = config_parse_packs(c->credit_packs_text[0], "WORKFORCE_CREDIT_PACKS", c->packs[0],
-                                &c->npacks[0], e);
+    static const char *const names[2] = {"WORKFORCE_STRIPE_SECRET_KEY",
+                                         "WORKFORCE_STRIPE_TEST_SECRET_KEY"};
+    static const char *const modes[2] = {"live", "test"};
+    int rc;
+
+    for (int m = 0; m < 2; m++) {
+        const char *k = c->stripe_secret_key[m];
+        char sk[16], rk[16];
+        snprintf(sk, sizeof(sk), "sk_%s_", modes[m]);
+        snprintf(rk, sizeof(rk), "rk_%s_", modes[m]);
+        if (*k && strncmp(k, sk, strlen(sk)) != 0 && strncmp(k, rk, strlen(rk)) != 0)
+            return err_set(e, ERR_INVALID, "invalid_setting", names[m],
+                           "must be a Stripe secret key of %s mode (%s... or %s...)", modes[m], sk,
+                           rk);
+    }
+    rc = config_parse_packs(c->credit_packs_text[0], "WORKFORCE_CREDIT_PACKS", c->packs[0],
+                            &c->npacks[0], e);
     if (!rc)
         rc = config_parse_packs(c->credit_packs_text[1], "WORKFORCE_TEST_CREDIT_PACKS", c->packs[1],
                                 &c->npacks[1], e);

@@ -11,8 +11,9 @@
  * credits check` and the tests verify it). The others say what change a moment of a piece of
  * work makes (a hold when it starts, its settlement when it ends). A balance never goes below
  * zero: a hold or an addition is one UPDATE ... RETURNING (the hold's condition in its WHERE);
- * a charge or a setting locks the organization's row first (a write to it), reads the balance
- * and writes the difference, on SQLite (one writer) and on PostgreSQL (read committed) alike.
+ * a charge or a setting locks and reads the organization's row in one such statement (adding
+ * 0), then writes the difference, on SQLite (one writer) and on PostgreSQL (read committed)
+ * alike. The entry's time is the balance's ledger clock, moved by the same statements.
  * Each mode has its own balance column. The hourly usage sums of work are upserted with each of
  * its entries, so usage reads a few hundred rows whatever the size of the ledger. Nothing else
  * in src/ writes orgs.credits or the ledger (`make check` looks).
@@ -64,23 +65,45 @@ static bool is_work(enum store_credit_reason reason)
            reason == STORE_CREDIT_WORKFLOW_STEP;
 }
 
-/* Run 'sql' ($1 organization, $2 amount) that answers the balance after it: '*after', and
- * '*row' whether a row changed. */
+/*
+ * The two statements that change a balance, by mode: take $2 if the balance has it all (a
+ * hold), and add $2 (negative: take; 0: lock the row and read it). Each also moves the mode's
+ * ledger clock, the time of the entry it writes: now ($3), or one millisecond after the last
+ * entry when that is not before now. Entries of one balance thus have distinct, increasing
+ * times (two in one millisecond, a refund applied with its purchase, keep their order), on
+ * one writer or several nodes alike (the row is locked by the statement).
+ */
+#define ADVANCE(at) at " = CASE WHEN " at " >= $3 THEN " at " + 1 ELSE $3 END"
+#define TAKE_ALL(c, at)                                                                            \
+    "UPDATE orgs SET " c " = " c " - $2, " ADVANCE(at) " WHERE id = $1 AND " c " >= $2"            \
+                                                       " RETURNING " c ", " at
+#define ADD(c, at)                                                                                 \
+    "UPDATE orgs SET " c " = " c " + $2, " ADVANCE(at) " WHERE id = $1 RETURNING " c ", " at
+static const char *const take_all_sql[2] = {TAKE_ALL("credits", "ledger_at"),
+                                            TAKE_ALL("test_credits", "test_ledger_at")};
+static const char *const add_sql[2] = {ADD("credits", "ledger_at"),
+                                       ADD("test_credits", "test_ledger_at")};
+
+/* Run one of those ($1 organization, $2 amount, $3 now): '*after' the balance after it, '*at'
+ * the ledger clock, '*row' whether the row changed. */
 static int balance_write(struct store *s, const char *sql, const char *org_id, int64_t amount,
-                         int64_t *after, bool *row)
+                         int64_t now, int64_t *after, int64_t *at, bool *row)
 {
     struct db_stmt *st = db_prepare(s, sql);
     int rc;
 
     *row = false;
-    *after = 0;
+    *after = *at = 0;
     if (!st)
         return ERR_STORE;
     db_bind_text(st, 1, org_id);
     db_bind_int64(st, 2, amount);
+    db_bind_int64(st, 3, now);
     rc = db_step(st, row);
-    if (!rc && *row)
+    if (!rc && *row) {
         *after = db_int64(st, 0);
+        *at = db_int64(st, 1);
+    }
     db_done(st);
     return rc;
 }
@@ -154,7 +177,9 @@ static int entry_write(struct store *s, struct store_credit_tx *x)
 int credits_apply(struct store *s, const struct store_tenant *t, enum credits_change change,
                   int64_t amount, const struct credits_cause *why, int64_t *applied)
 {
-    bool test = t->mode == STORE_TEST, row = false;
+    const int test = t->mode == STORE_TEST;
+    const int64_t now = clock_now_ms();
+    bool row = false;
     struct store_credit_tx x;
     int64_t have = 0, delta = 0, after = 0;
     int rc;
@@ -171,25 +196,18 @@ int credits_apply(struct store *s, const struct store_tenant *t, enum credits_ch
     x.ref_id = why->ref_id;
     x.employee_id = why->employee_id;
     if (change == CREDITS_HOLD || change == CREDITS_ADD) {
-        static const char *const sql[2][2] = {
-            {"UPDATE orgs SET credits = credits - $2 WHERE id = $1 AND credits >= $2"
-             " RETURNING credits",
-             "UPDATE orgs SET test_credits = test_credits - $2 WHERE id = $1 AND test_credits >="
-             " $2 RETURNING test_credits"},
-            {"UPDATE orgs SET credits = credits + $2 WHERE id = $1 RETURNING credits",
-             "UPDATE orgs SET test_credits = test_credits + $2 WHERE id = $1 RETURNING"
-             " test_credits"}};
-        rc = balance_write(s, sql[change == CREDITS_ADD][test], t->org_id, amount, &after, &row);
+        rc = balance_write(s, change == CREDITS_HOLD ? take_all_sql[test] : add_sql[test],
+                           t->org_id, amount, now, &after, &x.created_at, &row);
         if (!rc && !row)
             rc = change == CREDITS_HOLD ? ERR_LIMIT : ERR_NOT_FOUND;
         if (rc)
             return rc;
         x.amount = change == CREDITS_HOLD ? -amount : amount;
     } else {
-        const char *org[] = {t->org_id};
-        rc = db_run(s, "UPDATE orgs SET updated_at = updated_at WHERE id = $1", org, 1, NULL, 0);
-        if (!rc)
-            rc = credits_balance(s, t, &have);
+        /* lock the row and read the balance, then write the difference */
+        rc = balance_write(s, add_sql[test], t->org_id, 0, now, &have, &x.created_at, &row);
+        if (!rc && !row)
+            rc = ERR_NOT_FOUND;
         if (rc)
             return rc;
         if (change == CREDITS_CHARGE) {
@@ -202,18 +220,13 @@ int credits_apply(struct store *s, const struct store_tenant *t, enum credits_ch
         }
         after = have + delta;
         if (delta != 0)
-            rc = balance_write(s,
-                               test ? "UPDATE orgs SET test_credits = test_credits + $2 WHERE id ="
-                                      " $1 RETURNING test_credits"
-                                    : "UPDATE orgs SET credits = credits + $2 WHERE id = $1"
-                                      " RETURNING credits",
-                               t->org_id, delta, &after, &row);
+            rc =
+                balance_write(s, add_sql[test], t->org_id, delta, now, &after, &x.created_at, &row);
         if (rc)
             return rc;
         x.amount = delta;
     }
     x.balance_after = after;
-    x.created_at = clock_now_ms();
     if (LEDGER_ON && (x.amount != 0 || x.shortfall != 0))
         rc = entry_write(s, &x);
     if (!rc)

@@ -712,6 +712,9 @@ class ServerTestCase(unittest.TestCase):
         rc = srv.stop()
         took = time.time() - t0
         tail = srv.log_tail()
+        # Issue 29: whatever the class did, every balance equals the sum of its ledger entries
+        # (on SQLite, and on PostgreSQL with several nodes)
+        ledger = srv.cli("credits", "check") if rc == 0 and not crashed else None
         srv.cleanup()
         if crashed:
             raise AssertionError("server died during %s (exit %s):\n%s" % (cls.__name__, rc, tail))
@@ -720,6 +723,9 @@ class ServerTestCase(unittest.TestCase):
             # (leaks are reported at exit under ASan).
             raise AssertionError("server of %s exited with %s on SIGTERM after %.1f s:\n%s"
                                  % (cls.__name__, rc, took, tail))
+        if ledger is not None and ledger.returncode != 0:
+            raise AssertionError("after %s, a balance differs from the sum of its ledger:\n%s%s"
+                                 % (cls.__name__, ledger.stdout, ledger.stderr))
         if took > 10:
             # not a failure (the drain is bounded by design), but a test left work behind
             sys.stderr.write("\nnote: the server of %s took %.1f s to stop\n" % (cls.__name__, took))

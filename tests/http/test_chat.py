@@ -53,11 +53,15 @@ class HeldWrites:
         raise AssertionError("psql did not take the lock")
 
     def release(self, sql=None):
-        """Let the writes go: after 'sql' committed, or with nothing done."""
+        """Let the writes go: after 'sql' (a statement or a list of them) committed, or with
+        nothing done."""
         end = "COMMIT" if sql else "ROLLBACK"
+        if isinstance(sql, (list, tuple)):
+            sql = ";\n".join(sql)
         if self.conn:
             if sql:
-                self.conn.execute(sql)
+                for one in sql.split(";\n"):
+                    self.conn.execute(one)
             self.conn.execute(end)
             self.conn.close()
             self.conn = None
@@ -336,7 +340,11 @@ class BuiltinChatTest(ChatTestCase):
 
     def test_test_mode_is_free(self):
         b0 = self.balance(self.live)
-        self.assertEqual(self.balance(self.test), b0, "one organization, one balance")
+        # issue 29: each mode has its own balance (a test-mode purchase never adds live
+        # credits); only test purchases fill the test one, and test work never spends it
+        t0 = self.balance(self.test)
+        self.assertEqual(t0, 0, "the test balance is apart from the live one")
+        self.assertGreater(b0, 0)
         m = self.chat_ok(self.test, self.temp, "Does this cost anything?")
         self.assertEqual(m["credits_used"], 0)
         self.assertGreater(m["usage"]["output_tokens"], 0)
@@ -345,7 +353,7 @@ class BuiltinChatTest(ChatTestCase):
         conv = self.conversation(self.test, m["conversation_id"])
         self.assertEqual([x["credits_used"] for x in conv["messages"]], [0, 0])
         self.assertEqual(self.balance(self.live), b0)
-        self.assertEqual(self.balance(self.test), b0)
+        self.assertEqual(self.balance(self.test), t0)
 
     def test_concurrent_spending_never_overspends(self):
         key = self.server.create_key("chat-race", credits=3)
@@ -481,7 +489,12 @@ class OpenAIChatTest(MockChatTestCase):
             called = self.wait_for(
                 lambda: len([r for r in self.mock_requests() if r["last_user"] in msgs]) == 2,
                 timeout=15)
-            emptied = "UPDATE orgs SET credits = 0 WHERE slug = 'chat-early'"
+            # the balance emptied as the operator's command would: with its ledger entry
+            emptied = ["INSERT INTO credit_transactions (org_id, mode, created_at, id, amount,"
+                       " balance_after, shortfall, reason) SELECT id, 'live', %d, 'ctx_' ||"
+                       " substr(id, 5), -credits, 0, 0, 'adjustment' FROM orgs WHERE slug ="
+                       " 'chat-early'" % int(time.time() * 1000),
+                       "UPDATE orgs SET credits = 0 WHERE slug = 'chat-early'"]
         finally:
             held.release(emptied)
         for t in threads:

@@ -446,13 +446,15 @@ static void test_packs(void)
 {
     subtest("WORKFORCE_CREDIT_PACKS")
     {
+        static const char seventeen[] = "p:1,p2:2,p3:3,p4:4,p5:5,p6:6,p7:7,p8:8,p9:9,p10:10,"
+                                        "p11:11,p12:12,p13:13,p14:14,p15:15,p16:16,p17:17";
         char *good[] = {"WORKFORCE_CREDIT_PACKS=price_A:1000,price_B:5000",
                         "WORKFORCE_TEST_CREDIT_PACKS=price_T:10",
                         "WORKFORCE_STRIPE_SECRET_KEY=sk_live_xyz", NULL};
-        const char *bad[] = {"price_A", "price_A:", ":10", "price_A:0", "price_A:1000000001",
-                             "price_A:1,price_A:2", "price-A:5", "price_A:5,", "price A:5",
-                             "p:1,p2:2,p3:3,p4:4,p5:5,p6:6,p7:7,p8:8,p9:9,p10:10,p11:11,p12:12,"
-                             "p13:13,p14:14,p15:15,p16:16,p17:17"};
+        const char *bad[] = {"price_A",   "price_A:",           ":10",
+                             "price_A:0", "price_A:1000000001", "price_A:1,price_A:2",
+                             "price-A:5", "price_A:5,",         "price A:5",
+                             seventeen};
         struct err e;
 
         ok(load(good, &e) == 0 && config_finish(&c, &e) == 0, "two live packs, one test pack");
@@ -472,6 +474,17 @@ static void test_packs(void)
         }
         ok(load(NULL, &e) == 0 && config_finish(&c, &e) == 0 && c.npacks[0] == 0,
            "none: nothing sold");
+        ok(load_one("WORKFORCE_STRIPE_SECRET_KEY=sk_test_abc", &e) == 0 &&
+               config_finish(&c, &e) == ERR_INVALID &&
+               strcmp(e.param, "WORKFORCE_STRIPE_SECRET_KEY") == 0,
+           "a test-mode key in the live setting is refused");
+        ok(load_one("WORKFORCE_STRIPE_TEST_SECRET_KEY=pk_test_abc", &e) == 0 &&
+               config_finish(&c, &e) == ERR_INVALID &&
+               strcmp(e.param, "WORKFORCE_STRIPE_TEST_SECRET_KEY") == 0,
+           "a publishable key is refused");
+        ok(load_one("WORKFORCE_STRIPE_TEST_SECRET_KEY=rk_test_abc", &e) == 0 &&
+               config_finish(&c, &e) == 0,
+           "a restricted key of the mode is taken");
     }
 }
 

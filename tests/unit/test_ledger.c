@@ -4,10 +4,137 @@
  * engine call, the credit a live piece of work holds, the tier gate (403) and the balance gate
  * (402), and the `error` text of a run or step they refused.
  */
+#include "../../src/core/crypto.h"
 #include "../../src/ledger/ledger.h"
 #include "t.h"
 
+#include <stdio.h>
 #include <string.h>
+
+/* "t=<t>,v1=<hex of HMAC-SHA256(secret, "<t>.<body>")>" into 'out'. */
+static const char *sign(const char *secret, long long t, const char *body, char *out, size_t n)
+{
+    char msg[4096];
+    unsigned char mac[32];
+    int len = snprintf(msg, sizeof(msg), "%lld.%s", t, body);
+    size_t at;
+    crypto_hmac_sha256(secret, strlen(secret), msg, (size_t)len, mac);
+    at = (size_t)snprintf(out, n, "t=%lld,v1=", t);
+    for (size_t i = 0; i < 32 && at + 2 < n; i++)
+        at += (size_t)snprintf(out + at, n - at, "%02x", mac[i]);
+    return out;
+}
+
+static void test_stripe_verify(void)
+{
+    subtest("Stripe-Signature")
+    {
+        const char *body = "{\"id\":\"evt_1\"}";
+        const char *secrets[] = {"whsec_old", "whsec_new"};
+        const long long now = 1765000000;
+        char h[512], two[1024], sig_new[512];
+        struct err e;
+
+        err_clear(&e);
+        is_int(ledger_stripe_verify(sign("whsec_new", now, body, h, sizeof(h)), body, strlen(body),
+                                    secrets, 2, now, 300, &e),
+               0, "signed with the second configured secret");
+        is_int(ledger_stripe_verify(sign("whsec_old", now - 300, body, h, sizeof(h)), body,
+                                    strlen(body), secrets, 2, now, 300, &e),
+               0, "300 s old: within the tolerance");
+        is_int(ledger_stripe_verify(sign("whsec_old", now - 301, body, h, sizeof(h)), body,
+                                    strlen(body), secrets, 2, now, 300, &e),
+               ERR_AUTH, "301 s old: refused");
+        is_str(e.code, "invalid_signature", "401 invalid_signature");
+        is_int(ledger_stripe_verify(sign("whsec_other", now, body, h, sizeof(h)), body,
+                                    strlen(body), secrets, 2, now, 300, &e),
+               ERR_AUTH, "another secret: refused");
+        is_int(ledger_stripe_verify(sign("whsec_new", now, body, h, sizeof(h)), "{}", 2, secrets, 2,
+                                    now, 300, &e),
+               ERR_AUTH, "another body: refused");
+        is_int(ledger_stripe_verify(sign("whsec_new", now, body, h, sizeof(h)), body, strlen(body),
+                                    secrets, 1, now, 300, &e),
+               ERR_AUTH, "a secret no longer configured: refused");
+        /* during Stripe's own rotation an event carries two v1 signatures */
+        sign("whsec_new", now, body, sig_new, sizeof(sig_new));
+        snprintf(two, sizeof(two), "%s,v1=%s,v0=abc", sign("whsec_x", now, body, h, sizeof(h)),
+                 strstr(sig_new, "v1=") + 3);
+        is_int(ledger_stripe_verify(two, body, strlen(body), secrets, 2, now, 300, &e), 0,
+               "any v1 matching any secret");
+        is_int(ledger_stripe_verify(NULL, body, strlen(body), secrets, 2, now, 300, &e), ERR_AUTH,
+               "no header");
+        is_int(ledger_stripe_verify("v1=00", body, strlen(body), secrets, 2, now, 300, &e),
+               ERR_AUTH, "no timestamp");
+        is_int(ledger_stripe_verify("t=1765000000", body, strlen(body), secrets, 2, now, 300, &e),
+               ERR_AUTH, "no v1");
+        is_int(ledger_stripe_verify("t=1,t=2,v1=00", body, strlen(body), secrets, 2, now, 300, &e),
+               ERR_AUTH, "two timestamps");
+        is_int(ledger_stripe_verify(sign("whsec_new", now, body, h, sizeof(h)), body, strlen(body),
+                                    secrets, 0, now, 300, &e),
+               ERR_AUTH, "no secret configured: nothing is accepted");
+    }
+}
+
+static void test_stripe_parse(void)
+{
+    subtest("Stripe events")
+    {
+        struct store_stripe_event ev;
+        struct arena a;
+        struct err e;
+        const char *paid = "{\"id\":\"evt_1\",\"type\":\"checkout.session.completed\","
+                           "\"livemode\":false,\"data\":{\"object\":{\"id\":\"cs_test_1\","
+                           "\"payment_status\":\"paid\",\"payment_intent\":\"pi_1\","
+                           "\"client_reference_id\":\"org_1\"}}}";
+        const char *unpaid = "{\"id\":\"evt_2\",\"type\":\"checkout.session.completed\","
+                             "\"livemode\":true,\"data\":{\"object\":{\"id\":\"cs_1\","
+                             "\"payment_status\":\"unpaid\"}}}";
+        const char *refund = "{\"id\":\"evt_3\",\"type\":\"charge.refunded\",\"livemode\":"
+                             "true,\"data\":{\"object\":{\"id\":\"ch_1\",\"payment_intent\":"
+                             "\"pi_1\",\"amount\":1000,\"amount_refunded\":250}}}";
+        const char *dispute = "{\"id\":\"evt_4\",\"type\":\"charge.dispute.created\","
+                              "\"livemode\":true,\"data\":{\"object\":{\"id\":\"dp_1\","
+                              "\"payment_intent\":\"pi_1\",\"amount\":1000}}}";
+        const char *bad[] = {
+            "[]",
+            "{}",
+            "not json",
+            "{\"id\":\"evt_5\",\"type\":\"charge.refunded\",\"livemode\":true,\"data\":"
+            "{\"object\":{\"id\":\"ch_1\",\"amount\":100,\"amount_refunded\":101}}}",
+            "{\"id\":\"evt_6\",\"type\":\"charge.refunded\",\"livemode\":true,\"data\":"
+            "{\"object\":{\"id\":\"ch_1\",\"amount\":0,\"amount_refunded\":0}}}",
+            "{\"id\":\"evt_7\",\"type\":\"checkout.session.completed\",\"livemode\":"
+            "\"yes\",\"data\":{\"object\":{}}}",
+            "{\"id\":\"evt_8\",\"type\":\"checkout.session.completed\",\"livemode\":true,"
+            "\"data\":{\"object\":{\"payment_status\":\"paid\"}}}"};
+
+        arena_init(&a);
+        err_clear(&e);
+        is_int(ledger_stripe_parse(paid, strlen(paid), &a, &ev, &e), 0, "a paid session");
+        ok(ev.kind == STORE_STRIPE_PAID && !ev.livemode, "paid, test mode");
+        is_str(ev.object_id, "cs_test_1", "its session");
+        is_str(ev.org_id, "org_1", "its organization");
+        is_str(ev.payment_intent, "pi_1", "its payment");
+        is_int(ledger_stripe_parse(unpaid, strlen(unpaid), &a, &ev, &e), 0, "an unpaid one");
+        ok(ev.kind == STORE_STRIPE_UNPAID && ev.livemode && !ev.payment_intent, "not paid yet");
+        is_int(ledger_stripe_parse(refund, strlen(refund), &a, &ev, &e), 0, "a refund");
+        ok(ev.kind == STORE_STRIPE_REFUND && ev.amount == 1000 && ev.amount_refunded == 250,
+           "its amounts");
+        is_int(ledger_stripe_parse(dispute, strlen(dispute), &a, &ev, &e), 0, "a dispute");
+        ok(ev.kind == STORE_STRIPE_DISPUTE && ev.amount_refunded == 1000, "all of it");
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+            is_int(ledger_stripe_parse(bad[i], strlen(bad[i]), &a, &ev, &e), ERR_INVALID,
+                   "not an event we apply: 400");
+        arena_cleanup(&a);
+    }
+    subtest("packs")
+    {
+        const struct config_pack packs[] = {{"price_A", 1000}, {"price_B", 5000}};
+        ok(ledger_pack_find(packs, 2, "price_B") == &packs[1], "found by price");
+        ok(!ledger_pack_find(packs, 2, "price_C") && !ledger_pack_find(packs, 2, NULL),
+           "an unknown price is no pack");
+    }
+}
 
 static struct store_employee emp(const char *tier)
 {
@@ -91,5 +218,7 @@ int main(void)
         ok(strncmp(ledger_refusal(&e, why, sizeof(why)), "permission_denied: ", 19) == 0,
            "a run's error starts with the code");
     }
+    test_stripe_verify();
+    test_stripe_parse();
     return done_testing();
 }

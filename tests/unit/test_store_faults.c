@@ -508,6 +508,54 @@ static int op_user_disable(struct fx *f)
     return rc;
 }
 
+/* ---- Payments (issue 29) ---- */
+
+/* A Checkout Session of 500 credits recorded for the organization (live). */
+static int op_checkout(struct fx *f)
+{
+    struct store_checkout c;
+    memset(&c, 0, sizeof(c));
+    c.id = "cs_live_faults";
+    c.tenant.mode = STORE_LIVE;
+    snprintf(c.tenant.org_id, sizeof(c.tenant.org_id), "%s", f->org.id);
+    c.price_id = "price_A";
+    c.credits = 500;
+    c.created_at = T0;
+    c.expires_at = T0 + 86400000;
+    return store_checkout_record(f->s, &c);
+}
+
+/* Stripe event 'id' of 'kind' for that session (its payment pi_faults). */
+static int stripe_event(struct fx *f, const char *id, enum store_stripe_kind kind)
+{
+    struct store_stripe_event ev;
+    enum store_stripe_outcome out;
+    const char *note;
+    memset(&ev, 0, sizeof(ev));
+    ev.id = id;
+    ev.type = kind == STORE_STRIPE_PAID ? "checkout.session.completed" : "charge.refunded";
+    ev.livemode = true;
+    ev.kind = kind;
+    ev.object_id = kind == STORE_STRIPE_PAID ? "cs_live_faults" : "ch_faults";
+    ev.org_id = f->org.id;
+    ev.payment_intent = "pi_faults";
+    ev.amount = 1000;
+    ev.amount_refunded = 300;
+    return store_stripe_apply(f->s, &ev, T0 + 2, &out, &note);
+}
+
+/* A refund that comes before its purchase: held. */
+static int op_refund_first(struct fx *f)
+{
+    return stripe_event(f, "evt_faults_refund", STORE_STRIPE_REFUND);
+}
+
+/* The purchase: its credits, its ledger and audit entries, and the held refund applied. */
+static int op_purchase(struct fx *f)
+{
+    return stripe_event(f, "evt_faults_paid", STORE_STRIPE_PAID);
+}
+
 /* ---- The script ---- */
 
 /* The tenant and its employees, once the organization exists; a webhook endpoint that takes
@@ -688,6 +736,9 @@ static const struct step script[] = {
     {"store_wf_run_cancel", op_run_cancel, true},
     {"a document", add_document, false},
     {"store_document_finish", op_document_finish, true},
+    {"store_checkout_record", op_checkout, true},
+    {"store_stripe_apply (a refund before its purchase: held)", op_refund_first, true},
+    {"store_stripe_apply (the purchase, and the held refund with it)", op_purchase, true},
 };
 #define NSCRIPT (sizeof(script) / sizeof(script[0]))
 
@@ -778,14 +829,20 @@ static void on(const char *url, const char *backend, bool pg)
         }
 
         /* What the money did, nothing failing: 20, a chat reply of 3, an aborted turn
-         * refunded, a task of 3, a cancelled and a recovered run refunded, a step of 2. */
+         * refunded, a task of 3, a cancelled and a recovered run refunded, a step of 2, a
+         * purchase of 500 and its refund of 300/1000 (150); and the ledger says the same. */
         memset(&f, 0, sizeof(f));
         arena_init(&f.a);
         f.s = fresh(url, pg);
-        if (f.s && run_script(&f, NSCRIPT) && store_org_get(f.s, f.org.id, &o) == 0)
-            is_int(o.credits, 20 - 3 - 3 - 2, "the whole script charges what it should");
-        else
+        if (f.s && run_script(&f, NSCRIPT) && store_org_get(f.s, f.org.id, &o) == 0) {
+            int64_t bad = -1;
+            is_int(o.credits, 20 - 3 - 3 - 2 + 500 - 150,
+                   "the whole script charges what it should");
+            ok(store_credit_check(f.s, NULL, NULL, &bad) == 0 && bad == 0,
+               "every balance is the sum of its ledger");
+        } else {
             ok(0, "the whole script");
+        }
         store_close(f.s);
         arena_cleanup(&f.a);
     }

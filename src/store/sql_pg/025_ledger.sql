@@ -11,6 +11,11 @@
 -- Each mode has its own balance: 'orgs.credits' is the live one (spent by live keys' work),
 -- 'orgs.test_credits' the test one, which only test-mode purchases change (test mode is free).
 --
+-- 'orgs.ledger_at' / 'orgs.test_ledger_at' are each balance's ledger clock: the time of its
+-- latest entry. The statement that changes a balance moves it to now, or one millisecond past
+-- the latest entry when that is not before now, so a balance's entries have distinct,
+-- increasing times and are listed in the order they were written.
+--
 -- 'credit_usage' keeps the hourly sums of the work entries (chat, task_run, workflow_step) by
 -- employee, written with each entry, so that GET /v1/account/usage reads at most
 -- 24 x 90 rows per employee whatever the size of the ledger.
@@ -20,6 +25,8 @@
 -- received once verified: applied, ignored (not ours, not a type that changes credits), held
 -- (a refund or dispute that came before its purchase) or refused (with why).
 ALTER TABLE orgs ADD COLUMN test_credits BIGINT NOT NULL DEFAULT 0 CHECK (test_credits >= 0);
+ALTER TABLE orgs ADD COLUMN ledger_at BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE orgs ADD COLUMN test_ledger_at BIGINT NOT NULL DEFAULT 0;
 
 CREATE TABLE credit_transactions (
     org_id        TEXT NOT NULL,
