@@ -16,7 +16,8 @@
 //   this tab's session storage, as the key of the "Use an API key" sign-in is) and, back from
 //   Stripe, reads the balance and the ledger again every 2 s, for at most 60 s, until the
 //   purchase of that session is in the ledger; past that it says the credits have not arrived
-//   yet, with a button to look again. Nothing about the payment is trusted from the address.
+//   yet, with a button to look again (back with no checkout of this tab's: it reads them once).
+//   Nothing about the payment is trusted from the address.
 // - The ledger's filters are the address's query (#/billing?reason=purchase&since=...), as the
 //   audit log's are, so a filtered view can be linked to; filtering drops ?checkout=.
 // - Roles (roles.js): 'billing' reads all of it (viewer and up, or a key whose scopes allow
@@ -143,6 +144,14 @@ function CheckoutReturn({ outcome, onArrived }) {
       sessionStorage.removeItem(PENDING);
       return undefined;
     }
+    if (!pending || !pending.id) {
+      // no checkout of this tab is known (another tab started it): the balance and the ledger
+      // are read once more, and show the credits if they are there
+      setState('unknown');
+      loadAccount().catch(() => {});
+      onArrived();
+      return undefined;
+    }
     let stopped = false;
     let timer = null;
     const end = Date.now() + ARRIVAL_DEADLINE_MS;
@@ -150,17 +159,11 @@ function CheckoutReturn({ outcome, onArrived }) {
     const look = async () => {
       let found = null;
       try {
-        const before = session.account ? session.account.credits_remaining : null;
         await loadAccount();
-        if (pending && pending.id) {
-          const page = await api('GET', '/v1/account/credit_transactions',
-                                 { query: { reason: 'purchase', limit: 20 } });
-          found = page.credit_transactions.find((t) => t.reference &&
-                                                t.reference.id === pending.id) || null;
-        } else if (before !== null && session.account.credits_remaining > before) {
-          // no checkout of this tab is known (another tab started it): a rise will do
-          found = { amount: session.account.credits_remaining - before };
-        }
+        const page = await api('GET', '/v1/account/credit_transactions',
+                               { query: { reason: 'purchase', limit: 20 } });
+        found = page.credit_transactions.find((t) => t.reference &&
+                                              t.reference.id === pending.id) || null;
       } catch {
         /* looked again at the next turn; the deadline ends it */
       }
@@ -194,6 +197,10 @@ function CheckoutReturn({ outcome, onArrived }) {
   if (state === 'arrived')
     return html`<p class="notice bi-ok" role="status">Payment received: ${
       fmt(entry.amount)} credits were added. <a href="#/billing">Dismiss</a></p>`;
+  if (state === 'unknown')
+    return html`<p class="notice" role="status">Thank you: the payment went through at Stripe.
+      The credits are added when Stripe tells this server of it; the ledger below lists the
+      purchase once they are. <a href="#/billing">Dismiss</a></p>`;
   if (state === 'late')
     return html`<div class="notice" role="status">The credits have not arrived yet. They are
       added when Stripe tells this server of the payment, which can take a few minutes.
