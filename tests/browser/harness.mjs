@@ -29,9 +29,7 @@ export const ARTIFACTS = path.resolve(ROOT, process.env.WORKFORCE_BROWSER_ARTIFA
                                       'build/test-artifacts/console');
 export const CHROMIUM = process.env.WORKFORCE_CHROMIUM || '/usr/bin/chromium';
 export const AXE_JS = path.join(ROOT, 'node_modules', 'axe-core', 'axe.min.js');
-// The Stripe stand-in (another checkout's may be named, to try it before it is merged here).
-export const STRIPE_STANDIN = path.resolve(ROOT, process.env.WORKFORCE_STRIPE_STANDIN ||
-                                           'tests/stripe/stripe_api.mjs');
+export const STRIPE_STANDIN = path.join(ROOT, 'tests', 'stripe', 'stripe_api.mjs');
 
 // Deadlines. UI: a render after an answer of the server; WORK: the server does work (a document
 // processed, a task or a workflow run); both generous for a loaded 2-core machine.
