@@ -181,11 +181,14 @@ function adopt(s) {
 }
 
 // On load: the session the cookie holds, if any (a key of this tab wins: nothing is asked).
-// A 401 is 'signed out' (invalid_session: it ended, and the sign-in page says so).
+// A 401 is 'signed out' (invalid_session: it ended, and the sign-in page says so). The tab's
+// data (setMode) is asked for again, so a reload, or a trip to Stripe's payment page and back,
+// stays on the test data it was looking at.
 export async function restore() {
   if (session.key) return;
   try {
-    const res = await send('GET', '/v1/sessions/current', {});
+    const res = await send('GET', '/v1/sessions/current', {
+      headers: session.mode === 'test' ? { 'Workforce-Mode': 'test' } : {} });
     if (res.ok) {
       adopt(await res.json());
       return;

@@ -27,6 +27,7 @@ const PAGES = [
   ['users', 'Users & invitations', 'users'],
   ['keys', 'API keys', 'keys'],
   ['audit', 'Audit log', 'audit'],
+  ['billing', 'Billing', 'billing'],
   ['account', 'Account', 'read'],
 ];
 

@@ -14,7 +14,7 @@ import { usePaged, ErrorBox, Field, Empty, More, Loading, Time, Confirm, PageTit
 // The scopes of the API (src/auth/scopes.c); none chosen: the key has full access.
 const SCOPES = ['employees:read', 'employees:write', 'chat', 'conversations', 'tasks',
                 'knowledge', 'workflows', 'integrations', 'webhooks', 'tools', 'approvals',
-                'audit'];
+                'audit', 'billing'];
 
 // The end of the day 'date' (YYYY-MM-DD, the browser's time zone) in Unix seconds.
 function endOfDay(date) {

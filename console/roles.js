@@ -12,7 +12,9 @@
 // - A key (the "Use an API key" sign-in) has no role: the server checks its scopes, and the
 //   console offers a key everything as it always did (the approvals page explains a 403 of a
 //   key without the approvals scope), but the audit log only to a key that may read it, and
-//   never what only a session may do (people, keys, one's password).
+//   never what only a session may do (people, keys, one's password). Billing follows the
+//   server's rule for keys: reading needs no scope list or one with billing; buying needs a
+//   scope list that names billing (a key without scopes is refused).
 
 import { session } from './api.js';
 
@@ -22,6 +24,7 @@ export const ROLES = ['viewer', 'member', 'developer', 'admin', 'owner'];
 const ADDS = {
   viewer: [
     'read', // employees, chat history, approvals, knowledge (and its search), tasks, ...
+    'billing', // the billing page: balance, credit packs, the ledger, usage
   ],
   member: [
     'chat', // send messages, rate replies, delete conversations
@@ -46,6 +49,7 @@ const ADDS = {
   ],
   owner: [
     'users.owner', // grant the owner role
+    'billing.buy', // buy credits (POST /v1/billing/checkout)
   ],
 };
 
@@ -75,6 +79,8 @@ export function can(action, subject) {
     const scopes = keyScopes();
     // a key reads the audit log only when its scopes name it (a key without scopes does not)
     if (action === 'audit') return !!scopes && scopes.includes('audit');
+    if (action === 'billing') return !scopes || !scopes.length || scopes.includes('billing');
+    if (action === 'billing.buy') return !!scopes && scopes.includes('billing');
     return true;
   }
   const u = session.user;

@@ -10,7 +10,9 @@
 // fresh database (live keys use the mock; test keys keep the built-in engine, as a user's test
 // keys do), a second server of the same kind that the stream-cut test kills mid-reply, and a
 // server with single sign-on in front of a real OpenID Connect provider (tests/oidc/provider.mjs:
-// oidc-provider from npm, pinned), whose round trips the browser makes itself.
+// oidc-provider from npm, pinned), whose round trips the browser makes itself. The main server
+// buys credits from the stand-in of Stripe's API (tests/stripe/stripe_api.mjs), whose pay page
+// the browser goes through in the purchase test.
 //
 // Tests find things as a user does: by role and accessible name (puppeteer's ::-p-aria), label
 // and visible text; never by the pages' CSS classes. Each test has a fresh incognito context
@@ -24,9 +26,10 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import {
-  CHROMIUM, UI, WORK, allowOrigin, assert, audit, auditResults, byRole, fieldError, freePort,
-  halt, killAllSync, labelled, mkdirs, newPage, note, notBlank, startMcpPeer, startMock,
-  startOidcProvider, startServer, stopAll, summary, tabTo, test, until, waitAlert, waitText,
+  CHROMIUM, UI, WORK, allowOrigin, assert, audit, auditResults, byRole, disallowOrigin,
+  fieldError, freePort, halt, killAllSync, labelled, mkdirs, newPage, note, notBlank,
+  startMcpPeer, startMock, startOidcProvider, startServer, startStripe, stopAll, summary, tabTo,
+  test, until, waitAlert, waitText,
 } from './harness.mjs';
 
 const SUITE_DEADLINE_MS = 8 * 60_000;
@@ -83,6 +86,7 @@ let provider = null; // the OAuth provider of the connect round trip
 let PEER = null; // the MCP server the MCP servers page adds
 let SSO = null; // the server with single sign-on, and OP its OpenID Connect provider
 let OP = null;
+let STRIPE = null; // the Stripe stand-in the main server buys credits from
 let K = {}; // keys
 let EMP = []; // the employees of the main server's test org
 let LIVE_EMP = []; // and of its live org (live mode has data of its own)
@@ -298,7 +302,7 @@ async function shellTests() {
     const pages = [['Employees', 'Employees'], ['Chat', 'Chat'], ['Knowledge', null],
                    ['Tasks', null], ['Workflows', null], ['Integrations', null],
                    ['MCP servers', 'MCP servers'], ['Approvals', 'Approvals'],
-                   ['Webhooks & events', null],
+                   ['Webhooks & events', null], ['Billing', 'Billing'],
                    ['Account', 'Account']];
     for (const [link, h1] of pages) {
       await page.locator(byRole('link', link, 'nav[aria-label="Sections"]')).click();
@@ -1773,7 +1777,7 @@ async function peopleTests() {
         await waitText(page, 'Test mode', { selector: 'header' });
       }
       for (const h of ['#/employees', '#/chat', '#/approvals', '#/knowledge', '#/tasks',
-                       '#/workflows', '#/integrations', '#/mcp', '#/account'])
+                       '#/workflows', '#/integrations', '#/mcp', '#/billing', '#/account'])
         await visit(h);
       for (const [p, k, h] of ones) {
         const id = await first(key, p, k);
@@ -1788,6 +1792,317 @@ async function peopleTests() {
     await goHash(page, '#/users');
     await waitText(page, 'Your role (viewer) does not open this page', { selector: 'main' });
     await audit(page, 'viewer-refused');
+  }, { browser });
+}
+
+// ---- Billing: the balance, buying credits through Stripe's pay page, the ledger, usage ----
+
+// Stripe's side (the stand-in's config) and the server's settings that match it: two live packs
+// and one test pack.
+const STRIPE_KEYS = { live: 'sk_live_browser_4eC39HqLyjWDarjtT1zdp7dc',
+                      test: 'sk_test_browser_4eC39HqLyjWDarjtT1zdp7dc' };
+const STRIPE_HOOKS = { live: 'whsec_browser_live_8f2a', test: 'whsec_browser_test_51c9' };
+const STRIPE_CONFIG = {
+  secret_keys: STRIPE_KEYS,
+  prices: { live: { price_browser_1k: { unit_amount: 1000, currency: 'usd' },
+                    price_browser_5k: { unit_amount: 4500, currency: 'usd' } },
+            test: { price_browser_test_1k: { unit_amount: 1000, currency: 'usd' } } },
+  webhook_secrets: STRIPE_HOOKS,
+};
+const stripeEnv = (url) => ({
+  WORKFORCE_STRIPE_API_URL: url,
+  WORKFORCE_STRIPE_SECRET_KEY: STRIPE_KEYS.live,
+  WORKFORCE_STRIPE_WEBHOOK_SECRET: STRIPE_HOOKS.live,
+  WORKFORCE_CREDIT_PACKS: 'price_browser_1k:1000,price_browser_5k:5000',
+  WORKFORCE_STRIPE_TEST_SECRET_KEY: STRIPE_KEYS.test,
+  WORKFORCE_STRIPE_TEST_WEBHOOK_SECRET: STRIPE_HOOKS.test,
+  WORKFORCE_TEST_CREDIT_PACKS: 'price_browser_test_1k:1000',
+});
+
+const LEDGER = 'main table[aria-label="Credit transactions"] tbody tr';
+// Chromium asks Stripe's page for its icon, which the stand-in does not have.
+const STRIPE_FAVICON = /status of 404\b.*\/favicon\.ico\)$/;
+
+// The number of the page's "Credits remaining" (null while it is not shown).
+const balanceShown = (page) => page.evaluate(() => {
+  const dt = [...document.querySelectorAll('main dt')]
+    .find((d) => d.textContent.trim() === 'Credits remaining');
+  if (!dt || !dt.nextElementSibling) return null;
+  const n = Number(dt.nextElementSibling.textContent.replace(/[^0-9-]/g, ''));
+  return Number.isFinite(n) ? n : null;
+});
+
+// The names of the pack buttons shown ("Buy 1,000 credits", ...).
+const buyButtons = (page) => page.$$eval('main button', (bs) => bs
+  .map((b) => b.textContent.replace(/\s+/g, ' ').trim()).filter((t) => /^Buy\b/.test(t)));
+
+// The packs listed, once listed: their headings.
+async function packsShown(page, n) {
+  const h = await page.waitForFunction((n) => {
+    const items = [...document.querySelectorAll('main ul[aria-label="Credit packs"] > li h3')];
+    return items.length === n && items.map((i) => i.textContent.trim());
+  }, { timeout: UI, polling: 100 }, n);
+  return h.jsonValue();
+}
+
+// The ledger rows once every one of the (at least 'min') rows holds 'text'.
+async function ledgerRows(page, min, text, max = Infinity) {
+  try {
+    await page.waitForFunction((sel, min, max, text) => {
+      const rows = [...document.querySelectorAll(sel)];
+      return rows.length >= min && rows.length <= max &&
+        rows.every((r) => r.innerText.includes(text));
+    }, { timeout: UI, polling: 100 }, LEDGER, min, max, text);
+  } catch (e) {
+    const rows = await rowsOf(page, LEDGER);
+    throw new Error(`the ledger: ${rows.length} rows, not ${min}..${max} all of "${text}": ` +
+                    rows.slice(0, 5).join(' | '));
+  }
+  return rowsOf(page, LEDGER);
+}
+
+// The times of the ledger's rows (ms), as they are shown.
+const ledgerTimes = (page) => page.$$eval(LEDGER + ' time',
+                                          (ts) => ts.map((t) => Date.parse(t.dateTime)));
+
+async function billingTests() {
+  await test('billing: an owner buys a test pack on Stripe\'s pay page; back on the page the ' +
+             'credits arrive, the balance and the header show them, and the ledger lists the ' +
+             'purchase with its checkout session', async (ctx) => {
+    allowOrigin(STRIPE.url); // this test's browser goes to Stripe's page, and only this one
+    try {
+      const before = (await S.api(K.test, 'GET', '/v1/account')).json.credits_remaining;
+      const page = await openAs(ctx, P.owner);
+      // live data first: the live packs
+      await goHash(page, '#/billing');
+      await heading(page, 'Billing');
+      const live = await packsShown(page, 2);
+      assert(live.join() === '1,000 credits,5,000 credits', 'the live packs: ' + live.join());
+      await page.locator(byRole('button', 'Switch to test data')).click();
+      await waitText(page, 'Test mode', { selector: 'header' });
+      const testPacks = await packsShown(page, 1);
+      assert(testPacks[0] === '1,000 credits', 'the test pack: ' + testPacks[0]);
+      await until('the test balance shown', async () => await balanceShown(page) === before, UI);
+      await waitText(page, 'Test: Stripe\'s test mode', { selector: 'main' });
+      await audit(page, 'billing-owner');
+      // Buy: the browser goes to Stripe's page for the session the server made
+      const buy = await page.locator(byRole('button', 'Buy 1,000 credits')).waitHandle();
+      await Promise.all([page.waitForNavigation({ waitUntil: 'load', timeout: WORK }),
+                         buy.click()]);
+      const pay = new URL(page.url());
+      assert(pay.origin === STRIPE.url && /^\/pay\/cs_test_/.test(pay.pathname),
+             'not on Stripe\'s pay page: ' + page.url());
+      const cs = pay.pathname.split('/').pop();
+      const made = (await STRIPE.requests())
+        .filter((r) => r.method === 'POST' && r.path === '/v1/checkout/sessions').pop();
+      assert(made, 'the server never asked Stripe for a checkout session');
+      const back = S.url + '/console/#/billing?checkout=';
+      assert(made.form.success_url === back + 'success' &&
+             made.form.cancel_url === back + 'cancelled',
+             `the urls sent to Stripe: ${made.form.success_url} ${made.form.cancel_url}`);
+      assert(made.form['line_items[0][price]'] === 'price_browser_test_1k',
+             'the price sent to Stripe: ' + made.form['line_items[0][price]']);
+      // Pay: Stripe tells the server (its webhook) and sends the browser back
+      await Promise.all([page.waitForNavigation({ waitUntil: 'load', timeout: WORK }),
+                         page.locator(byRole('button', 'Pay')).click()]);
+      await page.waitForFunction((u) => location.href === u, { timeout: UI }, back + 'success');
+      await heading(page, 'Billing');
+      // the tab still looks at test data (the console loaded again, from Stripe's redirect)
+      await waitText(page, 'Test mode', { selector: 'header' });
+      await waitText(page, 'Test: Stripe\'s test mode', { selector: 'main' });
+      await waitText(page, '1,000 credits were added', { selector: 'main [role="status"]' });
+      await until('the balance shown to grow by 1,000',
+                  async () => await balanceShown(page) === before + 1000, UI);
+      const after = (await S.api(K.test, 'GET', '/v1/account')).json.credits_remaining;
+      assert(after === before + 1000, `the test balance is ${after}, not ${before} + 1000`);
+      await waitText(page, `${after} credits`, { selector: 'header' });
+      const rows = await ledgerRows(page, 1, '');
+      assert(rows[0].includes('Purchase') && rows[0].includes('+1,000') && rows[0].includes(cs),
+             'the newest ledger entry: ' + rows[0]);
+      const d = (await STRIPE.deliveries()).filter((x) => x.type === 'checkout.session.completed');
+      assert(d.length === 1 && d[0].status === 200, 'the deliveries: ' + JSON.stringify(d));
+      await audit(page, 'billing-owner-bought');
+    } finally {
+      disallowOrigin(STRIPE.url);
+    }
+  }, { browser, timeout: 120_000, allow: [STRIPE_FAVICON] });
+
+  await test('billing: cancelling on Stripe\'s page comes back saying nothing was charged; ' +
+             'the balance is as it was', async (ctx) => {
+    allowOrigin(STRIPE.url);
+    try {
+      const before = (await S.api(K.test, 'GET', '/v1/account')).json.credits_remaining;
+      const page = await openAs(ctx, P.owner, '#/billing');
+      await heading(page, 'Billing');
+      await page.locator(byRole('button', 'Switch to test data')).click();
+      await waitText(page, 'Test mode', { selector: 'header' });
+      const buy = await page.locator(byRole('button', 'Buy 1,000 credits')).waitHandle();
+      await Promise.all([page.waitForNavigation({ waitUntil: 'load', timeout: WORK }),
+                         buy.click()]);
+      assert(page.url().startsWith(STRIPE.url + '/pay/'), 'not on Stripe\'s page: ' + page.url());
+      await Promise.all([page.waitForNavigation({ waitUntil: 'load', timeout: WORK }),
+                         page.locator(byRole('link', 'Cancel')).click()]);
+      await page.waitForFunction((u) => location.href === u, { timeout: UI },
+                                 S.url + '/console/#/billing?checkout=cancelled');
+      await waitText(page, 'The checkout was cancelled: nothing was charged', {
+        selector: 'main [role="status"]' });
+      await until('the balance shown', async () => await balanceShown(page) === before, UI);
+      const after = (await S.api(K.test, 'GET', '/v1/account')).json.credits_remaining;
+      assert(after === before, `the test balance went from ${before} to ${after}`);
+      await audit(page, 'billing-cancelled');
+    } finally {
+      disallowOrigin(STRIPE.url);
+    }
+  }, { browser, timeout: 120_000, allow: [STRIPE_FAVICON] });
+
+  await test('billing: Stripe failing shows upstream_error at the pack, and the browser stays ' +
+             'on the page', async (ctx) => {
+    const page = await openAs(ctx, P.owner, '#/billing');
+    await heading(page, 'Billing');
+    await packsShown(page, 2);
+    await STRIPE.fail(10, 500);
+    try {
+      await page.locator(byRole('button', 'Buy 5,000 credits')).click();
+      const text = await waitAlert(page, 'upstream_error', WORK);
+      assert(/HTTP 502/.test(text), 'the error shown: ' + text);
+      assert(new URL(page.url()).hash === '#/billing', 'the page left: ' + page.url());
+      await page.locator(byRole('button', 'Buy 5,000 credits')).wait(); // it can be tried again
+    } finally {
+      await STRIPE.fail(0, 500);
+    }
+  }, { browser, allow: [FAILED_STATUS(502)] });
+
+  await test('billing: a key whose scopes name billing sees Buy; a key without a scope list ' +
+             'reads the page but does not', async (ctx) => {
+    const buyer = S.createKey('acme', { mode: 'test', scopes: 'billing,employees:read' });
+    const page = await openSignedIn(ctx, S, buyer, '#/billing');
+    await heading(page, 'Billing');
+    await packsShown(page, 1);
+    await page.locator(byRole('button', 'Buy 1,000 credits')).wait();
+    await page.locator(byRole('button', 'Sign out')).click();
+    await signIn(page, K.test);
+    await goHash(page, '#/billing');
+    await heading(page, 'Billing');
+    await packsShown(page, 1);
+    await waitText(page, 'Buying needs a key whose scopes name billing', { selector: 'main' });
+    const buys = await buyButtons(page);
+    assert(!buys.length, 'a key without scopes sees ' + buys.join(', '));
+  }, { browser });
+
+  for (const who of ['admin', 'viewer']) {
+    await test(`billing: ${who === 'admin' ? 'an' : 'a'} ${who} sees the balance, the packs, ` +
+               'the ledger and the usage, and no Buy; the server refuses its checkout too',
+               async (ctx) => {
+      const u = P[who];
+      const page = await openAs(ctx, u);
+      assert((await navNames(page)).includes('Billing'), `no Billing in the ${who}'s navigation`);
+      await goHash(page, '#/billing');
+      await heading(page, 'Billing');
+      await packsShown(page, 2);
+      await settled(page);
+      await waitText(page, 'Only an owner of the organization can buy credits', {
+        selector: 'main' });
+      const buys = await buyButtons(page);
+      assert(!buys.length, `a ${who} sees ${buys.join(', ')}`);
+      assert(await balanceShown(page) !== null, 'no balance shown');
+      await page.locator('main ::-p-aria([name="Credit transactions"][role="table"])').wait();
+      await page.locator('main ::-p-aria([name="Credits per day"][role="table"])').wait();
+      await noAlert(page);
+      // what the page hides, the server refuses
+      const ses = await S.session(u.email, PW);
+      const r = await S.sapi(ses, 'POST', '/v1/billing/checkout', {
+        price_id: 'price_browser_1k', success_url: S.url + '/console/',
+        cancel_url: S.url + '/console/' });
+      assert(r.status === 403 && r.json && r.json.error.code === 'permission_denied',
+             `a ${who}'s checkout: ${r.status} ${r.text}`);
+      await audit(page, 'billing-' + who);
+    }, { browser });
+  }
+
+  await test('billing: the usage chart draws a bar for today\'s live chats and one for their ' +
+             'employee, with the API\'s figures in its tables', async (ctx) => {
+    const emp = LIVE_EMP.find((e) => e.name === 'Noah') || LIVE_EMP[0];
+    for (let i = 0; i < 3; i++) {
+      const r = await S.api(K.live, 'POST', '/v1/chat', { employee_id: emp.id,
+                                                         message: 'Usage check ' + i });
+      assert(r.status === 200, 'a live chat: ' + r.text);
+    }
+    const ses = await S.session(P.owner.email, PW);
+    const usage = async (g) => {
+      const r = await S.sapi(ses, 'GET', '/v1/account/usage?period=24h&group_by=' + g);
+      assert(r.status === 200, `usage by ${g}: ${r.status} ${r.text}`);
+      return r.json;
+    };
+    const today = new Date().toISOString().slice(0, 10);
+    const day = (await usage('day')).items.find((i) => i.key === today);
+    const mine = (await usage('employee')).items.find((i) => i.key === emp.id);
+    assert(day && day.credits > 0 && day.count >= 3, 'today\'s usage: ' + JSON.stringify(day));
+    assert(mine && mine.credits > 0 && mine.count >= 3,
+           'the employee\'s usage: ' + JSON.stringify(mine));
+    const page = await openAs(ctx, P.owner, '#/billing');
+    await heading(page, 'Billing');
+    await (await labelled(page, 'Period')).select('24h');
+    // the bar of today: drawn (a height), titled with the API's figures
+    const bar = async (caption, title) => {
+      const h = await page.waitForFunction((caption, title) => {
+        const fig = [...document.querySelectorAll('main figure')]
+          .find((f) => f.querySelector('figcaption').textContent.startsWith(caption));
+        if (!fig) return false;
+        const bars = [...fig.querySelectorAll('svg rect')].filter((r) =>
+          r.getBoundingClientRect().height > 2);
+        const it = bars.find((r) => r.querySelector('title').textContent.startsWith(title));
+        return it ? { n: bars.length, title: it.querySelector('title').textContent,
+                      label: fig.querySelector('svg').getAttribute('aria-label') } : false;
+      }, { timeout: UI, polling: 100 }, caption, title);
+      return h.jsonValue();
+    };
+    const d = await bar('Credits per day', today + ':');
+    assert(d.title.startsWith(`${today}: ${day.credits} credits, ${day.count} pieces`),
+           'today\'s bar: ' + d.title);
+    const e = await bar('Credits per employee', emp.name + ':');
+    assert(e.title.startsWith(`${emp.name}: ${mine.credits} credits`), 'the bar: ' + e.title);
+    // the same figures, in the tables
+    const dayRows = await rowsOf(page, 'main table[aria-label="Credits per day"] tbody tr');
+    assert(dayRows.some((r) => r.replace(/,/g, '') === `${today} ${day.credits} ${day.count}`),
+           'the table per day: ' + dayRows.join(' | '));
+    const empRows = await rowsOf(page, 'main table[aria-label="Credits per employee"] tbody tr');
+    assert(empRows.some((r) => r.replace(/,/g, '') ===
+                               `${emp.name} ${mine.credits} ${mine.count}`),
+           'the table per employee: ' + empRows.join(' | '));
+    await audit(page, 'billing-usage');
+  }, { browser });
+
+  await test('billing: the ledger filters by reason and since (kept in the address) and pages ' +
+             'with "Load more", newest first', async (ctx) => {
+    // 55 grants: the live balance raised by 1, 55 times
+    const since = Math.floor(Date.now() / 1000);
+    const base = (await S.api(K.live, 'GET', '/v1/account')).json.credits_remaining;
+    for (let i = 1; i <= 55; i++) S.cli('orgs', 'update', 'acme', '--credits', String(base + i));
+    const page = await openAs(ctx, P.owner, '#/billing');
+    await heading(page, 'Billing');
+    await (await labelled(page, 'Reason')).select('grant');
+    await page.locator(byRole('button', 'Filter')).click();
+    await page.waitForFunction(() => /[?&]reason=grant\b/.test(location.hash), { timeout: UI });
+    const first = await ledgerRows(page, 50, 'Grant', 50);
+    assert(first.every((r) => r.includes('+1')), 'a grant of another amount: ' + first[0]);
+    await page.locator(byRole('button', 'Load more')).click();
+    await ledgerRows(page, 55, 'Grant');
+    const times = await ledgerTimes(page);
+    for (let i = 1; i < times.length; i++) assert(times[i] <= times[i - 1], 'not newest first');
+    // the chats of the live key, by the address; the field shows the address's filter
+    await goHash(page, '#/billing?reason=chat');
+    await ledgerRows(page, 1, 'Chat');
+    assert(await (await labelled(page, 'Reason')).evaluate((el) => el.value) === 'chat',
+           'the reason field does not show the address\'s filter');
+    // since the grants began: none older
+    await goHash(page, '#/billing?since=' + since);
+    await ledgerRows(page, 50, '');
+    assert((await ledgerTimes(page)).every((t) => t >= since * 1000),
+           'an entry older than since');
+    // since a time to come: nothing
+    await goHash(page, '#/billing?since=' + (since + 3600));
+    await waitText(page, 'No entry matches these filters', { selector: 'main' });
+    await audit(page, 'billing-ledger-filtered');
   }, { browser });
 }
 
@@ -2007,10 +2322,15 @@ async function main() {
       WORKFORCE_OAUTH_GITHUB_API_URL: provider.url,
       WORKFORCE_OAUTH_GITHUB_REVOKE_URL: provider.url + '/revoke',
     };
+    // the main server buys credits from the Stripe stand-in: it starts first, and learns where
+    // the server's webhook is once the server has a port
+    STRIPE = await startStripe(tmp, STRIPE_CONFIG);
     // the MCP peer is on 127.0.0.1: the main server may reach private addresses for MCP
     [S, CUT, PEER] = await Promise.all([
-      startServer('main', { ...llm, ...github, WORKFORCE_MCP_ALLOW_PRIVATE: '1' }),
+      startServer('main', { ...llm, ...github, ...stripeEnv(STRIPE.url),
+                            WORKFORCE_MCP_ALLOW_PRIVATE: '1' }),
       startServer('cut', llm), startMcpPeer(tmp)]);
+    await STRIPE.config({ events_url: S.url + '/v1/billing/stripe/events' });
     // then the single sign-on pair, on a machine no longer busy starting the others
     [SSO, OP] = await startSso(tmp);
     allowOrigin(S.url);
@@ -2052,6 +2372,7 @@ async function main() {
     await mcpTests();
     await approvalTests();
     await peopleTests();
+    await billingTests();
     await ssoTests();
     await pageTests();
     await a11yTests();

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // harness.mjs: what the browser suite (console.mjs) stands on. The processes it starts (the
-// OpenAI-compatible mock of tests/mock, and workforce servers on free 127.0.0.1 ports, each with
-// a fresh database in a temp dir), the CLI (keys), the TAP-like runner, and the checks every page
-// gets: the network log (no host but the server's), console errors, axe-core, screenshots.
+// OpenAI-compatible mock of tests/mock, the Stripe stand-in of tests/stripe, and workforce
+// servers on free 127.0.0.1 ports, each with a fresh database in a temp dir), the CLI (keys),
+// the TAP-like runner, and the checks every page gets: the network log (no host but the
+// server's), console errors, axe-core, screenshots.
 //
 // Decisions:
 // - Every child is stopped by its own PID (SIGTERM, then SIGKILL), at the end and on any exit
@@ -28,6 +29,7 @@ export const ARTIFACTS = path.resolve(ROOT, process.env.WORKFORCE_BROWSER_ARTIFA
                                       'build/test-artifacts/console');
 export const CHROMIUM = process.env.WORKFORCE_CHROMIUM || '/usr/bin/chromium';
 export const AXE_JS = path.join(ROOT, 'node_modules', 'axe-core', 'axe.min.js');
+export const STRIPE_STANDIN = path.join(ROOT, 'tests', 'stripe', 'stripe_api.mjs');
 
 // Deadlines. UI: a render after an answer of the server; WORK: the server does work (a document
 // processed, a task or a workflow run); both generous for a loaded 2-core machine.
@@ -208,6 +210,55 @@ export async function startOidcProvider(dir, { clientId, secret, redirectUri, ac
   };
 }
 
+// The stand-in of Stripe's API of tests/stripe/stripe_api.mjs (its header tells the rest):
+// Checkout Sessions, a pay page /pay/<id> whose "Pay" posts a signed checkout.session.completed
+// to 'events_url' and sends the browser to the session's success_url, and control routes
+// (/__config, /__requests, ...). 'config' is its JSON config; it prints {"port", "url"} on its
+// first stdout line. Stopped by its own PID (stop(), and stopAll()).
+export async function startStripe(dir, config) {
+  const cfgPath = path.join(dir, 'stripe-standin.json');
+  fs.writeFileSync(cfgPath, JSON.stringify({ port: 0, ...config }));
+  const log = fs.openSync(path.join(dir, 'stripe-standin.log'), 'a');
+  const proc = spawn('node', [STRIPE_STANDIN, '--config', cfgPath],
+                     { cwd: ROOT, stdio: ['ignore', 'pipe', log], env: cleanEnv() });
+  fs.closeSync(log);
+  track(proc, 'stripe stand-in');
+  let out = '';
+  proc.stdout.on('data', (d) => { out += d; });
+  const info = await until('the Stripe stand-in to print its port', () => {
+    if (proc.exitCode !== null) {
+      let tail = '';
+      try {
+        tail = fs.readFileSync(path.join(dir, 'stripe-standin.log'), 'utf8').slice(-1000);
+      } catch { /* no log */ }
+      throw new Error(`the Stripe stand-in exited (${proc.exitCode}): ${tail}`);
+    }
+    const nl = out.indexOf('\n');
+    return nl > 0 && JSON.parse(out.slice(0, nl));
+  }, 30_000);
+  const url = info.url || `http://127.0.0.1:${info.port}`;
+  const control = async (method, name, body) => {
+    const r = await fetch(`${url}/${name}`, {
+      method, headers: body ? { 'Content-Type': 'application/json' } : {},
+      body: body ? JSON.stringify(body) : undefined });
+    const text = await r.text();
+    if (r.status !== 200) throw new Error(`Stripe stand-in ${name}: ${r.status} ${text}`);
+    return JSON.parse(text);
+  };
+  return {
+    port: info.port, url, proc, pid: proc.pid,
+    config: (c) => control('POST', '__config', c),
+    requests: async () => (await control('GET', '__requests')).requests,
+    deliveries: async () => (await control('GET', '__deliveries')).deliveries,
+    // the next 'count' requests to its API answer 'status' (Stripe down)
+    fail: (count, status) => control('POST', '__fail', { count, status }),
+    stop: async () => {
+      killChild({ pid: proc.pid }, 'SIGTERM');
+      if (!await exited(proc, 5000)) killChild({ pid: proc.pid }, 'SIGKILL');
+    },
+  };
+}
+
 // One workforce server: a fresh database in its own temp dir, generous limits unless 'env'
 // says otherwise, on a free port (another one if the port was taken before it bound it). With
 // opts.port, on that port only (a provider registered its address first): if it is taken, the
@@ -373,6 +424,12 @@ export const allowedOrigins = [];
 
 export function allowOrigin(origin) {
   allowedOrigins.push(origin);
+}
+
+// The end of allowOrigin(origin) (a host only one test may go to).
+export function disallowOrigin(origin) {
+  const i = allowedOrigins.lastIndexOf(origin);
+  if (i >= 0) allowedOrigins.splice(i, 1);
 }
 
 export function note(msg) {
