@@ -25,7 +25,8 @@ reads:  bench/ledger_bench.c writes a ledger of 1,000,000 entries through the st
         ...&group_by=employee and GET /v1/account/credit_transactions?limit=50 (the first page),
         50 times each after a warm-up, one keep-alive connection, alternating with the same
         requests of an organization whose ledger has one entry (the reference) and with
-        GET /v1/account; median and p95. Goal: usage < 50 ms. The ledger is written in
+        GET /v1/account; median and p95. Goal: usage < 50 ms. With --database URL the same on
+        PostgreSQL (an empty database: not part of bench/ledger.sh). The ledger is written in
         --seed-dir (bench/ledger.sh: on tmpfs when there is one, the writing is this bench's
         slow part; the reads come from the page cache either way).
 
@@ -174,14 +175,18 @@ def reads(a):
     """The usage and ledger reads over a ledger of 'a.entries' entries."""
     d = os.path.join(a.seed_dir or a.tmp, "reads")
     os.makedirs(d)
-    db = os.path.join(d, "ledger.db")
+    db = a.database or os.path.join(d, "ledger.db")
     t0 = time.monotonic()
     seed = json.loads(subprocess.run([a.seed_bin, db, str(a.entries), "90", str(a.employees)],
                                      capture_output=True, text=True, check=True,
                                      timeout=900).stdout)
     log("reads: %d entries (%d chats) written in %.1f s" % (seed["entries"], seed["chats"],
                                                            time.monotonic() - t0))
-    srv = wfbench.Server(a.bin, d, {}, name="ledger")
+    env = {} if not a.database else {  # what a server on PostgreSQL must be told
+        "WORKFORCE_SECRET_FILE": os.path.join(d, "server.secret"),
+        "WORKFORCE_FILES_DIR": os.path.join(d, "files")}
+    srv = wfbench.Server(a.bin, d, env, name="ledger")
+    srv.db = db
     t0 = time.monotonic()
     wfbench.cli(a.bin, db, srv.env, "credits", "check")  # exits 1 when a balance differs
     check_s = time.monotonic() - t0
@@ -194,9 +199,9 @@ def reads(a):
              ("credit_transactions?limit=50, page 1", "/v1/account/credit_transactions?limit=50"),
              ("GET /v1/account (floor)", "/v1/account")]
     out = {"seed": seed, "seed_s": seed["seconds"], "check_s": check_s,
-           "seed_fs": chat_overhead.fs_type(d),
-           "db_mib": os.path.getsize(db) / 1048576.0,
-           "usage_rows": entries_in(db, table="credit_usage")}
+           "seed_fs": "PostgreSQL" if a.database else chat_overhead.fs_type(d),
+           "db_mib": 0 if a.database else os.path.getsize(db) / 1048576.0,
+           "usage_rows": -1 if a.database else entries_in(db, table="credit_usage")}
     srv.start()
     try:
         conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=30)
@@ -264,6 +269,8 @@ def main():
     ap.add_argument("--requests", type=int, default=50)
     ap.add_argument("--employees", type=int, default=20, help="of the ledger of the reads")
     ap.add_argument("--parts", default="chat,reads", help="chat, reads or both (chat,reads)")
+    ap.add_argument("--database", help="the reads' database instead of a SQLite file: an empty "
+                    "PostgreSQL database's URL (tests/pg/pg.sh start DIR prints one)")
     a = ap.parse_args()
 
     t_start = time.monotonic()
@@ -337,9 +344,11 @@ def print_reads(a, out, goals):
     s = out["seed"]
     err("")
     err("reads: a ledger of %d entries (%d chats through store_chat_begin/_finish, 90 days, %d "
-        "employees), SQLite %.0f MiB on %s, written in %.1f s; credits check %.1f s"
-        % (s["entries"], s["chats"], a.employees, out["db_mib"], out["seed_fs"], out["seed_s"],
-           out["check_s"]))
+        "employees), %s, written in %.1f s; credits check %.1f s"
+        % (s["entries"], s["chats"], a.employees,
+           out["seed_fs"] if a.database else "SQLite %.0f MiB on %s" % (out["db_mib"],
+                                                                        out["seed_fs"]),
+           out["seed_s"], out["check_s"]))
     err("  %-40s %10s %10s %12s %12s" % ("%d requests each" % a.requests, "median ms", "p95 ms",
                                           "ref median", "ref p95"))
     for label in out["paths"]:
@@ -352,8 +361,9 @@ def print_reads(a, out, goals):
                           verdict(f["median_ms"] < 50 and f["p95_ms"] < 50)))
     day = out[out["paths"][0]]
     err("  (ref: an organization whose ledger has one entry, same server; usage by day: %d days,"
-        " %d entries counted; %d hourly usage rows)"
-        % (day["items"], day["entries_counted"], out["usage_rows"]))
+        " %d entries counted%s)"
+        % (day["items"], day["entries_counted"], "; %d hourly usage rows" % out["usage_rows"]
+           if out["usage_rows"] >= 0 else ""))
 
 
 if __name__ == "__main__":
