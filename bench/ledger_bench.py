@@ -10,8 +10,8 @@ chat:   blocking POST /v1/chat (bench/chat_overhead.py's client: http.client, on
         10^8 credits (each chat holds one credit at its start: one entry and its hour's usage
         sum; the small reply costs 1 credit, settled against the hold). Sequentially and from
         8 client threads, in R short rounds (many short ones: the pairs of a round see the same
-        load from whatever else the machine runs) whose order alternates (the one server first, then the
-        other, then the other way round). Each round gives a time ratio, the reference's
+        load from whatever else the machine runs) whose order alternates (the one server first,
+        then the other, then the other way round). Each round gives a time ratio, the reference's
         requests per second over the product's (how much longer a chat takes with its entry);
         the goal is the median of the rounds' ratios <= 1.10, for both. The mean latencies and
         their ratio are printed too, and what each server itself spent a chat over all rounds
@@ -33,8 +33,9 @@ reads:  bench/ledger_bench.c writes a ledger of 1,000,000 entries through the st
 Prints a summary and the figures as one JSON line on stdout.
 
 Usage: ledger_bench.py --bin build/workforce --noledger-bin build/bench-noledger/workforce
-       --seed-bin build/bench/ledger_bench --tmp DIR [--seed-dir DIR] [--rounds 31] [--seq 100] [--conc 25]
-       [--entries 1000000] [--requests 50]
+       --seed-bin build/bench/ledger_bench --tmp DIR [--seed-dir DIR] [--rounds 31]
+       [--seq 100] [--conc 25] [--entries 1000000] [--requests 50] [--employees 20]
+       [--parts chat,reads] [--database URL]
 """
 
 import argparse
