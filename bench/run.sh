@@ -371,4 +371,5 @@ bash bench/fairness.sh || exit 1
 bash bench/agent.sh || exit 1
 bash bench/approvals.sh || exit 1
 bash bench/people.sh || exit 1
+bash bench/ledger.sh || exit 1
 exit 0
