@@ -18,7 +18,7 @@ command -v python3 >/dev/null 2>&1 || { echo "bench: python3 is missing" >&2; ex
 OUT=build/bench
 mkdir -p "$OUT"
 make --no-print-directory -s build/libworkforce.a >&2 || exit 1
-PKGS="libmicrohttpd jansson sqlite3 libcrypto libcurl libzip libxml-2.0 libseccomp libpq hiredis libargon2"
+PKGS=$(sed -n 's/^PKGS := //p' Makefile) # the Makefile's list
 # shellcheck disable=SC2046,SC2086
 ${CC:-gcc} -std=c17 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror $(pkg-config --cflags $PKGS) \
     -o "$OUT/ledger_bench" bench/ledger_bench.c build/libworkforce.a \

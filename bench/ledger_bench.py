@@ -363,7 +363,7 @@ def print_reads(a, out, goals):
     day = out[out["paths"][0]]
     err("  (ref: an organization whose ledger has one entry, same server; usage by day: %d days,"
         " %d entries counted%s)"
-        % (day["items"], day["entries_counted"], "; %d hourly usage rows" % out["usage_rows"]
+        % (day["items"], day["entries_counted"], "; %d usage rows (hours of the last two days, days before)" % out["usage_rows"]
            if out["usage_rows"] >= 0 else ""))
 
 

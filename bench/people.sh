@@ -16,7 +16,7 @@ command -v wrk >/dev/null 2>&1 || { echo "bench: wrk is missing (bench/run.sh in
 OUT=build/bench
 mkdir -p "$OUT"
 make --no-print-directory -s build/libworkforce.a >&2 || exit 1
-PKGS="libmicrohttpd jansson sqlite3 libcrypto libcurl libzip libxml-2.0 libseccomp libpq hiredis libargon2"
+PKGS=$(sed -n 's/^PKGS := //p' Makefile) # the Makefile's list
 # shellcheck disable=SC2046,SC2086
 ${CC:-gcc} -std=c17 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror $(pkg-config --cflags $PKGS) \
     -o "$OUT/audit_bench" bench/audit_bench.c build/libworkforce.a \

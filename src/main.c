@@ -1469,7 +1469,8 @@ static int serve_store(const struct config *c, struct server *sv)
 }
 
 /* The keeper's upkeep (task_runner_on_keep): chat turns, and once an hour the audit entries
- * older than WORKFORCE_AUDIT_DAYS (the only deletion of the audit log). */
+ * older than WORKFORCE_AUDIT_DAYS (the only deletion of the audit log) and the usage sums of
+ * past days' hours folded into days. */
 static void keep_turns(void *ud)
 {
     struct api_services *svc = ud;
@@ -1480,6 +1481,8 @@ static void keep_turns(void *ud)
         struct store *s = store_pool_get(svc->router.pool);
         int rc =
             store_audit_prune(s, now - (int64_t)svc->router.cfg->audit_days * 86400000LL, &deleted);
+        int64_t folded = 0;
+        int urc = store_credit_usage_compact(s, now, &folded);
         store_pool_put(svc->router.pool, s);
         svc->audit_pruned_at = now;
         if (rc)
@@ -1487,6 +1490,11 @@ static void keep_turns(void *ud)
         else if (deleted)
             log_info("audit: %lld entries older than %d days deleted", (long long)deleted,
                      svc->router.cfg->audit_days);
+        if (urc)
+            log_error("usage: old hours could not be folded into days (%s)",
+                      err_name((enum err_code)urc));
+        else if (folded)
+            log_info("usage: %lld hourly sums folded into days", (long long)folded);
     }
 }
 

@@ -1064,9 +1064,11 @@ def build_schemas():
         }, required=["key", "credits", "count"])},
     }, required=["period", "group_by", "from", "to", "items"],
         description="Credits spent by work (`chat`, `task_run`, `workflow_step` entries) since "
-                    "`from`, the start of the hour the period began in: the sums are kept by "
-                    "the hour as entries are written, so this reads a few hundred rows whatever "
-                    "the size of the ledger. Days ascending; employees by credits, most first.")
+                    "`from`: the start of the hour the period began in for `24h`, of its day "
+                    "(UTC) for the longer periods. The sums are kept by the hour as entries are "
+                    "written, and by the day once a day is over by a day, so this reads at most "
+                    "90 + 48 rows an employee whatever the size of the ledger. Days ascending; "
+                    "employees by credits, most first.")
     s["CreditPacks"] = obj({
         "packs": {"type": "array", "items": obj({
             "price_id": string("Stripe's price id."),

@@ -402,9 +402,10 @@ int api_account_usage(struct router_req *r, struct err *e)
     if (rc)
         return rc;
     by_employee = g == 1;
-    /* from the start of the hour the period began in: the sums are kept by the hour */
+    /* from the start of the hour the period began in (24 h), else of its day: the sums are
+     * kept by the hour for two days, then by the day (store_credit_usage_compact) */
     from = now - hours[p] * HOUR_MS;
-    from -= from % HOUR_MS;
+    from -= from % (p == 0 ? HOUR_MS : 24 * HOUR_MS);
     rc = store_credit_usage(r->store, &r->tenant, from, by_employee, r->arena, &v, &n);
     if (rc)
         return err_set(e, rc, "internal_error", NULL, "usage read failed");

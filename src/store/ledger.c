@@ -27,6 +27,7 @@
 #include <string.h>
 
 #define HOUR_MS 3600000
+#define DAY_MS (24 * HOUR_MS)
 
 /* bench/ledger.sh builds a reference server with -DWORKFORCE_BENCH_NO_LEDGER: the same server
  * writing no entries, to measure what they cost. Never a product build (the Makefile does not
@@ -411,5 +412,65 @@ int store_credit_check(struct store *s,
         db_done(st);
     if ((rc ? db_rollback(s) : db_commit(s)) && !rc)
         rc = ERR_STORE;
+    return rc;
+}
+
+/*
+ * See store.h. The hours of the days that ended more than a day ago are folded into one row
+ * per day (at the day's start), in one transaction that first moves the mark of the one row
+ * of credit_usage_compacted: a second node doing the same waits for that row, then finds the
+ * mark moved and does nothing.
+ */
+int store_credit_usage_compact(struct store *s, int64_t now, int64_t *folded)
+{
+    const int64_t before = now - now % DAY_MS - DAY_MS;
+    struct db_stmt *st;
+    bool row = false;
+    int64_t mine = 0;
+    int rc;
+
+    *folded = 0;
+    rc = db_begin(s, DB_TX_WRITE);
+    if (rc)
+        return rc;
+    st = db_prepare(s, "UPDATE credit_usage_compacted SET before_at = $1 WHERE id = 1 AND"
+                       " before_at < $1");
+    if (!st) {
+        rc = ERR_STORE;
+    } else {
+        db_bind_int64(st, 1, before);
+        rc = db_step(st, &row);
+        if (!rc)
+            mine = db_changes(st);
+        db_done(st);
+    }
+    if (!rc && mine)
+        rc = db_run(s,
+                    "INSERT INTO credit_usage (org_id, mode, hour, employee_id, credits, count)"
+                    " SELECT org_id, mode, hour - hour % 86400000, employee_id, sum(credits),"
+                    " sum(count) FROM credit_usage WHERE hour < $1 AND hour % 86400000 <> 0"
+                    " GROUP BY org_id, mode, hour - hour % 86400000, employee_id"
+                    " ON CONFLICT (org_id, mode, hour, employee_id) DO UPDATE SET credits ="
+                    " credit_usage.credits + excluded.credits, count = credit_usage.count +"
+                    " excluded.count",
+                    NULL, 0, &before, 1);
+    if (!rc && mine) {
+        st = db_prepare(s, "DELETE FROM credit_usage WHERE hour < $1 AND hour % 86400000 <> 0");
+        if (!st) {
+            rc = ERR_STORE;
+        } else {
+            db_bind_int64(st, 1, before);
+            rc = db_step(st, &row);
+            if (!rc)
+                *folded = db_changes(st);
+            db_done(st);
+        }
+    }
+    if (!rc)
+        rc = db_commit(s);
+    if (rc) {
+        db_rollback(s);
+        *folded = 0;
+    }
     return rc;
 }

@@ -473,14 +473,18 @@ int store_credit_list(struct store *s, const struct store_tenant *t,
                       const struct store_credit_filter *f, struct arena *a,
                       struct store_credit_tx **out, size_t *n, bool *more);
 /* The credits spent by work (chat, task runs, workflow steps) and the count of their entries
- * since hour 'from' (ms, a whole hour), by UTC day ("YYYY-MM-DD", ascending) or by employee
- * (most credits first). */
+ * since 'from' (ms: the start of an hour within the last 48, else of a day), by UTC day
+ * ("YYYY-MM-DD", ascending) or by employee (most credits first). */
 struct store_usage_item {
     const char *key;
     int64_t credits, count;
 };
 int store_credit_usage(struct store *s, const struct store_tenant *t, int64_t from,
                        bool by_employee, struct arena *a, struct store_usage_item **out, size_t *n);
+/* Fold the usage sums of the hours of days that ended more than a day before 'now' into one
+ * row per day ('*folded': the hourly rows folded); the keeper's, once an hour (a no-op until
+ * the next day). Usage of periods longer than 24 h starts at a day's start. */
+int store_credit_usage_compact(struct store *s, int64_t now, int64_t *folded);
 /* Every balance whose entries do not sum to it: printed by 'report' (may be NULL) with 'ud';
  * '*bad' is their count. */
 int store_credit_check(struct store *s,

@@ -16,9 +16,12 @@
 -- the latest entry when that is not before now, so a balance's entries have distinct,
 -- increasing times and are listed in the order they were written.
 --
--- 'credit_usage' keeps the hourly sums of the work entries (chat, task_run, workflow_step) by
--- employee, written with each entry, so that GET /v1/account/usage reads at most
--- 24 x 90 rows per employee whatever the size of the ledger.
+-- 'credit_usage' keeps the sums of the work entries (chat, task_run, workflow_step) by employee
+-- and hour, written with each entry; once a day is over by a whole day, the keeper folds its
+-- hours into one row at the day's start (store_credit_usage_compact), so GET
+-- /v1/account/usage reads at most 90 + 48 rows per employee whatever the size of the ledger.
+-- 'credit_usage_compacted' says up to when that was done (its one row, locked by the node
+-- that does it, so two nodes never fold the same hours twice).
 --
 -- 'checkout_sessions' records each Stripe Checkout Session this server created (the
 -- organization, the mode and the credits of its pack); 'stripe_events' each Stripe event
@@ -58,6 +61,12 @@ CREATE TABLE credit_usage (
     count        INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (org_id, mode, hour, employee_id)
 ) WITHOUT ROWID;
+
+CREATE TABLE credit_usage_compacted (
+    id         INTEGER PRIMARY KEY CHECK (id = 1),
+    before_at  INTEGER NOT NULL
+);
+INSERT INTO credit_usage_compacted (id, before_at) VALUES (1, 0);
 
 CREATE TABLE checkout_sessions (
     id              TEXT PRIMARY KEY,
