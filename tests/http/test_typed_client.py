@@ -29,6 +29,7 @@ OUT = os.path.join(REPO_ROOT, "build", "ts")
 TYPES = os.path.join(OUT, "workforce-api.d.ts")
 PROGRAM = os.path.join(OUT, "out", "typed_client.mjs")
 SLACK_SECRET = "typed-slack-" + uuid.uuid4().hex
+STRIPE_SECRET = "whsec_typed_" + uuid.uuid4().hex
 
 
 def skip_reason():
@@ -56,6 +57,7 @@ class TypedClientTest(ServerTestCase):
         "WORKFORCE_OAUTH_SLACK_CLIENT_ID": "typed-client",
         "WORKFORCE_OAUTH_SLACK_CLIENT_SECRET": "typed-secret",
         "WORKFORCE_OAUTH_SLACK_SIGNING_SECRET": SLACK_SECRET,
+        "WORKFORCE_STRIPE_TEST_WEBHOOK_SECRET": STRIPE_SECRET,
     }
 
     def run_tool(self, args, what, timeout=120, env=None):
@@ -90,7 +92,8 @@ class TypedClientTest(ServerTestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         token = p.stdout.strip().splitlines()[-1].split("token=")[1]
         env = dict(os.environ, WF_URL=srv.base_url, WF_KEY=key,
-                   WF_SLACK_SIGNING_SECRET=SLACK_SECRET, WF_OWNER_EMAIL="owner@%s.test" % org,
+                   WF_SLACK_SIGNING_SECRET=SLACK_SECRET, WF_STRIPE_WEBHOOK_SECRET=STRIPE_SECRET,
+                   WF_OWNER_EMAIL="owner@%s.test" % org,
                    WF_OWNER_TOKEN=token)
         p, _ = self.run_tool(["node", PROGRAM], "the typed client", env=env)
         lines = p.stdout.strip().splitlines()

@@ -41,6 +41,7 @@ const KEY = env("WF_KEY");
 const SLACK_SECRET = env("WF_SLACK_SIGNING_SECRET");
 const OWNER_EMAIL = env("WF_OWNER_EMAIL"); // an owner made by the command line
 const OWNER_TOKEN = env("WF_OWNER_TOKEN"); // its set-password token
+const STRIPE_SECRET = env("WF_STRIPE_WEBHOOK_SECRET"); // the server's test-mode endpoint secret
 const PASSWORD = "typed client password";
 
 // ---- assertions ----
@@ -1018,6 +1019,45 @@ const steps: { [K in OperationId]: () => Promise<void> } = {
         eq(l.audit_events[0]?.target?.id, need(apiKeyId, "key"), "the key's creation");
         fails(await client.GET("/v1/audit_events"), "listAuditEvents by a key without audit", 403,
               "permission_denied");
+    },
+    // Billing (contract §21): no pack is sold by this server; Stripe's events are verified
+    listCreditPacks: async () => {
+        eq(ok(await client.GET("/v1/billing/packs"), "listCreditPacks").packs.length, 0,
+           "no pack configured");
+    },
+    createCheckoutSession: async () => {
+        const body = { price_id: "price_typed", success_url: "https://example.com/paid",
+                       cancel_url: "https://example.com/back" };
+        fails(await client.POST("/v1/billing/checkout", { body }),
+              "createCheckoutSession by a key without billing", 403, "permission_denied");
+        fails(await me().POST("/v1/billing/checkout", { body }),
+              "createCheckoutSession not configured", 400, "integration_not_configured");
+    },
+    receiveStripeEvent: async () => {
+        const ev = { id: "evt_typed_client", type: "customer.created", livemode: false,
+                     data: { object: { id: "cus_typed" } } };
+        const t = Math.floor(Date.now() / 1000);
+        const sig = await hmacHex(STRIPE_SECRET, `${t}.${JSON.stringify(ev)}`);
+        eq(ok(await anonymous.POST("/v1/billing/stripe/events", {
+            body: ev, headers: { "Stripe-Signature": `t=${t},v1=${sig}` } }),
+              "receiveStripeEvent").received, true, "received");
+        fails(await anonymous.POST("/v1/billing/stripe/events", {
+            body: ev, headers: { "Stripe-Signature": `t=${t},v1=${"0".repeat(64)}` } }),
+              "receiveStripeEvent mis-signed", 401, "invalid_signature");
+    },
+    listCreditTransactions: async () => {
+        const l = ok(await me().GET("/v1/account/credit_transactions", {
+            params: { query: { limit: 5 } } }), "listCreditTransactions");
+        assert(Array.isArray(l.credit_transactions), "a page of entries");
+        eq(ok(await client.GET("/v1/account/credit_transactions"),
+              "listCreditTransactions (test key)").credit_transactions.length, 0,
+           "test work writes no entry");
+    },
+    getUsage: async () => {
+        const u = ok(await client.GET("/v1/account/usage", {
+            params: { query: { period: "7d", group_by: "employee" } } }), "getUsage");
+        eq(u.period, "7d", "period");
+        eq(u.group_by, "employee", "grouped by employee");
     },
     deleteApiKey: async () => {
         const id = need(apiKeyId, "key");
